@@ -1,0 +1,457 @@
+// Package store is the agent's phase journal: a bbolt file on the host that records
+// every update the agent makes to its node and every phase of it. The agent writes each
+// transition here, durably, before the side effect it announces, so that after a crash,
+// a power loss or a reboot it reads where it stopped and resumes there, repeating
+// nothing harmful. Operators read the same file with `mcotui journal` when the cluster
+// cannot be reached.
+//
+// Durability: every write is one bbolt read-write transaction, and a bbolt commit
+// fdatasyncs the data pages and then the meta page (NoSync is never set). A crash before
+// the meta page is synced leaves the previous transaction as the last one; a crash after
+// leaves the new one. There is no state in between.
+//
+// The file is opened for each operation and closed after it, so the exclusive lock the
+// agent takes is held only for the few milliseconds of a transaction and `mcotui journal`
+// can read while the agent runs.
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+)
+
+// SchemaVersion is the layout of the journal this code writes. A journal written by a
+// newer schema is refused rather than misread.
+const SchemaVersion = 1
+
+// FileName is the journal's name in the agent's state directory.
+const FileName = "journal.db"
+
+// keep is how many finished updates the journal retains; older ones are pruned when an
+// update finishes, so the file stays small however long the node lives.
+const keep = 100
+
+var (
+	bucketMeta    = []byte("meta")
+	bucketUpdates = []byte("updates")
+	bucketData    = []byte("data")
+	keySchema     = []byte("schema")
+	keyActive     = []byte("active")
+)
+
+// ErrActive is returned by Begin when an update is already in progress.
+var ErrActive = errors.New("an update is already in progress")
+
+// CorruptError says the journal file cannot be trusted. The agent stops without touching
+// the host; the operator decides whether to move the file aside.
+type CorruptError struct {
+	Path string
+	Err  error
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("journal %s is damaged: %v (the host was not changed; move the file aside to start a new journal, "+
+		"after which the agent validates the node against its current config)", e.Path, e.Err)
+}
+
+func (e *CorruptError) Unwrap() error { return e.Err }
+
+// Options tune how the journal is opened.
+type Options struct {
+	// LockTimeout bounds the wait for another process holding the file (bbolt's default
+	// of 0 waits forever). Zero means 5 seconds.
+	LockTimeout time.Duration
+	// Now is the clock stamped on transitions. Nil means time.Now.
+	Now func() time.Time
+}
+
+// Journal is the agent's journal file. It is safe for use by one process at a time per
+// file; bbolt's file lock keeps other processes out for the length of a transaction.
+type Journal struct {
+	path    string
+	timeout time.Duration
+	now     func() time.Time
+}
+
+// Open opens the journal at path, creating it if it does not exist, and checks that it
+// is whole and of a schema this code understands.
+func Open(path string, opt Options) (*Journal, error) {
+	j := &Journal{path: path, timeout: opt.LockTimeout, now: opt.Now}
+	if j.timeout == 0 {
+		j.timeout = 5 * time.Second
+	}
+	if j.now == nil {
+		j.now = time.Now
+	}
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		if err := create(path, j.timeout); err != nil {
+			return nil, err
+		}
+	} else if err != nil {
+		return nil, fmt.Errorf("open journal %s: %w", path, err)
+	}
+	err := j.view(func(tx *bolt.Tx) error {
+		if err := checkSchema(tx); err != nil {
+			return err
+		}
+		return walk(tx)
+	})
+	if err != nil {
+		return nil, j.wrap(err)
+	}
+	return j, nil
+}
+
+// OpenExisting opens a journal that must already exist, for readers such as
+// `mcotui journal` that must not create one where none was.
+func OpenExisting(path string, opt Options) (*Journal, error) {
+	if _, err := os.Stat(path); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("no journal at %s: the agent has not run on this host with this state directory (see --state-dir)", path)
+		}
+		return nil, fmt.Errorf("open journal %s: %w", path, err)
+	}
+	return Open(path, opt)
+}
+
+// Path is the journal's file.
+func (j *Journal) Path() string { return j.path }
+
+// create initializes a new journal under a temporary name and renames it into place.
+// A power loss during bbolt's very first initialization can leave a file bbolt cannot
+// open (etcd#16596); building the file aside means path either does not exist or is a
+// complete, synced journal.
+func create(path string, timeout time.Duration) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create journal directory %s: %w", dir, err)
+	}
+	tmp := path + ".init"
+	_ = os.Remove(tmp) // left by a crash during an earlier create
+	db, err := bolt.Open(tmp, 0o600, &bolt.Options{Timeout: timeout})
+	if err != nil {
+		return fmt.Errorf("create journal %s: %w", tmp, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		meta, err := tx.CreateBucket(bucketMeta)
+		if err != nil {
+			return err
+		}
+		for _, b := range [][]byte{bucketUpdates, bucketData} {
+			if _, err := tx.CreateBucket(b); err != nil {
+				return err
+			}
+		}
+		return meta.Put(keySchema, []byte(fmt.Sprint(SchemaVersion)))
+	})
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("create journal %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("create journal %s: %w", path, err)
+	}
+	return syncDir(dir)
+}
+
+// syncDir makes a rename in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+// walk reads every key and value, so that a damaged page is found at Open, before the
+// agent acts on anything the journal says. It runs in the calling goroutine (unlike
+// bbolt's Tx.Check), where with turns memory faults into errors.
+func walk(tx *bolt.Tx) error {
+	h := crc32.NewIEEE() // reads every byte of every value, overflow pages included
+	return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
+		return b.ForEach(func(k, v []byte) error {
+			if v == nil && b.Bucket(k) == nil {
+				return fmt.Errorf("bucket %s: key %x has no value", name, k)
+			}
+			h.Write(v)
+			return nil
+		})
+	})
+}
+
+func checkSchema(tx *bolt.Tx) error {
+	meta := tx.Bucket(bucketMeta)
+	if meta == nil || tx.Bucket(bucketUpdates) == nil || tx.Bucket(bucketData) == nil {
+		return errors.New("missing buckets: not an mcotui journal")
+	}
+	v := string(meta.Get(keySchema))
+	if v != fmt.Sprint(SchemaVersion) {
+		return fmt.Errorf("schema version %q, this mcotui reads version %d: use the mcotui that wrote it", v, SchemaVersion)
+	}
+	return nil
+}
+
+// Begin records the start of an update and makes it the active one. It fails with
+// ErrActive if another update has not finished. The returned Update has its ID and
+// start time set.
+func (j *Journal) Begin(u Update) (Update, error) {
+	err := j.update(func(tx *bolt.Tx) error {
+		meta, updates := tx.Bucket(bucketMeta), tx.Bucket(bucketUpdates)
+		if id := meta.Get(keyActive); id != nil {
+			return fmt.Errorf("begin update to %s: %w (update %d)", u.To, ErrActive, binary.BigEndian.Uint64(id))
+		}
+		seq, err := updates.NextSequence()
+		if err != nil {
+			return err
+		}
+		u.ID = seq
+		u.Started = j.now().UTC()
+		u.Result = ResultInProgress
+		if err := put(tx, u, nil); err != nil {
+			return err
+		}
+		return meta.Put(keyActive, key(u.ID))
+	})
+	if err != nil {
+		return Update{}, j.wrap(err)
+	}
+	return u, nil
+}
+
+// Record applies fn to update id in one durable transaction. When Record returns nil,
+// the change survives any crash; when fn returns an error nothing is written.
+func (j *Journal) Record(id uint64, fn func(u *Update, now time.Time) error) (Update, error) {
+	var out Update
+	err := j.update(func(tx *bolt.Tx) error {
+		u, err := get(tx, id, true)
+		if err != nil {
+			return err
+		}
+		data := u.Data
+		if u.Result.Finished() {
+			return fmt.Errorf("update %d already finished (%s)", id, u.Result)
+		}
+		if err := fn(&u, j.now().UTC()); err != nil {
+			return err
+		}
+		if u.ID != id {
+			return fmt.Errorf("update %d: the ID cannot change", id)
+		}
+		if err := u.validate(); err != nil {
+			return err
+		}
+		if err := put(tx, u, data); err != nil {
+			return err
+		}
+		out = u
+		if u.Result.Finished() {
+			if err := tx.Bucket(bucketMeta).Delete(keyActive); err != nil {
+				return err
+			}
+			return prune(tx)
+		}
+		return nil
+	})
+	if err != nil {
+		return Update{}, j.wrap(err)
+	}
+	return out, nil
+}
+
+// Enter starts phase name of update id with message, ending the phase before it.
+func (j *Journal) Enter(id uint64, name, message string) (Update, error) {
+	return j.Record(id, func(u *Update, now time.Time) error {
+		u.enter(name, message, now)
+		return nil
+	})
+}
+
+// Finish ends update id with result and message, ending its open phase.
+func (j *Journal) Finish(id uint64, result Result, message string) error {
+	if !result.Finished() {
+		return fmt.Errorf("finish update %d: %q is not a final result", id, result)
+	}
+	_, err := j.Record(id, func(u *Update, now time.Time) error {
+		u.endPhase(now)
+		u.Result = result
+		u.Message = message
+		u.Finished = now
+		return nil
+	})
+	return err
+}
+
+// Active returns the update in progress, if any.
+func (j *Journal) Active() (Update, bool, error) {
+	var (
+		u     Update
+		found bool
+	)
+	err := j.view(func(tx *bolt.Tx) error {
+		id := tx.Bucket(bucketMeta).Get(keyActive)
+		if id == nil {
+			return nil
+		}
+		if len(id) != 8 {
+			return &CorruptError{Path: j.path, Err: fmt.Errorf("active update key is %d bytes", len(id))}
+		}
+		var err error
+		u, err = get(tx, binary.BigEndian.Uint64(id), true)
+		found = err == nil
+		return err
+	})
+	if err != nil {
+		return Update{}, false, j.wrap(err)
+	}
+	return u, found, nil
+}
+
+// List returns every update the journal holds, oldest first, without their Data.
+func (j *Journal) List() ([]Update, error) {
+	var out []Update
+	err := j.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketUpdates).ForEach(func(k, v []byte) error {
+			u, err := Decode(v)
+			if err != nil {
+				return &CorruptError{Path: j.path, Err: fmt.Errorf("update %x: %w", k, err)}
+			}
+			out = append(out, u)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, j.wrap(err)
+	}
+	return out, nil
+}
+
+func (j *Journal) update(fn func(*bolt.Tx) error) error { return j.with(false, fn) }
+func (j *Journal) view(fn func(*bolt.Tx) error) error   { return j.with(true, fn) }
+
+// with opens the file, runs fn in a transaction and closes the file. On a damaged file
+// bbolt may panic, or follow a page number past the end of its memory map and fault
+// (SIGBUS), instead of returning an error. Faults are made panics for this goroutine, and
+// panics CorruptErrors, so that a damaged journal stops the agent with a message naming
+// the file, not a crash loop.
+func (j *Journal) with(readOnly bool, fn func(*bolt.Tx) error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	var db *bolt.DB
+	defer func() {
+		if r := recover(); r != nil {
+			err = &CorruptError{Path: j.path, Err: fmt.Errorf("%v", r)}
+		}
+		if db != nil {
+			if cerr := db.Close(); err == nil && cerr != nil {
+				err = cerr
+			}
+		}
+	}()
+	db, err = bolt.Open(j.path, 0o600, &bolt.Options{Timeout: j.timeout, ReadOnly: readOnly})
+	if err != nil {
+		return err
+	}
+	if readOnly {
+		return db.View(fn)
+	}
+	return db.Update(fn)
+}
+
+// wrap names the journal in err and classifies bbolt's corruption errors.
+func (j *Journal) wrap(err error) error {
+	var ce *CorruptError
+	switch {
+	case errors.As(err, &ce):
+		return err
+	case errors.Is(err, bolterrors.ErrInvalid), errors.Is(err, bolterrors.ErrChecksum),
+		errors.Is(err, bolterrors.ErrVersionMismatch), errors.Is(err, bolterrors.ErrInvalidMapping):
+		return &CorruptError{Path: j.path, Err: err}
+	case errors.Is(err, bolterrors.ErrTimeout):
+		return fmt.Errorf("journal %s: locked by another process for more than %s (is another agent running?)", j.path, j.timeout)
+	}
+	return fmt.Errorf("journal %s: %w", j.path, err)
+}
+
+func key(id uint64) []byte {
+	k := make([]byte, 8)
+	binary.BigEndian.PutUint64(k, id)
+	return k
+}
+
+// get reads update id, with its Data when withData is set.
+func get(tx *bolt.Tx, id uint64, withData bool) (Update, error) {
+	v := tx.Bucket(bucketUpdates).Get(key(id))
+	if v == nil {
+		return Update{}, fmt.Errorf("update %d not found", id)
+	}
+	u, err := Decode(v)
+	if err != nil {
+		return Update{}, fmt.Errorf("update %d: %w", id, err)
+	}
+	if withData {
+		// Copied: bbolt's slices are valid only inside the transaction.
+		if d := tx.Bucket(bucketData).Get(key(id)); d != nil {
+			u.Data = append(json.RawMessage(nil), d...)
+		}
+	}
+	return u, nil
+}
+
+// put writes u. Its Data, which may hold a whole rendered config, lives in its own
+// bucket and is rewritten only when it differs from old, so that a phase transition
+// costs a small record, not the config.
+func put(tx *bolt.Tx, u Update, old []byte) error {
+	v, err := json.Marshal(u)
+	if err != nil {
+		return fmt.Errorf("encode update %d: %w", u.ID, err)
+	}
+	if err := tx.Bucket(bucketUpdates).Put(key(u.ID), v); err != nil {
+		return err
+	}
+	if bytes.Equal(u.Data, old) {
+		return nil
+	}
+	if len(u.Data) == 0 {
+		return tx.Bucket(bucketData).Delete(key(u.ID))
+	}
+	return tx.Bucket(bucketData).Put(key(u.ID), u.Data)
+}
+
+// prune deletes the oldest updates beyond keep, with their data. Keys are big-endian
+// sequence numbers, so cursor order is age order. Keys are collected first because
+// deleting under a bbolt cursor skips the key after each deletion.
+func prune(tx *bolt.Tx) error {
+	updates, data := tx.Bucket(bucketUpdates), tx.Bucket(bucketData)
+	var keys [][]byte
+	_ = updates.ForEach(func(k, _ []byte) error {
+		keys = append(keys, append([]byte(nil), k...))
+		return nil
+	})
+	for len(keys) > keep {
+		if err := updates.Delete(keys[0]); err != nil {
+			return err
+		}
+		if err := data.Delete(keys[0]); err != nil {
+			return err
+		}
+		keys = keys[1:]
+	}
+	return nil
+}
