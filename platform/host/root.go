@@ -1,0 +1,308 @@
+// Package host is mcotui's adapter to the node it runs on: files under a root prefix,
+// systemd over D-Bus, reboots through logind, the boot id, kernel arguments and the OS
+// image. The agent decides what to do; this package does it, durably and without ever
+// leaving the root.
+package host
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Root is the host's filesystem as the agent sees it: "/" when the agent runs as a
+// systemd unit, the host's mount (say /rootfs) when it runs in a DaemonSet pod.
+//
+// Every path is resolved one component at a time with openat(O_NOFOLLOW) from a
+// descriptor of the root, so a symbolic link anywhere on the way, or a ".." that would
+// climb out, is refused by the kernel rather than by a check that a concurrent change
+// could outrun.
+type Root struct {
+	dir string
+	// now names temporary files; injected so tests are repeatable.
+	now func() time.Time
+}
+
+// SymlinkError says a path passes through, or ends at, a symbolic link.
+type SymlinkError struct {
+	Path string // the path asked for
+	At   string // the component that is a link
+}
+
+func (e *SymlinkError) Error() string {
+	return fmt.Sprintf("%s: %s is a symbolic link on the host; mcotui never writes or reads through symlinks", e.Path, e.At)
+}
+
+// NewRoot returns the host filesystem rooted at dir, which must be an existing directory.
+func NewRoot(dir string) (*Root, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("host root: %w", err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("host root %s is not a directory", dir)
+	}
+	return &Root{dir: dir, now: time.Now}, nil
+}
+
+// Dir is the root directory on the agent's own filesystem.
+func (r *Root) Dir() string { return r.dir }
+
+// CheckPath refuses a path the agent must never touch: one that is not absolute, not
+// clean (".", "..", "//"), the root itself, or that passes through or ends at a symbolic
+// link on the host. Components that do not exist yet are fine: they will be created as
+// directories. It changes nothing, so an update can check every path before writing
+// any.
+func (r *Root) CheckPath(p string) error {
+	if err := checkSyntax(p); err != nil {
+		return err
+	}
+	dirfd, err := r.openParent(p, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dirfd)
+	var st unix.Stat_t
+	err = unix.Fstatat(dirfd, path.Base(p), &st, unix.AT_SYMLINK_NOFOLLOW)
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return nil
+	case err != nil:
+		return &fs.PathError{Op: "stat", Path: p, Err: err}
+	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
+		return &SymlinkError{Path: p, At: p}
+	case st.Mode&unix.S_IFMT == unix.S_IFDIR:
+		return fmt.Errorf("%s is a directory on the host, not a file", p)
+	}
+	return nil
+}
+
+func checkSyntax(p string) error {
+	switch {
+	case !path.IsAbs(p):
+		return fmt.Errorf("%q is not an absolute path", p)
+	case path.Clean(p) != p:
+		return fmt.Errorf("%q is not a clean path (it would be %q)", p, path.Clean(p))
+	case p == "/":
+		return errors.New(`"/" is not a file`)
+	}
+	return nil
+}
+
+// openParent opens the directory holding p, walking from the root without following
+// links. With create, missing directories are made with mode 0755, as Ignition does.
+func (r *Root) openParent(p string, create bool) (int, error) {
+	fd, err := unix.Open(r.dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, &fs.PathError{Op: "open", Path: r.dir, Err: err}
+	}
+	dir := path.Dir(p)
+	if dir == "/" {
+		return fd, nil
+	}
+	walked := ""
+	for _, name := range strings.Split(dir[1:], "/") {
+		walked += "/" + name
+		next, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if errors.Is(err, unix.ENOENT) && create {
+			if err = unix.Mkdirat(fd, name, 0o755); err == nil || errors.Is(err, unix.EEXIST) {
+				next, err = unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			}
+		}
+		unix.Close(fd)
+		switch {
+		case errors.Is(err, unix.ELOOP):
+			return -1, &SymlinkError{Path: p, At: walked}
+		case errors.Is(err, unix.ENOTDIR):
+			if r.isLink(walked) {
+				return -1, &SymlinkError{Path: p, At: walked}
+			}
+			return -1, fmt.Errorf("%s: %s is not a directory on the host", p, walked)
+		case errors.Is(err, unix.ENOENT):
+			return -1, &fs.PathError{Op: "open", Path: p, Err: fs.ErrNotExist}
+		case err != nil:
+			return -1, &fs.PathError{Op: "open", Path: walked, Err: err}
+		}
+		fd = next
+	}
+	return fd, nil
+}
+
+// isLink tells a link to a file (ENOTDIR under O_DIRECTORY|O_NOFOLLOW on some kernels)
+// from a plain file, only to word the error.
+func (r *Root) isLink(p string) bool {
+	st, err := os.Lstat(r.dir + p)
+	return err == nil && st.Mode()&fs.ModeSymlink != 0
+}
+
+// FileInfo is what the host has at a path.
+type FileInfo struct {
+	Mode     fs.FileMode // permission bits, setuid/setgid/sticky included
+	UID, GID int
+	Size     int64
+}
+
+// Stat describes the file at p without following links. A missing file is an error
+// matching fs.ErrNotExist.
+func (r *Root) Stat(p string) (FileInfo, error) {
+	if err := checkSyntax(p); err != nil {
+		return FileInfo{}, err
+	}
+	dirfd, err := r.openParent(p, false)
+	if err != nil {
+		return FileInfo{}, err
+	}
+	defer unix.Close(dirfd)
+	var st unix.Stat_t
+	if err := unix.Fstatat(dirfd, path.Base(p), &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return FileInfo{}, &fs.PathError{Op: "stat", Path: p, Err: fs.ErrNotExist}
+		}
+		return FileInfo{}, &fs.PathError{Op: "stat", Path: p, Err: err}
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		return FileInfo{}, &SymlinkError{Path: p, At: p}
+	}
+	return FileInfo{Mode: unixMode(st.Mode), UID: int(st.Uid), GID: int(st.Gid), Size: st.Size}, nil
+}
+
+func unixMode(m uint32) fs.FileMode {
+	mode := fs.FileMode(m & 0o777)
+	if m&unix.S_ISUID != 0 {
+		mode |= fs.ModeSetuid
+	}
+	if m&unix.S_ISGID != 0 {
+		mode |= fs.ModeSetgid
+	}
+	if m&unix.S_ISVTX != 0 {
+		mode |= fs.ModeSticky
+	}
+	return mode
+}
+
+func posixMode(m fs.FileMode) uint32 {
+	mode := uint32(m.Perm())
+	if m&fs.ModeSetuid != 0 {
+		mode |= unix.S_ISUID
+	}
+	if m&fs.ModeSetgid != 0 {
+		mode |= unix.S_ISGID
+	}
+	if m&fs.ModeSticky != 0 {
+		mode |= unix.S_ISVTX
+	}
+	return mode
+}
+
+// ReadFile returns the contents of the regular file at p, refusing links.
+func (r *Root) ReadFile(p string) ([]byte, error) {
+	if err := checkSyntax(p); err != nil {
+		return nil, err
+	}
+	dirfd, err := r.openParent(p, false)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(dirfd)
+	fd, err := unix.Openat(dirfd, path.Base(p), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	switch {
+	case errors.Is(err, unix.ELOOP):
+		return nil, &SymlinkError{Path: p, At: p}
+	case errors.Is(err, unix.ENOENT):
+		return nil, &fs.PathError{Op: "open", Path: p, Err: fs.ErrNotExist}
+	case err != nil:
+		return nil, &fs.PathError{Op: "open", Path: p, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), p)
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
+// WriteFile replaces the file at p with data, mode and owner, atomically and durably:
+// the data goes to a temporary file in the same directory, which is fsynced, renamed
+// over p, and then the directory is fsynced. After a crash p holds either the old
+// contents or the new, never a mix; a leftover temporary file is harmless and named
+// after p so it is recognisable. Missing parent directories are created.
+func (r *Root) WriteFile(p string, data []byte, mode fs.FileMode, uid, gid int) error {
+	if err := r.CheckPath(p); err != nil {
+		return err
+	}
+	dirfd, err := r.openParent(p, true)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dirfd)
+	base := path.Base(p)
+	tmp := "." + base + ".mcotui-" + strconv.FormatInt(r.now().UnixNano(), 36)
+	fd, err := unix.Openat(dirfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return &fs.PathError{Op: "create", Path: p, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), tmp)
+	err = writeSynced(f, data, mode, uid, gid)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = unix.Renameat(dirfd, tmp, dirfd, base)
+	}
+	if err != nil {
+		_ = unix.Unlinkat(dirfd, tmp, 0)
+		return &fs.PathError{Op: "write", Path: p, Err: err}
+	}
+	if err := unix.Fsync(dirfd); err != nil {
+		return &fs.PathError{Op: "sync directory of", Path: p, Err: err}
+	}
+	return nil
+}
+
+// writeSynced writes data and sets mode and owner explicitly (the umask must not decide
+// a config's mode), then fsyncs so the rename that follows publishes complete data.
+func writeSynced(f *os.File, data []byte, mode fs.FileMode, uid, gid int) error {
+	if _, err := io.Copy(f, bytes.NewReader(data)); err != nil {
+		return err
+	}
+	if err := f.Chown(uid, gid); err != nil {
+		return err
+	}
+	// After chown: chown clears setuid and setgid bits.
+	if err := unix.Fchmod(int(f.Fd()), posixMode(mode)); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+// Remove deletes the file at p, durably (the directory is fsynced). A missing file is
+// not an error: removal is idempotent, so a retried update can remove again.
+func (r *Root) Remove(p string) error {
+	if err := r.CheckPath(p); err != nil {
+		return err
+	}
+	dirfd, err := r.openParent(p, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dirfd)
+	if err := unix.Unlinkat(dirfd, path.Base(p), 0); err != nil && !errors.Is(err, unix.ENOENT) {
+		return &fs.PathError{Op: "remove", Path: p, Err: err}
+	}
+	if err := unix.Fsync(dirfd); err != nil {
+		return &fs.PathError{Op: "sync directory of", Path: p, Err: err}
+	}
+	return nil
+}
