@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -54,8 +53,11 @@ func (d Document) String() string {
 // Error is a problem with a manifest that has a position in its file.
 type Error struct {
 	File         string
-	Line, Column int
+	Line, Column int // 0 when the problem has no known position in the file
 	Msg          string
+	// Path is the field the problem is about, from the object's root, in Lookup's terms;
+	// nil when the problem is about the whole object or file.
+	Path []string
 }
 
 func (e *Error) Error() string {
@@ -69,64 +71,24 @@ func (e *Error) Error() string {
 // and errors. Empty documents are skipped; a document that is not a mapping, or that a
 // typed kind cannot be decoded from, is an error naming its position.
 func Decode(file string, data []byte) ([]Document, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var docs []Document
-	for {
-		var n yaml.Node
-		err := dec.Decode(&n)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, yamlError(file, err)
-		}
-		if n.Kind != yaml.DocumentNode || len(n.Content) == 0 {
-			continue
-		}
-		root := n.Content[0]
-		if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
-			continue // an empty document between separators
-		}
-		objs, err := expand(file, root)
+	for root, err := range Objects(file, data) {
 		if err != nil {
 			return nil, err
 		}
-		for _, o := range objs {
-			d, err := decodeObject(file, len(docs), o)
-			if err != nil {
-				return nil, err
-			}
-			docs = append(docs, d)
+		d, err := DecodeObject(file, len(docs), root)
+		if err != nil {
+			return nil, err
 		}
+		docs = append(docs, d)
 	}
 	return docs, nil
 }
 
-// expand returns the items of a List kind, or the node itself.
-func expand(file string, root *yaml.Node) ([]*yaml.Node, error) {
-	if root.Kind != yaml.MappingNode {
-		return nil, &Error{File: file, Line: root.Line, Column: root.Column, Msg: "expected a Kubernetes object (a mapping with apiVersion and kind)"}
-	}
-	kind := scalar(Lookup(root, "kind"))
-	if !strings.HasSuffix(kind, "List") {
-		return []*yaml.Node{root}, nil
-	}
-	items := Lookup(root, "items")
-	if items == nil {
-		return nil, nil
-	}
-	if items.Kind != yaml.SequenceNode {
-		return nil, &Error{File: file, Line: items.Line, Column: items.Column, Msg: kind + ": items must be a list"}
-	}
-	for _, it := range items.Content {
-		if it.Kind != yaml.MappingNode {
-			return nil, &Error{File: file, Line: it.Line, Column: it.Column, Msg: kind + ": each item must be an object"}
-		}
-	}
-	return items.Content, nil
-}
-
-func decodeObject(file string, index int, root *yaml.Node) (Document, error) {
+// DecodeObject decodes one object node, as Objects yields it, into a Document. index is
+// the object's 0-based position among its file's objects. The error is an *Error naming
+// the object's position, or the field's when the field is known.
+func DecodeObject(file string, index int, root *yaml.Node) (Document, error) {
 	d := Document{
 		File:       file,
 		Index:      index,
@@ -138,7 +100,7 @@ func decodeObject(file string, index int, root *yaml.Node) (Document, error) {
 		Root:       root,
 	}
 	if d.Kind == "" {
-		return d, &Error{File: file, Line: root.Line, Column: root.Column, Msg: "object has no kind"}
+		return d, &Error{File: file, Line: root.Line, Column: root.Column, Path: []string{"kind"}, Msg: "object has no kind"}
 	}
 	switch d.Kind {
 	case KindMachineConfig:
@@ -151,23 +113,57 @@ func decodeObject(file string, index int, root *yaml.Node) (Document, error) {
 		return d, nil
 	}
 	if d.Name == "" {
-		return d, &Error{File: file, Line: root.Line, Column: root.Column, Msg: d.Kind + " has no metadata.name"}
+		return d, &Error{File: file, Line: root.Line, Column: root.Column, Path: []string{"metadata", "name"}, Msg: d.Kind + " has no metadata.name"}
 	}
 	raw, err := ToJSON(root)
 	if err != nil {
-		return d, &Error{File: file, Line: root.Line, Column: root.Column, Msg: fmt.Sprintf("%s %s: %v", d.Kind, d.Name, err)}
+		if n, path, msg := JSONProblem(root); n != nil {
+			return d, &Error{File: file, Line: n.Line, Column: n.Column, Path: path, Msg: fmt.Sprintf("%s %s: %s", d.Kind, d.Name, msg)}
+		}
+		return d, &Error{File: file, Line: root.Line, Column: root.Column, Msg: fmt.Sprintf("%s %s: %s", d.Kind, d.Name, oneLine(err))}
 	}
 	if err := json.Unmarshal(raw, d.Object); err != nil {
-		line, col := d.Line, d.Column
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			if n := Lookup(root, strings.Split(te.Field, ".")...); n != nil {
-				line, col = n.Line, n.Column
+		e := &Error{File: file, Line: d.Line, Column: d.Column, Msg: fmt.Sprintf("%s %s: %v", d.Kind, d.Name, err)}
+		if path := jsonErrorPath(raw, err); path != nil {
+			if n := Lookup(root, path...); n != nil {
+				e.Line, e.Column, e.Path = n.Line, n.Column, path
 			}
 		}
-		return d, &Error{File: file, Line: line, Column: col, Msg: fmt.Sprintf("%s %s: %v", d.Kind, d.Name, err)}
+		return d, e
 	}
 	return d, nil
+}
+
+// jsonErrorPath returns the path of the field a json.Unmarshal error of raw is about, or
+// nil when the error does not say.
+func jsonErrorPath(raw []byte, err error) []string {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) || te.Field == "" {
+		return nil
+	}
+	field := strings.Split(te.Field, ".")
+	// The offset names the exact value, list indices included, which Field leaves out.
+	// But an UnmarshalJSON method (IntOrString, Quantity) reports an offset into the
+	// value it was given: trust the offset only when it leads to the field Field names.
+	if path, ok := PathAtOffset(raw, te.Offset); ok && lastKey(path) == field[len(field)-1] {
+		return path
+	}
+	return field
+}
+
+// lastKey returns the last segment of path that is not a list index.
+func lastKey(path []string) string {
+	for i := len(path) - 1; i >= 0; i-- {
+		if _, isIndex := atoi(path[i]); !isIndex {
+			return path[i]
+		}
+	}
+	return ""
+}
+
+// oneLine joins the lines of err's message, as yaml.v3 writes several for one error.
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", " ")), " ")
 }
 
 // ToJSON converts a YAML node to JSON. Mapping keys must be strings, as in any
@@ -187,18 +183,10 @@ func Lookup(n *yaml.Node, path ...string) *yaml.Node {
 		if n == nil {
 			return nil
 		}
-		for n.Kind == yaml.AliasNode {
-			n = n.Alias
-		}
+		n = resolveAlias(n)
 		switch n.Kind {
 		case yaml.MappingNode:
-			var next *yaml.Node
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				if n.Content[i].Value == p {
-					next = n.Content[i+1]
-				}
-			}
-			n = next
+			n = mappingValue(n, p, 0)
 		case yaml.SequenceNode:
 			i, ok := atoi(p)
 			if !ok || i >= len(n.Content) {
@@ -208,6 +196,50 @@ func Lookup(n *yaml.Node, path ...string) *yaml.Node {
 		default:
 			return nil
 		}
+	}
+	return n
+}
+
+// maxMergeDepth bounds the merge keys mappingValue follows: an anchor can merge itself.
+const maxMergeDepth = 32
+
+// mappingValue returns the value of key in mapping m, or nil. It follows merge keys (<<)
+// as yaml.v3, and so ToJSON, do: a key written in m wins over a merged one, an earlier
+// merged mapping over a later one; of a key written twice, the last one.
+func mappingValue(m *yaml.Node, key string, depth int) *yaml.Node {
+	var v *yaml.Node
+	var merges []*yaml.Node
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		switch k := m.Content[i]; {
+		case k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge":
+			merges = append(merges, m.Content[i+1])
+		case k.Value == key:
+			v = m.Content[i+1]
+		}
+	}
+	if v != nil || depth >= maxMergeDepth {
+		return v
+	}
+	for _, mv := range merges {
+		mv = resolveAlias(mv)
+		sources := []*yaml.Node{mv}
+		if mv.Kind == yaml.SequenceNode {
+			sources = mv.Content
+		}
+		for _, src := range sources {
+			if src = resolveAlias(src); src.Kind == yaml.MappingNode {
+				if v := mappingValue(src, key, depth+1); v != nil {
+					return v
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func resolveAlias(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
 	}
 	return n
 }
@@ -236,8 +268,8 @@ func scalar(n *yaml.Node) string {
 	return n.Value
 }
 
-// yamlError turns a yaml.v3 parse error into an Error with the line it names.
-func yamlError(file string, err error) error {
+// yamlError turns a yaml.v3 parse error of data into an Error with the line it names.
+func yamlError(file string, data []byte, err error) error {
 	msg := err.Error()
 	var line int
 	// yaml.v3 reports "yaml: line N: message".
@@ -250,11 +282,44 @@ func yamlError(file string, err error) error {
 	} else {
 		msg = strings.TrimPrefix(msg, "yaml: ")
 	}
+	if parserProblems[msg] {
+		// yaml.v3 numbers the lines of its parser's errors from 0, and leaves line 0
+		// out; its scanner's errors it numbers from 1.
+		line++
+	}
+	// At the end of the input the parser can name the line after the last one.
+	line = min(line, lineCount(data))
 	col := 0
 	if line > 0 {
 		col = 1
 	}
 	return &Error{File: file, Line: line, Column: col, Msg: "invalid YAML or JSON: " + msg}
+}
+
+// lineCount returns the number of lines of data, the last one counted even without a
+// newline.
+func lineCount(data []byte) int {
+	n := bytes.Count(data, []byte("\n"))
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		n++
+	}
+	return max(n, 1)
+}
+
+// parserProblems are the messages of yaml.v3's parser errors (parserc.go), as opposed to
+// its scanner's.
+var parserProblems = map[string]bool{
+	"did not find expected <stream-start>":   true,
+	"did not find expected <document start>": true,
+	"did not find expected node content":     true,
+	"did not find expected key":              true,
+	"did not find expected '-' indicator":    true,
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"found duplicate %YAML directive":        true,
+	"found duplicate %TAG directive":         true,
+	"found incompatible YAML document":       true,
+	"found undefined tag handle":             true,
 }
 
 // Load reads the manifests in paths. A directory contributes its *.yaml, *.yml and

@@ -1,0 +1,162 @@
+package validate
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	ignerrors "github.com/coreos/ignition/v2/config/shared/errors"
+	"github.com/coreos/vcontext/report"
+	"github.com/mcotui/mcotui/core/ignconfig"
+	"github.com/mcotui/mcotui/core/manifest"
+	"gopkg.in/yaml.v3"
+)
+
+// minVersion is the oldest Ignition spec that ignconfig.Parse accepts.
+const minVersion = "3.0.0"
+
+// ignition checks the Ignition config at node cfg, reached from its document's root by
+// at. file, when not nil, holds the exact bytes of the config, the whole file; otherwise
+// cfg is converted to JSON, as the API server does with a MachineConfig's spec.config.
+func (c *checker) ignition(cfg *yaml.Node, at path, file []byte) {
+	raw := file
+	if raw == nil {
+		var err error
+		if raw, err = manifest.ToJSON(cfg); err != nil {
+			c.unconvertible(cfg, at, err)
+			return
+		}
+	}
+	_, rpt, err := ignconfig.Parse(raw)
+	if errors.Is(err, ignerrors.ErrUnknownVersion) || errors.Is(err, ignerrors.ErrInvalidVersion) {
+		c.version(cfg, at, err)
+		return
+	}
+	for _, e := range rpt.Entries {
+		c.entry(cfg, at, raw, file != nil, e)
+	}
+	c.provisionOnly(cfg, at)
+}
+
+// unconvertible records why the config at cfg has no JSON form, at the node to fix.
+func (c *checker) unconvertible(cfg *yaml.Node, at path, err error) {
+	if n, keys, msg := manifest.JSONProblem(cfg); n != nil {
+		c.add(Error, n, at.with(typedPath(cfg, keys)...), "%s", msg)
+		return
+	}
+	c.add(Error, cfg, at, "cannot be converted to JSON: %v", err)
+}
+
+// entry records one entry of Ignition's report. Validation entries name their field by
+// a context path; parse errors (JSON syntax, a value of the wrong type) only by an offset
+// in raw, which leads back to the field through raw's structure.
+func (c *checker) entry(cfg *yaml.Node, at path, raw []byte, rawIsFile bool, e report.Entry) {
+	sev := Warning
+	if e.Kind == report.Error {
+		sev = Error
+	}
+	msg := friendly(e.Message)
+	if len(e.Context.Path) > 0 {
+		rel, key := contextPath(e.Context.Path)
+		c.add(sev, locate(cfg, rel, key), at.with(rel...), "%s", msg)
+		return
+	}
+	if e.Marker.StartP == nil {
+		c.add(sev, cfg, at, "%s", msg)
+		return
+	}
+	off := e.Marker.StartP.Index
+	if keys, ok := manifest.PathAtOffset(raw, off); ok {
+		rel := typedPath(cfg, keys)
+		c.add(sev, locate(cfg, rel, false), at.with(rel...), "%s", msg)
+		return
+	}
+	if rawIsFile {
+		// Not JSON up to the offset: a syntax error, at the byte before it.
+		p := position(raw, off-1)
+		c.addAt(sev, p.line, p.col, at, "invalid JSON: "+msg)
+		return
+	}
+	c.add(sev, cfg, at, "%s", msg)
+}
+
+// version records why the config's spec version was refused: err is Ignition's
+// ErrInvalidVersion or ErrUnknownVersion.
+func (c *checker) version(cfg *yaml.Node, at path, err error) {
+	at = at.with("ignition", "version")
+	want := fmt.Sprintf("use a spec version from %s to %s", minVersion, ignconfig.Version)
+	v := resolve(manifest.Lookup(cfg, "ignition", "version"))
+	switch {
+	case v == nil:
+		c.add(Error, locate(cfg, path{"ignition", "version"}, false), at, "Ignition config has no spec version: %s", want)
+	case v.Kind != yaml.ScalarNode || v.Value == "" || errors.Is(err, ignerrors.ErrInvalidVersion):
+		c.add(Error, v, at, "%q is not an Ignition spec version: %s", v.Value, want)
+	case strings.HasPrefix(v.Value, "1.") || strings.HasPrefix(v.Value, "2."):
+		c.add(Error, v, at, "Ignition spec %s is not supported: %s (translate spec 2 configs to spec 3)", v.Value, want)
+	default:
+		c.add(Error, v, at, "Ignition spec %s is not supported: %s", v.Value, want)
+	}
+}
+
+// typeError matches encoding/json's message for a value of the wrong type.
+var typeError = regexp.MustCompile(`json: cannot unmarshal (\w+)(?: (\S+))? into Go (?:struct field \S+|value) of type (\S+)`)
+
+// friendly rewrites encoding/json's type errors, which name Go types, in the terms of
+// the JSON the user wrote: "must be an integer, not a string", and says what an unused
+// key means. Other messages are kept.
+// Ignition's types are plain structs, with no UnmarshalJSON method to make the Go type
+// say less than the JSON accepts.
+func friendly(msg string) string {
+	if key, ok := strings.CutPrefix(msg, "unused key "); ok {
+		return fmt.Sprintf("unknown key %q: Ignition ignores it", key)
+	}
+	return typeError.ReplaceAllStringFunc(msg, func(m string) string {
+		sub := typeError.FindStringSubmatch(m)
+		found, literal, want := sub[1], sub[2], jsonType(sub[3])
+		if want == "" {
+			return m
+		}
+		if literal != "" {
+			return fmt.Sprintf("must be %s, not %s", want, literal)
+		}
+		return fmt.Sprintf("must be %s, not %s", want, article(found))
+	})
+}
+
+// jsonType names the JSON a Go type is decoded from, or "" for a type it cannot tell.
+func jsonType(goType string) string {
+	t := strings.TrimLeft(goType, "*")
+	switch {
+	case t == "string":
+		return "a string"
+	case t == "bool":
+		return "true or false"
+	case strings.HasPrefix(t, "int") || strings.HasPrefix(t, "uint"):
+		return "an integer"
+	case strings.HasPrefix(t, "float"):
+		return "a number"
+	case strings.HasPrefix(t, "[]"):
+		return "a list"
+	case strings.HasPrefix(t, "map["):
+		return "an object"
+	}
+	return ""
+}
+
+// article names a JSON value kind as encoding/json reports it.
+func article(kind string) string {
+	switch kind {
+	case "array":
+		return "a list"
+	case "object":
+		return "an object"
+	case "bool":
+		return "true or false"
+	case "number":
+		return "a number"
+	case "string":
+		return "a string"
+	}
+	return kind
+}
