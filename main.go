@@ -108,6 +108,9 @@ Offline tools work on manifest files and need no cluster:
 		return usageErr(fmt.Errorf("%w\nSee '%s --help'.", err, c.CommandPath()))
 	})
 	root.AddCommand(
+		newValidateCmd(s),
+		newRenderCmd(s),
+		newDiffCmd(s),
 		newVersionCmd(s),
 	)
 	return root
