@@ -58,10 +58,10 @@ an input is invalid (the error names the object and, where it has one, its posit
 		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(c *cobra.Command, paths []string) error {
 			if pool == "" {
-				return usageErr(fmt.Errorf("--pool is required: name the MachineConfigPool to render\nSee '%s --help'.", c.CommandPath()))
+				return usageHelp(errors.New("--pool is required: name the MachineConfigPool to render"))
 			}
 			if !slices.Contains(renderFormats, output) {
-				return usageErr(fmt.Errorf("--output %q is not a format; use one of %s\nSee '%s --help'.", output, strings.Join(renderFormats, ", "), c.CommandPath()))
+				return usageHelp(fmt.Errorf("--output %q is not a format; use one of %s", output, strings.Join(renderFormats, ", ")))
 			}
 			for _, p := range paths {
 				if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {

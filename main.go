@@ -29,6 +29,8 @@ type exitErr struct {
 	code   int
 	err    error
 	silent bool
+	// seeHelp points the user at the failing command's --help after the message.
+	seeHelp bool
 }
 
 func (e *exitErr) Error() string {
@@ -40,14 +42,18 @@ func (e *exitErr) Error() string {
 
 func (e *exitErr) Unwrap() error { return e.err }
 
-// usageErr marks err as the caller's mistake (a missing file, a bad flag): exit 2.
+// usageErr marks err as the caller's mistake (a missing file, say): exit 2.
 func usageErr(err error) error { return &exitErr{code: exitUsage, err: err} }
+
+// usageHelp is a usage error that --help answers (a bad flag, a missing argument): exit
+// 2, and the message is followed by a pointer to the command's help.
+func usageHelp(err error) error { return &exitErr{code: exitUsage, err: err, seeHelp: true} }
 
 // usageArgs makes a positional-argument check's failure a usage error (exit 2).
 func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if err := check(c, args); err != nil {
-			return usageErr(fmt.Errorf("%w\nSee '%s --help'.", err, c.CommandPath()))
+			return usageHelp(err)
 		}
 		return nil
 	}
@@ -70,7 +76,7 @@ func main() {
 func run(args []string, s streams) int {
 	root := newRootCmd(s)
 	root.SetArgs(args)
-	err := root.Execute()
+	cmd, err := root.ExecuteC()
 	if err == nil {
 		return exitOK
 	}
@@ -78,6 +84,9 @@ func run(args []string, s streams) int {
 	if errors.As(err, &ee) {
 		if !ee.silent {
 			fmt.Fprintf(s.err, "Error: %v\n", ee.err)
+		}
+		if ee.seeHelp {
+			fmt.Fprintf(s.err, "See '%s --help'.\n", cmd.CommandPath())
 		}
 		return ee.code
 	}
@@ -105,7 +114,7 @@ Offline tools work on manifest files and need no cluster:
 	root.SetOut(s.out)
 	root.SetErr(s.err)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageErr(fmt.Errorf("%w\nSee '%s --help'.", err, c.CommandPath()))
+		return usageHelp(err)
 	})
 	root.AddCommand(
 		newValidateCmd(s),
