@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# Builds the binaries that integration tests run (kube-apiserver, kubectl, etcd, kwok) from
+# the Go module proxy only, into DIR, keyed by version:
+#
+#   DIR/kube-apiserver-v1.37.2/kube-apiserver
+#   DIR/kubectl-v1.37.2/kubectl
+#   DIR/etcd-v3.6.16/etcd
+#   DIR/kwok-v0.8.0/kwok
+#   DIR/k8s-v1.37.2-etcd-v3.6.16-kwok-v0.8.0/   symlinks to all four: the one folder that
+#                                                platform/kube/kubetest and envtest use
+#
+# Each binary is built once: a binary already in place is kept, so a second run builds
+# nothing. Changing a version below builds only that binary, in a new folder; old folders
+# stay until removed by hand. The versions must match platform/kube/kubetest/binaries.go.
+#
+# kube-apiserver and kubectl come from hack/testbin/kube-apiserver, etcd from
+# hack/testbin/etcd: small modules of their own (go.mod and go.sum committed), so builds are
+# reproducible and `go build ./...` at the repository root never descends into them.
+# Their packages are `tool` lines, so the modules need no Go file. To move to another
+# version: change it here and in binaries.go, then in the module's folder
+#   kube-apiserver: redo the replace block from the `k8s.io/... => ./staging/...` lines of
+#                   the new k8s.io/kubernetes go.mod (all at the matching v0.x.y), then
+#                   go get -tool k8s.io/kubernetes/cmd/kube-apiserver@vX k8s.io/kubernetes/cmd/kubectl@vX
+#   etcd:           go get go.etcd.io/etcd/server/v3@vX
+# and run `GOWORK=off go mod tidy` there.
+#
+# Usage: hack/testbin.sh DIR
+set -euo pipefail
+
+KUBE_VERSION=v1.37.2
+ETCD_VERSION=v3.6.16
+KWOK_VERSION=v0.8.0
+
+GO=${GO:-go}
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+die() {
+	echo "testbin: ERROR: $*" >&2
+	exit 1
+}
+
+[[ $# -eq 1 && -n $1 ]] || die "usage: $0 DIR"
+command -v "$GO" >/dev/null || die "'$GO' not found in PATH: a Go toolchain is needed to build the test binaries"
+
+mkdir -p "$1" || die "cannot create $1"
+DIR=$(cd "$1" && pwd)
+
+# Two runs at once (two make invocations, a developer and an editor) would race on the same
+# output files: let the second wait for the first, which then leaves it nothing to do.
+if command -v flock >/dev/null; then
+	exec 9>"$DIR/.lock"
+	flock 9
+fi
+
+# The nested modules are built in module mode on their own: no workspace, no vendoring, and
+# a go.sum that must already hold every checksum (so a build never changes what is
+# committed).
+export GOWORK=off
+export GOFLAGS="${GOFLAGS:-} -mod=readonly"
+# A dependency compiled with cgo would tie the binaries to this machine's libc.
+export CGO_ENABLED=0
+
+# Kubernetes stamps its version at link time; without these it reports v0.0.0-master, and
+# envtest, kubectl and our tests read the version.
+kube_ldflags() {
+	local v=${KUBE_VERSION#v} major minor
+	major=${v%%.*}
+	minor=${v#*.}
+	minor=${minor%%.*}
+	local flags="-s -w" pkg
+	for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+		flags+=" -X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
+	done
+	echo "$flags"
+}
+
+# build NAME VERSION CHECK -- COMMAND...
+# Runs COMMAND with $OUT set to a temporary path, checks that `$OUT CHECK` prints VERSION
+# (without its leading v), then moves the result into DIR/NAME-VERSION/NAME. A failed or
+# interrupted build never leaves a binary that a later run would take as done.
+build() {
+	local name=$1 version=$2 check=$3
+	shift 4
+	local dest="$DIR/$name-$version/$name"
+	if [[ -x $dest ]]; then
+		echo "testbin: $name $version: up to date ($dest)"
+		return
+	fi
+	mkdir -p "$(dirname "$dest")"
+	OUT="$dest.tmp.$$"
+	export OUT
+	echo "testbin: $name $version: building ..."
+	local start=$SECONDS
+	if ! "$@"; then
+		rm -f "$OUT"
+		die "$name $version: build failed (command: $*); see the output above"
+	fi
+	[[ -x $OUT ]] || die "$name $version: the build produced no binary at $OUT"
+	local out
+	if ! out=$("$OUT" $check 2>&1); then
+		rm -f "$OUT"
+		die "$name $version: '$name $check' failed: $out"
+	fi
+	if [[ $out != *"${version#v}"* ]]; then
+		rm -f "$OUT"
+		die "$name $version: '$name $check' reports '$out', not $version"
+	fi
+	mv -f "$OUT" "$dest"
+	echo "testbin: $name $version: built in $((SECONDS - start))s ($dest)"
+}
+
+build_kube() { # PACKAGE
+	"$GO" -C "$HERE/testbin/kube-apiserver" build -trimpath -ldflags "$(kube_ldflags)" -o "$OUT" "$1"
+}
+
+build_etcd() {
+	"$GO" -C "$HERE/testbin/etcd" build -trimpath -ldflags "-s -w" -o "$OUT" go.etcd.io/etcd/server/v3
+}
+
+# kwok's go.mod has no replace directives, so `go install pkg@version` builds it exactly as
+# its own go.mod and go.sum say (checked against the checksum database).
+build_kwok() {
+	local bin
+	bin=$(mktemp -d "$DIR/.kwok.XXXXXX")
+	# `go install pkg@version` ignores the current module and refuses -mod.
+	if ! GOFLAGS="${GOFLAGS//-mod=readonly/}" GOBIN="$bin" "$GO" install -trimpath -ldflags "-s -w" \
+		"sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"; then
+		rm -rf "$bin"
+		return 1
+	fi
+	mv -f "$bin/kwok" "$OUT"
+	rmdir "$bin"
+}
+
+# The module pins must match the versions above, or the stamped version would lie.
+grep -q "k8s.io/kubernetes $KUBE_VERSION" "$HERE/testbin/kube-apiserver/go.mod" ||
+	die "hack/testbin/kube-apiserver/go.mod does not require k8s.io/kubernetes $KUBE_VERSION"
+grep -q "go.etcd.io/etcd/server/v3 $ETCD_VERSION" "$HERE/testbin/etcd/go.mod" ||
+	die "hack/testbin/etcd/go.mod does not require go.etcd.io/etcd/server/v3 $ETCD_VERSION"
+
+total=$SECONDS
+build kube-apiserver "$KUBE_VERSION" --version -- build_kube k8s.io/kubernetes/cmd/kube-apiserver
+build kubectl "$KUBE_VERSION" "version --client" -- build_kube k8s.io/kubernetes/cmd/kubectl
+build etcd "$ETCD_VERSION" --version -- build_etcd
+build kwok "$KWOK_VERSION" --version -- build_kwok
+
+assets="$DIR/k8s-$KUBE_VERSION-etcd-$ETCD_VERSION-kwok-$KWOK_VERSION"
+mkdir -p "$assets"
+for pair in "kube-apiserver:$KUBE_VERSION" "kubectl:$KUBE_VERSION" "etcd:$ETCD_VERSION" "kwok:$KWOK_VERSION"; do
+	name=${pair%%:*}
+	ln -sfn "../$name-${pair#*:}/$name" "$assets/$name"
+	[[ -x $assets/$name ]] || die "$assets/$name does not point at an executable"
+done
+echo "testbin: ready in $((SECONDS - total))s: $assets"
