@@ -1,0 +1,59 @@
+package kube
+
+import (
+	"fmt"
+
+	machineclient "github.com/openshift/client-go/machine/clientset/versioned"
+	mcfgclient "github.com/openshift/client-go/machineconfiguration/clientset/versioned"
+	operatorclient "github.com/openshift/client-go/operator/clientset/versioned"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// RESTConfig loads client credentials the way kubectl does: the kubeconfig file named by
+// kubeconfig (--kubeconfig) when it is not empty, else the files listed in $KUBECONFIG,
+// else ~/.kube/config, else the in-cluster service account of a pod. context
+// (--context), when not empty, picks a context of the kubeconfig other than its current
+// one.
+func RESTConfig(kubeconfig, context string) (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: context}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("load the kubeconfig: %w", err)
+	}
+	return cfg, nil
+}
+
+// Clients are the typed clients of every API mcotui uses. They share one HTTP client,
+// and so one connection pool and one rate limiter per clientset.
+type Clients struct {
+	Kube          kubernetes.Interface
+	MachineConfig mcfgclient.Interface     // machineconfiguration.openshift.io
+	Operator      operatorclient.Interface // operator.openshift.io
+	Machine       machineclient.Interface  // machine.openshift.io
+}
+
+// NewClients makes the clients for cfg. cfg is not modified.
+func NewClients(cfg *rest.Config) (*Clients, error) {
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("HTTP client for %s: %w", cfg.Host, err)
+	}
+	var c Clients
+	if c.Kube, err = kubernetes.NewForConfigAndClient(cfg, httpClient); err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+	if c.MachineConfig, err = mcfgclient.NewForConfigAndClient(cfg, httpClient); err != nil {
+		return nil, fmt.Errorf("machineconfiguration.openshift.io client: %w", err)
+	}
+	if c.Operator, err = operatorclient.NewForConfigAndClient(cfg, httpClient); err != nil {
+		return nil, fmt.Errorf("operator.openshift.io client: %w", err)
+	}
+	if c.Machine, err = machineclient.NewForConfigAndClient(cfg, httpClient); err != nil {
+		return nil, fmt.Errorf("machine.openshift.io client: %w", err)
+	}
+	return &c, nil
+}

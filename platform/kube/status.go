@@ -1,0 +1,179 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/mcotui/mcotui/core/nodeanno"
+	"github.com/mcotui/mcotui/core/phase"
+)
+
+// Pool names for nodes whose pool is derived from their role labels.
+const (
+	nodeRolePrefix = "node-role.kubernetes.io/"
+	masterPool     = "master"
+	workerPool     = "worker"
+
+	// maxConditionMessage is the schema's maxLength of a condition message, which the
+	// API server counts in bytes.
+	maxConditionMessage = 32768
+)
+
+// SetConditions writes conds (a phase's parent condition and optionally one child) into
+// the status of the node's MachineConfigNode, following MCO's rules (phase.Apply), for
+// an update toward the rendered config desired.
+//
+// A missing MachineConfigNode is created, named like the node and owned by it, with
+// spec.node, spec.pool and spec.configVersion.desired, and every condition MCO creates
+// (phase.Initial). The pool is the one given to NewNodeAgent; when that was empty, it is
+// derived from the node's role labels: "master" for a node-role.kubernetes.io/master or
+// control-plane label, else the one role other than worker, else "worker" (two custom
+// roles are an error, as in MCO). An existing MachineConfigNode whose
+// spec.configVersion.desired (or, when one was given, spec.pool) differs is updated.
+//
+// The status also gets configVersion (desired, and current from the node's
+// currentConfig annotation) and observedGeneration. Nothing is written when nothing
+// changes, so repeating a call is free. Conflicts with other writers are retried on
+// fresh reads.
+func (a *NodeAgent) SetConditions(ctx context.Context, desired string, conds ...phase.Condition) error {
+	if msgs := validation.IsDNS1123Subdomain(desired); len(msgs) > 0 {
+		return fmt.Errorf("set conditions of MachineConfigNode %s: desired config %q: %s", a.name, desired, strings.Join(msgs, "; "))
+	}
+	retriable := func(err error) bool { return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) }
+	err := retry.OnError(retry.DefaultRetry, retriable, func() error {
+		return a.setConditions(ctx, desired, conds)
+	})
+	if err != nil {
+		return fmt.Errorf("set conditions of MachineConfigNode %s: %w", a.name, err)
+	}
+	return nil
+}
+
+// setConditions is one read-modify-write of the MachineConfigNode. It reads from the
+// API server, not the informer cache: a cache that has not yet seen the agent's previous
+// write could make a needed write look like a repeat and skip it.
+func (a *NodeAgent) setConditions(ctx context.Context, desired string, conds []phase.Condition) error {
+	node, err := a.getNode(ctx)
+	if err != nil {
+		return err
+	}
+	mcns := a.clients.MachineConfig.MachineconfigurationV1().MachineConfigNodes()
+	mcn, err := mcns.Get(ctx, a.name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		pool := a.pool
+		if pool == "" {
+			if pool, err = poolOf(node); err != nil {
+				return err
+			}
+		}
+		if mcn, err = mcns.Create(ctx, newMachineConfigNode(node, pool, desired), metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("create: %w", err)
+		}
+	case err != nil:
+		return err
+	case mcn.Spec.ConfigVersion.Desired != desired || (a.pool != "" && mcn.Spec.Pool.Name != a.pool):
+		mcn.Spec.ConfigVersion.Desired = desired
+		if a.pool != "" {
+			mcn.Spec.Pool.Name = a.pool
+		}
+		if mcn, err = mcns.Update(ctx, mcn, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("update spec: %w", err)
+		}
+	}
+
+	now := metav1.NewTime(a.clock.Now())
+	newConds, changed := phase.Apply(mcn.Status.Conditions, desired, now, clampMessages(conds)...)
+	version := statusVersion(node, desired)
+	if !changed && equality.Semantic.DeepEqual(version, mcn.Status.ConfigVersion) && mcn.Status.ObservedGeneration == mcn.Generation {
+		return nil
+	}
+	mcn.Status.Conditions = newConds
+	mcn.Status.ConfigVersion = version
+	mcn.Status.ObservedGeneration = mcn.Generation
+	if _, err := mcns.UpdateStatus(ctx, mcn, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("update status: %w", err)
+	}
+	return nil
+}
+
+func newMachineConfigNode(node *corev1.Node, pool, desired string) *mcfgv1.MachineConfigNode {
+	return &mcfgv1.MachineConfigNode{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: node.Name,
+			// Deleting the Node deletes its MachineConfigNode (where a garbage collector runs).
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: node.Name, UID: node.UID}},
+		},
+		Spec: mcfgv1.MachineConfigNodeSpec{
+			Node:          mcfgv1.MCOObjectReference{Name: node.Name},
+			Pool:          mcfgv1.MCOObjectReference{Name: pool},
+			ConfigVersion: mcfgv1.MachineConfigNodeSpecMachineConfigVersion{Desired: desired},
+		},
+	}
+}
+
+// statusVersion is status.configVersion: desired as the agent works toward it, current
+// from the node's currentConfig annotation. The schema requires both to be DNS
+// subdomains (an empty current included), so while the node has no valid current config
+// yet, status.configVersion is left out.
+func statusVersion(node *corev1.Node, desired string) *mcfgv1.MachineConfigNodeStatusMachineConfigVersion {
+	current := nodeanno.Current(node)
+	if len(validation.IsDNS1123Subdomain(current)) > 0 {
+		return nil
+	}
+	return &mcfgv1.MachineConfigNodeStatusMachineConfigVersion{Current: current, Desired: desired}
+}
+
+// poolOf derives a node's pool from its node-role.kubernetes.io/<role> labels the way
+// MCO ranks pools: master (a master or control-plane role) beats a custom pool, which
+// beats worker; worker is the default.
+func poolOf(node *corev1.Node) (string, error) {
+	var custom []string
+	for k := range node.Labels {
+		role, ok := strings.CutPrefix(k, nodeRolePrefix)
+		switch {
+		case !ok || role == workerPool:
+		case role == masterPool || role == "control-plane":
+			return masterPool, nil
+		default:
+			custom = append(custom, role)
+		}
+	}
+	switch len(custom) {
+	case 0:
+		return workerPool, nil
+	case 1:
+		return custom[0], nil
+	}
+	slices.Sort(custom)
+	return "", fmt.Errorf("node %s has the roles %s: a node belongs to at most one custom pool; name its pool explicitly", node.Name, strings.Join(custom, ", "))
+}
+
+// clampMessages cuts messages the schema would refuse (a drain blocked by very many
+// pods), so that the phase is still reported.
+func clampMessages(conds []phase.Condition) []phase.Condition {
+	const ellipsis = "…"
+	out := slices.Clone(conds)
+	for i, c := range out {
+		if len(c.Message) <= maxConditionMessage {
+			continue
+		}
+		cut := maxConditionMessage - len(ellipsis)
+		for cut > 0 && !utf8.RuneStart(c.Message[cut]) {
+			cut--
+		}
+		out[i].Message = c.Message[:cut] + ellipsis
+	}
+	return out
+}
