@@ -14,6 +14,8 @@ STATICCHECK := $(TESTBIN)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 
 .PHONY: all build test testbin lint vet fmt-check staticcheck bench fuzz clean
 
+FUZZTIME ?= 1m
+
 all: build
 
 build:
@@ -41,7 +43,10 @@ staticcheck: $(STATICCHECK)
 	$(STATICCHECK) ./...
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./core/...
+	$(GO) test -run '^$$' -bench . -benchmem ./core/... ./store/...
+
+fuzz:
+	./hack/fuzz.sh $(FUZZTIME)
 
 clean:
 	rm -rf bin
