@@ -1,0 +1,69 @@
+package bootimage
+
+import (
+	"cmp"
+	"slices"
+
+	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
+	operatorv1 "github.com/openshift/api/operator/v1"
+)
+
+// Report is a dry run of one sync: what the mode selects and what would happen to each
+// selected MachineSet.
+type Report struct {
+	Selection Selection
+	// Results are the selected MachineSets' decisions, by name; Errors the failures,
+	// worded as MCO's Degraded message words them (see SyncError).
+	Results []Result
+	Errors  []error
+}
+
+// Check selects the MachineSets managers enroll and reconciles each against stream,
+// without changing anything: what `mcotui bootimages` prints and the TUI shows, and
+// what the controller carries out. The error is Select's.
+func Check(managers []operatorv1.MachineManager, machineSets []*machinev1beta1.MachineSet, stream *Stream, opts Options) (Report, error) {
+	sel, err := Select(opts.Platform, managers, machineSets)
+	if err != nil {
+		return Report{}, err
+	}
+	rep := Report{Selection: sel}
+	for _, ms := range sel.Selected {
+		res, err := Reconcile(ms, stream, opts)
+		if err != nil {
+			rep.Errors = append(rep.Errors, SyncError(ms.Name, err))
+			continue
+		}
+		rep.Results = append(rep.Results, res)
+	}
+	return rep, nil
+}
+
+// Patches are the results that need a patch.
+func (r Report) Patches() []Result {
+	var out []Result
+	for _, res := range r.Results {
+		if res.Outcome == Patch {
+			out = append(out, res)
+		}
+	}
+	return out
+}
+
+// Stats are the counts of the sync once every patch is applied: skipped MachineSets,
+// both those Select sets aside and those Reconcile leaves alone, count as reconciled,
+// as in MCO.
+func (r Report) Stats() Stats {
+	s := Stats{
+		Total:   len(r.Selection.Selected) + len(r.Selection.Skipped),
+		Errored: len(r.Errors),
+		Skipped: append([]Skip(nil), r.Selection.Skipped...),
+	}
+	for _, res := range r.Results {
+		if res.Outcome == Skipped {
+			s.Skipped = append(s.Skipped, res.Skip)
+		}
+	}
+	slices.SortFunc(s.Skipped, func(a, b Skip) int { return cmp.Compare(a.MachineSet, b.MachineSet) })
+	s.Reconciled = s.Total - s.Errored
+	return s
+}

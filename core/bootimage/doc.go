@@ -1,0 +1,26 @@
+// Package bootimage decides which boot image each Machine API MachineSet should boot new
+// machines from, by the rules of MCO's boot image controller
+// (pkg/controller/bootimage): so that a node scaled up today boots an image close to
+// the cluster's release rather than the one the cluster was installed with.
+//
+//   - Select reads MachineConfiguration/cluster's managedBootImages machine managers:
+//     mode All, None or Partial (a label selector over MachineSet labels), with MCO's
+//     default when none is given (All on AWS and GCP, None elsewhere), and sets aside
+//     MachineSets owned by another object and Windows MachineSets.
+//   - ParseStream reads the target images from the coreos-bootimages ConfigMap's CoreOS
+//     stream metadata.
+//   - Reconcile compares one MachineSet with its target: the AMI of its region on AWS
+//     (providerSpec.value.ami.id), the image of every boot disk on GCP
+//     (providerSpec.value.disks[].image). It returns the JSON merge patch to apply, or
+//     why the MachineSet is up to date or skipped (a custom image, no AMI ID, a region
+//     the stream does not cover).
+//   - UpgradeStub upgrades the Ignition spec 2.x stub in a MachineSet's user-data
+//     secret to spec 3 before its MachineSet is patched, for the subset of spec 2 that
+//     stubs use, and refuses anything else with an error that says what to fix.
+//   - SetConditions writes the BootImageUpdateProgressing and BootImageUpdateDegraded
+//     conditions with MCO's messages.
+//
+// Everything here is pure: the controller lists, fetches and patches; this package
+// decides. ControlPlaneMachineSets and Cluster API resources are not managed; their
+// counts in the condition messages are always 0 of 0.
+package bootimage

@@ -1,0 +1,95 @@
+package rollout_test
+
+import (
+	"fmt"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/mcotui/mcotui/core/rollout"
+)
+
+// benchNodes is a pool mid-rollout: nodes spread over three zones (every tenth without
+// one), ages in a few hundred distinct steps; a third done at the target, a tenth
+// updating, a few degraded, cordoned or NotReady, the rest waiting at the old config.
+func benchNodes(count int) []*corev1.Node {
+	zones := []string{"us-east-1a", "us-east-1b", "us-east-1c"}
+	ns := make([]*corev1.Node, count)
+	for i := range ns {
+		opts := []nodeOpt{age(i % 300)}
+		if i%10 != 9 {
+			opts = append(opts, zone(zones[i%3]))
+		}
+		switch {
+		case i%3 == 0:
+			opts = append(opts, at(newCfg))
+		case i%10 == 1:
+			opts = append(opts, updating(oldCfg, newCfg))
+		case i%97 == 2:
+			opts = append(opts, degraded(oldCfg, "rendered-worker-bad", "boom"))
+		case i%89 == 5:
+			opts = append(opts, at(oldCfg), cordoned())
+		case i%83 == 7:
+			opts = append(opts, at(oldCfg), notReady())
+		default:
+			opts = append(opts, at(oldCfg))
+		}
+		ns[i] = node(fmt.Sprintf("worker-%05d", i), opts...)
+	}
+	return ns
+}
+
+// BenchmarkPlan plans one step of a pool of 1,000 and of 10,000 nodes with
+// maxUnavailable 20%: reading every node, the sort into rollout order, and the
+// explanation of every node left out.
+func BenchmarkPlan(b *testing.B) {
+	for _, count := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("nodes=%d", count), func(b *testing.B) {
+			p := pool(maxUnavailable(intstr.FromString("20%")))
+			ns := benchNodes(count)
+			b.ReportAllocs()
+			for b.Loop() {
+				s, err := rollout.Plan(p, ns, rollout.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(s.Targets) == 0 {
+					b.Fatal("no targets")
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkPreview forecasts the whole rollout of a pool whose nodes all wait at the
+// old config, with maxUnavailable 1 (the worst case: one wave per node) and with 10%.
+func BenchmarkPreview(b *testing.B) {
+	for _, tc := range []struct {
+		count          int
+		maxUnavailable intstr.IntOrString
+	}{
+		{1000, intstr.FromInt32(1)},
+		{1000, intstr.FromString("10%")},
+		{10000, intstr.FromInt32(1)},
+		{10000, intstr.FromString("10%")},
+	} {
+		b.Run(fmt.Sprintf("nodes=%d/maxUnavailable=%s", tc.count, tc.maxUnavailable.String()), func(b *testing.B) {
+			p := pool(maxUnavailable(tc.maxUnavailable))
+			ns := make([]*corev1.Node, tc.count)
+			for i := range ns {
+				ns[i] = node(fmt.Sprintf("worker-%05d", i), at(oldCfg), zone(fmt.Sprintf("zone-%d", i%3)), age(i%300))
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				f, err := rollout.Preview(p, ns, rollout.Options{}, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(f.Blocked) != 0 {
+					b.Fatalf("%d nodes blocked", len(f.Blocked))
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,43 @@
+package rollout
+
+import (
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// NaiveForecast forecasts like Preview but decides every wave from scratch over every
+// node, the reference Preview's shortcut is checked against. It returns the waves as
+// node names and the blocked nodes.
+func NaiveForecast(pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, opts Options) ([][]string, []Skip, error) {
+	target, err := targetOf(pool, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	ms := snapshot(nodes)
+	budget, err := MaxUnavailable(pool, len(ms))
+	if err != nil {
+		return nil, nil, err
+	}
+	retry, err := retrySet(pool, ms, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	var waves [][]string
+	var d decision
+	for range len(ms) + 1 {
+		d = decide(ms, target, budget, false, opts.Canary, retry)
+		if len(d.targets) == 0 && len(d.retry) == 0 {
+			break
+		}
+		waves = append(waves, append(names(d.retry), names(d.targets)...))
+		complete(ms, d, target)
+		retry = nil
+	}
+	var blocked []Skip
+	for _, m := range ms {
+		if m.desired != target || !m.done() {
+			blocked = append(blocked, d.skip(m))
+		}
+	}
+	return waves, blocked, nil
+}

@@ -1,0 +1,113 @@
+package rollout
+
+import (
+	"cmp"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/mcotui/mcotui/core/nodeanno"
+)
+
+// member is what the planner needs of one node, read once.
+type member struct {
+	node     *corev1.Node
+	name     string
+	zone     string
+	hasZone  bool
+	zoneRank int   // the zone's place in sorted order; nodes without a zone rank last
+	created  int64 // creation time: Unix seconds, then nanoseconds
+	createdN int
+	readyErr error
+	chosen   bool // Plan: the step targets or retries the node
+
+	// current, desired and state are the node's annotations; Preview advances them
+	// as it simulates waves completing.
+	current, desired, state string
+	reason                  string
+}
+
+// snapshot reads nodes (nil entries are dropped) and returns them in rollout order.
+func snapshot(nodes []*corev1.Node) []*member {
+	backing := make([]member, 0, len(nodes))
+	for _, n := range nodes {
+		if n == nil {
+			continue
+		}
+		zone, hasZone := n.Labels[ZoneLabel]
+		backing = append(backing, member{
+			node:     n,
+			name:     n.Name,
+			zone:     zone,
+			hasZone:  hasZone,
+			created:  n.CreationTimestamp.Unix(),
+			createdN: n.CreationTimestamp.Nanosecond(),
+			readyErr: CheckReady(n),
+			current:  nodeanno.Current(n),
+			desired:  nodeanno.Desired(n),
+			state:    nodeanno.State(n),
+			reason:   nodeanno.Reason(n),
+		})
+	}
+	rankZones(backing)
+	ms := make([]*member, len(backing))
+	for i := range backing {
+		ms[i] = &backing[i]
+	}
+	slices.SortFunc(ms, compareOrder)
+	return ms
+}
+
+// rankZones numbers the zones in sorted order, so that sorting compares integers. A
+// pool spans a handful of zones.
+func rankZones(ms []member) {
+	seen := map[string]bool{}
+	var zones []string
+	for i := range ms {
+		if ms[i].hasZone && !seen[ms[i].zone] {
+			seen[ms[i].zone] = true
+			zones = append(zones, ms[i].zone)
+		}
+	}
+	slices.Sort(zones)
+	for i := range ms {
+		if ms[i].hasZone {
+			ms[i].zoneRank, _ = slices.BinarySearch(zones, ms[i].zone)
+		} else {
+			ms[i].zoneRank = len(zones)
+		}
+	}
+}
+
+func (m *member) ready() bool       { return m.readyErr == nil }
+func (m *member) done() bool        { return done(m.current, m.desired, m.state) }
+func (m *member) failing() bool     { return failing(m.current, m.desired, m.state) }
+func (m *member) unavailable() bool { return unavailable(m.ready(), m.current, m.desired, m.state) }
+
+// compareOrder orders nodes the way MCO's sortNodeList does (by zone label, nodes
+// without one last, then oldest first) and then by name, which MCO leaves to chance,
+// so that the same nodes always plan the same way.
+func compareOrder(a, b *member) int {
+	if c := cmp.Compare(a.zoneRank, b.zoneRank); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.created, b.created); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.createdN, b.createdN); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.name, b.name)
+}
+
+// Order returns the nodes in rollout order: by topology.kubernetes.io/zone (nodes
+// without the label last), then by creation time (oldest first), then by name. nodes
+// is not modified; nil entries are dropped.
+func Order(nodes []*corev1.Node) []*corev1.Node {
+	ms := snapshot(nodes)
+	out := make([]*corev1.Node, len(ms))
+	for i, m := range ms {
+		out[i] = m.node
+	}
+	return out
+}

@@ -1,0 +1,395 @@
+package rollout
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/mcotui/mcotui/core/nodeanno"
+)
+
+// ErrNoTarget is returned when there is no rendered config to roll out: the pool has
+// not been rendered yet and no target was given.
+var ErrNoTarget = errors.New("no rendered config to roll out")
+
+// Options are mcotui's additions to MCO's rollout rules. The zero value is MCO's
+// behaviour.
+type Options struct {
+	// Target is the rendered config to roll out instead of the pool's
+	// spec.configuration.name: a previous rendered config to roll back to (see
+	// RollbackTarget), or one to pin. All of MCO's rules apply to it unchanged.
+	Target string
+
+	// Canary, when positive, holds the rollout at its first Canary nodes: until that
+	// many nodes are Done at the target, no more than Canary nodes target it at all.
+	// Once they are Done the rollout continues at maxUnavailable. The rule is
+	// stateless, read off the nodes alone, so a canary that fails (or is retargeted
+	// elsewhere) holds the rollout until it is fixed.
+	Canary int
+
+	// Retry names nodes whose update to the target failed (Degraded or Unreconcilable)
+	// to be tried again. A retry takes no capacity: a failing node already counts
+	// against maxUnavailable. Names of nodes that are not failing at the target are
+	// noted in their Skip and otherwise ignored.
+	Retry []string
+}
+
+// SkipReason says why a step leaves a node out.
+type SkipReason string
+
+// Reasons a node is not targeted in a step.
+const (
+	// SkipAtTarget: the node already targets the config (Done, updating or failing).
+	SkipAtTarget SkipReason = "AtTarget"
+	// SkipNotReady: the node is not Ready or is cordoned; it is not a candidate.
+	SkipNotReady SkipReason = "NotReady"
+	// SkipPaused: the pool is paused.
+	SkipPaused SkipReason = "Paused"
+	// SkipNoCapacity: maxUnavailable is used up; the node waits its turn.
+	SkipNoCapacity SkipReason = "NoCapacity"
+	// SkipCanary: the canary has not finished yet.
+	SkipCanary SkipReason = "Canary"
+)
+
+// Skip is a node a step leaves out, and why, for previews and `mcotui rollout`.
+type Skip struct {
+	Node    string
+	Reason  SkipReason
+	Message string
+}
+
+// Step is one decision of the rollout: which nodes get the target now.
+type Step struct {
+	Pool   string
+	Target string
+	Paused bool
+
+	// MaxUnavailable is the pool's budget (see MaxUnavailable), Unavailable the nodes
+	// counted against it now, and FailingAtTarget the nodes whose update to Target
+	// failed, which count against it too (a transient failure may clear, and then
+	// they update at once). All lists are in rollout order.
+	MaxUnavailable  int
+	Unavailable     []string
+	FailingAtTarget []string
+	// Capacity is how many more nodes may start an update now.
+	Capacity int
+	// Canary says the canary limits this step (Options.Canary).
+	Canary bool
+
+	// Targets are the nodes to set to Target now, in rollout order; Retry the failing
+	// nodes to try again (Options.Retry).
+	Targets []string
+	Retry   []string
+	// Skipped explains every other node, in rollout order.
+	Skipped []Skip
+	// Wait says why candidates are left waiting, or that the pool is paused; it is
+	// empty when every candidate is targeted.
+	Wait string
+}
+
+// EventReason is the reason of the Event MCO emits on the pool when it targets nodes.
+const EventReason = "SetDesiredConfig"
+
+// EventMessage is the message of that Event, as MCO words it: "Targeted node N to
+// MachineConfig: X" for one node, "Set target for K nodes to MachineConfig: X" for more;
+// "" when the step targets nothing.
+func (s Step) EventMessage() string {
+	switch len(s.Targets) {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf("Targeted node %s to MachineConfig: %s", s.Targets[0], s.Target)
+	}
+	return fmt.Sprintf("Set target for %d nodes to MachineConfig: %s", len(s.Targets), s.Target)
+}
+
+// Plan computes the next step of the pool's rollout over nodes, the pool's members:
+//  1. the target is opts.Target, else the pool's spec.configuration.name;
+//  2. capacity is MaxUnavailable minus the nodes that are Unavailable, minus the
+//     nodes that are failing to reach the target;
+//  3. candidates are the Ready, schedulable nodes whose desired config is not the
+//     target; failing (Degraded, Unreconcilable) nodes are candidates like any other;
+//  4. a paused pool gets no targets; otherwise the first capacity candidates in
+//     rollout order (see Order) are the targets, fewer while a canary is held.
+//
+// Plan never targets a node that already targets the config, and the same nodes in any
+// order give the same step. Errors: an invalid maxUnavailable, a negative canary, a
+// retry of a node not in nodes, no target (ErrNoTarget).
+func Plan(pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, opts Options) (Step, error) {
+	target, err := targetOf(pool, opts)
+	if err != nil {
+		return Step{}, err
+	}
+	ms := snapshot(nodes)
+	budget, err := MaxUnavailable(pool, len(ms))
+	if err != nil {
+		return Step{}, err
+	}
+	retry, err := retrySet(pool, ms, opts)
+	if err != nil {
+		return Step{}, err
+	}
+	d := decide(ms, target, budget, pool.Spec.Paused, opts.Canary, retry)
+	return d.step(pool.Name, ms, retry), nil
+}
+
+// RollbackTarget is the rendered config a rollback of the pool returns to: the last
+// config every node reached (status.configuration), while the pool is moving to a
+// newer one. The error says why there is nothing to roll back to.
+func RollbackTarget(pool *mcfgv1.MachineConfigPool) (string, error) {
+	prev, cur := pool.Status.Configuration.Name, pool.Spec.Configuration.Name
+	switch {
+	case prev == "":
+		return "", fmt.Errorf("machineconfigpool %s: status.configuration is empty: no rendered config has completed on every node yet, so there is nothing to roll back to", pool.Name)
+	case prev == cur:
+		return "", fmt.Errorf("machineconfigpool %s: every node already runs %s (status.configuration equals spec.configuration); roll back by changing or removing the MachineConfig that introduced it", pool.Name, cur)
+	}
+	return prev, nil
+}
+
+func targetOf(pool *mcfgv1.MachineConfigPool, opts Options) (string, error) {
+	if opts.Canary < 0 {
+		return "", fmt.Errorf("machineconfigpool %s: canary %d is negative; use 0 for no canary or the number of nodes to update first", pool.Name, opts.Canary)
+	}
+	if opts.Target != "" {
+		return opts.Target, nil
+	}
+	if t := pool.Spec.Configuration.Name; t != "" {
+		return t, nil
+	}
+	return "", fmt.Errorf("machineconfigpool %s: spec.configuration.name is empty: %w yet; wait until the pool is rendered, or give a target", pool.Name, ErrNoTarget)
+}
+
+func retrySet(pool *mcfgv1.MachineConfigPool, ms []*member, opts Options) (map[string]bool, error) {
+	if len(opts.Retry) == 0 {
+		return nil, nil
+	}
+	known := make(map[string]bool, len(ms))
+	for _, m := range ms {
+		known[m.name] = true
+	}
+	set := make(map[string]bool, len(opts.Retry))
+	for _, name := range opts.Retry {
+		if !known[name] {
+			return nil, fmt.Errorf("machineconfigpool %s: cannot retry node %s: it is not a member of the pool", pool.Name, name)
+		}
+		set[name] = true
+	}
+	return set, nil
+}
+
+// decision is one step computed over members in rollout order.
+type decision struct {
+	target string
+	budget int
+	paused bool
+
+	unavailable     []*member
+	failingAtTarget []*member
+	candidates      []*member
+	capacity        int // before the canary limit
+	limit           int // after it
+
+	canary                 bool // the canary phase is on
+	canaryNeed, canaryDone int
+	targeting              int // nodes whose desired config is the target
+
+	targets []*member
+	retry   []*member
+
+	wait string // waitMessage, once computed
+}
+
+func decide(ms []*member, target string, budget int, paused bool, canary int, retry map[string]bool) decision {
+	d := decision{target: target, budget: budget, paused: paused}
+	if canary > 0 {
+		d.canaryNeed = min(canary, len(ms))
+	}
+	for _, m := range ms {
+		if m.unavailable() {
+			d.unavailable = append(d.unavailable, m)
+		}
+		if m.desired == target {
+			d.targeting++
+			if m.done() {
+				d.canaryDone++
+			}
+			if m.failing() {
+				d.failingAtTarget = append(d.failingAtTarget, m)
+				if retry[m.name] && !paused {
+					d.retry = append(d.retry, m)
+				}
+			}
+			continue
+		}
+		if m.ready() {
+			d.candidates = append(d.candidates, m)
+		}
+	}
+	d.choose()
+	return d
+}
+
+// choose computes the capacity, the canary limit and the targets from the counts.
+func (d *decision) choose() {
+	d.capacity = max(d.budget-len(d.unavailable)-len(d.failingAtTarget), 0)
+	d.limit, d.canary, d.targets, d.wait = 0, false, nil, ""
+	if d.paused {
+		return
+	}
+	d.limit = d.capacity
+	if d.canaryDone < d.canaryNeed {
+		d.canary = true
+		d.limit = min(d.limit, max(d.canaryNeed-d.targeting, 0))
+	}
+	d.targets = d.candidates[:min(d.limit, len(d.candidates))]
+}
+
+// advance moves the decision past its wave when nothing but the wave changes the
+// nodes, as in a forecast once the first wave has completed: the targets reach the
+// target config and the next targets are chosen, without looking at every node again.
+func (d *decision) advance() {
+	freed := false
+	for _, m := range d.targets {
+		freed = freed || m.unavailable()
+		m.current, m.desired, m.state, m.reason = d.target, d.target, nodeanno.StateDone, ""
+	}
+	if freed {
+		// A node that had never had a config counted as unavailable until now.
+		d.unavailable = slices.DeleteFunc(d.unavailable, func(m *member) bool { return !m.unavailable() })
+	}
+	n := len(d.targets)
+	d.candidates = d.candidates[n:]
+	d.targeting += n
+	d.canaryDone += n
+	d.retry = nil
+	d.choose()
+}
+
+func (d *decision) step(pool string, ms []*member, retry map[string]bool) Step {
+	s := Step{
+		Pool:            pool,
+		Target:          d.target,
+		Paused:          d.paused,
+		MaxUnavailable:  d.budget,
+		Unavailable:     names(d.unavailable),
+		FailingAtTarget: names(d.failingAtTarget),
+		Capacity:        d.capacity,
+		Canary:          d.canary,
+		Targets:         names(d.targets),
+		Retry:           names(d.retry),
+	}
+	if len(d.targets) < len(d.candidates) {
+		s.Wait = d.waitMessage()
+	}
+	for _, m := range d.targets {
+		m.chosen = true
+	}
+	for _, m := range d.retry {
+		m.chosen = true
+	}
+	s.Skipped = make([]Skip, 0, len(ms)-len(d.targets)-len(d.retry))
+	for _, m := range ms {
+		if m.chosen {
+			continue
+		}
+		sk := d.skip(m)
+		if retry[m.name] {
+			sk.Message += "; retry ignored: " + d.retryRefusal(m)
+		}
+		s.Skipped = append(s.Skipped, sk)
+	}
+	return s
+}
+
+// skip explains why m is not targeted.
+func (d *decision) skip(m *member) Skip {
+	switch {
+	case m.desired == d.target:
+		return Skip{Node: m.name, Reason: SkipAtTarget, Message: d.atTargetMessage(m)}
+	case !m.ready():
+		return Skip{Node: m.name, Reason: SkipNotReady, Message: m.readyErr.Error() + "; it becomes a candidate once it is Ready and schedulable"}
+	case d.paused:
+		return Skip{Node: m.name, Reason: SkipPaused, Message: d.waitMessage()}
+	case d.canary && d.limit < d.capacity:
+		return Skip{Node: m.name, Reason: SkipCanary, Message: d.waitMessage()}
+	}
+	return Skip{Node: m.name, Reason: SkipNoCapacity, Message: d.waitMessage()}
+}
+
+func (d *decision) atTargetMessage(m *member) string {
+	switch {
+	case m.done():
+		return "done at " + d.target
+	case m.failing():
+		msg := fmt.Sprintf("failed to update to %s (state %s)", d.target, m.state)
+		if m.reason != "" {
+			msg += ": " + m.reason
+		}
+		return msg
+	case m.state == "":
+		return "targets " + d.target + "; its agent has not picked the update up yet"
+	}
+	return fmt.Sprintf("updating to %s (state %s)", d.target, m.state)
+}
+
+func (d *decision) retryRefusal(m *member) string {
+	switch {
+	case d.paused:
+		return "the pool is paused"
+	case m.desired != d.target:
+		return "it does not target " + d.target + " yet"
+	}
+	return "its update has not failed"
+}
+
+// waitMessage says why candidates wait. A paused pool uses MCO's Updating message.
+func (d *decision) waitMessage() string {
+	if d.wait == "" {
+		d.wait = d.newWaitMessage()
+	}
+	return d.wait
+}
+
+func (d *decision) newWaitMessage() string {
+	if d.paused {
+		return pausedMessage(d.target)
+	}
+	if d.canary && d.limit < d.capacity {
+		return fmt.Sprintf("waiting for the canary: %d of %d canary nodes are done at %s", d.canaryDone, d.canaryNeed, d.target)
+	}
+	msg := fmt.Sprintf("waiting for capacity: maxUnavailable is %d and %d nodes are unavailable", d.budget, len(d.unavailable))
+	if len(d.unavailable) > 0 {
+		msg += " (" + joinNames(d.unavailable) + ")"
+	}
+	if n := len(d.failingAtTarget); n > 0 {
+		msg += fmt.Sprintf(", %d failing at %s (%s)", n, d.target, joinNames(d.failingAtTarget))
+	}
+	return msg
+}
+
+func names(ms []*member) []string {
+	if len(ms) == 0 {
+		return nil
+	}
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.name
+	}
+	return out
+}
+
+// joinNames lists up to five names, then how many more.
+func joinNames(ms []*member) string {
+	const shown = 5
+	ns := names(ms[:min(len(ms), shown)])
+	s := strings.Join(ns, ", ")
+	if len(ms) > shown {
+		s += fmt.Sprintf(" and %d more", len(ms)-shown)
+	}
+	return s
+}

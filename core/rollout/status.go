@@ -1,0 +1,166 @@
+package rollout
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mcotui/mcotui/core/nodeanno"
+)
+
+// Status computes the pool's status from its member nodes the way MCO's node controller
+// does (pkg/controller/node/status.go calculateStatus), so that `kubectl get mcp` shows
+// the same UPDATED, UPDATING, DEGRADED and count columns as on OpenShift:
+//
+//   - machineCount: the nodes; updatedMachineCount: nodes Done at the pool's target
+//     (see DoneAt); readyMachineCount: updated nodes that are also Ready (a cordoned
+//     node is updated but not ready); unavailableMachineCount: nodes that are
+//     Unavailable; degradedMachineCount: nodes that are Degraded.
+//   - Updated is True, with "All nodes are updated with MachineConfig X", when every
+//     node is updated and ready and none is unavailable; status.configuration then
+//     moves to spec.configuration, and only then.
+//   - Otherwise Updated is False and Updating True, "All nodes are updating to
+//     MachineConfig X", or False with "Pool is paused; will not update to
+//     MachineConfig X" when the pool is paused.
+//   - NodeDegraded is True when a node is degraded, with reason "%d nodes are reporting
+//     degraded status on sync" and message `Node <n> is reporting: "<reason>"` for each
+//     degraded node that gives a reason, joined by ", ".
+//   - Degraded is True when NodeDegraded or RenderDegraded (see SetRenderDegraded) is,
+//     with NodeDegraded's message.
+//
+// A condition whose status does not change keeps its lastTransitionTime; one that is
+// unchanged altogether is left as it is. Everything else in the pool's status (cert
+// expiries, pool synchronizers, other conditions) is carried over. nodes is read only;
+// the result shares no memory with pool.
+func Status(pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, now metav1.Time) mcfgv1.MachineConfigPoolStatus {
+	target := pool.Spec.Configuration.Name
+	var machines, updated, ready, unavail int32
+	var degraded []*corev1.Node
+	for _, n := range nodes {
+		if n == nil {
+			continue
+		}
+		machines++
+		isReady := Ready(n)
+		cur, des, st := nodeanno.Current(n), nodeanno.Desired(n), nodeanno.State(n)
+		if done(cur, des, st) && des == target {
+			updated++
+			if isReady {
+				ready++
+			}
+		}
+		if unavailable(isReady, cur, des, st) {
+			unavail++
+		}
+		if Degraded(n) {
+			degraded = append(degraded, n)
+		}
+	}
+	slices.SortFunc(degraded, func(a, b *corev1.Node) int { return cmp.Compare(a.Name, b.Name) })
+
+	status := *pool.Status.DeepCopy()
+	status.ObservedGeneration = pool.Generation
+	status.MachineCount = machines
+	status.UpdatedMachineCount = updated
+	status.ReadyMachineCount = ready
+	status.UnavailableMachineCount = unavail
+	status.DegradedMachineCount = int32(len(degraded))
+
+	line := "MachineConfig " + target
+	if updated == machines && ready == machines && unavail == 0 {
+		setCondition(&status, mcfgv1.MachineConfigPoolUpdated, corev1.ConditionTrue, "", "All nodes are updated with "+line, now)
+		setCondition(&status, mcfgv1.MachineConfigPoolUpdating, corev1.ConditionFalse, "", "", now)
+		status.Configuration = *pool.Spec.Configuration.DeepCopy()
+	} else {
+		setCondition(&status, mcfgv1.MachineConfigPoolUpdated, corev1.ConditionFalse, "", "", now)
+		if pool.Spec.Paused {
+			setCondition(&status, mcfgv1.MachineConfigPoolUpdating, corev1.ConditionFalse, "", pausedMessage(target), now)
+		} else {
+			setCondition(&status, mcfgv1.MachineConfigPoolUpdating, corev1.ConditionTrue, "", "All nodes are updating to "+line, now)
+		}
+	}
+
+	nodeDegradedMessage := ""
+	if len(degraded) > 0 {
+		var reasons []string
+		for _, n := range degraded {
+			if r := nodeanno.Reason(n); r != "" {
+				reasons = append(reasons, fmt.Sprintf("Node %s is reporting: %q", n.Name, r))
+			}
+		}
+		nodeDegradedMessage = strings.Join(reasons, ", ")
+		setCondition(&status, mcfgv1.MachineConfigPoolNodeDegraded, corev1.ConditionTrue,
+			fmt.Sprintf("%d nodes are reporting degraded status on sync", len(degraded)), nodeDegradedMessage, now)
+	} else {
+		setCondition(&status, mcfgv1.MachineConfigPoolNodeDegraded, corev1.ConditionFalse, "", "", now)
+	}
+
+	renderDegraded := isTrue(pool.Status.Conditions, mcfgv1.MachineConfigPoolRenderDegraded)
+	if len(degraded) > 0 || renderDegraded {
+		setCondition(&status, mcfgv1.MachineConfigPoolDegraded, corev1.ConditionTrue, "", nodeDegradedMessage, now)
+	} else {
+		setCondition(&status, mcfgv1.MachineConfigPoolDegraded, corev1.ConditionFalse, "", "", now)
+	}
+	return status
+}
+
+// SetRenderDegraded records in status whether rendering the pool failed, as MCO's
+// render controller does (pkg/controller/render/render_controller.go): RenderDegraded
+// True with "Failed to render configuration for pool <pool>: <err>", or False once a
+// render succeeds. Status then folds it into Degraded.
+func SetRenderDegraded(status *mcfgv1.MachineConfigPoolStatus, pool string, renderErr error, now metav1.Time) {
+	if renderErr != nil {
+		setCondition(status, mcfgv1.MachineConfigPoolRenderDegraded, corev1.ConditionTrue, "",
+			fmt.Sprintf("Failed to render configuration for pool %s: %v", pool, renderErr), now)
+		return
+	}
+	setCondition(status, mcfgv1.MachineConfigPoolRenderDegraded, corev1.ConditionFalse, "", "", now)
+}
+
+// FindCondition returns the pool condition of type t, or nil.
+func FindCondition(status *mcfgv1.MachineConfigPoolStatus, t mcfgv1.MachineConfigPoolConditionType) *mcfgv1.MachineConfigPoolCondition {
+	for i := range status.Conditions {
+		if status.Conditions[i].Type == t {
+			return &status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func pausedMessage(target string) string {
+	return "Pool is paused; will not update to MachineConfig " + target
+}
+
+// setCondition writes a condition following MCO's SetMachineConfigPoolCondition: an
+// unchanged condition is left alone, and one whose status is unchanged keeps its
+// lastTransitionTime. Unlike MCO, which moves a rewritten condition to the end of the
+// list, it is replaced in place so that the list keeps its order.
+func setCondition(status *mcfgv1.MachineConfigPoolStatus, t mcfgv1.MachineConfigPoolConditionType, st corev1.ConditionStatus, reason, message string, now metav1.Time) {
+	c := mcfgv1.MachineConfigPoolCondition{Type: t, Status: st, Reason: reason, Message: message, LastTransitionTime: now}
+	old := FindCondition(status, t)
+	if old == nil {
+		status.Conditions = append(status.Conditions, c)
+		return
+	}
+	if old.Status == st && old.Reason == reason && old.Message == message {
+		return
+	}
+	if old.Status == st {
+		c.LastTransitionTime = old.LastTransitionTime
+	}
+	*old = c
+}
+
+func isTrue(conds []mcfgv1.MachineConfigPoolCondition, t mcfgv1.MachineConfigPoolConditionType) bool {
+	for _, c := range conds {
+		if c.Type == t {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
