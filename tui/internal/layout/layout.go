@@ -1,0 +1,273 @@
+// Package layout sizes table columns to a width and fits text into them, for the panes'
+// tables. Everything here is about cells: Kubernetes names are ASCII, so the common case
+// is measured in bytes, and only other text pays for grapheme widths.
+package layout
+
+import (
+	"strings"
+	"time"
+
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// Column is a table column to size.
+type Column struct {
+	Title string // header
+	Short string // header when the long one does not fit ("" = Title)
+	Min   int    // narrowest content width (the header's width is added by Layout)
+	Max   int    // widest it grows to when there is room (0 = Min)
+	Drop  int    // columns with a higher Drop are removed first when the table is too wide; 0 is never
+}
+
+// Layout sizes columns to fit total cells with gap cells between columns. It first tries
+// the long titles, then the short ones, then drops columns by Drop, and finally gives
+// what is left to the columns that can grow, in order. A dropped column has width 0.
+// It returns the widths and whether the short titles are in use.
+func Layout(cols []Column, total, gap int) (widths []int, short bool) {
+	widths = make([]int, len(cols))
+	for _, s := range []bool{false, true} {
+		short = s
+		need := sizes(cols, widths, short, gap)
+		if need <= total {
+			grow(cols, widths, total-need)
+			return widths, short
+		}
+	}
+	// Still too wide with short titles: drop columns, least important first.
+	for {
+		worst := -1
+		for i, c := range cols {
+			if widths[i] > 0 && c.Drop > 0 && (worst < 0 || c.Drop > cols[worst].Drop) {
+				worst = i
+			}
+		}
+		if worst < 0 {
+			break
+		}
+		widths[worst] = 0
+		need := used(widths, gap)
+		if need <= total {
+			grow(cols, widths, total-need)
+			return widths, short
+		}
+	}
+	return widths, short
+}
+
+func title(c Column, short bool) string {
+	if short && c.Short != "" {
+		return c.Short
+	}
+	return c.Title
+}
+
+func sizes(cols []Column, widths []int, short bool, gap int) int {
+	for i, c := range cols {
+		widths[i] = max(c.Min, lipgloss.Width(title(c, short)), 1)
+	}
+	return used(widths, gap)
+}
+
+func used(widths []int, gap int) int {
+	n, cols := 0, 0
+	for _, w := range widths {
+		if w > 0 {
+			n += w
+			cols++
+		}
+	}
+	return n + max(0, cols-1)*gap
+}
+
+// grow shares spare cells out one at a time among the columns that can grow, so that
+// two config columns end up equally wide rather than one full and one cut.
+func grow(cols []Column, widths []int, spare int) {
+	for spare > 0 {
+		grew := false
+		for i, c := range cols {
+			if spare > 0 && widths[i] > 0 && widths[i] < c.Max {
+				widths[i]++
+				spare--
+				grew = true
+			}
+		}
+		if !grew {
+			return
+		}
+	}
+}
+
+// Title is a column's header text as laid out.
+func Title(c Column, short bool) string { return title(c, short) }
+
+// Ellipsis ends text cut to fit.
+const Ellipsis = "…"
+
+func ascii(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 || s[i] < 0x20 {
+			return false
+		}
+	}
+	return true
+}
+
+// Fit appends s to b cut or padded to exactly w cells. s must hold no escape
+// sequences.
+func Fit(b *strings.Builder, s string, w int) {
+	if w <= 0 {
+		return
+	}
+	if ascii(s) {
+		if len(s) > w {
+			b.WriteString(s[:w-1])
+			b.WriteString(Ellipsis)
+			return
+		}
+		b.WriteString(s)
+		pad(b, w-len(s))
+		return
+	}
+	s = ansi.Truncate(strings.ReplaceAll(s, "\n", " "), w, Ellipsis)
+	b.WriteString(s)
+	pad(b, w-ansi.StringWidth(s))
+}
+
+// FitRight is Fit aligned right.
+func FitRight(b *strings.Builder, s string, w int) {
+	if n := ansi.StringWidth(s); n < w {
+		pad(b, w-n)
+		b.WriteString(s)
+		return
+	}
+	Fit(b, s, w)
+}
+
+// Center appends s (one cell wide, possibly styled) centred in w cells.
+func Center(b *strings.Builder, s string, w int) {
+	left := (w - 1) / 2
+	pad(b, left)
+	b.WriteString(s)
+	pad(b, w-1-left)
+}
+
+const spaces = "                                                                                "
+
+func pad(b *strings.Builder, n int) {
+	for n > 0 {
+		k := min(n, len(spaces))
+		b.WriteString(spaces[:k])
+		n -= k
+	}
+}
+
+// Pad appends n spaces.
+func Pad(b *strings.Builder, n int) { pad(b, n) }
+
+// AppendAge appends d as kubectl prints ages (k8s.io/apimachinery's
+// duration.HumanDuration: "45s", "5m30s", "27m", "4h42m", "6d15h"), without allocating,
+// since the grid prints one per visible row on every frame.
+func AppendAge(b []byte, d time.Duration) []byte {
+	seconds := int64(d / time.Second)
+	switch {
+	case seconds < -1:
+		return append(b, "<invalid>"...)
+	case seconds < 0:
+		return append(b, "0s"...)
+	case seconds < 60*2:
+		return appendUnit(b, seconds, 's')
+	}
+	minutes := int64(d / time.Minute)
+	if minutes < 10 {
+		b = appendUnit(b, minutes, 'm')
+		if s := seconds % 60; s != 0 {
+			b = appendUnit(b, s, 's')
+		}
+		return b
+	} else if minutes < 60*3 {
+		return appendUnit(b, minutes, 'm')
+	}
+	hours := int64(d / time.Hour)
+	switch {
+	case hours < 8:
+		b = appendUnit(b, hours, 'h')
+		if m := minutes % 60; m != 0 {
+			b = appendUnit(b, m, 'm')
+		}
+		return b
+	case hours < 48:
+		return appendUnit(b, hours, 'h')
+	case hours < 24*8:
+		b = appendUnit(b, hours/24, 'd')
+		if h := hours % 24; h != 0 {
+			b = appendUnit(b, h, 'h')
+		}
+		return b
+	case hours < 24*365*2:
+		return appendUnit(b, hours/24, 'd')
+	case hours < 24*365*8:
+		b = appendUnit(b, hours/24/365, 'y')
+		if dy := (hours / 24) % 365; dy != 0 {
+			b = appendUnit(b, dy, 'd')
+		}
+		return b
+	}
+	return appendUnit(b, hours/24/365, 'y')
+}
+
+// Age is AppendAge as a string.
+func Age(d time.Duration) string { return string(AppendAge(nil, d)) }
+
+func appendUnit(b []byte, n int64, unit byte) []byte {
+	var tmp [20]byte
+	i := len(tmp)
+	if n == 0 {
+		i--
+		tmp[i] = '0'
+	}
+	for n > 0 {
+		i--
+		tmp[i] = byte('0' + n%10)
+		n /= 10
+	}
+	b = append(b, tmp[i:]...)
+	return append(b, unit)
+}
+
+// Config is a rendered config's name to show in w cells: whole when it fits, else
+// without its "rendered-<pool>-" prefix (a POOL column says it), since the hash is the
+// part that tells two configs apart.
+func Config(name, pool string, w int) string {
+	if len(name) <= w {
+		return name
+	}
+	if h, ok := strings.CutPrefix(name, "rendered-"+pool+"-"); ok {
+		return h
+	}
+	return name
+}
+
+// Lines pads or cuts s to exactly h lines, so that a pane always fills the height the
+// root gave it and the layout below it does not move.
+func Lines(s string, h int) string {
+	if h <= 0 {
+		return ""
+	}
+	n := strings.Count(s, "\n") + 1
+	switch {
+	case n == h:
+		return s
+	case n < h:
+		return s + strings.Repeat("\n", h-n)
+	}
+	i := 0
+	for k := 0; k < h; k++ {
+		j := strings.IndexByte(s[i:], '\n')
+		if k == h-1 {
+			return s[:i+j]
+		}
+		i += j + 1
+	}
+	return s
+}

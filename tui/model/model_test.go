@@ -1,0 +1,219 @@
+package model_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	// Registers -update, so that `go test ./tui/... -update` runs in every package.
+	_ "github.com/charmbracelet/x/exp/golden"
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	"pgregory.net/rapid"
+
+	"github.com/mcotui/mcotui/core/phase"
+	"github.com/mcotui/mcotui/tui/internal/fixture"
+	"github.com/mcotui/mcotui/tui/model"
+)
+
+func small(t testing.TB) *model.Store {
+	t.Helper()
+	s, _ := smallWith(t)
+	return s
+}
+
+func smallWith(t testing.TB) (*model.Store, []model.Event) {
+	t.Helper()
+	s := model.NewStore()
+	ev := fixture.Small()
+	s.Apply(ev)
+	return s, ev
+}
+
+func TestNodeDerivation(t *testing.T) {
+	s := small(t)
+	tests := []struct {
+		name     string
+		phase    string
+		degraded bool
+		updating bool
+		done     bool
+	}{
+		{fixture.BlockedNode, "Drained", true, false, false},
+		{fixture.DrainingNode, "Drained", false, true, false},
+		{fixture.RebootNode, "RebootedNode", false, true, false},
+		{"ci-ln-9xsm9-worker-a-2d8tz", "Updated", false, false, true},
+		{"ci-ln-9xsm9-worker-d-zz91c", "", false, false, false},
+	}
+	for _, tt := range tests {
+		n := s.Node(tt.name)
+		if n == nil {
+			t.Fatalf("%s: missing", tt.name)
+		}
+		if n.PhaseName() != tt.phase || n.Degraded != tt.degraded || n.Updating != tt.updating || n.Done() != tt.done {
+			t.Errorf("%s: phase %q degraded %v updating %v done %v; want %q %v %v %v", tt.name,
+				n.PhaseName(), n.Degraded, n.Updating, n.Done(), tt.phase, tt.degraded, tt.updating, tt.done)
+		}
+	}
+	b := s.Node(fixture.BlockedNode)
+	if !slices.EqualFunc(b.Blockers, fixture.Blockers, func(a, b phase.Blocker) bool { return a.String() == b.String() }) {
+		t.Errorf("blockers = %v, want %v", b.Blockers, fixture.Blockers)
+	}
+	if b.Cells[2].State != phase.Failed || b.Cells[9].State != phase.Failed {
+		t.Errorf("Drained %v NodeDegraded %v, want Failed both", b.Cells[2].State, b.Cells[9].State)
+	}
+	if !s.Node(fixture.CordonedNode).AdminCordoned {
+		t.Errorf("%s should be admin-cordoned", fixture.CordonedNode)
+	}
+}
+
+func TestPoolCounts(t *testing.T) {
+	s := small(t)
+	got := fmt.Sprint(s.Counts("master"), s.Counts("worker"), s.Counts("infra"))
+	// {nodes updating degraded done}
+	want := "{3 0 1 1} {5 2 0 2} {2 0 0 0}"
+	if got != want {
+		t.Fatalf("counts = %s, want %s", got, want)
+	}
+	if names := poolNames(s); names != "[infra master worker]" {
+		t.Fatalf("pools = %s", names)
+	}
+	if p := s.Pool("infra"); !p.Paused || p.Updating != "False" || p.MaxUnavailable != "1" {
+		t.Fatalf("infra = %+v", p)
+	}
+}
+
+func poolNames(s *model.Store) string {
+	var names []string
+	for _, p := range s.Pools() {
+		names = append(names, p.Name)
+	}
+	return fmt.Sprint(names)
+}
+
+func TestApplyCoalescesAndIsIdempotent(t *testing.T) {
+	s, ev := smallWith(t)
+	// The snapshot again, as the first events of an informer repeat its list.
+	if ch := s.Apply(ev); len(ch.Nodes) != 0 || ch.Pools {
+		t.Fatalf("repeating the snapshot changed %d nodes (pools %v)", len(ch.Nodes), ch.Pools)
+	}
+	// One node updated three times in a burst is one change.
+	burst := fixture.Burst(10, 0)[:1]
+	burst = append(burst, fixture.Burst(10, 1)[0], fixture.Burst(10, 2)[0])
+	s2 := model.NewStore()
+	s2.Apply(fixture.Large(10))
+	ch := s2.Apply(burst)
+	if len(ch.Nodes) != 1 || ch.Nodes[0].Old == nil || ch.Nodes[0].New == nil {
+		t.Fatalf("changes = %+v, want one update", ch.Nodes)
+	}
+	// Deleting both objects of a node removes it.
+	del := []model.Event{
+		model.Deleted(model.MCNEvent(&mcfgv1.MachineConfigNode{})),
+	}
+	del[0].MCN.Name = "master-0"
+	n := s2.Node("master-0")
+	nodeDel := model.Deleted(model.NodeEvent(n.Obj))
+	ch = s2.Apply(append(del, nodeDel))
+	if len(ch.Nodes) != 1 || ch.Nodes[0].New != nil || s2.Node("master-0") != nil {
+		t.Fatalf("delete: changes %+v", ch.Nodes)
+	}
+	if c := s2.Counts("master"); c.Nodes != 2 {
+		t.Fatalf("master count after delete = %d", c.Nodes)
+	}
+}
+
+func TestFilter(t *testing.T) {
+	s := small(t)
+	tests := []struct {
+		filter string
+		want   int
+	}{
+		{"", 10},
+		{"master", 3},
+		{"pool:worker", 5},
+		{"phase:drain", 2},
+		{"phase:Drained degraded", 1},
+		{"!degraded pool:master", 2},
+		{"phase:none", 4},
+		{"updating", 2},
+		{"done", 3},
+		{"worker-a", 2},
+	}
+	for _, tt := range tests {
+		f, err := model.ParseFilter(tt.filter)
+		if err != nil {
+			t.Fatalf("%q: %v", tt.filter, err)
+		}
+		l := model.NewList(s)
+		l.SetQuery(model.Query{Filter: f})
+		if l.Len() != tt.want {
+			t.Errorf("%q: %d nodes, want %d", tt.filter, l.Len(), tt.want)
+		}
+	}
+	for _, bad := range []string{"phase:bogus", "zone:a", "phase:"} {
+		if _, err := model.ParseFilter(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+// TestListSyncMatchesRebuild checks the incremental List against a fresh one after
+// random bursts, for every sort order and a filter that nodes move in and out of.
+func TestListSyncMatchesRebuild(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		const n = 200
+		s := model.NewStore()
+		s.Apply(fixture.Large(n))
+		f, _ := model.ParseFilter(rapid.SampledFrom([]string{"", "updating", "phase:drained", "!degraded"}).Draw(rt, "filter"))
+		q := model.Query{
+			Filter: f,
+			Sort:   model.SortKey(rapid.IntRange(0, 3).Draw(rt, "sort")),
+			Desc:   rapid.Bool().Draw(rt, "desc"),
+			Pool:   rapid.SampledFrom([]string{"", "worker"}).Draw(rt, "pool"),
+		}
+		l := model.NewList(s)
+		l.SetQuery(q)
+		for range rapid.IntRange(1, 5).Draw(rt, "bursts") {
+			v := rapid.IntRange(0, 20).Draw(rt, "v")
+			all := fixture.Burst(n, v)
+			k := rapid.IntRange(0, n).Draw(rt, "k")
+			from := rapid.IntRange(0, n-k).Draw(rt, "from")
+			l.Sync(s.Apply(all[from : from+k]).Nodes)
+		}
+		fresh := model.NewList(s)
+		fresh.SetQuery(q)
+		if got, want := names(l), names(fresh); !slices.Equal(got, want) {
+			rt.Fatalf("incremental list differs from a rebuilt one:\n got %v\nwant %v", got, want)
+		}
+	})
+}
+
+func names(l *model.List) []string {
+	out := make([]string, l.Len())
+	for i := range out {
+		out[i] = l.At(i).Name
+	}
+	return out
+}
+
+func TestParseBlockersRoundTrip(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		name := rapid.StringMatching(`[a-z0-9]([-a-z0-9]{0,8}[a-z0-9])?/[a-z0-9]([-a-z0-9]{0,8}[a-z0-9])?`)
+		bs := rapid.SliceOfN(rapid.Custom(func(rt *rapid.T) phase.Blocker {
+			b := phase.Blocker{Pod: name.Draw(rt, "pod")}
+			if rapid.Bool().Draw(rt, "budget") {
+				b.Budgets = rapid.SliceOfN(name, 1, 3).Draw(rt, "budgets")
+			} else {
+				b.Reason = rapid.SampledFrom([]string{"Too many requests", "conflict; retry later", "forbidden"}).Draw(rt, "reason")
+			}
+			return b
+		}), 1, 4).Draw(rt, "blockers")
+		msg := phase.DrainFailed(phase.DescribeBlockers(bs)).Message
+		got := model.ParseBlockers(msg)
+		if fmt.Sprint(got) != fmt.Sprint(bs) {
+			rt.Fatalf("ParseBlockers(%q)\n = %v\nwant %v", msg, got, bs)
+		}
+	})
+	if got := model.ParseBlockers("Draining node. The drain will not be complete until ..."); got != nil {
+		t.Fatalf("in-progress message parsed as %v", got)
+	}
+}

@@ -1,0 +1,378 @@
+// Package detail is a node's detail pane, as `oc describe machineconfignode` and
+// `oc describe node` would tell it: every condition with its reason, message and
+// transition time, the node's annotations, and for a blocked drain the pods and the
+// PodDisruptionBudgets that block it.
+package detail
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/viewport"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mcotui/mcotui/core/nodeanno"
+	"github.com/mcotui/mcotui/core/phase"
+	"github.com/mcotui/mcotui/tui/common"
+	"github.com/mcotui/mcotui/tui/internal/layout"
+	"github.com/mcotui/mcotui/tui/model"
+)
+
+// Model is the detail pane of one node.
+type Model struct {
+	c       *common.Common
+	focused bool
+	width   int
+	height  int
+
+	name  string      // the node shown
+	node  *model.Node // what the content was built from, to tell when it is stale
+	built time.Time   // the clock reading the ages in the content were built at
+	vp    viewport.Model
+}
+
+// New returns an empty detail pane.
+func New(c *common.Common) *Model {
+	vp := viewport.New()
+	k := c.Keys
+	vp.KeyMap = viewport.KeyMap{
+		Up: k.Up, Down: k.Down, PageUp: k.PageUp, PageDown: k.PageDown,
+		HalfPageUp: k.HalfUp, HalfPageDown: k.HalfDown,
+	}
+	vp.FillHeight = true
+	return &Model{c: c, vp: vp}
+}
+
+// SetFocused tells the pane whether keys go to it.
+func (m *Model) SetFocused(f bool) { m.focused = f }
+
+// Name is the node shown.
+func (m *Model) Name() string { return m.name }
+
+// SetNode shows the node named name, from the top.
+func (m *Model) SetNode(name string) {
+	m.name = name
+	m.vp.GotoTop()
+	m.rebuild()
+}
+
+// SetSize implements common.Component.
+func (m *Model) SetSize(width, height int) {
+	m.width, m.height = width, height
+	m.vp.SetWidth(width)
+	m.vp.SetHeight(max(0, height-1))
+	m.rebuild()
+}
+
+// Sync applies one batch of store changes: the content is rebuilt only when the node
+// shown changed.
+func (m *Model) Sync(model.Changes) {
+	if m.name != "" && m.c.Store.Node(m.name) != m.node {
+		m.rebuild()
+	}
+}
+
+// Tick rebuilds the content when the clock has moved, for the ages in it.
+func (m *Model) Tick() {
+	if m.name != "" && !m.c.Clock.Now().Equal(m.built) {
+		m.rebuild()
+	}
+}
+
+// Update implements common.Component.
+func (m *Model) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tea.KeyPressMsg:
+		if !m.focused {
+			return nil
+		}
+		k := m.c.Keys
+		switch {
+		case key.Matches(msg, k.Top):
+			m.vp.GotoTop()
+			return nil
+		case key.Matches(msg, k.Bottom):
+			m.vp.GotoBottom()
+			return nil
+		}
+	case tea.MouseWheelMsg:
+	default:
+		return nil
+	}
+	var cmd tea.Cmd
+	m.vp, cmd = m.vp.Update(msg)
+	return cmd
+}
+
+// View implements common.Component.
+func (m *Model) View() string {
+	if m.width <= 0 || m.height <= 0 {
+		return ""
+	}
+	st := m.c.Styles
+	title := " Node " + m.name
+	if n := m.node; n != nil {
+		title += "  pool " + n.Pool
+		if n.Phase >= 0 {
+			title += "  phase " + n.PhaseName()
+		}
+	}
+	if pct := m.vp.ScrollPercent(); m.vp.TotalLineCount() > m.vp.Height() {
+		title += fmt.Sprintf("  %3.0f%%", pct*100)
+	}
+	style := st.Title
+	if m.focused {
+		style = st.TitleFocused
+	}
+	var b strings.Builder
+	layout.Fit(&b, title, m.width)
+	out := style.Render(b.String())
+	if m.height > 1 {
+		out += "\n" + m.vp.View()
+	}
+	return out
+}
+
+// rebuild renders the whole document into the viewport. A node's document is a few
+// dozen lines, so it is rebuilt whole rather than patched.
+func (m *Model) rebuild() {
+	m.node = m.c.Store.Node(m.name)
+	m.built = m.c.Clock.Now()
+	if m.width <= 0 {
+		return
+	}
+	if m.node == nil {
+		if m.name == "" {
+			m.vp.SetContent(m.c.Styles.Dim.Render("Select a node in the grid and press enter."))
+		} else {
+			m.vp.SetContent(m.c.Styles.Dim.Render(fmt.Sprintf("Node %s no longer exists.", m.name)))
+		}
+		return
+	}
+	y := m.vp.YOffset()
+	m.vp.SetContent(m.document(m.node))
+	m.vp.SetYOffset(y)
+}
+
+func (m *Model) document(n *model.Node) string {
+	st := m.c.Styles
+	now := m.built
+	var b strings.Builder
+	const labelW = 17
+	field := func(label, value string) {
+		b.WriteString(st.Label.Render(fmt.Sprintf("%-*s", labelW, label+":")))
+		// Long values (a Degraded reason) wrap under themselves.
+		for i, l := range strings.Split(ansi.Wrap(value, max(20, m.width-labelW), " "), "\n") {
+			if i > 0 {
+				layout.Pad(&b, labelW)
+			}
+			b.WriteString(l)
+			b.WriteByte('\n')
+		}
+	}
+	section := func(title string) {
+		b.WriteByte('\n')
+		b.WriteString(st.Section.Render(title))
+		b.WriteByte('\n')
+	}
+
+	field("Name", n.Name)
+	field("Pool", n.Pool)
+	field("Current config", n.Current)
+	desired := n.Desired
+	if n.Desired != n.Current {
+		desired = st.Warn.Render(desired)
+	}
+	field("Desired config", desired)
+	state := n.State
+	switch n.State {
+	case nodeanno.StateDegraded, nodeanno.StateUnreconcilable:
+		state = st.Error.Render(state)
+	case "":
+		state = st.Dim.Render("(none)")
+	}
+	field("State", state)
+	if n.Reason != "" {
+		field("Reason", n.Reason)
+	}
+	if n.Phase >= 0 {
+		c := n.Cells[n.Phase]
+		field("Phase", fmt.Sprintf("%s, %s for %s", n.PhaseName(),
+			st.State[c.State].Render(stateWord(c.State)), layout.Age(now.Sub(n.Since))))
+	} else {
+		field("Phase", st.Dim.Render("not started"))
+	}
+	sched := "yes"
+	switch {
+	case n.AdminCordoned:
+		sched = st.Warn.Render("no: cordoned by an administrator, and stays cordoned after the update")
+	case n.Unschedulable:
+		sched = "no: cordoned by " + n.Obj.Annotations[nodeanno.CordonedByKey]
+	case n.Obj == nil:
+		sched = st.Dim.Render("(no Node object)")
+	}
+	field("Schedulable", sched)
+
+	if len(n.Blockers) > 0 {
+		section("Drain blocked by")
+		m.blockers(&b, n.Blockers)
+	}
+
+	section("Conditions")
+	if n.MCN == nil {
+		b.WriteString(st.Dim.Render("  No MachineConfigNode for this node."))
+		b.WriteByte('\n')
+	} else {
+		m.conditions(&b, n.MCN.Status.Conditions, now)
+	}
+
+	section("Annotations")
+	if n.Obj == nil || len(n.Obj.Annotations) == 0 {
+		b.WriteString(st.Dim.Render("  (none)"))
+		b.WriteByte('\n')
+	} else {
+		keys := make([]string, 0, len(n.Obj.Annotations))
+		for k := range n.Obj.Annotations {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			line := "  " + st.Label.Render(k+":") + " " + n.Obj.Annotations[k]
+			b.WriteString(ansi.Wrap(line, m.width, " "))
+			b.WriteByte('\n')
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func stateWord(s phase.State) string {
+	return [...]string{"not started", "in progress", "failed", "done"}[s]
+}
+
+func (m *Model) blockers(b *strings.Builder, bs []phase.Blocker) {
+	st := m.c.Styles
+	podW := len("POD")
+	for _, bl := range bs {
+		podW = max(podW, len(bl.Pod))
+	}
+	b.WriteString("  ")
+	var hb strings.Builder
+	layout.Fit(&hb, "POD", podW)
+	hb.WriteString("  PODDISRUPTIONBUDGETS / REFUSAL")
+	b.WriteString(st.Header.Render(hb.String()))
+	b.WriteByte('\n')
+	for _, bl := range bs {
+		b.WriteString("  ")
+		layout.Fit(b, bl.Pod, podW)
+		b.WriteString("  ")
+		if len(bl.Budgets) > 0 {
+			b.WriteString(st.Error.Render(strings.Join(bl.Budgets, ", ")))
+		} else {
+			b.WriteString(st.Error.Render(bl.Reason))
+		}
+		b.WriteByte('\n')
+	}
+}
+
+// conditions draws the conditions table in the MachineConfigNode's own order, as
+// oc describe lists them; long messages wrap within their column.
+func (m *Model) conditions(b *strings.Builder, conds []metav1.Condition, now time.Time) {
+	st := m.c.Styles
+	typeW, reasonW := len("TYPE"), len("REASON")
+	for _, c := range conds {
+		typeW = max(typeW, len(c.Type))
+		reasonW = max(reasonW, len(c.Reason))
+	}
+	cols := []layout.Column{
+		{Min: 1},
+		{Title: "TYPE", Min: typeW},
+		{Title: "STATUS", Min: 7},
+		{Title: "REASON", Min: min(reasonW, 14), Max: reasonW, Drop: 2},
+		// The transition time goes before the message gets narrow; its age stays.
+		{Title: "LAST TRANSITION", Min: 20, Drop: 3},
+		{Title: "AGE", Min: 5, Drop: 1},
+		{Title: "MESSAGE", Min: 48, Max: 1 << 16},
+	}
+	widths, _ := layout.Layout(cols, m.width, 1)
+	msgCol := 0 // the cell where messages start, for their continuation lines
+	for _, w := range widths[:len(widths)-1] {
+		if w > 0 {
+			msgCol += w + 1
+		}
+	}
+	var hb strings.Builder
+	cells(&hb, widths, func(i, w int) { layout.Fit(&hb, cols[i].Title, w) })
+	b.WriteString(st.Header.Render(hb.String()))
+	b.WriteByte('\n')
+	for _, c := range conds {
+		s := phase.StateOf(c)
+		var msgLines []string
+		cells(b, widths, func(i, w int) {
+			switch i {
+			case 0:
+				b.WriteByte(' ')
+			case 1:
+				layout.Fit(b, c.Type, w)
+			case 2:
+				var sb strings.Builder
+				layout.Fit(&sb, string(c.Status), w)
+				b.WriteString(st.State[s].Render(sb.String()))
+			case 3:
+				layout.Fit(b, c.Reason, w)
+			case 4:
+				layout.Fit(b, c.LastTransitionTime.UTC().Format(time.RFC3339), w)
+			case 5:
+				layout.Fit(b, layout.Age(now.Sub(c.LastTransitionTime.Time)), w)
+			case 6:
+				msgLines = strings.Split(ansi.Wrap(c.Message, w, " "), "\n")
+				msg := msgLines[0]
+				if s == phase.Failed {
+					msg = st.Error.Render(msg)
+				}
+				b.WriteString(msg)
+			}
+		})
+		b.WriteByte('\n')
+		for _, l := range msgLines[min(1, len(msgLines)):] {
+			layout.Pad(b, msgCol)
+			if s == phase.Failed {
+				l = st.Error.Render(l)
+			}
+			b.WriteString(l)
+			b.WriteByte('\n')
+		}
+	}
+}
+
+func cells(b *strings.Builder, widths []int, f func(col, width int)) {
+	first := true
+	for i, w := range widths {
+		if w == 0 {
+			continue
+		}
+		if !first {
+			b.WriteByte(' ')
+		}
+		first = false
+		f(i, w)
+	}
+}
+
+// ShortHelp implements help.KeyMap.
+func (m *Model) ShortHelp() []key.Binding {
+	k := m.c.Keys
+	return []key.Binding{k.Up, k.Down, k.PageDown, k.Back, k.Command, k.Help, k.Quit}
+}
+
+// FullHelp implements help.KeyMap.
+func (m *Model) FullHelp() [][]key.Binding {
+	k := m.c.Keys
+	return [][]key.Binding{k.Navigation(), {k.Back}}
+}
+
+var _ common.Component = (*Model)(nil)

@@ -1,0 +1,56 @@
+package detail_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mcotui/mcotui/tui/internal/fixture"
+	"github.com/mcotui/mcotui/tui/internal/tuitest"
+	"github.com/mcotui/mcotui/tui/panes/detail"
+)
+
+func TestDetailView(t *testing.T) {
+	tests := []struct {
+		name, node string
+		w, h       int
+	}{
+		{"blocked-drain-120x60", fixture.BlockedNode, 120, 60},
+		{"blocked-drain-200x60", fixture.BlockedNode, 200, 60},
+		{"draining-120x40", fixture.DrainingNode, 120, 40},
+		{"admin-cordoned-120x40", fixture.CordonedNode, 120, 40},
+		{"gone-80x5", "no-such-node", 80, 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := tuitest.Common(true, fixture.Small())
+			d := detail.New(c)
+			d.SetFocused(true)
+			d.SetSize(tt.w, tt.h)
+			d.SetNode(tt.node)
+			v := d.View()
+			tuitest.Golden(t, v)
+			lines := strings.Split(v, "\n")
+			if len(lines) != tt.h {
+				t.Fatalf("%d lines, want %d", len(lines), tt.h)
+			}
+			for i, l := range lines {
+				if n := len([]rune(tuitest.Plain(l))); n > tt.w {
+					t.Errorf("line %d: %d cells, more than %d", i, n, tt.w)
+				}
+			}
+		})
+	}
+}
+
+func TestDetailShowsBlockers(t *testing.T) {
+	c := tuitest.Common(false, fixture.Small())
+	d := detail.New(c)
+	d.SetSize(160, 80)
+	d.SetNode(fixture.BlockedNode)
+	v := tuitest.Plain(d.View())
+	for _, want := range []string{"Drain blocked by", "default/web-0", "default/web", "NodeDegraded", "Error: Node Drain has not succeeded"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("detail lacks %q", want)
+		}
+	}
+}

@@ -1,0 +1,130 @@
+package grid_test
+
+import (
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/mcotui/mcotui/tui/common"
+	"github.com/mcotui/mcotui/tui/internal/fixture"
+	"github.com/mcotui/mcotui/tui/internal/tuitest"
+	"github.com/mcotui/mcotui/tui/model"
+	"github.com/mcotui/mcotui/tui/panes/grid"
+)
+
+func newGrid(t testing.TB, w, h int) (*grid.Model, *common.Common) {
+	c := tuitest.Common(true, fixture.Small())
+	g := grid.New(c)
+	g.SetFocused(true)
+	g.SetSize(w, h)
+	return g, c
+}
+
+func key(s string) tea.KeyPressMsg {
+	switch s {
+	case "enter":
+		return tea.KeyPressMsg{Code: tea.KeyEnter}
+	case "down":
+		return tea.KeyPressMsg{Code: tea.KeyDown}
+	case "pgdown":
+		return tea.KeyPressMsg{Code: tea.KeyPgDown}
+	}
+	r := []rune(s)[0]
+	return tea.KeyPressMsg{Code: r, Text: s}
+}
+
+func TestGridView(t *testing.T) {
+	for _, size := range []struct{ w, h int }{{120, 16}, {200, 16}, {80, 12}} {
+		t.Run(sizeName(size.w, size.h), func(t *testing.T) {
+			g, _ := newGrid(t, size.w, size.h)
+			g.Update(key("down"))
+			tuitest.Golden(t, g.View())
+			checkShape(t, g.View(), size.w, size.h)
+		})
+	}
+}
+
+func TestGridSortAndFilter(t *testing.T) {
+	g, _ := newGrid(t, 120, 14)
+	g.Update(key("s")) // pool
+	g.Update(key("s")) // phase
+	g.Update(key("S")) // reversed: furthest along first
+	f, err := model.ParseFilter("!done")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := g.Query()
+	q.Filter = f
+	g.SetQuery(q)
+	tuitest.Golden(t, g.View())
+}
+
+func TestGridEmpty(t *testing.T) {
+	g, _ := newGrid(t, 120, 6)
+	f, _ := model.ParseFilter("nosuchnode")
+	g.SetQuery(model.Query{Filter: f})
+	tuitest.Golden(t, g.View())
+}
+
+func TestGridOpen(t *testing.T) {
+	g, _ := newGrid(t, 120, 14)
+	cmd := g.Update(key("enter"))
+	if cmd == nil {
+		t.Fatal("enter: no command")
+	}
+	if msg, ok := cmd().(common.OpenNodeMsg); !ok || msg.Name != "ci-ln-9xsm9-infra-a-m3x7v" {
+		t.Fatalf("enter: %#v", cmd())
+	}
+}
+
+// TestGridKeepsSelectionAcrossBursts: the selected node stays selected when a burst moves
+// it, which is what lets an operator watch one node during a rollout.
+func TestGridKeepsSelectionAcrossBursts(t *testing.T) {
+	c := tuitest.Common(true, fixture.Large(500))
+	g := grid.New(c)
+	g.SetFocused(true)
+	g.SetSize(200, 30)
+	g.SetQuery(model.Query{Sort: model.SortPhase})
+	for range 40 {
+		g.Update(key("down"))
+	}
+	want := g.Selected().Name
+	for v := range 5 {
+		g.Sync(c.Store.Apply(fixture.Burst(500, v)))
+		if got := g.Selected(); got == nil || got.Name != want {
+			t.Fatalf("burst %d: selected %v, want %s", v, got, want)
+		}
+		checkShape(t, g.View(), 200, 30)
+	}
+}
+
+func sizeName(w, h int) string {
+	return strings.Join([]string{itoa(w), itoa(h)}, "x")
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for n > 0 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+		n /= 10
+	}
+	return string(b)
+}
+
+// checkShape asserts the view fills exactly its box: the root's layout relies on it.
+func checkShape(t testing.TB, view string, w, h int) {
+	t.Helper()
+	lines := strings.Split(view, "\n")
+	if len(lines) != h {
+		t.Fatalf("%d lines, want %d", len(lines), h)
+	}
+	for i, l := range lines {
+		if n := len([]rune(tuitest.Plain(l))); n > w {
+			t.Fatalf("line %d is %d wide, more than %d: %q", i, n, w, tuitest.Plain(l))
+		}
+	}
+}

@@ -1,0 +1,349 @@
+// Package pools is the pools pane: each MachineConfigPool as `oc get mcp` shows it, with
+// a progress bar, whether it is paused, its maxUnavailable, and how many of its nodes
+// are updating and degraded right now.
+package pools
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+
+	"github.com/mcotui/mcotui/tui/common"
+	"github.com/mcotui/mcotui/tui/internal/layout"
+	"github.com/mcotui/mcotui/tui/model"
+	"github.com/mcotui/mcotui/tui/styles"
+)
+
+// Columns: oc get mcp's, then mcotui's.
+const (
+	colMark = iota
+	colName
+	colConfig
+	colUpdated
+	colUpdating
+	colDegraded
+	colMachines
+	colReady
+	colUpdatedN
+	colDegradedN
+	colAge
+	colProgress
+	colPaused
+	colMaxUnavail
+	colNow
+	numCols
+)
+
+// barWidth is the progress bar's length in cells.
+const barWidth = 10
+
+// headerLines is the title and the column header.
+const headerLines = 2
+
+// Model is the pools pane.
+type Model struct {
+	c       *common.Common
+	focused bool
+
+	width, height int
+	cursor        int
+	scope         string // the pool the grid shows, marked in the list
+
+	widths []int
+	short  bool
+	header string
+}
+
+// New returns the pools pane over c.Store.
+func New(c *common.Common) *Model {
+	m := &Model{c: c}
+	m.relayout()
+	return m
+}
+
+// SetFocused tells the pane whether keys go to it.
+func (m *Model) SetFocused(f bool) { m.focused = f }
+
+// SetScope marks the pool the grid shows ("" for all).
+func (m *Model) SetScope(pool string) { m.scope = pool }
+
+// SetSize implements common.Component.
+func (m *Model) SetSize(width, height int) {
+	m.width, m.height = width, height
+	m.relayout()
+}
+
+// Height is the height the pane needs to show every pool.
+func (m *Model) Height() int { return headerLines + max(1, len(m.c.Store.Pools())) }
+
+// Sync applies one batch of store changes.
+func (m *Model) Sync(ch model.Changes) {
+	if ch.Pools {
+		m.relayout()
+		m.cursor = max(0, min(m.cursor, len(m.c.Store.Pools())-1))
+	}
+}
+
+// Selected is the pool under the cursor, or nil.
+func (m *Model) Selected() *model.Pool {
+	ps := m.c.Store.Pools()
+	if m.cursor < 0 || m.cursor >= len(ps) {
+		return nil
+	}
+	return ps[m.cursor]
+}
+
+// Update implements common.Component.
+func (m *Model) Update(msg tea.Msg) tea.Cmd {
+	k := m.c.Keys
+	n := len(m.c.Store.Pools())
+	switch msg := msg.(type) {
+	case tea.KeyPressMsg:
+		if !m.focused {
+			return nil
+		}
+		switch {
+		case key.Matches(msg, k.Up):
+			m.cursor = max(0, m.cursor-1)
+		case key.Matches(msg, k.Down):
+			m.cursor = min(n-1, m.cursor+1)
+		case key.Matches(msg, k.Top, k.PageUp):
+			m.cursor = 0
+		case key.Matches(msg, k.Bottom, k.PageDown):
+			m.cursor = max(0, n-1)
+		case key.Matches(msg, k.Open):
+			if p := m.Selected(); p != nil {
+				return common.Cmd(common.SelectPoolMsg{Pool: p.Name})
+			}
+		case key.Matches(msg, k.AllPools):
+			return common.Cmd(common.SelectPoolMsg{})
+		}
+	case tea.MouseClickMsg:
+		if msg.Button == tea.MouseLeft && msg.Y >= headerLines && msg.Y-headerLines < n {
+			m.cursor = msg.Y - headerLines
+			return common.Cmd(common.SelectPoolMsg{Pool: m.Selected().Name})
+		}
+	}
+	return nil
+}
+
+func (m *Model) relayout() {
+	nameW, cfgW := 4, 6
+	for _, p := range m.c.Store.Pools() {
+		nameW = max(nameW, len(p.Name))
+		cfgW = max(cfgW, len(p.Config))
+	}
+	// Narrow terminals lose first what another column also says: AGE, CONFIG (the grid
+	// shows each node's), the counts PROGRESS repeats.
+	cols := [numCols]layout.Column{
+		colMark:       {Min: 1},
+		colName:       {Title: "NAME", Min: nameW},
+		colConfig:     {Title: "CONFIG", Min: min(cfgW, 12), Max: cfgW, Drop: 8},
+		colUpdated:    {Title: "UPDATED", Min: 5},
+		colUpdating:   {Title: "UPDATING", Min: 5},
+		colDegraded:   {Title: "DEGRADED", Min: 5},
+		colMachines:   {Title: "MACHINECOUNT", Short: "MACHINES", Drop: 6},
+		colReady:      {Title: "READYMACHINECOUNT", Short: "READY", Drop: 7},
+		colUpdatedN:   {Title: "UPDATEDMACHINECOUNT", Short: "UPDATED#", Drop: 5},
+		colDegradedN:  {Title: "DEGRADEDMACHINECOUNT", Short: "DEGRADED#", Drop: 3},
+		colAge:        {Title: "AGE", Min: 5, Drop: 9},
+		colProgress:   {Title: "PROGRESS", Min: barWidth + 6},
+		colPaused:     {Title: "PAUSED", Min: 5},
+		colMaxUnavail: {Title: "MAXUNAVAILABLE", Short: "MAXUNAV", Min: 3, Drop: 4},
+		colNow:        {Title: "UPDATINGNOW", Short: "NOW"},
+	}
+	m.widths, m.short = layout.Layout(cols[:], m.width, 1)
+	var b strings.Builder
+	m.cells(&b, func(i, w int) { layout.Fit(&b, layout.Title(cols[i], m.short), w) })
+	var hb strings.Builder
+	layout.Fit(&hb, b.String(), m.width)
+	m.header = m.c.Styles.Header.Render(hb.String())
+}
+
+func (m *Model) cells(b *strings.Builder, f func(col, width int)) {
+	first := true
+	for i, w := range m.widths {
+		if w == 0 {
+			continue
+		}
+		if !first {
+			b.WriteByte(' ')
+		}
+		first = false
+		f(i, w)
+	}
+}
+
+// View implements common.Component.
+func (m *Model) View() string {
+	if m.width <= 0 || m.height <= 0 {
+		return ""
+	}
+	st := m.c.Styles
+	var b strings.Builder
+	title := fmt.Sprintf(" Pools  %d", len(m.c.Store.Pools()))
+	style := st.Title
+	if m.focused {
+		style = st.TitleFocused
+	}
+	var tb strings.Builder
+	layout.Fit(&tb, title, m.width)
+	b.WriteString(style.Render(tb.String()))
+	b.WriteByte('\n')
+	b.WriteString(m.header)
+	pools := m.c.Store.Pools()
+	if len(pools) == 0 {
+		b.WriteString("\n" + st.Dim.Render("No MachineConfigPools yet."))
+	}
+	now := m.c.Clock.Now()
+	for i, p := range pools {
+		b.WriteByte('\n')
+		line := m.row(p, now, i == m.cursor)
+		if i == m.cursor {
+			sel := st.SelectedDim
+			if m.focused {
+				sel = st.Selected
+			}
+			var lb strings.Builder
+			layout.Fit(&lb, line, m.width)
+			line = sel.Render(lb.String())
+		}
+		b.WriteString(line)
+	}
+	return layout.Lines(b.String(), m.height)
+}
+
+// row draws a pool; plain (no colours inside) when it is the selected row, which is
+// drawn in one style.
+func (m *Model) row(p *model.Pool, now time.Time, plain bool) string {
+	st := m.c.Styles
+	paint := func(style lipgloss.Style, s string, w int) string {
+		var b strings.Builder
+		layout.Fit(&b, s, w)
+		if plain {
+			return b.String()
+		}
+		return style.Render(b.String())
+	}
+	counts := m.c.Store.Counts(p.Name)
+	var b strings.Builder
+	m.cells(&b, func(i, w int) {
+		switch i {
+		case colMark:
+			mark := " "
+			if p.Name == m.scope {
+				mark = "▸"
+			}
+			b.WriteString(mark)
+		case colName:
+			layout.Fit(&b, p.Name, w)
+		case colConfig:
+			layout.Fit(&b, layout.Config(p.Config, p.Name, w), w)
+		case colUpdated:
+			b.WriteString(paint(condStyle(st, p.Updated, "True"), p.Updated, w))
+		case colUpdating:
+			b.WriteString(paint(condStyle(st, p.Updating, ""), p.Updating, w))
+		case colDegraded:
+			b.WriteString(paint(condStyle(st, p.Degraded, "False"), p.Degraded, w))
+		case colMachines:
+			layout.Fit(&b, itoa(p.MachineCount), w)
+		case colReady:
+			layout.Fit(&b, itoa(p.ReadyCount), w)
+		case colUpdatedN:
+			layout.Fit(&b, itoa(p.UpdatedCount), w)
+		case colDegradedN:
+			style := st.Dim
+			if p.DegradedCount > 0 {
+				style = st.Error
+			}
+			b.WriteString(paint(style, itoa(p.DegradedCount), w))
+		case colAge:
+			layout.Fit(&b, layout.Age(now.Sub(p.Created)), w)
+		case colProgress:
+			m.bar(&b, p, plain)
+			layout.Fit(&b, " "+itoa(p.UpdatedCount)+"/"+itoa(p.MachineCount), w-barWidth)
+		case colPaused:
+			if p.Paused {
+				b.WriteString(paint(st.Paused, "true", w))
+			} else {
+				layout.Fit(&b, "false", w)
+			}
+		case colMaxUnavail:
+			layout.Fit(&b, p.MaxUnavailable, w)
+		case colNow:
+			style := st.Warn
+			if counts.UpdatingNow == 0 {
+				style = st.Dim
+			}
+			b.WriteString(paint(style, strconv.Itoa(counts.UpdatingNow), w))
+		}
+	})
+	return b.String()
+}
+
+// condStyle colours a condition's status: good when it is good, an error when it is
+// the bad value ("True" for Degraded), a warning otherwise.
+func condStyle(st *styles.Styles, status, good string) lipgloss.Style {
+	switch {
+	case status == good:
+		return st.OK
+	case good == "False" && status == "True":
+		return st.Error
+	case good == "" && status == "True":
+		return st.Warn
+	case good == "":
+		return st.Dim
+	}
+	return st.Warn
+}
+
+// bar draws the pool's progress: updated machines of all machines, red when the pool is
+// degraded and magenta when paused, so a stalled rollout stands out.
+func (m *Model) bar(b *strings.Builder, p *model.Pool, plain bool) {
+	st := m.c.Styles
+	full := int(p.Progress()*barWidth + 0.5)
+	if p.UpdatedCount < p.MachineCount {
+		full = min(full, barWidth-1) // never look finished before it is
+	}
+	cell := st.BarFull
+	switch {
+	case plain:
+		cell = styles.BarFull
+	case p.Degraded == "True":
+		cell = st.BarDegraded
+	case p.Paused:
+		cell = st.BarPaused
+	}
+	empty := st.BarEmpty
+	if plain {
+		empty = styles.BarEmpty
+	}
+	for i := range barWidth {
+		if i < full {
+			b.WriteString(cell)
+		} else {
+			b.WriteString(empty)
+		}
+	}
+}
+
+func itoa(n int32) string { return strconv.Itoa(int(n)) }
+
+// ShortHelp implements help.KeyMap.
+func (m *Model) ShortHelp() []key.Binding {
+	k := m.c.Keys
+	return []key.Binding{k.Open, k.AllPools, k.NextPane, k.Filter, k.Command, k.Help, k.Quit}
+}
+
+// FullHelp implements help.KeyMap.
+func (m *Model) FullHelp() [][]key.Binding {
+	k := m.c.Keys
+	return [][]key.Binding{{k.Up, k.Down, k.Top, k.Bottom}, {k.Open, k.AllPools}}
+}
+
+var _ common.Component = (*Model)(nil)

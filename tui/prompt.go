@@ -1,0 +1,164 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/mcotui/mcotui/tui/common"
+	"github.com/mcotui/mcotui/tui/model"
+	"github.com/mcotui/mcotui/tui/styles"
+)
+
+var filterNone model.Filter
+
+func newPrompt(c *common.Common) textinput.Model {
+	ti := textinput.New()
+	ti.SetStyles(promptStyles(c.Styles))
+	ti.ShowSuggestions = true
+	return ti
+}
+
+// promptStyles are the prompt's styles. The cursor does not blink: a blinking cursor is
+// a timer that redraws twice a second for nothing, and it would make every golden file
+// depend on when it was taken.
+func promptStyles(st *styles.Styles) textinput.Styles {
+	s := textinput.DefaultStyles(true)
+	s.Focused.Prompt = st.Prompt
+	s.Blurred.Prompt = st.Prompt
+	s.Focused.Suggestion = st.Dim
+	s.Cursor.Blink = false
+	return s
+}
+
+// commands are the `:` commands: where to jump, and a few verbs.
+var commands = []string{"pools", "nodes", "detail", "help", "all", "quit"}
+
+func (u *UI) openPrompt(kind promptKind) tea.Cmd {
+	u.promptKind = kind
+	u.promptErr = ""
+	u.prompt.Reset()
+	switch kind {
+	case promptFilter:
+		u.prompt.Prompt = "/"
+		u.prevFilter = u.grid.Query().Filter
+		u.prompt.SetValue(u.prevFilter.String())
+		u.prompt.SetSuggestions(nil)
+	case promptCommand:
+		u.prompt.Prompt = ":"
+		sugg := append([]string(nil), commands...)
+		for _, p := range u.c.Store.Pools() {
+			sugg = append(sugg, "pool "+p.Name)
+		}
+		u.prompt.SetSuggestions(sugg)
+	}
+	u.prompt.CursorEnd()
+	return u.prompt.Focus()
+}
+
+func (u *UI) closePrompt() {
+	u.promptKind = promptNone
+	u.prompt.Blur()
+}
+
+// promptKey handles a key while a prompt is open. The filter applies as it is typed, so
+// the grid narrows with each key; esc puts back the filter there was.
+func (u *UI) promptKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := u.c.Keys
+	switch {
+	case msg.String() == "ctrl+c":
+		return tea.Quit
+	case key.Matches(msg, k.Cancel):
+		if u.promptKind == promptFilter {
+			u.setFilter(u.prevFilter)
+		}
+		u.closePrompt()
+		return nil
+	case key.Matches(msg, k.Submit):
+		kind, text := u.promptKind, strings.TrimSpace(u.prompt.Value())
+		u.closePrompt()
+		if kind == promptCommand {
+			return u.command(text)
+		}
+		if f, err := model.ParseFilter(text); err != nil {
+			u.setFilter(u.prevFilter)
+			u.promptErr = err.Error()
+		} else {
+			u.setFilter(f)
+		}
+		return nil
+	}
+	var cmd tea.Cmd
+	u.prompt, cmd = u.prompt.Update(msg)
+	if u.promptKind == promptFilter {
+		// An unfinished term ("phase:dr" is fine, "phase:x" is not yet) leaves the
+		// last good filter in place rather than flashing an empty grid.
+		if f, err := model.ParseFilter(u.prompt.Value()); err == nil {
+			u.setFilter(f)
+			u.promptErr = ""
+		} else {
+			u.promptErr = err.Error()
+		}
+	}
+	return cmd
+}
+
+func (u *UI) setFilter(f model.Filter) {
+	q := u.grid.Query()
+	if q.Filter.String() == f.String() {
+		return
+	}
+	q.Filter = f
+	u.grid.SetQuery(q)
+}
+
+// command runs a `:` command.
+func (u *UI) command(text string) tea.Cmd {
+	verb, arg, _ := strings.Cut(text, " ")
+	arg = strings.TrimSpace(arg)
+	switch verb {
+	case "":
+		return nil
+	case "q", "quit":
+		return tea.Quit
+	case "pools", "pool", "mcp":
+		if arg == "" {
+			u.setFocus(panePools)
+			return nil
+		}
+		if u.c.Store.Pool(arg) == nil {
+			u.promptErr = fmt.Sprintf("no pool %q", arg)
+			return nil
+		}
+		u.scope(arg)
+	case "all":
+		u.scope("")
+	case "nodes", "node", "grid", "mcn", "detail":
+		switch {
+		case arg != "":
+			if u.c.Store.Node(arg) == nil {
+				u.promptErr = fmt.Sprintf("no node %q", arg)
+				return nil
+			}
+			u.open(arg)
+		case verb == "detail":
+			if n := u.grid.Selected(); n != nil {
+				u.open(n.Name)
+			} else if u.detail.Name() != "" {
+				u.showDetail = true
+				u.setFocus(paneNodes)
+			}
+		default:
+			u.showDetail = false
+			u.setFocus(paneNodes)
+		}
+	case "help":
+		u.openHelp()
+	default:
+		u.promptErr = fmt.Sprintf("unknown command %q: try %s, pool NAME, node NAME", verb, strings.Join(commands, ", "))
+	}
+	return nil
+}

@@ -1,0 +1,355 @@
+// Package tui is mcotui's full-screen program: the root model that routes messages to
+// the panes, owns the layout, the status line, the `/` and `:` prompts and the `?`
+// overlay, and feeds the panes from a model.Source.
+//
+// Data flows one way. A Source (a cluster's informers, the demo simulation, a test
+// fixture) delivers model.Events on a channel; the root drains whatever is pending into
+// one eventsMsg, applies it to the Store in one Apply, tells each pane what changed, and
+// Bubble Tea draws once. A burst of ten thousand MachineConfigNode updates is one
+// message, one Apply and one frame.
+package tui
+
+import (
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+
+	"github.com/mcotui/mcotui/tui/common"
+	"github.com/mcotui/mcotui/tui/keys"
+	"github.com/mcotui/mcotui/tui/model"
+	"github.com/mcotui/mcotui/tui/panes/detail"
+	"github.com/mcotui/mcotui/tui/panes/grid"
+	helppane "github.com/mcotui/mcotui/tui/panes/help"
+	"github.com/mcotui/mcotui/tui/panes/pools"
+	"github.com/mcotui/mcotui/tui/styles"
+)
+
+// Options configure the program. The zero value is a real terminal's defaults.
+type Options struct {
+	// Clock tells the time for ages; nil is the system clock. Tests pin it.
+	Clock common.Clock
+	// NoColor draws without colour whatever the terminal can do: the caller sets it when
+	// NO_COLOR is set to anything (no-color.org), which colorprofile only honours for
+	// values that parse as true.
+	NoColor bool
+	// Refresh is how often ages are redrawn when nothing else happens: 0 is every
+	// second, negative never (tests, whose clock does not move).
+	Refresh time.Duration
+	// Coalesce is how long to keep gathering events after the first of a burst before
+	// drawing. 0 takes only what is already pending, which is enough to fold a burst
+	// that arrives while a frame is drawn; a few tens of milliseconds also fold bursts
+	// that trickle in.
+	Coalesce time.Duration
+	// Keys is the keymap; nil is keys.Default().
+	Keys *keys.KeyMap
+}
+
+// pane is a place focus can be.
+type pane int
+
+const (
+	panePools pane = iota
+	paneNodes      // the grid, or the detail when a node is open
+)
+
+// promptKind is what the footer's prompt is for.
+type promptKind int
+
+const (
+	promptNone promptKind = iota
+	promptFilter
+	promptCommand
+)
+
+// UI is the root model.
+type UI struct {
+	c    *common.Common
+	src  model.Source
+	info model.Info
+	opts Options
+
+	width, height int
+	poolsHeight   int // the height the pools pane asked for at the last layout
+	poolsShown    int // the height it got
+	focus         pane
+	showDetail    bool
+	showHelp      bool
+	closed        bool // the source's channel closed
+
+	pools  *pools.Model
+	grid   *grid.Model
+	detail *detail.Model
+	help   *helppane.Model
+	footer help.Model
+
+	prompt     textinput.Model
+	promptKind promptKind
+	promptErr  string
+	prevFilter model.Filter // to restore when a filter prompt is cancelled
+}
+
+// New returns the root model over src. The source's snapshot is applied here, before the
+// first frame, so the program never draws an empty cluster that then fills in.
+func New(src model.Source, opts Options) *UI {
+	if opts.Clock == nil {
+		opts.Clock = common.SystemClock{}
+	}
+	if opts.Refresh == 0 {
+		opts.Refresh = time.Second
+	}
+	if opts.Keys == nil {
+		opts.Keys = keys.Default()
+	}
+	store := model.NewStore()
+	store.Apply(src.Snapshot())
+	c := &common.Common{
+		Styles: styles.New(!opts.NoColor),
+		Keys:   opts.Keys,
+		Clock:  opts.Clock,
+		Store:  store,
+	}
+	u := &UI{c: c, src: src, info: src.Info(), opts: opts, focus: paneNodes}
+	u.pools = pools.New(c)
+	u.grid = grid.New(c)
+	u.detail = detail.New(c)
+	u.help = helppane.New(c)
+	u.footer = help.New()
+	u.footer.Styles = c.Styles.Help
+	u.prompt = newPrompt(c)
+	u.setFocus(paneNodes)
+	return u
+}
+
+// Init implements tea.Model.
+func (u *UI) Init() tea.Cmd {
+	return tea.Batch(u.waitForEvents(), u.tick())
+}
+
+// Messages of the root's own.
+type (
+	// eventsMsg is every event that was pending on the source's channel, in order.
+	eventsMsg struct {
+		events []model.Event
+		closed bool // the channel closed after them
+	}
+	// tickMsg redraws the ages.
+	tickMsg time.Time
+)
+
+// maxBatch bounds one eventsMsg, so that a source that never pauses still lets the
+// program draw (and take keys) between batches.
+const maxBatch = 1 << 16
+
+// waitForEvents waits for the source's next event, then takes everything else pending
+// (and, with Options.Coalesce, what arrives shortly after) into one message.
+func (u *UI) waitForEvents() tea.Cmd {
+	if u.closed {
+		return nil
+	}
+	ch, window := u.src.Events(), u.opts.Coalesce
+	return func() tea.Msg {
+		e, ok := <-ch
+		if !ok {
+			return eventsMsg{closed: true}
+		}
+		batch := append(make([]model.Event, 0, min(len(ch)+1, maxBatch)), e)
+		var deadline <-chan time.Time
+		if window > 0 {
+			t := time.NewTimer(window)
+			defer t.Stop()
+			deadline = t.C
+		}
+		for len(batch) < maxBatch {
+			if deadline == nil {
+				select {
+				case e, ok := <-ch:
+					if !ok {
+						return eventsMsg{events: batch, closed: true}
+					}
+					batch = append(batch, e)
+					continue
+				default:
+				}
+				break
+			}
+			select {
+			case e, ok := <-ch:
+				if !ok {
+					return eventsMsg{events: batch, closed: true}
+				}
+				batch = append(batch, e)
+				continue
+			case <-deadline:
+			}
+			break
+		}
+		return eventsMsg{events: batch}
+	}
+}
+
+func (u *UI) tick() tea.Cmd {
+	if u.opts.Refresh < 0 {
+		return nil
+	}
+	return tea.Tick(u.opts.Refresh, func(t time.Time) tea.Msg { return tickMsg(t) })
+}
+
+// apply folds a batch of events into the store and tells the panes what changed.
+func (u *UI) apply(events []model.Event) {
+	ch := u.c.Store.Apply(events)
+	if ch.Empty() {
+		return
+	}
+	u.grid.Sync(ch)
+	u.pools.Sync(ch)
+	u.detail.Sync(ch)
+	if ch.Pools && u.pools.Height() != u.poolsHeight {
+		u.layout()
+	}
+}
+
+// Update implements tea.Model.
+func (u *UI) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		u.width, u.height = msg.Width, msg.Height
+		u.layout()
+		return u, nil
+	case tea.ColorProfileMsg:
+		u.setColor(msg.Profile)
+		return u, nil
+	case eventsMsg:
+		u.apply(msg.events)
+		if msg.closed {
+			u.closed = true
+			return u, nil
+		}
+		return u, u.waitForEvents()
+	case tickMsg:
+		u.detail.Tick()
+		return u, u.tick()
+	case common.SelectPoolMsg:
+		u.scope(msg.Pool)
+		return u, nil
+	case common.OpenNodeMsg:
+		u.open(msg.Name)
+		return u, nil
+	case tea.KeyPressMsg:
+		return u, u.key(msg)
+	case tea.MouseWheelMsg:
+		return u, u.mouse(tea.Mouse(msg), func(m tea.Mouse) tea.Msg { return tea.MouseWheelMsg(m) })
+	case tea.MouseClickMsg:
+		return u, u.mouse(tea.Mouse(msg), func(m tea.Mouse) tea.Msg { return tea.MouseClickMsg(m) })
+	}
+	if u.promptKind != promptNone {
+		var cmd tea.Cmd
+		u.prompt, cmd = u.prompt.Update(msg)
+		return u, cmd
+	}
+	return u, nil
+}
+
+// setColor follows the terminal's colour profile: a profile without colour (NO_COLOR
+// gives one) switches to the colourless styles, which mark state by text attributes.
+func (u *UI) setColor(p colorprofile.Profile) {
+	color := !u.opts.NoColor && p > colorprofile.ASCII
+	if color == u.c.Styles.Color {
+		return
+	}
+	u.c.Styles = styles.New(color)
+	u.footer.Styles = u.c.Styles.Help
+	u.prompt.SetStyles(promptStyles(u.c.Styles))
+	u.layout() // the panes re-render their cached rows and headers in the new styles
+}
+
+// layout sizes the panes: the pools on top (all of them if they take at most a third of
+// the screen), the grid or a node's detail below, then the footer and the status line.
+func (u *UI) layout() {
+	if u.width <= 0 || u.height <= 0 {
+		return
+	}
+	body := max(0, u.height-2)
+	u.poolsHeight = u.pools.Height()
+	ph := min(u.poolsHeight, max(3, body/3))
+	if body < 8 {
+		ph = 0 // too small for both: the nodes matter more
+	}
+	u.poolsShown = ph
+	u.pools.SetSize(u.width, ph)
+	u.grid.SetSize(u.width, body-ph)
+	u.detail.SetSize(u.width, body-ph)
+	u.help.SetSize(u.width, u.height)
+	u.footer.SetWidth(u.width)
+}
+
+func (u *UI) setFocus(p pane) {
+	u.focus = p
+	u.pools.SetFocused(p == panePools)
+	u.grid.SetFocused(p == paneNodes && !u.showDetail)
+	u.detail.SetFocused(p == paneNodes && u.showDetail)
+}
+
+// scope shows the nodes of one pool ("" for all) in the grid.
+func (u *UI) scope(pool string) {
+	q := u.grid.Query()
+	q.Pool = pool
+	u.grid.SetQuery(q)
+	u.pools.SetScope(pool)
+	u.showDetail = false
+	u.setFocus(paneNodes)
+}
+
+// open shows a node's detail in place of the grid.
+func (u *UI) open(name string) {
+	u.detail.SetNode(name)
+	u.showDetail = true
+	u.setFocus(paneNodes)
+}
+
+// focused is the component keys go to.
+func (u *UI) focused() common.Component {
+	switch {
+	case u.showHelp:
+		return u.help
+	case u.focus == panePools:
+		return u.pools
+	case u.showDetail:
+		return u.detail
+	}
+	return u.grid
+}
+
+// body is the component under the pools.
+func (u *UI) body() common.Component {
+	if u.showDetail {
+		return u.detail
+	}
+	return u.grid
+}
+
+// mouse routes a mouse event to the pane under it, in the pane's coordinates, and
+// focuses that pane on a click.
+func (u *UI) mouse(m tea.Mouse, wrap func(tea.Mouse) tea.Msg) tea.Cmd {
+	if u.showHelp {
+		return u.help.Update(wrap(m))
+	}
+	_, click := wrap(m).(tea.MouseClickMsg)
+	top := u.poolsShown
+	switch {
+	case m.Y < top:
+		if click {
+			u.setFocus(panePools)
+		}
+		return u.pools.Update(wrap(m))
+	case m.Y < u.height-2:
+		if click {
+			u.setFocus(paneNodes)
+		}
+		m.Y -= top
+		return u.body().Update(wrap(m))
+	}
+	return nil
+}

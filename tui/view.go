@@ -1,0 +1,188 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/mcotui/mcotui/tui/internal/layout"
+	"github.com/mcotui/mcotui/tui/model"
+	helppane "github.com/mcotui/mcotui/tui/panes/help"
+	"github.com/mcotui/mcotui/tui/styles"
+)
+
+// View implements tea.Model.
+func (u *UI) View() tea.View {
+	v := tea.NewView(u.render())
+	v.AltScreen = true
+	v.MouseMode = tea.MouseModeCellMotion
+	v.WindowTitle = "mcotui: " + u.where() + " @ " + orDash(u.info.Context)
+	return v
+}
+
+// where names what the screen shows, for the terminal's title.
+func (u *UI) where() string {
+	switch {
+	case u.showHelp:
+		return "help"
+	case u.focus == panePools:
+		return "pools"
+	case u.showDetail:
+		return "node " + u.detail.Name()
+	case u.grid.Query().Pool != "":
+		return "nodes of pool " + u.grid.Query().Pool
+	}
+	return "nodes"
+}
+
+// render is the screen as a string: the panes stacked, footer and status line below,
+// and the help box over them when open.
+func (u *UI) render() string {
+	if u.width <= 0 || u.height <= 0 {
+		return "" // no size yet: nothing sensible to draw
+	}
+	var b strings.Builder
+	if u.poolsShown > 0 {
+		b.WriteString(u.pools.View())
+		b.WriteByte('\n')
+	}
+	b.WriteString(u.body().View())
+	b.WriteByte('\n')
+	b.WriteString(u.footerView())
+	b.WriteByte('\n')
+	b.WriteString(u.statusView())
+	screen := b.String()
+	if u.showHelp {
+		box := u.help.View()
+		x := max(0, (u.width-lipgloss.Width(box))/2)
+		y := max(0, (u.height-lipgloss.Height(box))/2)
+		screen = lipgloss.NewCompositor(
+			lipgloss.NewLayer(screen),
+			lipgloss.NewLayer(box).X(x).Y(y).Z(1),
+		).Render()
+	}
+	return screen
+}
+
+// footerView is the open prompt, or the last prompt's error, or the focused pane's keys.
+func (u *UI) footerView() string {
+	st := u.c.Styles
+	var s string
+	switch {
+	case u.promptKind != promptNone:
+		s = u.prompt.View()
+		if u.promptErr != "" {
+			s += "  " + st.PromptErr.Render(u.promptErr)
+		}
+	case u.promptErr != "":
+		s = st.PromptErr.Render(u.promptErr)
+	default:
+		s = u.footer.ShortHelpView(u.focused().ShortHelp())
+	}
+	return ansi.Truncate(s, u.width, layout.Ellipsis)
+}
+
+// statusView is the status line: where the data comes from and how fresh it is on the
+// left, what the cluster is doing on the right.
+func (u *UI) statusView() string {
+	st := u.c.Styles
+	h := u.c.Store.Health()
+	state := h.State
+	if u.closed {
+		state = model.Disconnected
+	}
+	health := state.String()
+	if !h.Since.IsZero() && state != model.Connecting {
+		health += " " + layout.Age(u.c.Clock.Now().Sub(h.Since))
+	}
+	if h.Err != "" && state != model.Connected {
+		health += ": " + h.Err
+	}
+	healthStyle := st.StatusValue
+	switch state {
+	case model.Connected:
+		healthStyle = healthStyle.Inherit(st.OK)
+	case model.Degraded, model.Connecting:
+		healthStyle = healthStyle.Inherit(st.Warn)
+	case model.Disconnected:
+		healthStyle = healthStyle.Inherit(st.Error)
+	}
+	var updating, degraded int
+	for _, p := range u.c.Store.Pools() {
+		c := u.c.Store.Counts(p.Name)
+		updating += c.UpdatingNow
+		degraded += c.DegradedNow
+	}
+	left := st.StatusKey.Render(" "+orDash(u.info.Context)+" ") +
+		st.StatusValue.Render(" "+orDash(u.info.Cluster)+" │ ") +
+		healthStyle.Render(health+" ")
+	right := fmt.Sprintf(" %d nodes  %d updating  %d degraded  %s ",
+		u.c.Store.Len(), updating, degraded, u.c.Clock.Now().UTC().Format("15:04:05Z"))
+	gap := max(1, u.width-lipgloss.Width(left)-lipgloss.Width(right))
+	// On a narrow terminal the counts and the clock give way to where the data comes
+	// from and whether it is fresh.
+	line := ansi.Truncate(left+st.StatusBar.Render(strings.Repeat(" ", gap)+right), u.width, "")
+	if w := lipgloss.Width(line); w < u.width {
+		line += st.StatusBar.Render(strings.Repeat(" ", u.width-w))
+	}
+	return line
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// openHelp builds the overlay from the keymap and opens it.
+func (u *UI) openHelp() {
+	k := u.c.Keys
+	glyphs := helppane.Pairs("Phase glyphs",
+		styles.GlyphDone, "True: done",
+		styles.GlyphInProgress, "Unknown: in progress",
+		styles.GlyphFailed, "Unknown with an error, or NodeDegraded True",
+		styles.GlyphNotStarted, "False: not started, or not needed",
+	)
+	filter := helppane.Pairs("Filter (/)",
+		"TEXT", "name contains TEXT",
+		"pool:NAME", "in pool NAME",
+		"phase:NAME", "in phase NAME (prefix: phase:drain)",
+		"phase:none", "update not started",
+		"degraded", "degraded nodes",
+		"updating", "updating nodes",
+		"done", "nodes on their desired config",
+		"!TERM", "not TERM; terms combine with AND",
+	)
+	cmds := helppane.Pairs("Commands (:)",
+		"pools", "focus the pools",
+		"nodes", "focus the node grid",
+		"detail", "open the selected node",
+		"pool NAME", "show the nodes of pool NAME",
+		"node NAME", "open node NAME",
+		"all", "show the nodes of all pools",
+		"help", "this help",
+		"quit", "quit",
+	)
+	u.help.SetGroups([]helppane.Group{
+		helppane.FromBindings("Global", k.Global()...),
+		helppane.FromBindings("Move", k.Navigation()...),
+		helppane.FromBindings("Pools", flatten(u.pools.FullHelp())...),
+		helppane.FromBindings("Nodes", flatten(u.grid.FullHelp()[1:])...),
+		glyphs,
+		filter,
+		cmds,
+	})
+	u.showHelp = true
+}
+
+func flatten[T any](groups [][]T) []T {
+	var out []T
+	for _, g := range groups {
+		out = append(out, g...)
+	}
+	return out
+}
