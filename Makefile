@@ -12,7 +12,7 @@ export MCOTUI_TESTBIN := $(TESTBIN)
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(TESTBIN)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 
-.PHONY: all build test testbin lint vet fmt-check staticcheck bench fuzz clean
+.PHONY: all build test test-crash testbin lint vet fmt-check staticcheck bench fuzz clean
 
 FUZZTIME ?= 1m
 
@@ -26,6 +26,11 @@ testbin:
 
 test: testbin lint
 	$(GO) test -race -count=1 ./...
+
+# The agent's crash tests alone: the real binary killed with SIGKILL at every failpoint.
+# make test runs them too, as part of ./...
+test-crash: testbin
+	$(GO) test -count=1 -run TestCrash -v ./agent/...
 
 lint: fmt-check vet staticcheck
 
@@ -43,7 +48,7 @@ staticcheck: $(STATICCHECK)
 	$(STATICCHECK) ./...
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./core/... ./store/...
+	$(GO) test -run '^$$' -bench . -benchmem ./core/... ./store/... ./agent/...
 
 fuzz:
 	./hack/fuzz.sh $(FUZZTIME)

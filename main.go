@@ -120,6 +120,8 @@ Offline tools work on manifest files and need no cluster:
 		newValidateCmd(s),
 		newRenderCmd(s),
 		newDiffCmd(s),
+		newAgentCmd(s),
+		newJournalCmd(s),
 		newVersionCmd(s),
 	)
 	return root

@@ -1,0 +1,300 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/mcotui/mcotui/core/configdiff"
+	"github.com/mcotui/mcotui/core/nodeanno"
+	"github.com/mcotui/mcotui/core/phase"
+	"github.com/mcotui/mcotui/platform/host"
+	"github.com/mcotui/mcotui/store"
+)
+
+// Defaults of Config's tunables.
+const (
+	DefaultDrainTimeout = time.Hour
+	DefaultMinBackoff   = 5 * time.Second
+	DefaultMaxBackoff   = 60 * time.Second
+	// resync is how often an idle agent looks at its node even when told of no change,
+	// in case a watch event was lost.
+	resync = 10 * time.Minute
+)
+
+// Config is everything an Agent uses, injected.
+type Config struct {
+	Node    string
+	Cluster Cluster
+	Journal *store.Journal
+
+	Root    *host.Root
+	Systemd Systemd
+	Logind  Rebooter
+	OS      OSUpdater
+	// StateDir holds the journal's companions: snapshots and original backups.
+	StateDir string
+	// BootIDFile is read to tell whether the node rebooted (host.BootIDPath).
+	BootIDFile string
+
+	// DrainTimeout is how long a drain may be blocked before NodeDegraded says so; the
+	// drain goes on after it.
+	DrainTimeout time.Duration
+	// MinBackoff and MaxBackoff bound the wait before an update that failed is tried
+	// again (doubling from min to max, as MCO's 5s..60s).
+	MinBackoff, MaxBackoff time.Duration
+
+	// MCOPresent reports whether OpenShift's Machine Config Operator manages this
+	// cluster, and what shows it (kube.DetectMCO), in which case the agent refuses to
+	// start. Nil means it is not checked.
+	MCOPresent func(ctx context.Context) (found bool, evidence string, err error)
+
+	Metrics *Metrics
+	Log     *slog.Logger
+	Now     func() time.Time
+
+	// Failpoint is the name of a failpoint (failpoint.go) at which the agent crashes;
+	// Crash does the crashing (SIGKILL to itself unless a test says otherwise).
+	Failpoint string
+	Crash     func(name string)
+}
+
+// Agent runs the updates of one node.
+type Agent struct {
+	cfg Config
+	ap  *applier
+	log *slog.Logger
+
+	// evictions counts the pods this process evicted, for the during-drain failpoint.
+	evictions atomic.Int32
+
+	// reported is set once an idle node's conditions have been written by this process.
+	reported bool
+
+	driftMu sync.Mutex
+	drift   *driftMonitor
+	// configs caches rendered configs by name; they never change once rendered.
+	configs map[string]configdiff.Config
+}
+
+// New checks cfg and returns an Agent.
+func New(cfg Config) (*Agent, error) {
+	switch {
+	case cfg.Node == "":
+		return nil, errors.New("agent: no node name (--node or NODE_NAME)")
+	case cfg.Cluster == nil || cfg.Journal == nil || cfg.Root == nil || cfg.Systemd == nil || cfg.Logind == nil || cfg.OS == nil:
+		return nil, errors.New("agent: Cluster, Journal, Root, Systemd, Logind and OS are all required")
+	case cfg.StateDir == "":
+		return nil, errors.New("agent: no state directory")
+	}
+	if err := CheckFailpoint(cfg.Failpoint); err != nil {
+		return nil, err
+	}
+	if cfg.BootIDFile == "" {
+		cfg.BootIDFile = host.BootIDPath
+	}
+	if cfg.DrainTimeout <= 0 {
+		cfg.DrainTimeout = DefaultDrainTimeout
+	}
+	if cfg.MinBackoff <= 0 {
+		cfg.MinBackoff = DefaultMinBackoff
+	}
+	if cfg.MaxBackoff < cfg.MinBackoff {
+		cfg.MaxBackoff = max(DefaultMaxBackoff, cfg.MinBackoff)
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Crash == nil {
+		cfg.Crash = crash
+	}
+	a := &Agent{cfg: cfg, log: cfg.Log.With("node", cfg.Node), configs: map[string]configdiff.Config{}}
+	a.ap = &applier{root: cfg.Root, systemd: cfg.Systemd, os: cfg.OS, stateDir: cfg.StateDir}
+	return a, nil
+}
+
+// ErrMCOPresent is returned by Run on a cluster that MCO manages.
+var ErrMCOPresent = errors.New("the Machine Config Operator runs on this cluster: it already updates the nodes, " +
+	"and two agents on one node would fight. Use mcotui there to observe and steer MCO (the TUI, status, rollout, pause), " +
+	"and remove the mcotui agent DaemonSet")
+
+// Run updates the node until ctx ends. It returns nil when ctx ends, and an error only
+// when the agent cannot work at all (MCO runs the cluster, the journal is damaged).
+func (a *Agent) Run(ctx context.Context) error {
+	if a.cfg.MCOPresent != nil {
+		found, evidence, err := a.cfg.MCOPresent(ctx)
+		if err != nil {
+			return fmt.Errorf("check whether the Machine Config Operator runs on the cluster: %w", err)
+		}
+		if found {
+			return fmt.Errorf("%w (found %s)", ErrMCOPresent, evidence)
+		}
+	}
+	defer a.stopDrift()
+	a.sweep()
+	backoff := a.cfg.MinBackoff
+	for {
+		again, err := a.sync(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		var ce *store.CorruptError
+		if errors.As(err, &ce) {
+			return err
+		}
+		if again && err == nil {
+			backoff = a.cfg.MinBackoff
+			continue
+		}
+		if err != nil {
+			a.log.Error("sync failed; retrying", "in", backoff, "err", err)
+			// Only the timer: the agent's own writes to the node would otherwise wake
+			// it at once and turn the backoff into a busy loop.
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, a.cfg.MaxBackoff)
+			continue
+		}
+		backoff = a.cfg.MinBackoff
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-a.cfg.Cluster.Changes():
+		case <-time.After(resync):
+		}
+	}
+}
+
+// sync does one round: resume the active update, or start one if the node's desired
+// config differs from its current one, or watch for drift. again says to sync again at
+// once (an update just ended and the desired config may have moved on).
+func (a *Agent) sync(ctx context.Context) (again bool, err error) {
+	u, active, err := a.cfg.Journal.Active()
+	if err != nil {
+		return false, err
+	}
+	if active {
+		a.stopDrift()
+		return true, a.carry(ctx, u)
+	}
+	node, err := a.cfg.Cluster.Node(ctx)
+	if err != nil {
+		return false, fmt.Errorf("get node %s: %w", a.cfg.Node, err)
+	}
+	current, desired := nodeanno.Current(node), nodeanno.Desired(node)
+	last, haveLast, err := a.lastFinished()
+	if err != nil {
+		return false, err
+	}
+	// The journal knows better than a Node read from a cache that may not yet show the
+	// agent's own last write (MCO's on-disk currentconfig overrides the annotation the
+	// same way): an update journaled Done is the node's current config.
+	if haveLast && last.Result == store.ResultDone && last.To == desired {
+		current = desired
+	}
+	if desired == "" || desired == current {
+		return false, a.idle(ctx, node, current)
+	}
+	if haveLast && last.Result == store.ResultUnreconcilable && last.To == desired && last.From == current {
+		return false, nil // already reported; wait for a new desired config
+	}
+	a.stopDrift()
+	return true, a.begin(ctx, node, current, desired)
+}
+
+func (a *Agent) lastFinished() (store.Update, bool, error) {
+	all, err := a.cfg.Journal.List()
+	if err != nil || len(all) == 0 {
+		return store.Update{}, false, err
+	}
+	return all[len(all)-1], true, nil
+}
+
+// idle keeps a node that runs its desired config watched for drift, and says Done once.
+func (a *Agent) idle(ctx context.Context, node *corev1.Node, current string) error {
+	a.cfg.Metrics.setPhase(phaseIdle)
+	// A failed update leaves the node cordoned, as MCO does, for its retry; if the
+	// desired config went back to the current one instead, nothing will uncordon it but
+	// this. Only the agent's own cordon is undone.
+	if node.Spec.Unschedulable && nodeanno.CordonedBy(node) == nodeanno.CordonedByAgent {
+		if err := a.cfg.Cluster.Uncordon(ctx); err != nil {
+			return err
+		}
+	}
+	if current == "" {
+		return nil
+	}
+	state := nodeanno.State(node)
+	drifted, err := a.startDrift(ctx, current)
+	if err != nil {
+		return err
+	}
+	if drifted {
+		return nil
+	}
+	if state != nodeanno.StateDone && state != nodeanno.StateUnreconcilable {
+		if err := a.cfg.Cluster.Annotate(ctx, map[string]string{nodeanno.StateKey: nodeanno.StateDone, nodeanno.ReasonKey: ""}); err != nil {
+			return err
+		}
+		a.reported = false
+	}
+	if a.reported {
+		return nil
+	}
+	// Once per process, and after a state change: the MachineConfigNode is created if
+	// missing, and says the node is up to date.
+	if err := a.cfg.Cluster.SetConditions(ctx, current, phase.UpToDate(a.cfg.Node), phase.NotDegraded(a.cfg.Node)); err != nil {
+		return err
+	}
+	a.reported = true
+	return nil
+}
+
+// config fetches a rendered config by name, once.
+func (a *Agent) config(ctx context.Context, name string) (configdiff.Config, error) {
+	if c, ok := a.configs[name]; ok {
+		return c, nil
+	}
+	mc, err := a.cfg.Cluster.MachineConfig(ctx, name)
+	if err != nil {
+		return configdiff.Config{}, fmt.Errorf("get rendered MachineConfig %s: %w", name, err)
+	}
+	c, err := configdiff.FromMachineConfig(mc)
+	if err != nil {
+		return configdiff.Config{}, err
+	}
+	a.configs[name] = c
+	return c, nil
+}
+
+// sweep removes the snapshots of updates that are no longer active, left by a crash
+// between the end of an update in the journal and their removal.
+func (a *Agent) sweep() {
+	u, active, err := a.cfg.Journal.Active()
+	if err != nil {
+		return
+	}
+	entries, _ := os.ReadDir(filepath.Join(a.cfg.StateDir, "updates"))
+	for _, e := range entries {
+		if id, err := strconv.ParseUint(e.Name(), 10, 64); err == nil && (!active || id != u.ID) {
+			a.cleanup(id)
+		}
+	}
+}
+
+func (a *Agent) bootID() (string, error) { return host.BootID(a.cfg.BootIDFile) }

@@ -1,0 +1,24 @@
+package agent
+
+import "github.com/mcotui/mcotui/core/nodeanno"
+
+// Node annotations the agent writes. The MCO keys come from core/nodeanno; the one key
+// nodeanno does not yet name is here until it moves there.
+const (
+	// postConfigActionKey is MCO's "post-config-action" annotation, set to
+	// postConfigRebooting just before the agent asks for a reboot and cleared once the
+	// node is back (MCO's constants.MachineConfigDaemonPostConfigAction).
+	postConfigActionKey = nodeanno.Prefix + "post-config-action"
+	postConfigRebooting = "Rebooting"
+)
+
+// maxReason is how much of an error the reason annotation keeps, as MCO's daemon does
+// (pkg/daemon/writer.go): annotations are small and a node object is read often.
+const maxReason = 2000
+
+func truncateReason(s string) string {
+	if len(s) <= maxReason {
+		return s
+	}
+	return s[:maxReason]
+}

@@ -1,0 +1,213 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/mcotui/mcotui/core/configdiff"
+	"github.com/mcotui/mcotui/platform/host"
+)
+
+// Systemd is what the agent asks of the host's systemd; *host.Systemd implements it over
+// D-Bus.
+type Systemd interface {
+	DaemonReload(ctx context.Context) error
+	Restart(ctx context.Context, unit string) error
+	Reload(ctx context.Context, unit string) error
+	Enable(ctx context.Context, units ...string) error
+	Disable(ctx context.Context, units ...string) error
+	Mask(ctx context.Context, units ...string) error
+	Unmask(ctx context.Context, units ...string) error
+	UnitFileState(ctx context.Context, unit string) (string, error)
+}
+
+// Rebooter reboots the node; *host.Logind implements it.
+type Rebooter interface {
+	Reboot(ctx context.Context) error
+}
+
+// OSUpdater changes kernel arguments and the OS image; *host.OSTree implements it.
+type OSUpdater interface {
+	Tools() []string
+	SetKernelArguments(ctx context.Context, remove, add []string) error
+	Rebase(ctx context.Context, imageURL string) error
+	DiscardPending(ctx context.Context) error
+}
+
+// applier writes a plan to the host and takes it back off. Every method is idempotent:
+// after a crash the agent calls the same one again.
+type applier struct {
+	root     *host.Root
+	systemd  Systemd
+	os       OSUpdater
+	stateDir string
+	// wrote is called after each file this process writes, with the count so far; the
+	// file failpoints hang on it.
+	wrote func(n int)
+}
+
+// prepare checks everything that can be checked before the first write, takes the
+// snapshots and the original backups, and returns them for the journal. Nothing on the
+// host changes.
+func (ap *applier) prepare(ctx context.Context, id uint64, p *Plan) (snaps []Snapshot, origs []string, err error) {
+	old, new, err := p.configs()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := ap.checkOS(p.Changes); err != nil {
+		return nil, nil, err
+	}
+	paths := touchedPaths(p.Changes, old, new)
+	if err := ap.checkPaths(paths); err != nil {
+		return nil, nil, err
+	}
+	// Every file's contents and owner are worked out now, so that a bad data: URL or an
+	// unknown user fails the update before anything is written.
+	if _, err := ap.filesToWrite(p, new); err != nil {
+		return nil, nil, err
+	}
+	if snaps, err = ap.takeSnapshots(id, paths); err != nil {
+		return nil, nil, err
+	}
+	for _, f := range p.Changes.Files.Added {
+		took, err := ap.backupOrig(f)
+		if err != nil {
+			return nil, nil, err
+		}
+		if took {
+			origs = append(origs, f)
+		}
+	}
+	return snaps, origs, nil
+}
+
+// checkOS refuses, up front, changes the host cannot make.
+func (ap *applier) checkOS(c configdiff.Changes) error {
+	tools := ap.os.Tools()
+	switch {
+	case c.KernelArguments != nil && !slices.Contains(tools, host.RPMOSTree):
+		return &host.NoToolError{Change: "kernel arguments", Need: "rpm-ostree"}
+	case c.OSImageURL != nil && c.OSImageURL.New != "" && len(tools) == 0:
+		return &host.NoToolError{Change: "OS image", Need: "rpm-ostree or bootc"}
+	case c.KernelType != nil:
+		return fmt.Errorf("the config changes the kernel type from %s to %s, which the mcotui agent does not apply: "+
+			"revert spec.kernelType, or build the kernel into the OS image", c.KernelType.Old, c.KernelType.New)
+	case c.Extensions != nil:
+		return errors.New("the config changes spec.extensions, which the mcotui agent does not apply: " +
+			"revert the change, or build the packages into the OS image")
+	}
+	return nil
+}
+
+// filesToWrite is the storage.files entries the update adds or changes, as host files.
+func (ap *applier) filesToWrite(p *Plan, new configdiff.Config) ([]hostFile, error) {
+	d := &ids{root: ap.root}
+	var out []hostFile
+	for _, path := range append(slices.Clone(p.Changes.Files.Added), p.Changes.Files.Changed...) {
+		f := findFile(new, path)
+		if f == nil {
+			return nil, fmt.Errorf("file %s is in the update's changes but not in %s", path, p.To)
+		}
+		hf, err := configFile(*f, d)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, hf)
+	}
+	slices.SortFunc(out, func(a, b hostFile) int { return compareStrings(a.Path, b.Path) })
+	return out, nil
+}
+
+// applyFiles writes the added and changed files and releases the removed ones. A file
+// that already holds what the config says (after a crash, the files written before it)
+// is not written again.
+func (ap *applier) applyFiles(p *Plan) error {
+	_, new, err := p.configs()
+	if err != nil {
+		return err
+	}
+	files, err := ap.filesToWrite(p, new)
+	if err != nil {
+		return err
+	}
+	n := 0
+	for _, f := range files {
+		wrote, err := ap.ensure(f)
+		if err != nil {
+			return err
+		}
+		if wrote {
+			n++
+			if ap.wrote != nil {
+				ap.wrote(n)
+			}
+		}
+	}
+	for _, path := range p.Changes.Files.Removed {
+		if err := ap.releasePath(path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ensure writes f unless the host already has it, and reports whether it wrote.
+func (ap *applier) ensure(f hostFile) (bool, error) {
+	if ap.holds(f) {
+		return false, nil
+	}
+	if err := ap.root.WriteFile(f.Path, f.Data, f.Mode, f.UID, f.GID); err != nil {
+		return false, fmt.Errorf("write %s %s: %w", f.What, f.Path, err)
+	}
+	return true, nil
+}
+
+// holds reports whether the host has f exactly: contents, mode and owner.
+func (ap *applier) holds(f hostFile) bool {
+	info, err := ap.root.Stat(f.Path)
+	if err != nil || info.Mode != f.Mode || info.UID != f.UID || info.GID != f.GID || info.Size != int64(len(f.Data)) {
+		return false
+	}
+	data, err := ap.root.ReadFile(f.Path)
+	return err == nil && bytes.Equal(data, f.Data)
+}
+
+// applyOS sets the kernel arguments and stages the OS image. Both take effect at the
+// reboot that such changes always bring.
+func (ap *applier) applyOS(ctx context.Context, c configdiff.Changes) error {
+	if k := c.KernelArguments; k != nil {
+		if err := ap.os.SetKernelArguments(ctx, k.Old, k.New); err != nil {
+			return err
+		}
+	}
+	if o := c.OSImageURL; o != nil && o.New != "" {
+		if err := ap.os.Rebase(ctx, o.New); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// revertOS undoes applyOS: both only staged a deployment for the next boot, and
+// dropping it undoes both (MCO's rollback does the same). Dropping is safe when nothing
+// was staged, so it needs no record of how far applyOS got.
+func (ap *applier) revertOS(ctx context.Context, p *Plan) error {
+	c := p.Changes
+	if c.KernelArguments == nil && c.OSImageURL == nil {
+		return nil
+	}
+	return ap.os.DiscardPending(ctx)
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

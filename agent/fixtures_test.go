@@ -1,0 +1,276 @@
+package agent
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/base64"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coreos/ignition/v2/config/v3_5/types"
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	operatorv1 "github.com/openshift/api/operator/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/mcotui/mcotui/core/disruption"
+	"github.com/mcotui/mcotui/core/ignconfig"
+	"github.com/mcotui/mcotui/platform/host"
+	"github.com/mcotui/mcotui/platform/host/hosttest"
+	"github.com/mcotui/mcotui/store"
+)
+
+// Test configs. Files live under /etc/mcotui, which testPolicy reloads example.service
+// for; anything else reboots.
+const (
+	cfgA = "rendered-worker-a" // the node's current config
+	cfgB = "rendered-worker-b" // file changes only: reload, no drain, no reboot
+	cfgC = "rendered-worker-c" // a new enabled unit and file changes: drain and reboot
+)
+
+type fileSpec struct {
+	path, data string
+	mode       int
+}
+
+type unitSpec struct {
+	name, contents string
+	enabled, mask  *bool
+	dropins        map[string]string
+}
+
+func boolp(b bool) *bool { return &b }
+
+// machineConfig builds a rendered MachineConfig. File contents alternate between
+// percent-encoded and gzip+base64 data: URLs, so both decoders are exercised on every
+// update.
+func machineConfig(t testing.TB, name string, files []fileSpec, units []unitSpec, keys []string) *mcfgv1.MachineConfig {
+	t.Helper()
+	cfg := ignconfig.Empty()
+	for i, f := range files {
+		tf := types.File{Node: types.Node{Path: f.path}}
+		if f.mode != 0 {
+			m := f.mode
+			tf.Mode = &m
+		}
+		var src string
+		if i%2 == 0 {
+			src = "data:," + strings.ReplaceAll(strings.ReplaceAll(f.data, "%", "%25"), "\n", "%0A")
+			src = strings.ReplaceAll(src, " ", "%20")
+		} else {
+			src = "data:;base64," + base64.StdEncoding.EncodeToString(gzipBytes(t, []byte(f.data)))
+			tf.Contents.Compression = strPtr("gzip")
+		}
+		tf.Contents.Source = &src
+		cfg.Storage.Files = append(cfg.Storage.Files, tf)
+	}
+	for _, u := range units {
+		tu := types.Unit{Name: u.name, Enabled: u.enabled, Mask: u.mask}
+		if u.contents != "" {
+			tu.Contents = strPtr(u.contents)
+		}
+		for _, d := range sortedKeys(u.dropins) {
+			tu.Dropins = append(tu.Dropins, types.Dropin{Name: d, Contents: strPtr(u.dropins[d])})
+		}
+		cfg.Systemd.Units = append(cfg.Systemd.Units, tu)
+	}
+	if len(keys) > 0 {
+		u := types.PasswdUser{Name: "core"}
+		for _, k := range keys {
+			u.SSHAuthorizedKeys = append(u.SSHAuthorizedKeys, types.SSHAuthorizedKey(k))
+		}
+		cfg.Passwd.Users = append(cfg.Passwd.Users, u)
+	}
+	raw, err := ignconfig.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &mcfgv1.MachineConfig{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "machineconfiguration.openshift.io/v1", Kind: "MachineConfig"},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       mcfgv1.MachineConfigSpec{Config: runtime.RawExtension{Raw: raw}},
+	}
+}
+
+func strPtr(s string) *string { return &s }
+
+const helloUnit = "[Unit]\nDescription=hello\n\n[Service]\nExecStart=/bin/true\n\n[Install]\nWantedBy=multi-user.target\n"
+
+var (
+	keyOld = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOld old@example"
+	keyNew = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAINew new@example"
+)
+
+func configA(t testing.TB) *mcfgv1.MachineConfig {
+	return machineConfig(t, cfgA, []fileSpec{
+		{"/etc/mcotui/a.conf", "a=1\n", 0o644},
+		{"/etc/mcotui/b.conf", "b=1\n", 0o600},
+		{"/etc/mcotui/gone.conf", "going away\n", 0},
+	}, nil, []string{keyOld})
+}
+
+func configB(t testing.TB) *mcfgv1.MachineConfig {
+	return machineConfig(t, cfgB, []fileSpec{
+		{"/etc/mcotui/a.conf", "a=2\n", 0o644},
+		{"/etc/mcotui/b.conf", "b=1\n", 0o600},
+		{"/etc/mcotui/c.conf", "c=1 new\n", 0o640},
+	}, nil, []string{keyOld})
+}
+
+func configC(t testing.TB) *mcfgv1.MachineConfig {
+	return machineConfig(t, cfgC, []fileSpec{
+		{"/etc/mcotui/a.conf", "a=3\n", 0o644},
+		{"/etc/mcotui/b.conf", "b=3\n", 0o600},
+		{"/etc/mcotui/c.conf", "c=3\n", 0o644},
+		{"/etc/mcotui/gone.conf", "going away\n", 0},
+	}, []unitSpec{{name: "hello.service", contents: helloUnit, enabled: boolp(true),
+		dropins: map[string]string{"10-env.conf": "[Service]\nEnvironment=A=1\n"}}}, []string{keyOld, keyNew})
+}
+
+// testPolicy is MCO's defaults plus: files under /etc/mcotui reload example.service.
+func testPolicy() disruption.Policy {
+	return disruption.Merge(disruption.DefaultPolicy(), operatorv1.NodeDisruptionPolicyConfig{
+		Files: []operatorv1.NodeDisruptionPolicySpecFile{{
+			Path: "/etc/mcotui",
+			Actions: []operatorv1.NodeDisruptionPolicySpecAction{{
+				Type: operatorv1.ReloadSpecAction, Reload: &operatorv1.ReloadService{ServiceName: "example.service"},
+			}},
+		}},
+	})
+}
+
+// hostEnv is a node's host for a test: files under a temporary root, a private D-Bus
+// with the systemd and logind doubles, the real go-systemd and godbus clients, a state
+// directory with the journal, and a boot id file.
+type hostEnv struct {
+	dir, stateDir, bootIDFile string
+	root                      *host.Root
+	bus                       *hosttest.Bus
+	systemd                   *hosttest.Systemd
+	logind                    *hosttest.Logind
+	sd                        *host.Systemd
+	lg                        *host.Logind
+	os                        *host.OSTree
+	journal                   *store.Journal
+}
+
+func newHostEnv(t testing.TB) *hostEnv {
+	t.Helper()
+	h := &hostEnv{dir: t.TempDir()}
+	h.stateDir = filepath.Join(t.TempDir(), "state")
+	h.bootIDFile = filepath.Join(t.TempDir(), "boot_id")
+	writeHostFile(t, h.dir, "/etc/passwd", "root:x:0:0:root:/root:/bin/bash\ncore:x:1000:1000:CoreOS Admin:/home/core:/bin/bash\n", 0o644)
+	writeHostFile(t, h.dir, "/etc/group", "root:x:0:\ncore:x:1000:\n", 0o644)
+	writeHostFile(t, h.dir, "/usr/lib/systemd/system/example.service",
+		"[Service]\nExecStart=/bin/true\nExecReload=/bin/true\n", 0o644)
+	setBootID(t, h.bootIDFile, "boot-1")
+	var err error
+	if h.root, err = host.NewRoot(h.dir); err != nil {
+		t.Fatal(err)
+	}
+	h.bus = hosttest.StartBus(t)
+	h.systemd = hosttest.NewSystemd(t, h.bus, h.dir)
+	h.logind = hosttest.NewLogind(t, h.bus)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	if h.sd, err = host.NewSystemd(ctx, host.WithBusAddress(h.bus.Address), host.WithJobTimeout(30*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if h.lg, err = host.NewLogind(ctx, host.WithBusAddress(h.bus.Address)); err != nil {
+		t.Fatal(err)
+	}
+	h.os = host.NewOSTree(h.dir, nil)
+	if h.journal, err = store.Open(filepath.Join(h.stateDir, store.FileName), store.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// layDown puts cfg's files on the host as if the node had been running it.
+func (h *hostEnv) layDown(t testing.TB, mc *mcfgv1.MachineConfig) {
+	t.Helper()
+	p := &Plan{Target: mc, To: mc.Name}
+	_, cfg, err := p.configs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ap := &applier{root: h.root, systemd: h.sd, os: h.os, stateDir: h.stateDir}
+	files, err := ap.expectedFiles(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if f.Path == sshKeysPath {
+			if err := ap.writeSSHKeys(coreKeys(cfg)); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := h.root.WriteFile(f.Path, f.Data, f.Mode, f.UID, f.GID); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// matches reports every difference between the host's files and mc.
+func (h *hostEnv) mismatches(t testing.TB, mc *mcfgv1.MachineConfig) []Mismatch {
+	t.Helper()
+	p := &Plan{Target: mc, To: mc.Name}
+	_, cfg, err := p.configs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ap := &applier{root: h.root, systemd: h.sd, os: h.os, stateDir: h.stateDir}
+	ms, err := ap.validate(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ms
+}
+
+func writeHostFile(t testing.TB, root, p, data string, mode os.FileMode) {
+	t.Helper()
+	full := filepath.Join(root, p)
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(full, []byte(data), mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(full, mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readHostFile(t testing.TB, root, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, p))
+	if err != nil {
+		t.Fatalf("read %s on the host: %v", p, err)
+	}
+	return string(b)
+}
+
+func setBootID(t testing.TB, file, id string) {
+	t.Helper()
+	if err := os.WriteFile(file, []byte(id+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func gzipBytes(t testing.TB, data []byte) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	if _, err := zw.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}

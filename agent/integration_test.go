@@ -1,0 +1,527 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	operatorv1 "github.com/openshift/api/operator/v1"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/mcotui/mcotui/core/nodeanno"
+	"github.com/mcotui/mcotui/core/phase"
+	"github.com/mcotui/mcotui/platform/kube"
+	"github.com/mcotui/mcotui/platform/kube/kubetest"
+	"github.com/mcotui/mcotui/store"
+)
+
+// The Done-means tests: the agent against a real kube-apiserver with the MCO CRDs and
+// kwok nodes and pods (kubetest), through the real kube.NodeAgent (informers, merge
+// patches, kubectl's drain with real evictions and PodDisruptionBudgets), real files
+// under a temporary root, and the real go-systemd client over a private dbus-daemon to
+// the systemd and logind doubles.
+
+var env *kubetest.Env
+
+// kube.NodeAgent is the agent's Cluster in production.
+var _ Cluster = (*kube.NodeAgent)(nil)
+
+func TestMain(m *testing.M) { kubetest.Main(m, &env) }
+
+var clusterOnce sync.Once
+
+// clusterObjects creates the rendered configs and the cluster MachineConfiguration (its
+// policy is testPolicy's) that every integration test shares; they are cluster-scoped
+// and identical for all.
+func clusterObjects(t *testing.T) {
+	t.Helper()
+	clusterOnce.Do(func() {
+		ctx := context.Background()
+		bad := configB(t)
+		bad.Name, bad.Spec.FIPS = "rendered-worker-bad", true
+		for _, mc := range []*mcfgv1.MachineConfig{configA(t), configB(t), configC(t), bad} {
+			if _, err := env.MachineConfig.MachineconfigurationV1().MachineConfigs().Create(ctx, mc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+				t.Fatalf("create MachineConfig %s: %v", mc.Name, err)
+			}
+		}
+		mcfg := &operatorv1.MachineConfiguration{
+			ObjectMeta: metav1.ObjectMeta{Name: "cluster"},
+			Spec: operatorv1.MachineConfigurationSpec{
+				StaticPodOperatorSpec: operatorv1.StaticPodOperatorSpec{OperatorSpec: operatorv1.OperatorSpec{ManagementState: operatorv1.Managed}},
+				NodeDisruptionPolicy: operatorv1.NodeDisruptionPolicyConfig{
+					Files: []operatorv1.NodeDisruptionPolicySpecFile{{
+						Path: "/etc/mcotui",
+						Actions: []operatorv1.NodeDisruptionPolicySpecAction{{
+							Type: operatorv1.ReloadSpecAction, Reload: &operatorv1.ReloadService{ServiceName: "example.service"},
+						}},
+					}},
+					SSHKey: operatorv1.NodeDisruptionPolicySpecSSHKey{Actions: []operatorv1.NodeDisruptionPolicySpecAction{{Type: operatorv1.NoneSpecAction}}},
+				},
+			},
+		}
+		if _, err := env.Operator.OperatorV1().MachineConfigurations().Create(ctx, mcfg, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatalf("create MachineConfiguration cluster: %v", err)
+		}
+	})
+}
+
+// liveNode is one kwok node with its host and a namespace for its pods.
+type liveNode struct {
+	t       *testing.T
+	name    string
+	ns      string
+	h       *hostEnv
+	cluster *kube.NodeAgent
+	metrics *Metrics
+	boots   int
+}
+
+func newLiveNode(t *testing.T, name string, annotations map[string]string, unschedulable bool) *liveNode {
+	t.Helper()
+	clusterObjects(t)
+	ctx := testCtx(t)
+	if _, err := env.CreateNode(ctx, name, map[string]string{"node-role.kubernetes.io/worker": ""}); err != nil {
+		t.Fatal(err)
+	}
+	n := &liveNode{t: t, name: name, h: newHostEnv(t), boots: 1}
+	n.h.layDown(t, configA(t))
+	anns := map[string]string{
+		nodeanno.CurrentConfigKey: cfgA, nodeanno.DesiredConfigKey: cfgA, nodeanno.StateKey: nodeanno.StateDone,
+	}
+	for k, v := range annotations {
+		anns[k] = v
+	}
+	n.patch(anns, unschedulable)
+	ns, err := env.CreateNamespace(ctx, name+"-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.ns = ns
+	return n
+}
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func (n *liveNode) patch(anns map[string]string, unschedulable bool) {
+	n.t.Helper()
+	// The agent writes the node too: retry on conflicts, on a fresh read.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		node, err := env.Kube.CoreV1().Nodes().Get(testCtx(n.t), n.name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if node.Annotations == nil {
+			node.Annotations = map[string]string{}
+		}
+		for k, v := range anns {
+			node.Annotations[k] = v
+		}
+		node.Spec.Unschedulable = unschedulable
+		_, err = env.Kube.CoreV1().Nodes().Update(testCtx(n.t), node, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		n.t.Fatal(err)
+	}
+}
+
+func (n *liveNode) setDesired(name string) {
+	n.t.Helper()
+	node := n.get()
+	n.patch(map[string]string{nodeanno.DesiredConfigKey: name}, node.Spec.Unschedulable)
+}
+
+func (n *liveNode) get() *corev1.Node {
+	n.t.Helper()
+	node, err := env.Kube.CoreV1().Nodes().Get(testCtx(n.t), n.name, metav1.GetOptions{})
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	return node
+}
+
+func (n *liveNode) mcnCondition(typ mcfgv1.StateProgress) metav1.Condition {
+	mcn, err := env.MachineConfig.MachineconfigurationV1().MachineConfigNodes().Get(testCtx(n.t), n.name, metav1.GetOptions{})
+	if err != nil {
+		return metav1.Condition{}
+	}
+	c, _ := phase.Find(mcn.Status.Conditions, typ)
+	return c
+}
+
+// start runs an agent until the returned stop is called or a reboot is accepted.
+func (n *liveNode) start() (stop func(), stopped <-chan struct{}) {
+	n.t.Helper()
+	if n.cluster == nil {
+		cluster, err := kube.NewNodeAgent(context.Background(), env.Config, n.name, "worker", kube.NodeAgentOptions{
+			DrainRetry: 200 * time.Millisecond, EvictTimeout: 10 * time.Second,
+		})
+		if err != nil {
+			n.t.Fatal(err)
+		}
+		n.t.Cleanup(cluster.Close)
+		n.cluster = cluster
+	}
+	n.metrics = NewMetrics(prometheus.NewRegistry())
+	a, err := New(Config{
+		Node: n.name, Cluster: n.cluster, Journal: n.h.journal, Root: n.h.root, Systemd: n.h.sd,
+		Logind: n.h.lg, OS: n.h.os, StateDir: n.h.stateDir, BootIDFile: n.h.bootIDFile,
+		MinBackoff: 100 * time.Millisecond, MaxBackoff: time.Second, DrainTimeout: time.Hour,
+		Metrics: n.metrics,
+		Log:     slog.New(slog.NewTextHandler(testWriter{n.t}, nil)),
+	})
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	reboots := n.h.logind.Reboots()
+	go func() {
+		defer close(done)
+		if err := a.Run(ctx); err != nil {
+			n.t.Errorf("agent: %v", err)
+		}
+	}()
+	go func() { // the node going down when logind accepts a reboot
+		for ctx.Err() == nil {
+			if n.h.logind.Reboots() > reboots {
+				cancel()
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	n.t.Cleanup(func() { cancel(); <-done })
+	return func() { cancel(); <-done }, done
+}
+
+func (n *liveNode) boot() {
+	n.boots++
+	setBootID(n.t, n.h.bootIDFile, fmt.Sprintf("boot-%d", n.boots))
+	n.h.logind.Boot()
+}
+
+// await polls cond for up to a minute.
+func (n *liveNode) await(what string, cond func(*corev1.Node) bool) {
+	n.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		node := n.get()
+		if cond(node) {
+			return
+		}
+		if time.Now().After(deadline) {
+			us, _ := n.h.journal.List()
+			n.t.Fatalf("timed out waiting for %s; annotations %v, unschedulable %t, journal %+v", what, node.Annotations, node.Spec.Unschedulable, us)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func doneOn(config string) func(*corev1.Node) bool {
+	return func(node *corev1.Node) bool {
+		return nodeanno.Current(node) == config && nodeanno.State(node) == nodeanno.StateDone
+	}
+}
+
+func (n *liveNode) awaitReboot() {
+	n.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for n.h.logind.Reboots() == 0 {
+		if time.Now().After(deadline) {
+			n.t.Fatalf("no reboot; annotations %v", n.get().Annotations)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// runPod runs a bare pod on the node.
+func (n *liveNode) runPod(name string, labels map[string]string) {
+	n.t.Helper()
+	_, err := env.RunPod(testCtx(n.t), &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: n.ns, Name: name, Labels: labels},
+		Spec:       corev1.PodSpec{NodeName: n.name},
+	})
+	if err != nil {
+		n.t.Fatal(err)
+	}
+}
+
+func (n *liveNode) podsLeft() []string {
+	pods, err := env.Kube.CoreV1().Pods(n.ns).List(testCtx(n.t), metav1.ListOptions{})
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	var names []string
+	for _, p := range pods.Items {
+		names = append(names, p.Name)
+	}
+	return names
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+func TestIntegrationFileOnlyChangeReloads(t *testing.T) {
+	n := newLiveNode(t, "it-reload", nil, false)
+	n.runPod("web", nil)
+	stop, _ := n.start()
+	n.setDesired(cfgB)
+	n.await("Done on B", doneOn(cfgB))
+	stop()
+	if ms := n.h.mismatches(t, configB(t)); len(ms) > 0 {
+		t.Fatalf("host differs from B: %s", describeMismatches(ms))
+	}
+	if n.h.systemd.Reloads("example.service") != 1 || n.h.logind.Reboots() != 0 {
+		t.Fatalf("reloads %d, reboots %d", n.h.systemd.Reloads("example.service"), n.h.logind.Reboots())
+	}
+	if left := n.podsLeft(); len(left) != 1 {
+		t.Fatalf("pods %v: a Reload policy must not drain", left)
+	}
+	if c := n.mcnCondition(phase.Updated); c.Status != metav1.ConditionTrue || c.Message != "Node it-reload Updated" {
+		t.Fatalf("Updated = %+v", c)
+	}
+	if c := n.mcnCondition(phase.Drained); !strings.Contains(c.Message, "Node Drain Not required for this update.") {
+		t.Fatalf("Drained = %+v", c)
+	}
+	if got := metricValue(t, n.metrics.updates.WithLabelValues("Done")); got != 1 {
+		t.Fatalf("updates_total{Done} = %v", got)
+	}
+	events := nodeEvents(t, n.name)
+	for _, want := range []string{phasePrepare, phaseSnapshot, phaseFiles, phasePostActions, phaseComplete, "Updated"} {
+		if events[want] == 0 {
+			t.Errorf("no %s event on the node; events %v", want, events)
+		}
+	}
+}
+
+func TestIntegrationUnitChangeRebootsAndDrains(t *testing.T) {
+	n := newLiveNode(t, "it-reboot", nil, false)
+	n.runPod("web-0", nil)
+	n.runPod("web-1", nil)
+	stop, _ := n.start()
+	n.setDesired(cfgC)
+	n.awaitReboot()
+	stop()
+	node := n.get()
+	if !node.Spec.Unschedulable || node.Annotations[postConfigActionKey] != postConfigRebooting {
+		t.Fatalf("before the reboot: unschedulable %t, annotations %v", node.Spec.Unschedulable, node.Annotations)
+	}
+	if c := n.mcnCondition(phase.RebootedNode); c.Status != metav1.ConditionUnknown || c.Message != "Upgrade requires a reboot." {
+		t.Fatalf("RebootedNode = %+v", c)
+	}
+	if left := n.podsLeft(); len(left) != 0 {
+		t.Fatalf("pods left after the drain: %v", left)
+	}
+	n.boot()
+	n.start()
+	n.await("Done on C", doneOn(cfgC))
+	if ms := n.h.mismatches(t, configC(t)); len(ms) > 0 {
+		t.Fatalf("host differs from C: %s", describeMismatches(ms))
+	}
+	node = n.get()
+	if node.Spec.Unschedulable || node.Annotations[nodeanno.CordonedByKey] != "" || node.Annotations[postConfigActionKey] != "" {
+		t.Fatalf("after the update: unschedulable %t, annotations %v", node.Spec.Unschedulable, node.Annotations)
+	}
+	if n.h.logind.Reboots() != 1 {
+		t.Fatalf("%d reboots", n.h.logind.Reboots())
+	}
+}
+
+func TestIntegrationBlockedDrainReportsBlockersThenCompletes(t *testing.T) {
+	n := newLiveNode(t, "it-pdb", nil, false)
+	n.runPod("guarded", map[string]string{"app": "guarded"})
+	minAvailable := intstr.FromInt32(1)
+	ctx := testCtx(t)
+	pdb, err := env.Kube.PolicyV1().PodDisruptionBudgets(n.ns).Create(ctx, &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: n.ns, Name: "guarded"},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &minAvailable,
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "guarded"}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	setBudget := func(allowed int32) {
+		pdb, err := env.Kube.PolicyV1().PodDisruptionBudgets(n.ns).Get(ctx, "guarded", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pdb.Status = policyv1.PodDisruptionBudgetStatus{ObservedGeneration: pdb.Generation, DisruptionsAllowed: allowed,
+			CurrentHealthy: 1 + allowed, DesiredHealthy: 1, ExpectedPods: 1 + allowed}
+		if _, err := env.Kube.PolicyV1().PodDisruptionBudgets(n.ns).UpdateStatus(ctx, pdb, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = pdb
+	setBudget(0)
+	n.start()
+	n.setDesired(cfgC)
+	want := "pod " + n.ns + "/guarded is protected by PodDisruptionBudget " + n.ns + "/guarded"
+	n.await("the blocker in Drained", func(*corev1.Node) bool {
+		c := n.mcnCondition(phase.Drained)
+		return c.Status == metav1.ConditionUnknown && strings.Contains(c.Message, want)
+	})
+	if n.h.logind.Reboots() != 0 {
+		t.Fatal("rebooted with a blocked drain")
+	}
+	if ms := n.h.mismatches(t, configA(t)); len(ms) > 0 {
+		t.Fatalf("files written before the drain finished: %s", describeMismatches(ms))
+	}
+	setBudget(1)
+	n.awaitReboot()
+	if c := n.mcnCondition(phase.Drained); c.Status != metav1.ConditionTrue {
+		t.Fatalf("Drained = %+v", c)
+	}
+}
+
+func TestIntegrationUnreconcilableWritesNothing(t *testing.T) {
+	n := newLiveNode(t, "it-unrec", nil, false)
+	before := snapshotTree(t, n.h.dir)
+	n.start()
+	n.setDesired("rendered-worker-bad")
+	n.await("Unreconcilable", func(node *corev1.Node) bool { return nodeanno.State(node) == nodeanno.StateUnreconcilable })
+	if after := snapshotTree(t, n.h.dir); after != before {
+		t.Fatalf("an unreconcilable change wrote to the host:\n%s\n%s", before, after)
+	}
+	c := n.mcnCondition(phase.UpdatePrepared)
+	if c.Status != metav1.ConditionUnknown || !strings.Contains(c.Message, "Update Failed compatibility validation. MachineConfigs rendered-worker-a and rendered-worker-bad are not compatible. Err: [spec.fips") {
+		t.Fatalf("UpdatePrepared = %+v", c)
+	}
+	if reason := nodeanno.Reason(n.get()); !strings.Contains(reason, "spec.fips") {
+		t.Fatalf("reason %q", reason)
+	}
+}
+
+func TestIntegrationAdminCordonedStaysCordoned(t *testing.T) {
+	n := newLiveNode(t, "it-admin", nil, true)
+	stop, _ := n.start()
+	n.setDesired(cfgC)
+	n.awaitReboot()
+	stop()
+	n.boot()
+	n.start()
+	n.await("Done on C", doneOn(cfgC))
+	if !n.get().Spec.Unschedulable {
+		t.Fatal("the agent uncordoned a node its administrator had cordoned")
+	}
+	if c := n.mcnCondition(phase.Uncordoned); !strings.Contains(c.Message, "Node left cordoned") {
+		t.Fatalf("Uncordoned = %+v", c)
+	}
+}
+
+func TestIntegrationDriftDetectedAndCleared(t *testing.T) {
+	n := newLiveNode(t, "it-drift", nil, false)
+	n.start()
+	n.await("the agent to create the MachineConfigNode", func(*corev1.Node) bool {
+		return n.mcnCondition(phase.Updated).Status == metav1.ConditionTrue
+	})
+	time.Sleep(200 * time.Millisecond) // the watch is set up before the first check reports
+	writeHostFile(t, n.h.dir, "/etc/mcotui/b.conf", "b=edited by hand\n", 0o600)
+	n.await("drift", func(node *corev1.Node) bool {
+		return nodeanno.State(node) == nodeanno.StateDegraded &&
+			strings.Contains(nodeanno.Reason(node), "/etc/mcotui/b.conf: contents differ from line 1")
+	})
+	if c := n.mcnCondition(phase.NodeDegraded); c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "/etc/mcotui/b.conf") {
+		t.Fatalf("NodeDegraded = %+v", c)
+	}
+	if metricValue(t, n.metrics.drift) != 1 {
+		t.Fatal("drift gauge not 1")
+	}
+	writeHostFile(t, n.h.dir, "/etc/mcotui/b.conf", "b=1\n", 0o600)
+	n.await("drift cleared", func(node *corev1.Node) bool {
+		return nodeanno.State(node) == nodeanno.StateDone && nodeanno.Reason(node) == ""
+	})
+	if c := n.mcnCondition(phase.NodeDegraded); c.Status != metav1.ConditionFalse {
+		t.Fatalf("NodeDegraded = %+v", c)
+	}
+}
+
+func TestIntegrationSymlinkRefusedNothingWritten(t *testing.T) {
+	n := newLiveNode(t, "it-symlink", nil, false)
+	outside := filepath.Join(t.TempDir(), "outside")
+	if err := os.Mkdir(outside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// /etc/mcotui is a link out of the root: every file of B passes through it.
+	if err := os.Rename(filepath.Join(n.h.dir, "etc/mcotui"), filepath.Join(outside, "mcotui")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "mcotui"), filepath.Join(n.h.dir, "etc/mcotui")); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshotTree(t, outside) + snapshotTree(t, n.h.dir)
+	n.start()
+	n.setDesired(cfgB)
+	n.await("the refusal", func(node *corev1.Node) bool {
+		us, _ := n.h.journal.List()
+		return len(us) > 0 && us[0].Result == store.ResultFailed && strings.Contains(nodeanno.Reason(node), "nothing was written")
+	})
+	if after := snapshotTree(t, outside) + snapshotTree(t, n.h.dir); after != before {
+		t.Fatalf("a refused config wrote:\n%s\n%s", before, after)
+	}
+	reason := nodeanno.Reason(n.get())
+	if !strings.Contains(reason, "/etc/mcotui is a symbolic link on the host") || !strings.Contains(reason, "nothing was written") {
+		t.Fatalf("reason %q", reason)
+	}
+	us, _ := n.h.journal.List()
+	if len(us) == 0 || us[0].Result != store.ResultFailed {
+		t.Fatalf("journal %+v", us)
+	}
+}
+
+func nodeEvents(t *testing.T, node string) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		evs, err := env.Kube.CoreV1().Events("").List(testCtx(t), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		clear(out)
+		for _, e := range evs.Items {
+			if e.InvolvedObject.Kind == "Node" && e.InvolvedObject.Name == node {
+				out[e.Reason] += int(max(e.Count, 1))
+			}
+		}
+		if out["Updated"] > 0 || time.Now().After(deadline) {
+			return out
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// metricValue reads a gauge or counter.
+func metricValue(t *testing.T, m prometheus.Metric) float64 {
+	t.Helper()
+	var out dto.Metric
+	if err := m.Write(&out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Gauge != nil {
+		return out.Gauge.GetValue()
+	}
+	return out.Counter.GetValue()
+}

@@ -1,0 +1,179 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+
+	"github.com/mcotui/mcotui/core/configdiff"
+)
+
+// Validation compares what is on disk with a config: after a reboot, before an update is
+// declared done (MCO's validateOnDiskState), and for the drift monitor, which checks one
+// file at a time with the same code.
+
+// Mismatch is one way the host differs from the config.
+type Mismatch struct {
+	Path string // the file, or the unit name for enablement and masks
+	What string // how it differs, for people
+}
+
+func (m Mismatch) String() string { return m.Path + ": " + m.What }
+
+// describeMismatches joins mismatches for a condition message or annotation.
+func describeMismatches(ms []Mismatch) string {
+	parts := make([]string, len(ms))
+	for i, m := range ms {
+		parts[i] = m.String()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// expectedFiles is every file cfg puts on the host, by path.
+func (ap *applier) expectedFiles(cfg configdiff.Config) (map[string]hostFile, error) {
+	d := &ids{root: ap.root}
+	out := map[string]hostFile{}
+	for _, f := range cfg.Ignition.Storage.Files {
+		hf, err := configFile(f, d)
+		if err != nil {
+			return nil, err
+		}
+		out[hf.Path] = hf
+	}
+	for _, u := range cfg.Ignition.Systemd.Units {
+		if f, ok := unitFile(u); ok {
+			out[f.Path] = f
+		}
+		for _, dr := range u.Dropins {
+			if f, ok := dropinFile(u, dr); ok {
+				out[f.Path] = f
+			}
+		}
+	}
+	if keys := coreKeys(cfg); len(keys) > 0 {
+		f, err := ap.sshKeysFile(keys)
+		if err != nil {
+			return nil, err
+		}
+		out[f.Path] = f
+	}
+	return out, nil
+}
+
+// checkFile compares one expected file with the host.
+func (ap *applier) checkFile(f hostFile) *Mismatch {
+	info, err := ap.root.Stat(f.Path)
+	switch {
+	case isNotExist(err):
+		return &Mismatch{f.Path, "missing; the config has it"}
+	case isLinkAt(err, f.Path):
+		return &Mismatch{f.Path, "is a symbolic link; the config has a file"}
+	case err != nil:
+		return &Mismatch{f.Path, strings.TrimPrefix(err.Error(), f.Path+": ")}
+	}
+	data, err := ap.root.ReadFile(f.Path)
+	if err != nil {
+		return &Mismatch{f.Path, strings.TrimPrefix(err.Error(), f.Path+": ")}
+	}
+	var diffs []string
+	if !bytes.Equal(data, f.Data) {
+		diffs = append(diffs, describeContents(data, f.Data))
+	}
+	if info.Mode != f.Mode {
+		diffs = append(diffs, fmt.Sprintf("mode is %s, the config says %s", octal(info.Mode), octal(f.Mode)))
+	}
+	if info.UID != f.UID || info.GID != f.GID {
+		diffs = append(diffs, fmt.Sprintf("owner is %d:%d, the config says %d:%d", info.UID, info.GID, f.UID, f.GID))
+	}
+	if len(diffs) == 0 {
+		return nil
+	}
+	return &Mismatch{f.Path, strings.Join(diffs, ", ")}
+}
+
+// describeContents says where two contents first differ, by line, without printing
+// them (a file may hold a secret).
+func describeContents(got, want []byte) string {
+	line := 1 + bytes.Count(got[:commonPrefix(got, want)], []byte("\n"))
+	return fmt.Sprintf("contents differ from line %d (%d bytes on disk, %d in the config)", line, len(got), len(want))
+}
+
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+// octal writes a mode as chmod takes it: 0644, 4755.
+func octal(m fs.FileMode) string {
+	bits := uint32(m.Perm())
+	if m&fs.ModeSetuid != 0 {
+		bits |= 0o4000
+	}
+	if m&fs.ModeSetgid != 0 {
+		bits |= 0o2000
+	}
+	if m&fs.ModeSticky != 0 {
+		bits |= 0o1000
+	}
+	return fmt.Sprintf("%04o", bits)
+}
+
+// validate compares the whole of cfg with the host: every file, unit file and drop-in,
+// the core user's keys, and every unit's enablement and mask.
+func (ap *applier) validate(ctx context.Context, cfg configdiff.Config) ([]Mismatch, error) {
+	want, err := ap.expectedFiles(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var out []Mismatch
+	for _, p := range sortedKeys(want) {
+		if m := ap.checkFile(want[p]); m != nil {
+			out = append(out, *m)
+		}
+	}
+	for _, u := range cfg.Ignition.Systemd.Units {
+		if !masked(&u) && u.Enabled == nil {
+			continue
+		}
+		state, err := ap.systemd.UnitFileState(ctx, u.Name)
+		if err != nil {
+			if isNotExist(err) {
+				out = append(out, Mismatch{u.Name, "systemd has no unit file for it"})
+				continue
+			}
+			return nil, err
+		}
+		switch {
+		case masked(&u):
+			if !strings.HasPrefix(state, "masked") {
+				out = append(out, Mismatch{u.Name, fmt.Sprintf("is %s, the config masks it", state)})
+			}
+		case enabled(&u):
+			if !slices.Contains([]string{"enabled", "enabled-runtime", "static", "alias", "indirect", "generated"}, state) {
+				out = append(out, Mismatch{u.Name, fmt.Sprintf("is %s, the config enables it", state)})
+			}
+		case disabled(&u):
+			if state == "enabled" || state == "enabled-runtime" {
+				out = append(out, Mismatch{u.Name, fmt.Sprintf("is %s, the config disables it", state)})
+			}
+		}
+	}
+	return out, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
