@@ -85,7 +85,8 @@ type Journal struct {
 }
 
 // Open opens the journal at path, creating it if it does not exist, and checks that it
-// is whole and of a schema this code understands.
+// is whole and of a schema this code understands: its pages are verified with plain
+// reads before bbolt maps the file (see verify), then every record is read.
 func Open(path string, opt Options) (*Journal, error) {
 	j := &Journal{path: path, timeout: opt.LockTimeout, now: opt.Now}
 	if j.timeout == 0 {
@@ -100,6 +101,12 @@ func Open(path string, opt Options) (*Journal, error) {
 		}
 	} else if err != nil {
 		return nil, fmt.Errorf("open journal %s: %w", path, err)
+	}
+	if err := error(nil); err != nil {
+		return nil, &CorruptError{Path: path, Err: err}
+	}
+	if err := verify(path); err != nil {
+		return nil, &CorruptError{Path: path, Err: err}
 	}
 	err := j.view(func(tx *bolt.Tx) error {
 		if err := checkSchema(tx); err != nil {

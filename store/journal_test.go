@@ -261,3 +261,87 @@ func BenchmarkTransition(b *testing.B) {
 		}
 	}
 }
+
+// TestByteFlipsAreRefusedOrHarmless flips bytes across every page of a real journal:
+// each open either succeeds (the byte was unused) or fails naming the file.
+func TestByteFlipsAreRefusedOrHarmless(t *testing.T) {
+	seed, err := os.ReadFile(filepath.Join("testdata", "journal-v1.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	refused := 0
+	for off := 0; off < len(seed); off += 7 {
+		data := append([]byte(nil), seed...)
+		data[off] ^= 0xA5
+		path := filepath.Join(dir, fmt.Sprintf("j%d.db", off))
+		must(t, os.WriteFile(path, data, 0o600))
+		j, err := Open(path, Options{LockTimeout: time.Second})
+		if err == nil {
+			_, err = j.List()
+		}
+		if err != nil {
+			refused++
+			if !strings.Contains(err.Error(), path) {
+				t.Fatalf("flip at %d: error does not name the file: %v", off, err)
+			}
+		}
+		os.Remove(path)
+	}
+	if refused == 0 {
+		t.Fatal("no damaged copy was refused")
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestVerifyRefusesPagesBboltWouldTrust damages the structures bbolt turns into pointers
+// without checking; verify must refuse each before bbolt maps the file.
+func TestVerifyRefusesPagesBboltWouldTrust(t *testing.T) {
+	seed, err := os.ReadFile(filepath.Join("testdata", "journal-v1.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	metas := findMetas(seed)
+	if len(metas) != 2 {
+		t.Fatalf("seed has %d valid metas, want 2", len(metas))
+	}
+	cur := metas[0]
+	if metas[1].txid > cur.txid {
+		cur = metas[1]
+	}
+	root := int(cur.root * cur.pageSize) // the root bucket's page: a leaf of buckets
+	cases := map[string]func(d []byte) []byte{
+		"element key beyond its page": func(d []byte) []byte { le.PutUint32(d[root+pageHeaderSize+4:], 1<<20); return d },
+		"page names another page":     func(d []byte) []byte { le.PutUint64(d[root:], 999); return d },
+		"element count beyond page":   func(d []byte) []byte { le.PutUint16(d[root+10:], 0xFFF0); return d },
+		"truncated below the high-water mark": func(d []byte) []byte {
+			return d[:int(cur.hwm-1)*int(cur.pageSize)]
+		},
+	}
+	for name, damage := range cases {
+		t.Run(name, func(t *testing.T) {
+			data := damage(append([]byte(nil), seed...))
+			path := filepath.Join(t.TempDir(), FileName)
+			must(t, os.WriteFile(path, data, 0o600))
+			if err := verify(path); err == nil {
+				t.Fatal("verify accepted the damaged file")
+			}
+			_, err := Open(path, Options{})
+			var ce *CorruptError
+			if !errors.As(err, &ce) {
+				t.Fatalf("Open: %v, want a CorruptError", err)
+			}
+		})
+	}
+	path := filepath.Join(t.TempDir(), FileName)
+	must(t, os.WriteFile(path, seed, 0o600))
+	if err := verify(path); err != nil {
+		t.Fatalf("verify refused the sound seed journal: %v", err)
+	}
+}
