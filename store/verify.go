@@ -14,7 +14,7 @@ import (
 // pointers into its memory map. On a damaged file those pointers can land past the map
 // (a fault) or inside the Go heap, where the garbage collector finds them and stops the
 // process ("found bad pointer in Go heap") — no recover() helps there. So every page
-// reachable from either meta page is checked here first: page numbers below the
+// reachable from the meta page bbolt will use is checked here first: page numbers below the
 // high-water mark and inside the file, headers that name their own page, element
 // offsets inside their page, inline buckets inside their value, no cycles. What passes
 // is safe for bbolt to read; what fails is a CorruptError and bbolt never sees it.
@@ -30,10 +30,16 @@ func verify(path string) error {
 	if len(metas) == 0 {
 		return errors.New("no valid meta page: not a bbolt file, or both meta pages are damaged")
 	}
-	for _, m := range metas {
-		if err := m.verify(data); err != nil {
-			return fmt.Errorf("meta page of transaction %d: %w", m.txid, err)
+	// bbolt reads the tree of the valid meta page with the highest transaction id, and
+	// only that one is whole: the pages of the older tree may already be reused.
+	m := metas[0]
+	for _, o := range metas[1:] {
+		if o.txid > m.txid {
+			m = o
 		}
+	}
+	if err := m.verify(data); err != nil {
+		return fmt.Errorf("meta page of transaction %d: %w", m.txid, err)
 	}
 	return nil
 }
@@ -65,19 +71,23 @@ type meta struct {
 	txid     uint64
 }
 
-// findMetas returns the meta pages bbolt could choose: the one at the start of the
-// file, and one in the second page for any page size bbolt may have used.
+// findMetas returns the valid meta pages, found where bbolt looks for them: the first
+// page, and the second page at the first page's page size, or when the first page is
+// damaged, at the first page size whose second page holds a valid meta.
 func findMetas(data []byte) []meta {
-	var out []meta
-	if m, ok := readMeta(data, 0); ok {
-		out = append(out, m)
+	if m0, ok := readMeta(data, 0); ok {
+		out := []meta{m0}
+		if m1, ok := readMeta(data, int(m0.pageSize)); ok && m1.pageSize == m0.pageSize {
+			out = append(out, m1)
+		}
+		return out
 	}
 	for ps := minPageSize; ps <= maxPageSize; ps *= 2 {
 		if m, ok := readMeta(data, ps); ok && int(m.pageSize) == ps {
-			out = append(out, m)
+			return []meta{m}
 		}
 	}
-	return out
+	return nil
 }
 
 func readMeta(data []byte, off int) (meta, bool) {
