@@ -122,6 +122,13 @@ Offline tools work on manifest files and need no cluster:
 		newDiffCmd(s),
 		newAgentCmd(s),
 		newJournalCmd(s),
+		newControllerCmd(s),
+		newStatusCmd(s),
+		newRolloutCmd(s),
+		newPauseCmd(s),
+		newResumeCmd(s),
+		newBootImagesCmd(s),
+		newInstallCmd(s),
 		newVersionCmd(s),
 	)
 	return root

@@ -1,0 +1,326 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/mcotui/mcotui/controller"
+	"github.com/mcotui/mcotui/controller/controllertest"
+	"github.com/mcotui/mcotui/core/nodeanno"
+	"github.com/mcotui/mcotui/platform/kube"
+	"github.com/mcotui/mcotui/platform/kube/kubetest"
+)
+
+// rolloutCluster is a pool named pool with nodes kwok runs, Done at a first rendered
+// config, and a MachineConfig whose change starts a rollout.
+type rolloutCluster struct {
+	env   *kubetest.Env
+	pool  string
+	nodes []string
+}
+
+func newRolloutCluster(t *testing.T, pool string, nodes int, maxUnavailable *intstr.IntOrString) *rolloutCluster {
+	t.Helper()
+	env := kubeEnv(t)
+	ctx := cmdContext(t)
+	role := "node-role.kubernetes.io/" + pool
+	p := &mcfgv1.MachineConfigPool{
+		ObjectMeta: metav1.ObjectMeta{Name: pool},
+		Spec: mcfgv1.MachineConfigPoolSpec{
+			MachineConfigSelector: &metav1.LabelSelector{MatchLabels: map[string]string{mcfgv1.MachineConfigRoleLabelKey: pool}},
+			NodeSelector:          &metav1.LabelSelector{MatchLabels: map[string]string{role: ""}},
+			MaxUnavailable:        maxUnavailable,
+		},
+	}
+	if _, err := env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Create(ctx, p, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Delete(context.Background(), pool, metav1.DeleteOptions{})
+	})
+	c := &rolloutCluster{env: env, pool: pool}
+	c.setFile(t, "v1")
+	for i := range nodes {
+		name := fmt.Sprintf("%s-%d", pool, i)
+		if _, err := env.CreateNode(ctx, name, map[string]string{role: ""}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = env.Kube.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{})
+			_ = env.MachineConfig.MachineconfigurationV1().MachineConfigNodes().Delete(context.Background(), name, metav1.DeleteOptions{})
+		})
+		c.nodes = append(c.nodes, name)
+	}
+	return c
+}
+
+// setFile writes the pool's one MachineConfig: a file whose content is content.
+func (c *rolloutCluster) setFile(t *testing.T, content string) {
+	t.Helper()
+	ctx := cmdContext(t)
+	raw := fmt.Sprintf(`{"ignition":{"version":"3.5.0"},"storage":{"files":[{"path":"/etc/%s","mode":420,"contents":{"source":"data:,%s"}}]}}`, c.pool, content)
+	name := "00-" + c.pool
+	mcs := c.env.MachineConfig.MachineconfigurationV1().MachineConfigs()
+	cur, err := mcs.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		mc := &mcfgv1.MachineConfig{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{mcfgv1.MachineConfigRoleLabelKey: c.pool}},
+			Spec:       mcfgv1.MachineConfigSpec{Config: runtime.RawExtension{Raw: []byte(raw)}},
+		}
+		if _, err := mcs.Create(ctx, mc, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = mcs.Delete(context.Background(), name, metav1.DeleteOptions{}) })
+		return
+	}
+	cur.Spec.Config.Raw = []byte(raw)
+	if _, err := mcs.Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// startController runs mcotui's controller in-process, on a Lease in a namespace of its
+// own, until the test ends, and returns that namespace.
+func (c *rolloutCluster) startController(t *testing.T) string {
+	t.Helper()
+	ns, err := c.env.CreateNamespace(cmdContext(t), "mcotui-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clients, err := kube.NewClients(c.env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- controller.Run(ctx, controller.Config{
+			Clients: clients, Namespace: ns, Identity: "test-controller",
+			LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second, RetryPeriod: 200 * time.Millisecond,
+		})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("controller: %v", err)
+		}
+	})
+	return ns
+}
+
+func (c *rolloutCluster) startAgent(t *testing.T, work time.Duration, fail ...string) {
+	a := &controllertest.FakeAgent{Kube: c.env.Kube, Selector: "node-role.kubernetes.io/" + c.pool, Work: work, Fail: map[string]bool{}}
+	for _, f := range fail {
+		a.Fail[f] = true
+	}
+	a.Start(t)
+}
+
+// waitFor polls cond for up to 30s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 30s", what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (c *rolloutCluster) getPool(t *testing.T) *mcfgv1.MachineConfigPool {
+	t.Helper()
+	p, err := c.env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Get(cmdContext(t), c.pool, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// waitUpdated waits until the controller has rolled the pool out.
+func (c *rolloutCluster) waitUpdated(t *testing.T) {
+	t.Helper()
+	waitFor(t, "pool "+c.pool+" updated", func() bool { return poolUpdated(c.getPool(t)) })
+}
+
+// TestRolloutWait sets maxUnavailable, prints the plan and follows the rollout to the
+// end: the plan's waves and predicted disruption, who drives it, a progress bar and a
+// line per phase change; exit 0.
+func TestRolloutWait(t *testing.T) {
+	c := newRolloutCluster(t, "ro", 3, nil)
+	ns := c.startController(t)
+	c.startAgent(t, 600*time.Millisecond)
+	c.waitUpdated(t)
+	c.setFile(t, "v2")
+	waitFor(t, "pool rendered v2", func() bool { return c.getPool(t).Spec.Configuration.Name != c.getPool(t).Status.Configuration.Name })
+
+	code, out, errOut := runMcotui(t, c.env, "rollout", "ro", "--max-unavailable", "2", "--wait", "--timeout", "60s", "--namespace", ns, "--poll-interval", "200ms")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	t.Logf("mcotui rollout ro --max-unavailable 2 --wait:\n%s", out)
+	for _, want := range []string{
+		"machineconfigpool.machineconfiguration.openshift.io/ro maxUnavailable set to 2",
+		"Driven by mcotui controller test-controller (lease " + ns + "/mcotui-controller).",
+		"[####################] 3/3 nodes updated to rendered-ro-",
+		"machineconfigpool ro is updated: all 3 nodes run rendered-ro-",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, n := range c.nodes {
+		if !regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d  ` + n + `: .* -> Updated$`).MatchString(out) {
+			t.Errorf("no line says %s became Updated:\n%s", n, out)
+		}
+	}
+	if p := c.getPool(t); p.Spec.MaxUnavailable == nil || p.Spec.MaxUnavailable.String() != "2" {
+		t.Errorf("spec.maxUnavailable = %v", p.Spec.MaxUnavailable)
+	}
+}
+
+// TestRolloutPlan prints the plan of a pool that waits for its rollout (paused), with
+// the predicted disruption of each node, and warns that nothing drives it.
+func TestRolloutPlan(t *testing.T) {
+	c := newRolloutCluster(t, "plan", 3, func() *intstr.IntOrString { v := intstr.FromString("50%"); return &v }())
+	// What a controller would have done, without one running: the pool rendered (and
+	// paused), two nodes at an older config, one never configured.
+	ctx := cmdContext(t)
+	p := c.getPool(t)
+	mc, err := c.env.MachineConfig.MachineconfigurationV1().MachineConfigs().Get(ctx, "00-plan", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := &mcfgv1.MachineConfig{ObjectMeta: metav1.ObjectMeta{Name: "rendered-plan-old"}, Spec: mcfgv1.MachineConfigSpec{
+		Config: runtime.RawExtension{Raw: []byte(`{"ignition":{"version":"3.5.0"}}`)},
+	}}
+	if _, err := c.env.MachineConfig.MachineconfigurationV1().MachineConfigs().Create(ctx, old, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = c.env.MachineConfig.MachineconfigurationV1().MachineConfigs().Delete(context.Background(), old.Name, metav1.DeleteOptions{})
+	})
+	newMC := mc.DeepCopy()
+	newMC.ObjectMeta = metav1.ObjectMeta{Name: "rendered-plan-new"}
+	if _, err := c.env.MachineConfig.MachineconfigurationV1().MachineConfigs().Create(ctx, newMC, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = c.env.MachineConfig.MachineconfigurationV1().MachineConfigs().Delete(context.Background(), newMC.Name, metav1.DeleteOptions{})
+	})
+	p.Spec.Configuration.Name = "rendered-plan-new"
+	p.Spec.Paused = true
+	if _, err := c.env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Update(ctx, p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range c.nodes[:2] {
+		annotateNode(t, c.env, n, map[string]any{nodeanno.CurrentConfigKey: "rendered-plan-old", nodeanno.DesiredConfigKey: "rendered-plan-old", nodeanno.StateKey: nodeanno.StateDone})
+	}
+	// plan-2 stays unenrolled: no config yet.
+
+	code, out, errOut := runMcotui(t, c.env, "rollout", "plan", "--namespace", "nowhere")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	wantOut := `Pool plan: rendered-plan-new on 0 of 3 nodes; 3 to update in 3 waves, maxUnavailable 1. The pool is paused: nothing happens until it is resumed (mcotui resume plan).
+
+WAVE   NODE     ZONE     FROM                ACTIONS   DRAIN
+1      plan-0   <none>   rendered-plan-old   Reboot    yes
+2      plan-1   <none>   rendered-plan-old   Reboot    yes
+3      plan-2   <none>   <none>              Reboot    yes
+
+`
+	if out != wantOut {
+		t.Errorf("plan:\n%s\nwant:\n%s", out, wantOut)
+	}
+	if !strings.Contains(errOut, "Warning: no mcotui controller holds the lease nowhere/mcotui-controller") {
+		t.Errorf("stderr lacks the warning: %s", errOut)
+	}
+}
+
+func annotateNode(t *testing.T, env *kubetest.Env, node string, anns map[string]any) {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": anns}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Kube.CoreV1().Nodes().Patch(cmdContext(t), node, types.MergePatchType, b, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRolloutDegraded: --wait exits 1 as soon as a node fails, naming it.
+func TestRolloutDegraded(t *testing.T) {
+	c := newRolloutCluster(t, "rd", 2, nil)
+	ns := c.startController(t)
+	c.startAgent(t, 300*time.Millisecond, "rd-0")
+	waitFor(t, "pool rendered", func() bool { return c.getPool(t).Spec.Configuration.Name != "" })
+	code, out, errOut := runMcotui(t, c.env, "rollout", "rd", "--wait", "--timeout", "60s", "--namespace", ns, "--poll-interval", "200ms")
+	if code != exitRolloutDegraded {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitRolloutDegraded, out, errOut)
+	}
+	if !strings.Contains(out, "node rd-0 failed to update to rendered-rd-") || !strings.Contains(out, "(state Degraded): boom") {
+		t.Errorf("output:\n%s", out)
+	}
+}
+
+// TestRolloutTimeout: --wait exits 2 when the pool is not updated in time (here it is
+// paused).
+func TestRolloutTimeout(t *testing.T) {
+	c := newRolloutCluster(t, "rt", 1, nil)
+	ns := c.startController(t)
+	c.startAgent(t, 100*time.Millisecond)
+	c.waitUpdated(t)
+	if code, out, errOut := runMcotui(t, c.env, "pause", "rt"); code != 0 || out != "machineconfigpool.machineconfiguration.openshift.io/rt paused\n" {
+		t.Fatalf("pause: exit %d: %s%s", code, out, errOut)
+	}
+	c.setFile(t, "v2")
+	waitFor(t, "pool rendered v2", func() bool { p := c.getPool(t); return p.Spec.Configuration.Name != p.Status.Configuration.Name })
+	code, out, errOut := runMcotui(t, c.env, "rollout", "rt", "--wait", "--timeout", "2s", "--namespace", ns, "--poll-interval", "200ms")
+	if code != exitRolloutTimeout || !strings.Contains(out, "timed out after 2s: 0 of 1 nodes updated") {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitRolloutTimeout, out, errOut)
+	}
+	if !strings.Contains(out, "The pool is paused") {
+		t.Errorf("the plan does not say the pool is paused:\n%s", out)
+	}
+
+	if code, out, _ := runMcotui(t, c.env, "pause", "rt"); code != 0 || !strings.Contains(out, "rt already paused") {
+		t.Errorf("pause again: exit %d: %s", code, out)
+	}
+	if code, out, _ := runMcotui(t, c.env, "resume", "rt"); code != 0 || out != "machineconfigpool.machineconfiguration.openshift.io/rt resumed\n" {
+		t.Fatalf("resume: exit %d: %s", code, out)
+	}
+	code, out, errOut = runMcotui(t, c.env, "rollout", "rt", "--wait", "--timeout", "60s", "--namespace", ns, "--poll-interval", "200ms")
+	if code != 0 {
+		t.Fatalf("after resume: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+func TestRolloutUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"rollout"}, "accepts 1 arg(s), received 0"},
+		{[]string{"rollout", "p", "--max-unavailable", "two"}, `--max-unavailable "two": give a number of nodes such as 2 or a percentage such as 25%`},
+		{[]string{"rollout", "p", "--max-unavailable", "-1"}, `--max-unavailable "-1"`},
+		{[]string{"rollout", "p", "--timeout", "0s"}, "--timeout 0s: give a positive duration"},
+		{[]string{"pause"}, "accepts 1 arg(s), received 0"},
+	} {
+		code, _, errOut := runCmd(t, tc.args...)
+		if code != exitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d: %s", tc.args, code, errOut)
+		}
+	}
+}

@@ -1,0 +1,384 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	configv1 "github.com/openshift/api/config/v1"
+	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	operatorv1 "github.com/openshift/api/operator/v1"
+	machinescheme "github.com/openshift/client-go/machine/clientset/versioned/scheme"
+	machineinformers "github.com/openshift/client-go/machine/informers/externalversions"
+	mcfgscheme "github.com/openshift/client-go/machineconfiguration/clientset/versioned/scheme"
+	mcfginformers "github.com/openshift/client-go/machineconfiguration/informers/externalversions"
+	operatorscheme "github.com/openshift/client-go/operator/clientset/versioned/scheme"
+	operatorinformers "github.com/openshift/client-go/operator/informers/externalversions"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	kubeinformers "k8s.io/client-go/informers"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+
+	"github.com/mcotui/mcotui/core/bootimage"
+	"github.com/mcotui/mcotui/platform/kube"
+)
+
+// Defaults of Config.
+const (
+	DefaultNamespace = "mcotui"
+	// LeaseName is the Lease that the controller holds while it drives the cluster. The
+	// TUI drives a pool itself only while no one holds it (see LeaseHolder).
+	LeaseName = "mcotui-controller"
+
+	DefaultLeaseDuration = 15 * time.Second
+	DefaultRenewDeadline = 10 * time.Second
+	DefaultRetryPeriod   = 2 * time.Second
+	DefaultResync        = 10 * time.Minute
+
+	// Component is the controller's name as the source of its Events.
+	Component = "mcotui-controller"
+)
+
+// ErrMCOPresent is returned by Run on a cluster where the Machine Config Operator runs;
+// the error's text says what was found.
+var ErrMCOPresent = errors.New("mcotui's controller runs only on clusters without MCO; on OpenShift, mcotui's status, rollout, pause, resume and bootimages commands act through MCO's API instead")
+
+// Config configures Run. Clients is required; every other field has a default.
+type Config struct {
+	Clients *kube.Clients
+
+	// Namespace holds the Lease. Default DefaultNamespace.
+	Namespace string
+	// LeaseName names the Lease. Default LeaseName.
+	LeaseName string
+	// Identity names this controller in the Lease and, as field manager, in the
+	// managedFields of what it writes. Default: the host name and the process id.
+	Identity string
+	// Leader election timing, client-go's meaning. Defaults DefaultLeaseDuration,
+	// DefaultRenewDeadline and DefaultRetryPeriod.
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	// Resync is the informers' resync period: how often every object is synced again
+	// even without a change. Default DefaultResync.
+	Resync time.Duration
+
+	// Platform is the infrastructure platform for boot images: the mode MCO applies
+	// when MachineConfiguration/cluster names none. Default: the platform every
+	// MachineSet's providerSpec names, when they agree (see InferPlatform).
+	Platform configv1.PlatformType
+
+	// Clock times conditions. Default: the real clock.
+	Clock clock.PassiveClock
+	// Logger receives the controller's log. Default: discard.
+	Logger *slog.Logger
+	// Version is written to rendered MachineConfigs (GeneratedByAnnotation).
+	Version string
+
+	// OnLeading, when set, is called with true once this controller holds the Lease,
+	// before any loop starts, and with false once every loop has stopped, before the
+	// Lease is released. Tests use it to check that leaders never overlap.
+	OnLeading func(leading bool)
+}
+
+func (c *Config) defaults() error {
+	if c.Clients == nil {
+		return errors.New("controller: no clients")
+	}
+	if c.Namespace == "" {
+		c.Namespace = DefaultNamespace
+	}
+	if c.LeaseName == "" {
+		c.LeaseName = LeaseName
+	}
+	if c.Identity == "" {
+		host, err := os.Hostname()
+		if err != nil {
+			return fmt.Errorf("controller: identity for the Lease: %w", err)
+		}
+		c.Identity = fmt.Sprintf("%s_%d", host, os.Getpid())
+	}
+	if c.LeaseDuration <= 0 {
+		c.LeaseDuration = DefaultLeaseDuration
+	}
+	if c.RenewDeadline <= 0 {
+		c.RenewDeadline = DefaultRenewDeadline
+	}
+	if c.RetryPeriod <= 0 {
+		c.RetryPeriod = DefaultRetryPeriod
+	}
+	if c.Resync <= 0 {
+		c.Resync = DefaultResync
+	}
+	if c.Clock == nil {
+		c.Clock = clock.RealClock{}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}
+
+// Run refuses to start where MCO runs (ErrMCOPresent), fails when the cluster does not
+// serve the MachineConfig APIs, and otherwise runs for election on the Lease until ctx
+// ends: while it holds the Lease, it runs the render, rollout and boot image loops.
+//
+// Run returns nil when ctx ends. When the Lease is lost (its renewal failed), the loops
+// stop and Run returns an error: the process should exit and start over, as every
+// client-go controller does. On the way out the loops are stopped before the Lease is
+// released, so the next leader never overlaps this one.
+func Run(ctx context.Context, cfg Config) error {
+	if err := cfg.defaults(); err != nil {
+		return err
+	}
+	found, evidence, err := kube.DetectMCO(ctx, cfg.Clients.Kube)
+	if err != nil {
+		return fmt.Errorf("controller: %w", err)
+	}
+	if found {
+		return fmt.Errorf("controller: refusing to start: %s; %w", evidence, ErrMCOPresent)
+	}
+	if err := requireAPIs(cfg.Clients); err != nil {
+		return fmt.Errorf("controller: %w", err)
+	}
+
+	err = Lead(ctx, Election{
+		Kube:          cfg.Clients.Kube,
+		Namespace:     cfg.Namespace,
+		Name:          cfg.LeaseName,
+		Identity:      cfg.Identity,
+		LeaseDuration: cfg.LeaseDuration,
+		RenewDeadline: cfg.RenewDeadline,
+		RetryPeriod:   cfg.RetryPeriod,
+		Logger:        cfg.Logger,
+		OnLeading:     cfg.OnLeading,
+	}, func(ctx context.Context) error { return lead(ctx, &cfg) })
+	if err != nil {
+		return fmt.Errorf("controller: %w", err)
+	}
+	return nil
+}
+
+// requireAPIs fails unless the cluster serves what the render and rollout loops need.
+func requireAPIs(c *kube.Clients) error {
+	for _, r := range []string{"machineconfigpools", "machineconfigs", "machineconfignodes"} {
+		ok, err := kube.Served(c.Kube.Discovery(), mcfgv1.GroupVersion, r)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("the cluster does not serve %s.%s: its CustomResourceDefinitions are not installed (`mcotui install | kubectl apply -f -` installs them)", r, mcfgv1.GroupName)
+		}
+	}
+	return nil
+}
+
+// lead runs the loops for one leadership term, until ctx ends.
+func lead(ctx context.Context, cfg *Config) error {
+	c := cfg.Clients
+	log := cfg.Logger
+
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	defer broadcaster.Shutdown()
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.Kube.CoreV1().Events("")})
+	recorder := broadcaster.NewRecorder(eventScheme(), corev1.EventSource{Component: Component})
+
+	kubeF := kubeinformers.NewSharedInformerFactory(c.Kube, cfg.Resync)
+	mcfgF := mcfginformers.NewSharedInformerFactory(c.MachineConfig, cfg.Resync)
+	defer kubeF.Shutdown()
+	defer mcfgF.Shutdown()
+	nodes := kubeF.Core().V1().Nodes()
+	pools := mcfgF.Machineconfiguration().V1().MachineConfigPools()
+	mcs := mcfgF.Machineconfiguration().V1().MachineConfigs()
+	mcns := mcfgF.Machineconfiguration().V1().MachineConfigNodes()
+
+	driver := NewDriver(c, DriverOptions{FieldManager: cfg.Identity, Recorder: recorder, Logger: log.With("loop", "rollout")})
+	rl := &rolloutLoop{
+		clients: c, driver: driver, recorder: recorder, clock: cfg.Clock, log: log.With("loop", "rollout"),
+		pools: pools.Lister(), nodes: nodes.Lister(), mcns: mcns.Lister(),
+	}
+	rend := &renderLoop{
+		clients: c, recorder: recorder, clock: cfg.Clock, log: log.With("loop", "render"),
+		pools: pools.Lister(), mcs: mcs.Lister(), version: cfg.Version, fieldManager: cfg.Identity,
+	}
+	rolloutQ := newLoop("rollout", rl.sync, log)
+	renderQ := newLoop("render", rend.sync, log)
+
+	allPools := func() []string {
+		ps, _ := pools.Lister().List(labels.Everything())
+		names := make([]string, len(ps))
+		for i, p := range ps {
+			names[i] = p.Name
+		}
+		return names
+	}
+	// Pools whose nodeSelector matches either version of a node: its membership may
+	// have changed.
+	poolsOfNode := func(old, cur *corev1.Node) []string {
+		ps, _ := pools.Lister().List(labels.Everything())
+		var out []string
+		for _, p := range ps {
+			if (old != nil && selects(p, old)) || (cur != nil && selects(p, cur)) {
+				out = append(out, p.Name)
+			}
+		}
+		return out
+	}
+	var regs []error
+	_, err := nodes.Informer().AddEventHandler(handler(poolsOfNode, rolloutQ.add))
+	regs = append(regs, err)
+	_, err = mcns.Informer().AddEventHandler(handler(func(old, cur *mcfgv1.MachineConfigNode) []string {
+		if cur == nil {
+			return nil
+		}
+		return []string{cur.Spec.Pool.Name}
+	}, rolloutQ.add))
+	regs = append(regs, err)
+	_, err = pools.Informer().AddEventHandler(handler(func(old, cur *mcfgv1.MachineConfigPool) []string {
+		if old == nil || !equalSelectors(old, cur) {
+			return allPools() // membership of every pool may change
+		}
+		return []string{cur.Name}
+	}, rolloutQ.add))
+	regs = append(regs, err)
+	_, err = pools.Informer().AddEventHandler(handler(func(old, cur *mcfgv1.MachineConfigPool) []string {
+		if old != nil && old.Generation == cur.Generation && old.ResourceVersion != cur.ResourceVersion {
+			return nil // a status write: nothing to render
+		}
+		return []string{cur.Name}
+	}, renderQ.add))
+	regs = append(regs, err)
+	_, err = mcs.Informer().AddEventHandler(handler(func(_, _ *mcfgv1.MachineConfig) []string {
+		return allPools() // any pool may select it
+	}, renderQ.add))
+	regs = append(regs, err)
+
+	loops := []*loop{renderQ, rolloutQ}
+	synced := []cache.InformerSynced{
+		nodes.Informer().HasSynced, pools.Informer().HasSynced,
+		mcs.Informer().HasSynced, mcns.Informer().HasSynced,
+	}
+	var factories []interface {
+		Start(<-chan struct{})
+		Shutdown()
+	}
+
+	bootOK, err := bootImagesServed(c)
+	if err != nil {
+		return err
+	}
+	if bootOK {
+		opF := operatorinformers.NewSharedInformerFactoryWithOptions(c.Operator, cfg.Resync,
+			operatorinformers.WithTweakListOptions(byName(bootimage.MachineConfigurationName)))
+		machF := machineinformers.NewSharedInformerFactoryWithOptions(c.Machine, cfg.Resync,
+			machineinformers.WithNamespace(bootimage.MachineAPINamespace))
+		cmF := kubeinformers.NewSharedInformerFactoryWithOptions(c.Kube, cfg.Resync,
+			kubeinformers.WithNamespace(bootimage.ConfigMapNamespace),
+			kubeinformers.WithTweakListOptions(byName(bootimage.ConfigMapName)))
+		defer opF.Shutdown()
+		defer machF.Shutdown()
+		defer cmF.Shutdown()
+		mcfgs := opF.Operator().V1().MachineConfigurations()
+		machineSets := machF.Machine().V1beta1().MachineSets()
+		configMaps := cmF.Core().V1().ConfigMaps()
+		bl := &bootImageLoop{
+			clients: c, recorder: recorder, clock: cfg.Clock, log: log.With("loop", "bootimages"),
+			platform: cfg.Platform, fieldManager: cfg.Identity,
+			configurations: mcfgs.Lister(), machineSets: machineSets.Lister(),
+			configMaps: configMaps.Lister(), nodes: nodes.Lister(),
+		}
+		bootQ := newLoop("bootimages", bl.sync, log)
+		// One key: every trigger syncs all enrolled MachineSets, as in MCO. The reason
+		// of the last trigger becomes the conditions' reason.
+		key := func(reason string) []string {
+			bl.trigger(reason)
+			return []string{bootimage.MachineConfigurationName}
+		}
+		_, err = mcfgs.Informer().AddEventHandler(handler(func(old, cur *operatorv1.MachineConfiguration) []string {
+			if old != nil && old.Generation == cur.Generation {
+				return nil // a status write (ours) or a resync
+			}
+			return key(reasonConfigurationUpdated)
+		}, bootQ.add))
+		regs = append(regs, err)
+		_, err = machineSets.Informer().AddEventHandler(handler(func(_, _ *machinev1beta1.MachineSet) []string {
+			return key(reasonMachineSetUpdated)
+		}, bootQ.add))
+		regs = append(regs, err)
+		_, err = configMaps.Informer().AddEventHandler(handler(func(_, _ *corev1.ConfigMap) []string {
+			return key(reasonBootImagesUpdated)
+		}, bootQ.add))
+		regs = append(regs, err)
+		loops = append(loops, bootQ)
+		synced = append(synced, mcfgs.Informer().HasSynced, machineSets.Informer().HasSynced, configMaps.Informer().HasSynced)
+		factories = append(factories, opF, machF, cmF)
+	} else {
+		log.Info("boot images are not managed: the cluster serves no Machine API MachineSets or no MachineConfiguration")
+	}
+	if err := errors.Join(regs...); err != nil {
+		return fmt.Errorf("register informer handlers: %w", err)
+	}
+
+	kubeF.Start(ctx.Done())
+	mcfgF.Start(ctx.Done())
+	for _, f := range factories {
+		f.Start(ctx.Done())
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return errors.New("informer caches did not sync")
+	}
+	log.Info("caches synced; loops running")
+
+	var wg sync.WaitGroup
+	for _, l := range loops {
+		wg.Go(func() {
+			defer utilruntime.HandleCrashWithContext(ctx)
+			l.run(ctx, 1)
+		})
+	}
+	wg.Wait()
+	return nil
+}
+
+func equalSelectors(a, b *mcfgv1.MachineConfigPool) bool {
+	return a.Spec.NodeSelector.String() == b.Spec.NodeSelector.String()
+}
+
+func byName(name string) func(*metav1.ListOptions) {
+	return func(o *metav1.ListOptions) {
+		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
+	}
+}
+
+func bootImagesServed(c *kube.Clients) (bool, error) {
+	ms, err := kube.Served(c.Kube.Discovery(), machinev1beta1.GroupVersion, "machinesets")
+	if err != nil || !ms {
+		return false, err
+	}
+	return kube.Served(c.Kube.Discovery(), operatorv1.GroupVersion, "machineconfigurations")
+}
+
+// eventScheme knows every kind the controller records events on, so that the events'
+// involvedObject names the kind.
+func eventScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(mcfgscheme.AddToScheme(s))
+	utilruntime.Must(operatorscheme.AddToScheme(s))
+	utilruntime.Must(machinescheme.AddToScheme(s))
+	return s
+}

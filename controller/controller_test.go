@@ -1,0 +1,152 @@
+package controller_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/mcotui/mcotui/controller"
+	"github.com/mcotui/mcotui/core/nodeanno"
+	"github.com/mcotui/mcotui/core/rollout"
+	"github.com/mcotui/mcotui/platform/kube"
+)
+
+// TestRefusesWhereMCORuns: on a cluster with MCO's daemon, Run returns at once with
+// ErrMCOPresent and says what it found; it never takes the Lease.
+func TestRefusesWhereMCORuns(t *testing.T) {
+	ctx := testContext(t)
+	if _, err := env.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: kube.MCONamespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	labels := map[string]string{"k8s-app": "machine-config-daemon"}
+	ds := &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Name: kube.MCODaemonSet, Namespace: kube.MCONamespace},
+		Spec: appsv1.DaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "mcd", Image: "example.com/mcd"}}},
+			},
+		},
+	}
+	if _, err := env.Kube.AppsV1().DaemonSets(kube.MCONamespace).Create(ctx, ds, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	defer env.Kube.AppsV1().DaemonSets(kube.MCONamespace).Delete(context.Background(), kube.MCODaemonSet, metav1.DeleteOptions{})
+
+	err := controller.Run(ctx, controller.Config{Clients: clients(t), Namespace: leaseNamespace(t), LeaseName: "lease-mco"})
+	if !errors.Is(err, controller.ErrMCOPresent) || !strings.Contains(err.Error(), "found DaemonSet openshift-machine-config-operator/machine-config-daemon") {
+		t.Fatalf("Run = %v, want ErrMCOPresent naming the DaemonSet", err)
+	}
+	if _, err := env.Kube.CoordinationV1().Leases(leaseNamespace(t)).Get(ctx, "lease-mco", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the lease was taken: %v", err)
+	}
+}
+
+// TestDriverStep drives a pool without a controller, as the TUI does: one step targets
+// at most maxUnavailable nodes, a second step before they finish targets none, and the
+// next ones continue where the first left off.
+func TestDriverStep(t *testing.T) {
+	ctx := testContext(t)
+	pool := createPool(t, "drive", ptr.To(intstr.FromInt32(1)), false)
+	mc := machineConfig(t, "00-drive", "drive", "/etc/drive", "v1")
+	applyMC(t, mc)
+	target := expectedRendered(t, pool, mc)
+	nodes := createNodes(t, "drive", "rendered-drive-old", "", "", "")
+	// What the render loop would have done.
+	pool = getPool(t, "drive")
+	pool.Spec.Configuration.Name = target
+	if _, err := env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Update(ctx, pool, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	d := controller.NewDriver(clients(t), controller.DriverOptions{FieldManager: "mcotui-tui"})
+	step, err := d.Step(ctx, "drive", rollout.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(step.Targets, nodes[:1]) || step.Target != target {
+		t.Fatalf("first step: targets %v to %s", step.Targets, step.Target)
+	}
+	if d := nodeanno.Desired(getNode(t, nodes[0])); d != target {
+		t.Fatalf("node %s desiredConfig = %s", nodes[0], d)
+	}
+	step, err = d.Step(ctx, "drive", rollout.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(step.Targets) != 0 || !strings.HasPrefix(step.Wait, "waiting for capacity: maxUnavailable is 1 and 1 nodes are unavailable (drive-0)") {
+		t.Fatalf("second step: targets %v, wait %q", step.Targets, step.Wait)
+	}
+
+	startFakeAgent(t, "drive", 100*time.Millisecond)
+	for _, want := range nodes[1:] {
+		eventually(t, 20*time.Second, "a step targets "+want, func() (bool, string) {
+			step, err := d.Step(ctx, "drive", rollout.Options{})
+			if err != nil {
+				return false, err.Error()
+			}
+			return slices.Equal(step.Targets, []string{want}), "targets " + strings.Join(step.Targets, ",") + "; " + step.Wait
+		})
+	}
+}
+
+// TestLeaseHolder reads a controller's Lease while it runs and after it stops.
+func TestLeaseHolder(t *testing.T) {
+	ctx := testContext(t)
+	r := startController(t, "lease-holder", "holder-a")
+	eventually(t, 20*time.Second, "holder-a holds the lease", func() (bool, string) {
+		holder, held, err := controller.LeaseHolder(ctx, env.Kube, leaseNamespace(t), "lease-holder", time.Now())
+		return err == nil && held && holder == "holder-a", holder
+	})
+	r.stop(t)
+	holder, held, err := controller.LeaseHolder(ctx, env.Kube, leaseNamespace(t), "lease-holder", time.Now())
+	if err != nil || held {
+		t.Fatalf("after stop: holder %q held %t err %v", holder, held, err)
+	}
+	if _, held, err := controller.LeaseHolder(ctx, env.Kube, leaseNamespace(t), "no-such-lease", time.Now()); err != nil || held {
+		t.Fatalf("missing lease: held %t err %v", held, err)
+	}
+}
+
+// TestLeadEndsWhenWorkFails: work that fails while the Lease is held ends the election
+// with its error and releases the Lease at once, for another candidate to take.
+func TestLeadEndsWhenWorkFails(t *testing.T) {
+	ctx := testContext(t)
+	boom := errors.New("boom")
+	e := controller.Election{Kube: env.Kube, Namespace: leaseNamespace(t), Name: "lease-fail", Identity: "fail-a",
+		LeaseDuration: 30 * time.Second, RenewDeadline: 20 * time.Second, RetryPeriod: 200 * time.Millisecond}
+	if err := controller.Lead(ctx, e, func(context.Context) error { return boom }); !errors.Is(err, boom) {
+		t.Fatalf("Lead = %v, want the work's error", err)
+	}
+	if holder, held, err := controller.LeaseHolder(ctx, env.Kube, e.Namespace, e.Name, time.Now()); err != nil || held {
+		t.Fatalf("after the work failed: holder %q held %t err %v; want the lease released", holder, held, err)
+	}
+	// Another candidate takes it well before the 30s lease would have expired.
+	e.Identity = "fail-b"
+	took := make(chan struct{})
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		_ = controller.Lead(runCtx, e, func(ctx context.Context) error {
+			close(took)
+			<-ctx.Done()
+			return nil
+		})
+	}()
+	select {
+	case <-took:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the second candidate did not take the released lease within 5s")
+	}
+}

@@ -1,0 +1,29 @@
+// Package controller is mcotui's cluster-side control loop, for clusters where the
+// Machine Config Operator does not run: it does what MCO's render, node and boot image
+// controllers do, with the rules and the messages of package core.
+//
+//   - The render loop (render.go) renders each MachineConfigPool's MachineConfigs into
+//     its rendered MachineConfig (core/render), creates that object once and never
+//     changes it, and points the pool's spec.configuration at it, with the sources it
+//     was rendered from. A pool that cannot be rendered is RenderDegraded, with the
+//     reason.
+//   - The rollout loop (rollout.go) hands out the pool's rendered config to its nodes
+//     under MCO's node controller rules (core/rollout): at most maxUnavailable nodes
+//     unavailable at once, candidates by zone then age, no new targets while the pool
+//     is paused, degraded nodes may be targeted again. It keeps a MachineConfigNode per
+//     node in step with the node's desired config and writes the pool's status counts
+//     and conditions, so that `kubectl get mcp` reads as on OpenShift. Its Driver is
+//     exported: the TUI drives a pool with it when no controller holds the Lease.
+//   - The boot image loop (bootimages.go) points the Machine API MachineSets that
+//     MachineConfiguration/cluster enrolls at the boot images of the coreos-bootimages
+//     ConfigMap (core/bootimage), upgrades their Ignition stubs to spec 3 and reports
+//     BootImageUpdateProgressing and BootImageUpdateDegraded.
+//
+// Run holds a Lease (Lead, over client-go's leader election) while the loops run, so
+// that one controller drives the cluster at a time, and refuses to start where MCO runs
+// (kube.DetectMCO). The TUI checks the Lease with LeaseHolder, and holds it with Lead
+// while it drives a pool with the Driver itself. Each loop reads through shared informers and writes through typed
+// clients; each has its own rate-limited work queue keyed by object name. A write that
+// decides which nodes get a new config is decided on a fresh read from the API server,
+// never on the informer cache alone, and carries the resourceVersion it was decided on.
+package controller

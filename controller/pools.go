@@ -1,0 +1,146 @@
+package controller
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/mcotui/mcotui/core/nodeanno"
+)
+
+// Pool names MCO ranks when a node matches several pools.
+const (
+	MasterPool = "master"
+	WorkerPool = "worker"
+)
+
+// PoolFor returns the pool node belongs to among pools, by MCO's rules
+// (pkg/helpers/helpers.go GetPoolsForNode and GetPrimaryPoolForNode): of the pools whose
+// nodeSelector matches the node, master wins, then the one custom pool (any pool but
+// master and worker), then worker. nil when no pool selects the node. A node matched by
+// two custom pools belongs to neither: the error says so, as MCO refuses such a node.
+// A pool with no nodeSelector, or an empty one, selects no node.
+func PoolFor(node *corev1.Node, pools []*mcfgv1.MachineConfigPool) (*mcfgv1.MachineConfigPool, error) {
+	var master, worker *mcfgv1.MachineConfigPool
+	var custom []*mcfgv1.MachineConfigPool
+	for _, p := range pools {
+		if !selects(p, node) {
+			continue
+		}
+		switch p.Name {
+		case MasterPool:
+			master = p
+		case WorkerPool:
+			worker = p
+		default:
+			custom = append(custom, p)
+		}
+	}
+	if len(custom) > 1 {
+		names := make([]string, len(custom))
+		for i, p := range custom {
+			names[i] = p.Name
+		}
+		slices.Sort(names)
+		return nil, fmt.Errorf("node %s is selected by the custom pools %s: a node belongs to at most one custom pool; change the pools' nodeSelectors or the node's labels", node.Name, strings.Join(names, ", "))
+	}
+	switch {
+	case master != nil:
+		return master, nil
+	case len(custom) == 1:
+		return custom[0], nil
+	}
+	return worker, nil
+}
+
+func selects(p *mcfgv1.MachineConfigPool, node *corev1.Node) bool {
+	if p.Spec.NodeSelector == nil {
+		return false
+	}
+	sel, err := metav1.LabelSelectorAsSelector(p.Spec.NodeSelector)
+	if err != nil || sel.Empty() {
+		return false
+	}
+	return sel.Matches(labels.Set(node.Labels))
+}
+
+// Members returns the nodes that belong to pool (see PoolFor), by name, and the errors
+// of nodes its nodeSelector matches that belong to no pool because two custom pools
+// select them.
+func Members(pool *mcfgv1.MachineConfigPool, pools []*mcfgv1.MachineConfigPool, nodes []*corev1.Node) ([]*corev1.Node, []error) {
+	var out []*corev1.Node
+	var problems []error
+	for _, n := range nodes {
+		if n == nil || !selects(pool, n) {
+			continue
+		}
+		p, err := PoolFor(n, pools)
+		if err != nil {
+			problems = append(problems, err)
+			continue
+		}
+		if p != nil && p.Name == pool.Name {
+			out = append(out, n)
+		}
+	}
+	slices.SortFunc(out, func(a, b *corev1.Node) int { return cmp.Compare(a.Name, b.Name) })
+	return out, problems
+}
+
+// unenrolled stands, only inside planning, for the config of a node mcotui has never
+// given one: a node without currentConfig and desiredConfig annotations, as every node
+// is when mcotui is installed on a running cluster. MCO never meets such a node (its
+// machine-config server annotates nodes as they join), and its rules would count it as
+// unavailable forever, which would stall every rollout on a fresh install. The node
+// runs no update, so for planning it is an idle node at a config older than any:
+// available, and a candidate like any node at an older config. The name cannot be a
+// MachineConfig's, so it never meets a real one.
+const unenrolled = "(unenrolled)"
+
+// PlanningView returns nodes for core/rollout: nodes mcotui has never given a config
+// (no currentConfig, desiredConfig or state annotation) appear Done at a placeholder
+// config, so that they count as available candidates rather than as unavailable; see
+// IsUnenrolled. Other nodes are returned as they are. The input is not modified.
+func PlanningView(nodes []*corev1.Node) []*corev1.Node {
+	out := make([]*corev1.Node, len(nodes))
+	for i, n := range nodes {
+		if !IsUnenrolled(n) {
+			out[i] = n
+			continue
+		}
+		c := n.DeepCopy()
+		if c.Annotations == nil {
+			c.Annotations = map[string]string{}
+		}
+		c.Annotations[nodeanno.CurrentConfigKey] = unenrolled
+		c.Annotations[nodeanno.DesiredConfigKey] = unenrolled
+		c.Annotations[nodeanno.StateKey] = nodeanno.StateDone
+		out[i] = c
+	}
+	return out
+}
+
+// IsUnenrolled reports whether mcotui has never given the node a config: it has none
+// of the currentConfig, desiredConfig and state annotations.
+func IsUnenrolled(n *corev1.Node) bool {
+	return n != nil && nodeanno.Current(n) == "" && nodeanno.Desired(n) == "" && nodeanno.State(n) == ""
+}
+
+// IsPlaceholder reports whether a config name in a plan made over PlanningView is the
+// placeholder of an unenrolled node rather than a rendered config.
+func IsPlaceholder(name string) bool { return name == unenrolled }
+
+// ConfigName is name as a plan made over PlanningView shows it to people: the
+// placeholder of an unenrolled node becomes "" (no config).
+func ConfigName(name string) string {
+	if IsPlaceholder(name) {
+		return ""
+	}
+	return name
+}

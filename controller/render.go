@@ -1,0 +1,163 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	mcfglisters "github.com/openshift/client-go/machineconfiguration/listers/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+
+	"github.com/mcotui/mcotui/core/render"
+	"github.com/mcotui/mcotui/core/rollout"
+	"github.com/mcotui/mcotui/platform/kube"
+)
+
+// GeneratedByAnnotation on a rendered MachineConfig names the version of the
+// controller that made it, as MCO's does (`oc get mc` shows it as
+// GENERATEDBYCONTROLLER).
+const GeneratedByAnnotation = "machineconfiguration.openshift.io/generated-by-controller-version"
+
+// Event reasons of the render loop.
+const (
+	reasonRenderFailed  = "RenderFailed"
+	reasonRenderWarning = "RenderWarning"
+	reasonSelectingAll  = "SelectingAll" // MCO's
+	reasonRendered      = "RenderedConfigCreated"
+)
+
+// renderLoop renders each pool: the rendered MachineConfig, created once, and the
+// pool's spec.configuration.
+type renderLoop struct {
+	clients      *kube.Clients
+	pools        mcfglisters.MachineConfigPoolLister
+	mcs          mcfglisters.MachineConfigLister
+	recorder     record.EventRecorder
+	clock        clock.PassiveClock
+	log          *slog.Logger
+	version      string
+	fieldManager string
+}
+
+func (l *renderLoop) sync(ctx context.Context, name string) error {
+	pool, err := l.pools.Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	all, err := l.mcs.List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	r, err := render.Render(pool, sourceConfigs(all))
+	switch {
+	case errors.Is(err, render.ErrSelectsAll):
+		// As MCO: a warning, and the pool keeps its last rendered config.
+		l.recorder.Event(pool, corev1.EventTypeWarning, reasonSelectingAll, err.Error())
+		return nil
+	case err != nil:
+		l.recorder.Event(pool, corev1.EventTypeWarning, reasonRenderFailed, err.Error())
+		// Nothing to retry until a pool or MachineConfig changes, which requeues.
+		return l.setRenderDegraded(ctx, pool, err)
+	}
+	for _, w := range r.Warnings {
+		l.recorder.Event(pool, corev1.EventTypeWarning, reasonRenderWarning, w)
+	}
+	if err := l.ensureRendered(ctx, pool, r); err != nil {
+		return err
+	}
+	want := mcfgv1.MachineConfigPoolStatusConfiguration{
+		ObjectReference: corev1.ObjectReference{Name: r.Config.Name},
+		Source:          r.Sources,
+	}
+	if !equality.Semantic.DeepEqual(pool.Spec.Configuration, want) {
+		updated := pool.DeepCopy()
+		updated.Spec.Configuration = want
+		if pool, err = l.clients.MachineConfig.MachineconfigurationV1().MachineConfigPools().Update(ctx, updated, metav1.UpdateOptions{FieldManager: l.fieldManager}); err != nil {
+			return fmt.Errorf("point machineconfigpool %s at %s: %w", name, r.Config.Name, err)
+		}
+		l.log.Info("pool rendered", "pool", name, "config", r.Config.Name, "sources", len(r.Sources))
+	}
+	return l.setRenderDegraded(ctx, pool, nil)
+}
+
+// sourceConfigs leaves out rendered configs (owned by a pool): a selector written to
+// match on the absence of a label would otherwise feed a pool its own rendered config.
+func sourceConfigs(all []*mcfgv1.MachineConfig) []*mcfgv1.MachineConfig {
+	out := make([]*mcfgv1.MachineConfig, 0, len(all))
+	for _, mc := range all {
+		if ref := metav1.GetControllerOf(mc); ref != nil && ref.Kind == "MachineConfigPool" {
+			continue
+		}
+		out = append(out, mc)
+	}
+	return out
+}
+
+// ensureRendered creates the rendered config unless it exists. An existing one is
+// never changed: its name is the hash of its spec, and nodes may run it.
+func (l *renderLoop) ensureRendered(ctx context.Context, pool *mcfgv1.MachineConfigPool, r *render.Rendered) error {
+	mc := r.Config
+	if _, err := l.mcs.Get(mc.Name); err == nil {
+		return nil
+	} else if !apierrors.IsNotFound(err) {
+		return err
+	}
+	mc = mc.DeepCopy()
+	mc.Annotations = map[string]string{GeneratedByAnnotation: l.version}
+	mc.OwnerReferences = []metav1.OwnerReference{{
+		APIVersion: mcfgv1.GroupVersion.String(),
+		Kind:       "MachineConfigPool",
+		Name:       pool.Name,
+		UID:        pool.UID,
+		Controller: ptr.To(true),
+	}}
+	_, err := l.clients.MachineConfig.MachineconfigurationV1().MachineConfigs().Create(ctx, mc, metav1.CreateOptions{FieldManager: l.fieldManager})
+	switch {
+	case apierrors.IsAlreadyExists(err):
+		return nil // the cache had not seen it yet
+	case err != nil:
+		return fmt.Errorf("create rendered machineconfig %s of pool %s: %w", mc.Name, pool.Name, err)
+	}
+	l.recorder.Eventf(pool, corev1.EventTypeNormal, reasonRendered, "Created rendered MachineConfig %s from %d MachineConfigs", mc.Name, len(r.Sources))
+	return nil
+}
+
+// setRenderDegraded writes RenderDegraded (rollout.SetRenderDegraded's message) when it
+// changes. While it is True, Degraded is True too, as MCO folds it; the rollout loop
+// recomputes Degraded from both once the pool renders again.
+func (l *renderLoop) setRenderDegraded(ctx context.Context, pool *mcfgv1.MachineConfigPool, renderErr error) error {
+	now := metav1.NewTime(l.clock.Now())
+	status := *pool.Status.DeepCopy()
+	rollout.SetRenderDegraded(&status, pool.Name, renderErr, now)
+	if renderErr != nil {
+		if c := rollout.FindCondition(&status, mcfgv1.MachineConfigPoolDegraded); c == nil || c.Status != corev1.ConditionTrue {
+			degraded := mcfgv1.MachineConfigPoolCondition{Type: mcfgv1.MachineConfigPoolDegraded, Status: corev1.ConditionTrue, LastTransitionTime: now}
+			if c != nil {
+				*c = degraded
+			} else {
+				status.Conditions = append(status.Conditions, degraded)
+			}
+		}
+	}
+	if equality.Semantic.DeepEqual(status, pool.Status) {
+		return nil
+	}
+	updated := pool.DeepCopy()
+	updated.Status = status
+	if _, err := l.clients.MachineConfig.MachineconfigurationV1().MachineConfigPools().UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: l.fieldManager}); err != nil {
+		return fmt.Errorf("update status of machineconfigpool %s: %w", pool.Name, err)
+	}
+	return nil
+}

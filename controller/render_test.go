@@ -1,0 +1,120 @@
+package controller_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mcotui/mcotui/controller"
+)
+
+// TestRenderCreatesRenderedConfig: the rendered MachineConfig is created with the name
+// core/render gives it, owned by the pool; the pool's spec.configuration names it and
+// its sources in merge order; a change to a source makes a new rendered config and
+// leaves the old one as it was.
+func TestRenderCreatesRenderedConfig(t *testing.T) {
+	ctx := testContext(t)
+	pool := createPool(t, "render", nil, false)
+	base := machineConfig(t, "00-render-base", "render", "/etc/base", "base")
+	motd := machineConfig(t, "10-render-motd", "render", "/etc/motd", "hello")
+	applyMC(t, base)
+	applyMC(t, motd)
+	startController(t, "lease-render", "render-a")
+
+	want := expectedRendered(t, pool, base, motd)
+	eventually(t, 30*time.Second, "pool points at its rendered config", func() (bool, string) {
+		p := getPool(t, "render")
+		return p.Spec.Configuration.Name == want, "spec.configuration.name=" + p.Spec.Configuration.Name + " want " + want
+	})
+	p := getPool(t, "render")
+	var sources []string
+	for _, s := range p.Spec.Configuration.Source {
+		sources = append(sources, s.Kind+"/"+s.Name)
+	}
+	if got := strings.Join(sources, ","); got != "MachineConfig/00-render-base,MachineConfig/10-render-motd" {
+		t.Errorf("sources = %s", got)
+	}
+	mcs := env.MachineConfig.MachineconfigurationV1().MachineConfigs()
+	first, err := mcs.Get(ctx, want, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ref := metav1.GetControllerOf(first); ref == nil || ref.Kind != "MachineConfigPool" || ref.Name != "render" || ref.UID != pool.UID {
+		t.Errorf("owner = %+v, want the pool", first.OwnerReferences)
+	}
+	if first.Annotations[controller.GeneratedByAnnotation] != "test" {
+		t.Errorf("annotations = %v", first.Annotations)
+	}
+	if c := poolCondition(p, mcfgv1.MachineConfigPoolRenderDegraded); c == nil || c.Status != corev1.ConditionFalse {
+		t.Errorf("RenderDegraded = %+v, want False", c)
+	}
+
+	// A new source version: a new rendered config; the first one is not touched.
+	motd2 := machineConfig(t, "10-render-motd", "render", "/etc/motd", "hello-again")
+	applyMC(t, motd2)
+	next := expectedRendered(t, pool, base, motd2)
+	eventually(t, 30*time.Second, "pool points at the new rendered config", func() (bool, string) {
+		p := getPool(t, "render")
+		return p.Spec.Configuration.Name == next, "spec.configuration.name=" + p.Spec.Configuration.Name
+	})
+	again, err := mcs.Get(ctx, want, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the first rendered config is gone: %v", err)
+	}
+	if again.ResourceVersion != first.ResourceVersion || again.Generation != first.Generation {
+		t.Errorf("the first rendered config was modified: resourceVersion %s -> %s", first.ResourceVersion, again.ResourceVersion)
+	}
+
+	// A deleted rendered config comes back: its name says what it holds.
+	if err := mcs.Delete(ctx, next, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the deleted rendered config is created again", func() (bool, string) {
+		_, err := mcs.Get(ctx, next, metav1.GetOptions{})
+		return err == nil, "get: " + errString(err)
+	})
+}
+
+// TestRenderDegradedWhenNothingMatches: a pool whose selector matches no MachineConfig
+// is RenderDegraded and Degraded with core/render's reason, and recovers once one
+// matches.
+func TestRenderDegradedWhenNothingMatches(t *testing.T) {
+	createPool(t, "empty", nil, false)
+	startController(t, "lease-empty", "empty-a")
+
+	eventually(t, 30*time.Second, "RenderDegraded", func() (bool, string) {
+		p := getPool(t, "empty")
+		c := poolCondition(p, mcfgv1.MachineConfigPoolRenderDegraded)
+		d := poolCondition(p, mcfgv1.MachineConfigPoolDegraded)
+		ok := c != nil && c.Status == corev1.ConditionTrue && d != nil && d.Status == corev1.ConditionTrue &&
+			c.Message == `Failed to render configuration for pool empty: pool "empty": machineConfigSelector matches no MachineConfig (it selects machineconfiguration.openshift.io/role=empty); add a MachineConfig with that label`
+		return ok, condString(p)
+	})
+	out, err := env.KubectlCommand(testContext(t), "get", "mcp", "empty", "--no-headers", "-o", "custom-columns=DEGRADED:.status.conditions[?(@.type==\"Degraded\")].status").CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "True" {
+		t.Errorf("kubectl get mcp empty: DEGRADED %q (%v)", out, err)
+	}
+
+	applyMC(t, machineConfig(t, "00-empty", "empty", "/etc/x", "x"))
+	eventually(t, 30*time.Second, "RenderDegraded cleared", func() (bool, string) {
+		p := getPool(t, "empty")
+		c := poolCondition(p, mcfgv1.MachineConfigPoolRenderDegraded)
+		d := poolCondition(p, mcfgv1.MachineConfigPoolDegraded)
+		return p.Spec.Configuration.Name != "" && c != nil && c.Status == corev1.ConditionFalse && d != nil && d.Status == corev1.ConditionFalse, condString(p)
+	})
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	if apierrors.IsNotFound(err) {
+		return "not found"
+	}
+	return err.Error()
+}

@@ -1,0 +1,229 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	mcfglisters "github.com/openshift/client-go/machineconfiguration/listers/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+
+	"github.com/mcotui/mcotui/core/rollout"
+	"github.com/mcotui/mcotui/platform/kube"
+)
+
+// FieldManager names mcotui's controller in managedFields, and is the default field
+// manager of a Driver.
+const FieldManager = "mcotui-controller"
+
+// Event reasons of the rollout loop besides rollout.EventReason (SetDesiredConfig).
+const (
+	reasonPoolMembership    = "NodeInSeveralPools"
+	reasonInvalidRollout    = "InvalidRollout"
+	reasonMachineConfigNode = "MachineConfigNodeSyncFailed"
+)
+
+// DriverOptions tune a Driver. The zero value is usable.
+type DriverOptions struct {
+	// FieldManager names the writer in the nodes' and MachineConfigNodes' managedFields.
+	// Default FieldManager; the TUI passes its own so that a node's history says who
+	// drove it.
+	FieldManager string
+	// Recorder receives the SetDesiredConfig event of each step on the pool. nil sends
+	// no events.
+	Recorder record.EventRecorder
+	// Logger receives a line per targeted node. Default: discard.
+	Logger *slog.Logger
+}
+
+// Driver drives pools' rollouts one step at a time, as MCO's node controller does. It
+// reads from the API server and keeps no state, so the controller's rollout loop and
+// the TUI (when no controller holds the Lease) drive pools the same way. Only one
+// driver may drive a pool at a time; Run's Lease sees to that for controllers. Its
+// methods may be called concurrently.
+type Driver struct {
+	clients      *kube.Clients
+	fieldManager string
+	recorder     record.EventRecorder
+	log          *slog.Logger
+}
+
+// NewDriver returns a Driver writing through clients.
+func NewDriver(clients *kube.Clients, opts DriverOptions) *Driver {
+	d := &Driver{clients: clients, fieldManager: opts.FieldManager, recorder: opts.Recorder, log: opts.Logger}
+	if d.fieldManager == "" {
+		d.fieldManager = FieldManager
+	}
+	if d.log == nil {
+		d.log = slog.New(slog.DiscardHandler)
+	}
+	return d
+}
+
+// PoolState is a pool and its member nodes.
+type PoolState struct {
+	Pool *mcfgv1.MachineConfigPool
+	// Nodes are the pool's members (see Members), by name.
+	Nodes []*corev1.Node
+	// Problems are nodes the pool selects that belong to no pool (see PoolFor).
+	Problems []error
+}
+
+// Read reads the pool named pool and its members from the API server (not from a
+// cache): what Step decides on.
+func (d *Driver) Read(ctx context.Context, pool string) (PoolState, error) {
+	p, err := d.clients.MachineConfig.MachineconfigurationV1().MachineConfigPools().Get(ctx, pool, metav1.GetOptions{})
+	if err != nil {
+		return PoolState{}, fmt.Errorf("get machineconfigpool %s: %w", pool, err)
+	}
+	poolList, err := d.clients.MachineConfig.MachineconfigurationV1().MachineConfigPools().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return PoolState{}, fmt.Errorf("list machineconfigpools: %w", err)
+	}
+	nodeList, err := d.clients.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return PoolState{}, fmt.Errorf("list nodes for machineconfigpool %s: %w", pool, err)
+	}
+	pools := make([]*mcfgv1.MachineConfigPool, len(poolList.Items))
+	for i := range poolList.Items {
+		pools[i] = &poolList.Items[i]
+	}
+	nodes := make([]*corev1.Node, len(nodeList.Items))
+	for i := range nodeList.Items {
+		nodes[i] = &nodeList.Items[i]
+	}
+	members, problems := Members(p, pools, nodes)
+	return PoolState{Pool: p, Nodes: members, Problems: problems}, nil
+}
+
+// Step plans the next step of the pool's rollout over its members as the API server
+// has them now (rollout.Plan over PlanningView) and carries it out: each target node's
+// desiredConfig annotation is set to the step's target, decided on the node's
+// resourceVersion, and its MachineConfigNode is brought in step; then a SetDesiredConfig
+// event goes to the pool. A paused pool gets no targets.
+//
+// The step is returned even when writing a target fails part way; the error names the
+// node. A node that changed since it was read fails with a Conflict: step again. The
+// retries of opts.Retry are planned but not written: how an agent is told to retry is
+// not settled yet.
+func (d *Driver) Step(ctx context.Context, pool string, opts rollout.Options) (rollout.Step, error) {
+	st, err := d.Read(ctx, pool)
+	if err != nil {
+		return rollout.Step{}, err
+	}
+	step, err := rollout.Plan(st.Pool, PlanningView(st.Nodes), opts)
+	if err != nil {
+		return rollout.Step{}, err
+	}
+	if len(step.Targets) == 0 {
+		return step, nil
+	}
+	byName := make(map[string]*corev1.Node, len(st.Nodes))
+	for _, n := range st.Nodes {
+		byName[n.Name] = n
+	}
+	for i, name := range step.Targets {
+		if err := kube.TargetNode(ctx, d.clients, byName[name], st.Pool.Name, step.Target, d.fieldManager); err != nil {
+			if i > 0 {
+				d.event(st.Pool, rollout.Step{Target: step.Target, Targets: step.Targets[:i]})
+			}
+			return step, fmt.Errorf("machineconfigpool %s: %w", st.Pool.Name, err)
+		}
+		d.log.Info("targeted node", "pool", st.Pool.Name, "node", name, "config", step.Target)
+	}
+	d.event(st.Pool, step)
+	return step, nil
+}
+
+func (d *Driver) event(pool *mcfgv1.MachineConfigPool, step rollout.Step) {
+	if d.recorder != nil && len(step.Targets) > 0 {
+		d.recorder.Event(pool, corev1.EventTypeNormal, rollout.EventReason, step.EventMessage())
+	}
+}
+
+// rolloutLoop is the controller's rollout: per pool, it keeps the MachineConfigNodes in
+// step, lets the Driver take a step when the cache says there is one to take, and
+// writes the pool's status.
+type rolloutLoop struct {
+	clients  *kube.Clients
+	driver   *Driver
+	pools    mcfglisters.MachineConfigPoolLister
+	nodes    corelisters.NodeLister
+	mcns     mcfglisters.MachineConfigNodeLister
+	recorder record.EventRecorder
+	clock    clock.PassiveClock
+	log      *slog.Logger
+}
+
+func (l *rolloutLoop) sync(ctx context.Context, name string) error {
+	pool, err := l.pools.Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	pools, err := l.pools.List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	nodes, err := l.nodes.List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	members, problems := Members(pool, pools, nodes)
+	for _, p := range problems {
+		l.recorder.Event(pool, corev1.EventTypeWarning, reasonPoolMembership, p.Error())
+	}
+
+	var errs []error
+	for _, n := range members {
+		mcn, err := l.mcns.Get(n.Name)
+		if apierrors.IsNotFound(err) {
+			mcn, err = nil, nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := kube.SyncMachineConfigNode(ctx, l.clients, n, pool.Name, mcn, l.driver.fieldManager); err != nil {
+			l.recorder.Event(pool, corev1.EventTypeWarning, reasonMachineConfigNode, err.Error())
+			errs = append(errs, err)
+		}
+	}
+
+	if pool.Spec.Configuration.Name == "" {
+		// Not rendered yet: the render loop says why in RenderDegraded.
+		return errors.Join(errs...)
+	}
+	view := PlanningView(members)
+	step, err := rollout.Plan(pool, view, rollout.Options{})
+	switch {
+	case err != nil:
+		l.recorder.Event(pool, corev1.EventTypeWarning, reasonInvalidRollout, err.Error())
+	case len(step.Targets) > 0:
+		// The cache may lag the driver's own last writes; the driver decides again on
+		// what the API server has now.
+		if _, err := l.driver.Step(ctx, pool.Name, rollout.Options{}); err != nil {
+			errs = append(errs, err)
+		}
+	}
+
+	status := rollout.Status(pool, view, metav1.NewTime(l.clock.Now()))
+	if !equality.Semantic.DeepEqual(status, pool.Status) {
+		updated := pool.DeepCopy()
+		updated.Status = status
+		if _, err := l.clients.MachineConfig.MachineconfigurationV1().MachineConfigPools().UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: l.driver.fieldManager}); err != nil {
+			errs = append(errs, fmt.Errorf("update status of machineconfigpool %s: %w", pool.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}

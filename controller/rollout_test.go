@@ -1,0 +1,395 @@
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/ptr"
+
+	"github.com/mcotui/mcotui/controller"
+	"github.com/mcotui/mcotui/core/nodeanno"
+	"github.com/mcotui/mcotui/core/rollout"
+)
+
+// nodeRecorder watches a pool's nodes and records every change: the most nodes
+// unavailable at once (core/rollout's rule), and the order in which nodes were first
+// given the target config.
+type nodeRecorder struct {
+	pool, target string
+
+	mu          sync.Mutex
+	nodes       map[string]*corev1.Node
+	max         int
+	maxAt       string
+	targetOrder []string
+	events      int
+}
+
+func recordNodes(t *testing.T, pool string) *nodeRecorder {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &nodeRecorder{pool: pool, nodes: map[string]*corev1.Node{}}
+	list, err := env.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: roleLabel(pool)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range list.Items {
+		r.nodes[list.Items[i].Name] = &list.Items[i]
+	}
+	w, err := env.Kube.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{LabelSelector: roleLabel(pool), ResourceVersion: list.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range w.ResultChan() {
+			n, ok := ev.Object.(*corev1.Node)
+			if !ok {
+				continue
+			}
+			r.mu.Lock()
+			if ev.Type == watch.Deleted {
+				delete(r.nodes, n.Name)
+			} else {
+				r.observe(n)
+			}
+			r.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		w.Stop()
+		<-done
+	})
+	return r
+}
+
+// expect sets the config whose targeting order is recorded.
+func (r *nodeRecorder) expect(target string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.target = target
+}
+
+func (r *nodeRecorder) observe(n *corev1.Node) {
+	old := r.nodes[n.Name]
+	r.nodes[n.Name] = n
+	r.events++
+	if r.target != "" && nodeanno.Desired(n) == r.target && (old == nil || nodeanno.Desired(old) != r.target) {
+		r.targetOrder = append(r.targetOrder, n.Name)
+	}
+	var unavailable []string
+	for _, m := range r.nodes {
+		if rollout.Unavailable(m) {
+			unavailable = append(unavailable, m.Name)
+		}
+	}
+	if len(unavailable) > r.max {
+		slices.Sort(unavailable)
+		r.max, r.maxAt = len(unavailable), strings.Join(unavailable, ",")
+	}
+}
+
+func (r *nodeRecorder) report() (maxUnavailable int, at string, order []string, events int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.max, r.maxAt, slices.Clone(r.targetOrder), r.events
+}
+
+// waitRolledOut waits until every node runs target and the pool says Updated.
+func waitRolledOut(t *testing.T, pool, target string, nodes []string, timeout time.Duration) {
+	t.Helper()
+	eventually(t, timeout, "pool "+pool+" rolled out to "+target, func() (bool, string) {
+		var behind []string
+		for _, name := range nodes {
+			n := getNode(t, name)
+			if nodeanno.Current(n) != target || nodeanno.State(n) != nodeanno.StateDone {
+				behind = append(behind, fmt.Sprintf("%s(current=%s desired=%s state=%s)", name, nodeanno.Current(n), nodeanno.Desired(n), nodeanno.State(n)))
+			}
+		}
+		p := getPool(t, pool)
+		c := poolCondition(p, mcfgv1.MachineConfigPoolUpdated)
+		ok := len(behind) == 0 && c != nil && c.Status == corev1.ConditionTrue && p.Status.Configuration.Name == target
+		return ok, fmt.Sprintf("behind: %v; pool: %s", behind, condString(p))
+	})
+}
+
+// TestRolloutRespectsMaxUnavailable rolls a pool of five nodes in two zones out with
+// maxUnavailable 2 and a test double of the agent: never more than two nodes are
+// unavailable at any change of any node, nodes are targeted zone by zone and oldest
+// first, every MachineConfigNode follows its node's desired config, and at the end the
+// pool's status counts and conditions say Updated, as kubectl shows them.
+func TestRolloutRespectsMaxUnavailable(t *testing.T) {
+	ctx := testContext(t)
+	pool := createPool(t, "roll", ptr.To(intstr.FromInt32(2)), false)
+	v1 := machineConfig(t, "00-roll", "roll", "/etc/roll", "v1")
+	old := expectedRendered(t, pool, v1)
+	applyMC(t, v1)
+	// Zone b's nodes are older than zone a's, so that zone order and age order differ.
+	nodes := createNodes(t, "roll", old, "zone-b", "zone-b", "zone-a", "zone-a", "")
+	startFakeAgent(t, "roll", 700*time.Millisecond)
+	rec := recordNodes(t, "roll")
+	startController(t, "lease-roll", "roll-a")
+	waitRolledOut(t, "roll", old, nodes, 30*time.Second)
+
+	v2 := machineConfig(t, "00-roll", "roll", "/etc/roll", "v2")
+	target := expectedRendered(t, pool, v2)
+	rec.expect(target)
+	applyMC(t, v2)
+	waitRolledOut(t, "roll", target, nodes, 60*time.Second)
+
+	maxSeen, at, order, events := rec.report()
+	t.Logf("%d node changes; at most %d unavailable (%s); targeted in order %v", events, maxSeen, at, order)
+	if maxSeen > 2 {
+		t.Errorf("%d nodes were unavailable at once (%s); maxUnavailable is 2", maxSeen, at)
+	}
+	if maxSeen < 2 {
+		t.Errorf("at most %d node was unavailable at once: the rollout did not use maxUnavailable 2", maxSeen)
+	}
+	// Zone a first (oldest first within it), then zone b, then the node without a zone.
+	if want := []string{"roll-2", "roll-3", "roll-0", "roll-1", "roll-4"}; !slices.Equal(order, want) {
+		t.Errorf("targeted in order %v, want %v", order, want)
+	}
+
+	for _, name := range nodes {
+		mcn, err := env.MachineConfig.MachineconfigurationV1().MachineConfigNodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("machineconfignode %s: %v", name, err)
+		}
+		if mcn.Spec.ConfigVersion.Desired != target || mcn.Spec.Pool.Name != "roll" || mcn.Spec.Node.Name != name {
+			t.Errorf("machineconfignode %s spec = %+v", name, mcn.Spec)
+		}
+		if ref := mcn.OwnerReferences; len(ref) != 1 || ref[0].Kind != "Node" || ref[0].Name != name {
+			t.Errorf("machineconfignode %s owners = %+v", name, ref)
+		}
+	}
+
+	p := getPool(t, "roll")
+	if s := p.Status; s.MachineCount != 5 || s.UpdatedMachineCount != 5 || s.ReadyMachineCount != 5 || s.UnavailableMachineCount != 0 || s.DegradedMachineCount != 0 {
+		t.Errorf("status counts: %s", condString(p))
+	}
+	if c := poolCondition(p, mcfgv1.MachineConfigPoolUpdated); c == nil || c.Message != "All nodes are updated with MachineConfig "+target {
+		t.Errorf("Updated = %+v", c)
+	}
+	out, err := env.KubectlCommand(ctx, "get", "mcp", "roll").CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl get mcp: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("kubectl get mcp roll:\n%s", out)
+	}
+	header, row := strings.Fields(lines[0]), strings.Fields(lines[1])
+	want := map[string]string{"NAME": "roll", "CONFIG": target, "UPDATED": "True", "UPDATING": "False", "DEGRADED": "False",
+		"MACHINECOUNT": "5", "READYMACHINECOUNT": "5", "UPDATEDMACHINECOUNT": "5", "DEGRADEDMACHINECOUNT": "0"}
+	for i, h := range header {
+		if w, ok := want[h]; ok && (i >= len(row) || row[i] != w) {
+			t.Errorf("kubectl get mcp: %s is %q, want %q\n%s", h, row[i], w, out)
+		}
+	}
+
+	evs, err := env.Kube.CoreV1().Events("").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=roll,reason=" + rollout.EventReason})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range evs.Items {
+		found = found || strings.Contains(e.Message, "MachineConfig: "+target)
+	}
+	if !found {
+		t.Errorf("no %s event on the pool names %s", rollout.EventReason, target)
+	}
+}
+
+// TestPausedPoolGetsNoTargets: a paused pool is rendered but no node gets the new
+// config, and its status says so in MCO's words; once resumed the rollout completes.
+func TestPausedPoolGetsNoTargets(t *testing.T) {
+	ctx := testContext(t)
+	pool := createPool(t, "pause", nil, false)
+	v1 := machineConfig(t, "00-pause", "pause", "/etc/pause", "v1")
+	old := expectedRendered(t, pool, v1)
+	applyMC(t, v1)
+	nodes := createNodes(t, "pause", old, "", "")
+	startFakeAgent(t, "pause", 100*time.Millisecond)
+	startController(t, "lease-pause", "pause-a")
+	waitRolledOut(t, "pause", old, nodes, 30*time.Second)
+
+	setPaused(t, "pause", true)
+	v2 := machineConfig(t, "00-pause", "pause", "/etc/pause", "v2")
+	target := expectedRendered(t, pool, v2)
+	applyMC(t, v2)
+	eventually(t, 30*time.Second, "paused pool rendered, Updating False", func() (bool, string) {
+		p := getPool(t, "pause")
+		c := poolCondition(p, mcfgv1.MachineConfigPoolUpdating)
+		return p.Spec.Configuration.Name == target && c != nil && c.Status == corev1.ConditionFalse &&
+			c.Message == "Pool is paused; will not update to MachineConfig "+target, condString(p)
+	})
+	time.Sleep(2 * time.Second) // time enough for the controller to have done something wrong
+	for _, name := range nodes {
+		if d := nodeanno.Desired(getNode(t, name)); d != old {
+			t.Fatalf("node %s of the paused pool was targeted to %s", name, d)
+		}
+	}
+	p := getPool(t, "pause")
+	if c := poolCondition(p, mcfgv1.MachineConfigPoolUpdated); c == nil || c.Status != corev1.ConditionFalse || p.Status.UpdatedMachineCount != 0 {
+		t.Errorf("paused pool status: %s", condString(p))
+	}
+
+	setPaused(t, "pause", false)
+	waitRolledOut(t, "pause", target, nodes, 30*time.Second)
+	_ = ctx
+}
+
+func setPaused(t *testing.T, pool string, paused bool) {
+	t.Helper()
+	p := getPool(t, pool)
+	p.Spec.Paused = paused
+	if _, err := env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Update(testContext(t), p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDegradedNode: a node whose update fails makes the pool NodeDegraded and
+// Degraded, with MCO's reason and message; the other nodes still update (a failed node
+// takes no capacity); fresh nodes mcotui never configured are enrolled.
+func TestDegradedNode(t *testing.T) {
+	pool := createPool(t, "deg", ptr.To(intstr.FromString("50%")), false)
+	v1 := machineConfig(t, "00-deg", "deg", "/etc/deg", "v1")
+	target := expectedRendered(t, pool, v1)
+	applyMC(t, v1)
+	// Unenrolled nodes: no annotations at all, as on a cluster mcotui was just
+	// installed on.
+	nodes := createNodes(t, "deg", "", "", "", "", "")
+	startFakeAgent(t, "deg", 200*time.Millisecond, "deg-1")
+	startController(t, "lease-deg", "deg-a")
+
+	eventually(t, 60*time.Second, "pool degraded by deg-1, others updated", func() (bool, string) {
+		p := getPool(t, "deg")
+		nd := poolCondition(p, mcfgv1.MachineConfigPoolNodeDegraded)
+		d := poolCondition(p, mcfgv1.MachineConfigPoolDegraded)
+		ok := p.Status.DegradedMachineCount == 1 && p.Status.UpdatedMachineCount == 3 &&
+			nd != nil && nd.Status == corev1.ConditionTrue && nd.Reason == "1 nodes are reporting degraded status on sync" &&
+			nd.Message == `Node deg-1 is reporting: "boom"` && d != nil && d.Status == corev1.ConditionTrue
+		return ok, condString(p)
+	})
+	for _, name := range nodes {
+		if name == "deg-1" {
+			continue
+		}
+		if n := getNode(t, name); nodeanno.Current(n) != target {
+			t.Errorf("node %s runs %q, want %s", name, nodeanno.Current(n), target)
+		}
+	}
+}
+
+// TestLeaderElection: two controllers on one Lease never lead at the same time, only
+// the leader writes desired configs, and when the leader is stopped mid-rollout the
+// other takes over and finishes.
+func TestLeaderElection(t *testing.T) {
+	pool := createPool(t, "elect", nil, false)
+	v1 := machineConfig(t, "00-elect", "elect", "/etc/elect", "v1")
+	old := expectedRendered(t, pool, v1)
+	applyMC(t, v1)
+	nodes := createNodes(t, "elect", old, "", "", "", "")
+	startFakeAgent(t, "elect", 800*time.Millisecond)
+
+	var mu sync.Mutex
+	leading := map[string]bool{}
+	var overlaps []string
+	var terms []string
+	observe := func(id string) func(*controller.Config) {
+		return func(c *controller.Config) {
+			c.OnLeading = func(on bool) {
+				mu.Lock()
+				defer mu.Unlock()
+				if on {
+					for other, l := range leading {
+						if l {
+							overlaps = append(overlaps, id+" started leading while "+other+" led")
+						}
+					}
+					terms = append(terms, id)
+				}
+				leading[id] = on
+			}
+		}
+	}
+	a := startController(t, "lease-elect", "elect-a", observe("elect-a"))
+	eventually(t, 20*time.Second, "elect-a leads", func() (bool, string) {
+		mu.Lock()
+		defer mu.Unlock()
+		return leading["elect-a"], fmt.Sprint(leading)
+	})
+	b := startController(t, "lease-elect", "elect-b", observe("elect-b"))
+	waitRolledOut(t, "elect", old, nodes, 30*time.Second)
+
+	v2 := machineConfig(t, "00-elect", "elect", "/etc/elect", "v2")
+	target := expectedRendered(t, pool, v2)
+	applyMC(t, v2)
+	eventually(t, 30*time.Second, "the rollout has begun", func() (bool, string) {
+		return nodeanno.Desired(getNode(t, nodes[0])) == target, "node 0 not targeted yet"
+	})
+	a.stop(t) // mid-rollout: three nodes still to go
+	waitRolledOut(t, "elect", target, nodes, 60*time.Second)
+	b.stop(t)
+
+	mu.Lock()
+	defer mu.Unlock()
+	if len(overlaps) > 0 {
+		t.Errorf("leaders overlapped: %v", overlaps)
+	}
+	if !slices.Equal(terms, []string{"elect-a", "elect-b"}) {
+		t.Errorf("leadership terms %v, want elect-a then elect-b", terms)
+	}
+	// Each node's desiredConfig was written by a leader: elect-b finished the rollout.
+	writers := map[string]bool{}
+	for _, name := range nodes {
+		for _, f := range getNode(t, name).ManagedFields {
+			if strings.Contains(f.FieldsV1.GetRawString(), `"f:`+nodeanno.DesiredConfigKey+`"`) {
+				writers[f.Manager] = true
+			}
+		}
+	}
+	if !writers["elect-b"] {
+		t.Errorf("desiredConfig writers %v: elect-b never wrote one", writers)
+	}
+	for w := range writers {
+		if w != "elect-a" && w != "elect-b" {
+			t.Errorf("desiredConfig written by %q", w)
+		}
+	}
+}
+
+// TestRestartMidRollout: a controller stopped mid-rollout and started again finishes the
+// rollout.
+func TestRestartMidRollout(t *testing.T) {
+	pool := createPool(t, "restart", nil, false)
+	v1 := machineConfig(t, "00-restart", "restart", "/etc/restart", "v1")
+	old := expectedRendered(t, pool, v1)
+	applyMC(t, v1)
+	nodes := createNodes(t, "restart", old, "", "", "")
+	startFakeAgent(t, "restart", 800*time.Millisecond)
+	first := startController(t, "lease-restart", "restart-1")
+	waitRolledOut(t, "restart", old, nodes, 30*time.Second)
+
+	v2 := machineConfig(t, "00-restart", "restart", "/etc/restart", "v2")
+	target := expectedRendered(t, pool, v2)
+	applyMC(t, v2)
+	eventually(t, 30*time.Second, "the rollout has begun", func() (bool, string) {
+		return nodeanno.Desired(getNode(t, nodes[0])) == target, "node 0 not targeted yet"
+	})
+	first.stop(t)
+	startController(t, "lease-restart", "restart-2")
+	waitRolledOut(t, "restart", target, nodes, 60*time.Second)
+}

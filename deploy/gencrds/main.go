@@ -1,0 +1,74 @@
+// Command gencrds copies the CustomResourceDefinitions that `mcotui install` applies
+// from the github.com/openshift/api module the build uses into deploy/crds, and lists
+// where each came from in deploy/crds/SOURCES. go:embed cannot reach into another
+// module, so the copies are committed; a test in package main fails when they differ
+// from the module's, so that they cannot drift.
+//
+// Run it from the repository root with `go generate .` (see cmd_install.go).
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// crds are the manifests installed, relative to the module's root: the Default feature
+// set where OpenShift ships one per feature set, as a cluster without feature gates
+// serves.
+var crds = []string{
+	"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfigs.crd.yaml",
+	"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfigpools.crd.yaml",
+	"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfignodes-Default.crd.yaml",
+	"operator/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfigurations-Default.crd.yaml",
+}
+
+const (
+	module = "github.com/openshift/api"
+	outDir = "deploy/crds"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintf(os.Stderr, "gencrds: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}} {{.Version}}", module)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go list -m %s: %w: %s", module, err, strings.TrimSpace(stderr.String()))
+	}
+	dir, ver, ok := strings.Cut(strings.TrimSpace(stdout.String()), " ")
+	if !ok || dir == "" {
+		return fmt.Errorf("go list -m %s: no folder (run `go mod download %s`)", module, module)
+	}
+	old, err := filepath.Glob(filepath.Join(outDir, "*.yaml"))
+	if err != nil {
+		return err
+	}
+	for _, f := range old {
+		if err := os.Remove(f); err != nil {
+			return err
+		}
+	}
+	sources := fmt.Sprintf("# Copied by deploy/gencrds (go generate .) from %s@%s.\n# Do not edit; regenerate after changing the module's version.\n", module, ver)
+	for _, rel := range crds {
+		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(outDir, path.Base(rel)), b, 0o644); err != nil {
+			return err
+		}
+		sources += rel + "\n"
+	}
+	return os.WriteFile(filepath.Join(outDir, "SOURCES"), []byte(sources), 0o644)
+}

@@ -1,0 +1,88 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/mcotui/mcotui/core/nodeanno"
+)
+
+// TargetNode gives node the rendered config desired, as MCO's node controller does
+// (setDesiredMachineConfigAnnotation): it sets the node's desiredConfig annotation, then
+// brings the node's MachineConfigNode in step (see SyncMachineConfigNode). pool is the
+// node's MachineConfigPool.
+//
+// node is the version the decision was made on: the annotation patch carries its
+// resourceVersion, so a node that changed since (its agent reported, an administrator
+// cordoned it) answers 409 Conflict and the caller decides again on fresh data rather
+// than targeting a node that may no longer be a candidate. fieldManager names the writer
+// in the node's managedFields.
+func TargetNode(ctx context.Context, c *Clients, node *corev1.Node, pool, desired, fieldManager string) error {
+	if msgs := validation.IsDNS1123Subdomain(desired); len(msgs) > 0 {
+		return fmt.Errorf("target node %s: rendered config %q: %s", node.Name, desired, strings.Join(msgs, "; "))
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"resourceVersion": node.ResourceVersion,
+		"annotations":     map[string]string{nodeanno.DesiredConfigKey: desired},
+	}})
+	if err != nil {
+		return fmt.Errorf("target node %s: %w", node.Name, err)
+	}
+	patched, err := c.Kube.CoreV1().Nodes().Patch(ctx, node.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager})
+	if err != nil {
+		return fmt.Errorf("target node %s to %s: %w", node.Name, desired, err)
+	}
+	if err := SyncMachineConfigNode(ctx, c, patched, pool, nil, fieldManager); err != nil {
+		return fmt.Errorf("target node %s to %s: %w", node.Name, desired, err)
+	}
+	return nil
+}
+
+// SyncMachineConfigNode keeps the MachineConfigNode of node in step with it: named like
+// the node and owned by it, spec.pool is pool and spec.configVersion.desired is the
+// node's desiredConfig annotation. A missing one is created; one that differs is
+// updated. A node without a desiredConfig annotation (never targeted) gets none, since
+// the schema requires a desired config.
+//
+// existing is the MachineConfigNode as the caller's cache has it, or nil when the cache
+// has none; it is not modified. Only the spec is written: the status is the agent's.
+func SyncMachineConfigNode(ctx context.Context, c *Clients, node *corev1.Node, pool string, existing *mcfgv1.MachineConfigNode, fieldManager string) error {
+	desired := nodeanno.Desired(node)
+	if desired == "" {
+		return nil
+	}
+	mcns := c.MachineConfig.MachineconfigurationV1().MachineConfigNodes()
+	if existing == nil {
+		_, err := mcns.Create(ctx, newMachineConfigNode(node, pool, desired), metav1.CreateOptions{FieldManager: fieldManager})
+		switch {
+		case err == nil:
+			return nil
+		case !apierrors.IsAlreadyExists(err):
+			return fmt.Errorf("create MachineConfigNode %s: %w", node.Name, err)
+		}
+		// The agent created it first: bring that one in step.
+		if existing, err = mcns.Get(ctx, node.Name, metav1.GetOptions{}); err != nil {
+			return fmt.Errorf("get MachineConfigNode %s: %w", node.Name, err)
+		}
+	}
+	if existing.Spec.ConfigVersion.Desired == desired && existing.Spec.Pool.Name == pool && existing.Spec.Node.Name == node.Name {
+		return nil
+	}
+	mcn := existing.DeepCopy()
+	mcn.Spec.Node.Name = node.Name
+	mcn.Spec.Pool.Name = pool
+	mcn.Spec.ConfigVersion.Desired = desired
+	if _, err := mcns.Update(ctx, mcn, metav1.UpdateOptions{FieldManager: fieldManager}); err != nil {
+		return fmt.Errorf("update MachineConfigNode %s: %w", node.Name, err)
+	}
+	return nil
+}
