@@ -116,6 +116,7 @@ Offline tools work on manifest files and need no cluster:
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageHelp(err)
 	})
+	addTUI(root, s) // mcotui without a command opens the TUI; adds serve (cmd_tui.go)
 	root.AddCommand(
 		newValidateCmd(s),
 		newRenderCmd(s),

@@ -5,14 +5,22 @@ import (
 	tea "charm.land/bubbletea/v2"
 )
 
-// key handles a key press: the prompt takes every key while open, then the help
-// overlay, then the global keys, then the focused pane.
+// key handles a key press: the prompt takes every key while open, then a dialog, then
+// the help overlay, then the global keys, then the view's own keys (actions), then the
+// focused pane.
 func (u *UI) key(msg tea.KeyPressMsg) tea.Cmd {
 	k := u.c.Keys
 	if u.promptKind != promptNone {
 		return u.promptKey(msg)
 	}
 	u.promptErr = "" // a message from the last prompt lasts until the next key
+	if u.dialog != nil {
+		if msg.String() == "ctrl+c" {
+			return tea.Quit
+		}
+		return u.dialog.Update(msg)
+	}
+	u.notice = "" // so does an action's outcome
 	if u.showHelp {
 		switch {
 		case key.Matches(msg, k.Back, k.Help):
@@ -32,9 +40,12 @@ func (u *UI) key(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Command):
 		return u.openPrompt(promptCommand)
 	case key.Matches(msg, k.Filter):
+		u.view = viewMain
 		u.showDetail = false
 		u.setFocus(paneNodes)
 		return u.openPrompt(promptFilter)
+	case u.view != viewMain:
+		return u.viewKey(msg)
 	case key.Matches(msg, k.NextPane, k.PrevPane):
 		// Two places to be: the pools, or the nodes (grid or detail).
 		if u.focus == panePools {
@@ -46,6 +57,41 @@ func (u *UI) key(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Back):
 		u.back()
 		return nil
+	}
+	if cmd, ok := u.actionKey(msg); ok {
+		return cmd
+	}
+	return u.focused().Update(msg)
+}
+
+// viewKey handles a key in the configs or boot images view: esc goes back, b and c
+// switch views, the pool keys act on the configs' pool, the rest is the pane's.
+func (u *UI) viewKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := u.c.Keys
+	switch {
+	case key.Matches(msg, k.Main):
+		u.view = viewMain
+		return nil
+	case key.Matches(msg, k.BootImages):
+		u.view = viewBootImages
+		return nil
+	case key.Matches(msg, k.Configs):
+		if u.view == viewConfigs {
+			return u.configs.Update(msg)
+		}
+		if u.configs.Pool() == "" {
+			if p := u.currentPool(); p != nil {
+				u.configs.SetPool(p.Name)
+			} else if ps := u.c.Store.Pools(); len(ps) > 0 {
+				u.configs.SetPool(ps[0].Name)
+			}
+		}
+		u.view = viewConfigs
+		return nil
+	}
+	if u.view == viewConfigs && key.Matches(msg, k.Pause, k.MaxUnavailable, k.Preview, k.Rollback) {
+		cmd, _ := u.actionKey(msg)
+		return cmd
 	}
 	return u.focused().Update(msg)
 }

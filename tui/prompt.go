@@ -35,7 +35,7 @@ func promptStyles(st *styles.Styles) textinput.Styles {
 }
 
 // commands are the `:` commands: where to jump, and a few verbs.
-var commands = []string{"pools", "nodes", "detail", "help", "all", "quit"}
+var commands = []string{"pools", "nodes", "detail", "configs", "bootimages", "help", "all", "quit"}
 
 func (u *UI) openPrompt(kind promptKind) tea.Cmd {
 	u.promptKind = kind
@@ -51,7 +51,7 @@ func (u *UI) openPrompt(kind promptKind) tea.Cmd {
 		u.prompt.Prompt = ":"
 		sugg := append([]string(nil), commands...)
 		for _, p := range u.c.Store.Pools() {
-			sugg = append(sugg, "pool "+p.Name)
+			sugg = append(sugg, "pool "+p.Name, "configs "+p.Name)
 		}
 		u.prompt.SetSuggestions(sugg)
 	}
@@ -125,6 +125,7 @@ func (u *UI) command(text string) tea.Cmd {
 	case "q", "quit":
 		return tea.Quit
 	case "pools", "pool", "mcp":
+		u.view = viewMain
 		if arg == "" {
 			u.setFocus(panePools)
 			return nil
@@ -135,8 +136,25 @@ func (u *UI) command(text string) tea.Cmd {
 		}
 		u.scope(arg)
 	case "all":
+		u.view = viewMain
 		u.scope("")
+	case "configs", "config", "mc":
+		switch {
+		case arg != "" && u.c.Store.Pool(arg) == nil:
+			u.promptErr = fmt.Sprintf("no pool %q", arg)
+			return nil
+		case arg != "":
+			u.configs.SetPool(arg)
+		case u.configs.Pool() == "":
+			if p := u.currentPool(); p != nil {
+				u.configs.SetPool(p.Name)
+			}
+		}
+		u.view = viewConfigs
+	case "bootimages", "bootimage", "bi", "machinesets":
+		u.view = viewBootImages
 	case "nodes", "node", "grid", "mcn", "detail":
+		u.view = viewMain
 		switch {
 		case arg != "":
 			if u.c.Store.Node(arg) == nil {
@@ -158,7 +176,7 @@ func (u *UI) command(text string) tea.Cmd {
 	case "help":
 		u.openHelp()
 	default:
-		u.promptErr = fmt.Sprintf("unknown command %q: try %s, pool NAME, node NAME", verb, strings.Join(commands, ", "))
+		u.promptErr = fmt.Sprintf("unknown command %q: try %s, pool NAME, node NAME, configs POOL", verb, strings.Join(commands, ", "))
 	}
 	return nil
 }

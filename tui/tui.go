@@ -7,10 +7,20 @@
 // one eventsMsg, applies it to the Store in one Apply, tells each pane what changed, and
 // Bubble Tea draws once. A burst of ten thousand MachineConfigNode updates is one
 // message, one Apply and one frame.
+//
+// Changes flow the other way only through action.Actions, and only after the user has
+// confirmed an action.Request in a dialog.Confirm that says what it writes. A
+// read-only session (Options.ReadOnly, or no Actions) has every dangerous key disabled
+// and no dialog that leads to a change; on a cluster that the Machine Config Operator
+// runs, the root offers only what MCO's API leaves to administrators.
 package tui
 
 import (
 	"time"
+
+	"github.com/mcotui/mcotui/tui/action"
+	"github.com/mcotui/mcotui/tui/panes/bootimages"
+	"github.com/mcotui/mcotui/tui/panes/configs"
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/textinput"
@@ -43,8 +53,15 @@ type Options struct {
 	// that arrives while a frame is drawn; a few tens of milliseconds also fold bursts
 	// that trickle in.
 	Coalesce time.Duration
-	// Keys is the keymap; nil is keys.Default().
+	// Keys is the keymap; nil is keys.Default(). The program works on a copy, whose
+	// dangerous bindings it disables as the session requires.
 	Keys *keys.KeyMap
+	// Actions change the cluster; nil makes the session read-only.
+	Actions action.Actions
+	// ReadOnly offers no action at all, whatever Actions is.
+	ReadOnly bool
+	// ActionTimeout bounds one action's API calls; 0 is 30s.
+	ActionTimeout time.Duration
 }
 
 // pane is a place focus can be.
@@ -53,6 +70,15 @@ type pane int
 const (
 	panePools pane = iota
 	paneNodes      // the grid, or the detail when a node is open
+)
+
+// view is what fills the screen above the footer.
+type view int
+
+const (
+	viewMain       view = iota // pools, and the grid or a node's detail
+	viewConfigs                // a pool's configs
+	viewBootImages             // boot images
 )
 
 // promptKind is what the footer's prompt is for.
@@ -79,11 +105,19 @@ type UI struct {
 	showHelp      bool
 	closed        bool // the source's channel closed
 
-	pools  *pools.Model
-	grid   *grid.Model
-	detail *detail.Model
-	help   *helppane.Model
-	footer help.Model
+	view       view
+	pools      *pools.Model
+	grid       *grid.Model
+	detail     *detail.Model
+	configs    *configs.Model
+	bootimages *bootimages.Model
+	help       *helppane.Model
+	footer     help.Model
+	dialog     common.Dialog // open over everything but the prompt, or nil
+
+	actions   action.Actions
+	notice    string // the last action's outcome, until the next key
+	noticeErr bool
 
 	prompt     textinput.Model
 	promptKind promptKind
@@ -103,18 +137,30 @@ func New(src model.Source, opts Options) *UI {
 	if opts.Keys == nil {
 		opts.Keys = keys.Default()
 	}
+	if opts.ActionTimeout <= 0 {
+		opts.ActionTimeout = 30 * time.Second
+	}
+	km := *opts.Keys // Restrict changes the bindings: never the caller's
 	store := model.NewStore()
 	store.Apply(src.Snapshot())
 	c := &common.Common{
-		Styles: styles.New(!opts.NoColor),
-		Keys:   opts.Keys,
-		Clock:  opts.Clock,
-		Store:  store,
+		Styles:   styles.New(!opts.NoColor),
+		Keys:     &km,
+		Clock:    opts.Clock,
+		Store:    store,
+		Info:     src.Info(),
+		ReadOnly: opts.ReadOnly || opts.Actions == nil,
 	}
+	km.Restrict(c.Offered)
 	u := &UI{c: c, src: src, info: src.Info(), opts: opts, focus: paneNodes}
+	if !c.ReadOnly {
+		u.actions = opts.Actions
+	}
 	u.pools = pools.New(c)
 	u.grid = grid.New(c)
 	u.detail = detail.New(c)
+	u.configs = configs.New(c)
+	u.bootimages = bootimages.New(c)
 	u.help = helppane.New(c)
 	u.footer = help.New()
 	u.footer.Styles = c.Styles.Help
@@ -206,13 +252,36 @@ func (u *UI) apply(events []model.Event) {
 	u.grid.Sync(ch)
 	u.pools.Sync(ch)
 	u.detail.Sync(ch)
+	u.configs.Sync(ch)
+	u.bootimages.Sync(ch)
 	if ch.Pools && u.pools.Height() != u.poolsHeight {
 		u.layout()
 	}
 }
 
-// Update implements tea.Model.
+// Update implements tea.Model. Messages the components post while handling msg are
+// handled before it returns, in order (see common.Common.Post).
 func (u *UI) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	cmds := []tea.Cmd{u.update(msg)}
+	for n := 0; n < 16; n++ { // a bound, not a limit any chain of components reaches
+		posted := u.c.TakePosted()
+		if len(posted) == 0 {
+			break
+		}
+		for _, p := range posted {
+			cmds = append(cmds, u.update(p))
+		}
+	}
+	return u, tea.Batch(cmds...)
+}
+
+func (u *UI) update(msg tea.Msg) tea.Cmd {
+	_, cmd := u.route(msg)
+	return cmd
+}
+
+// route handles one message.
+func (u *UI) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		u.width, u.height = msg.Width, msg.Height
@@ -237,6 +306,21 @@ func (u *UI) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case common.OpenNodeMsg:
 		u.open(msg.Name)
 		return u, nil
+	case common.OpenDialogMsg:
+		u.openDialog(msg.Dialog)
+		return u, nil
+	case common.CloseDialogMsg:
+		u.dialog = nil
+		return u, nil
+	case common.RequestMsg:
+		u.request(msg.Request)
+		return u, nil
+	case common.ConfirmedMsg:
+		u.dialog = nil
+		return u, u.run(msg.Request)
+	case actionDoneMsg:
+		u.done(msg)
+		return u, nil
 	case tea.KeyPressMsg:
 		return u, u.key(msg)
 	case tea.MouseWheelMsg:
@@ -248,6 +332,9 @@ func (u *UI) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		var cmd tea.Cmd
 		u.prompt, cmd = u.prompt.Update(msg)
 		return u, cmd
+	}
+	if u.dialog != nil {
+		return u, u.dialog.Update(msg)
 	}
 	return u, nil
 }
@@ -262,6 +349,7 @@ func (u *UI) setColor(p colorprofile.Profile) {
 	u.c.Styles = styles.New(color)
 	u.footer.Styles = u.c.Styles.Help
 	u.prompt.SetStyles(promptStyles(u.c.Styles))
+	u.bootimages.Restyle()
 	u.layout() // the panes re-render their cached rows and headers in the new styles
 }
 
@@ -281,7 +369,12 @@ func (u *UI) layout() {
 	u.pools.SetSize(u.width, ph)
 	u.grid.SetSize(u.width, body-ph)
 	u.detail.SetSize(u.width, body-ph)
+	u.configs.SetSize(u.width, body)
+	u.bootimages.SetSize(u.width, body)
 	u.help.SetSize(u.width, u.height)
+	if u.dialog != nil {
+		u.dialog.SetSize(u.width, u.height)
+	}
 	u.footer.SetWidth(u.width)
 }
 
@@ -312,8 +405,14 @@ func (u *UI) open(name string) {
 // focused is the component keys go to.
 func (u *UI) focused() common.Component {
 	switch {
+	case u.dialog != nil:
+		return u.dialog
 	case u.showHelp:
 		return u.help
+	case u.view == viewConfigs:
+		return u.configs
+	case u.view == viewBootImages:
+		return u.bootimages
 	case u.focus == panePools:
 		return u.pools
 	case u.showDetail:
@@ -333,8 +432,13 @@ func (u *UI) body() common.Component {
 // mouse routes a mouse event to the pane under it, in the pane's coordinates, and
 // focuses that pane on a click.
 func (u *UI) mouse(m tea.Mouse, wrap func(tea.Mouse) tea.Msg) tea.Cmd {
-	if u.showHelp {
+	switch {
+	case u.dialog != nil:
+		return u.dialog.Update(wrap(m))
+	case u.showHelp:
 		return u.help.Update(wrap(m))
+	case u.view != viewMain:
+		return u.focused().Update(wrap(m))
 	}
 	_, click := wrap(m).(tea.MouseClickMsg)
 	top := u.poolsShown

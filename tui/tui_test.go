@@ -23,6 +23,10 @@ type scenario struct {
 	name    string
 	input   []tea.Msg
 	noColor bool
+	// managed is a cluster mcotui runs (every action offered); otherwise MCO runs it.
+	managed bool
+	// readOnly opens the session read-only.
+	readOnly bool
 	// title is the terminal title to wait for before quitting, when the input reaches
 	// its screen through a command (a pane's message to the root), which the program
 	// runs concurrently with the quit.
@@ -53,8 +57,16 @@ func seq(parts ...[]tea.Msg) []tea.Msg {
 	return out
 }
 
+func ctrl(r rune) tea.Msg { return tea.KeyPressMsg{Code: r, Mod: tea.ModCtrl} }
+
+// pools focuses the pools pane and selects the pool at index i (infra, master, worker).
+func poolAt(i int) []tea.Msg {
+	return seq(special(tea.KeyTab), typed(strings.Repeat("j", i)))
+}
+
 // scenarios cover every pane and dialog on the fixture: a pool mid-rollout, a paused
-// pool, a degraded node with a drain blocked by a PodDisruptionBudget.
+// pool, a degraded node with a drain blocked by a PodDisruptionBudget, boot images in
+// Partial mode.
 var scenarios = []scenario{
 	{name: "grid"},
 	{name: "grid-no-color", noColor: true},
@@ -67,11 +79,56 @@ var scenarios = []scenario{
 	{name: "sorted-by-phase", input: typed("ssS")},
 	{name: "command-prompt", input: typed(":po")},
 	{name: "help", input: typed("?")},
+	{name: "help-managed", managed: true, input: typed("?")},
+	{name: "help-read-only", readOnly: true, input: typed("?")},
+	{name: "read-only-pause-does-nothing", readOnly: true, input: seq(poolAt(0), typed("p"))},
+
+	// Boot images.
+	{name: "bootimages", input: typed("b")},
+	{name: "bootimages-read-only", readOnly: true, input: typed("b")},
+	{name: "bootimages-no-color", noColor: true, input: typed("b")},
+	{name: "bootimages-mode-dialog-no-color", noColor: true, input: typed("bm")},
+	{name: "bootimages-mode-dialog", input: typed("bm")},
+	{name: "bootimages-mode-all", input: seq(typed("bm"), special(tea.KeyTab))},
+	{name: "bootimages-selector-editor", input: seq(typed("be"), []tea.Msg{ctrl('u')}, typed("machine.openshift.io/cluster-api-cluster=ci-ln-9xsm9"))},
+	{name: "bootimages-selector-invalid", input: seq(typed("be"), []tea.Msg{ctrl('u')}, typed("a in (b"))},
+	{name: "bootimages-confirm", input: seq(typed("bm"), special(tea.KeyTab, tea.KeyEnter)), title: "Set the boot image mode to All"},
+
+	// Configs.
+	{name: "configs", input: seq(typed(":configs worker"), special(tea.KeyEnter))},
+	{name: "configs-diff", input: seq(typed(":configs worker"), special(tea.KeyEnter), typed("d")), title: "Diff of two rendered configs"},
+	{name: "configs-diff-master", input: seq(typed(":configs master"), special(tea.KeyEnter), typed("d")), title: "Diff of two rendered configs"},
+
+	// Pool actions.
+	{name: "pause-confirm", input: seq(poolAt(2), typed("p"))},
+	{name: "pause-confirm-no-color", noColor: true, input: seq(poolAt(2), typed("p"))},
+	{name: "configs-no-color", noColor: true, input: seq(typed(":configs worker"), special(tea.KeyEnter))},
+	{name: "resume-confirm", input: seq(poolAt(0), typed("p"))},
+	{name: "maxunavailable-dialog", input: seq(poolAt(2), typed("m"), []tea.Msg{ctrl('u')}, typed("3"))},
+	{name: "maxunavailable-invalid", input: seq(poolAt(2), typed("m"), []tea.Msg{ctrl('u')}, typed("-1"))},
+	{name: "maxunavailable-confirm", input: seq(poolAt(2), typed("m"), []tea.Msg{ctrl('u')}, typed("3"), special(tea.KeyEnter)), title: "Set maxUnavailable of pool worker"},
+	{name: "preview", input: seq(poolAt(2), typed("P"))},
+	{name: "preview-managed", managed: true, input: seq(poolAt(1), typed("P"))},
+	{name: "preview-paused", managed: true, input: seq(poolAt(0), typed("P"))},
+	{name: "rollout-confirm", managed: true, input: seq(poolAt(2), typed("P"), special(tea.KeyEnter)), title: "Start the rollout of pool worker"},
+	{name: "rollout-blocked", managed: true, input: seq(poolAt(1), typed("P"), special(tea.KeyEnter))},
+	{name: "rollback-confirm", managed: true, input: seq(poolAt(2), typed("R"))},
+	{name: "retry-confirm", managed: true, input: seq(typed("/degraded"), special(tea.KeyEnter), typed("r"))},
+	{name: "retry-not-offered-on-mco", input: seq(typed("/degraded"), special(tea.KeyEnter), typed("r"))},
 }
 
 func newUI(noColor bool) (*UI, *model.ChanSource) {
+	return newScenarioUI(scenario{noColor: noColor})
+}
+
+func newScenarioUI(sc scenario) (*UI, *model.ChanSource) {
 	src := fixture.Source(16)
-	return New(src, Options{Clock: fixture.Clock(fixture.Now), NoColor: noColor, Refresh: -1}), src
+	if sc.managed {
+		src = fixture.ManagedSource(16)
+	}
+	opts := Options{Clock: fixture.Clock(fixture.Now), NoColor: sc.noColor, Refresh: -1, ReadOnly: sc.readOnly}
+	opts.Actions = &tuitest.Actions{}
+	return New(src, opts), src
 }
 
 // TestScreens drives the real program through teatest at fixed sizes, with the colour
@@ -83,7 +140,7 @@ func TestScreens(t *testing.T) {
 		for _, sc := range scenarios {
 			t.Run(fmt.Sprintf("%dx%d/%s", size.w, size.h, sc.name), func(t *testing.T) {
 				t.Parallel()
-				ui, src := newUI(sc.noColor)
+				ui, src := newScenarioUI(sc)
 				t.Cleanup(src.Close)
 				profile := colorprofile.ANSI256
 				if sc.noColor {
@@ -122,7 +179,7 @@ func TestScreensPlain(t *testing.T) {
 	for _, size := range sizes {
 		for _, sc := range scenarios {
 			t.Run(fmt.Sprintf("%dx%d/%s", size.w, size.h, sc.name), func(t *testing.T) {
-				ui, _ := newUI(sc.noColor)
+				ui, _ := newScenarioUI(sc)
 				drive(ui, append([]tea.Msg{tea.WindowSizeMsg{Width: size.w, Height: size.h}}, sc.input...)...)
 				view := ui.View().Content
 				checkShape(t, view, size.w, size.h)

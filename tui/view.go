@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -26,8 +27,14 @@ func (u *UI) View() tea.View {
 // where names what the screen shows, for the terminal's title.
 func (u *UI) where() string {
 	switch {
+	case u.dialog != nil:
+		return u.dialog.Title()
 	case u.showHelp:
 		return "help"
+	case u.view == viewConfigs:
+		return "configs of pool " + u.configs.Pool()
+	case u.view == viewBootImages:
+		return "boot images"
 	case u.focus == panePools:
 		return "pools"
 	case u.showDetail:
@@ -45,18 +52,31 @@ func (u *UI) render() string {
 		return "" // no size yet: nothing sensible to draw
 	}
 	var b strings.Builder
-	if u.poolsShown > 0 {
-		b.WriteString(u.pools.View())
-		b.WriteByte('\n')
+	switch u.view {
+	case viewConfigs:
+		b.WriteString(u.configs.View())
+	case viewBootImages:
+		b.WriteString(u.bootimages.View())
+	default:
+		if u.poolsShown > 0 {
+			b.WriteString(u.pools.View())
+			b.WriteByte('\n')
+		}
+		b.WriteString(u.body().View())
 	}
-	b.WriteString(u.body().View())
 	b.WriteByte('\n')
 	b.WriteString(u.footerView())
 	b.WriteByte('\n')
 	b.WriteString(u.statusView())
 	screen := b.String()
-	if u.showHelp {
-		box := u.help.View()
+	var box string
+	switch {
+	case u.dialog != nil:
+		box = u.dialog.View()
+	case u.showHelp:
+		box = u.help.View()
+	}
+	if box != "" {
 		x := max(0, (u.width-lipgloss.Width(box))/2)
 		y := max(0, (u.height-lipgloss.Height(box))/2)
 		screen = lipgloss.NewCompositor(
@@ -79,6 +99,10 @@ func (u *UI) footerView() string {
 		}
 	case u.promptErr != "":
 		s = st.PromptErr.Render(u.promptErr)
+	case u.notice != "" && u.noticeErr:
+		s = st.PromptErr.Render(u.notice)
+	case u.notice != "":
+		s = st.OK.Render(u.notice)
 	default:
 		s = u.footer.ShortHelpView(u.focused().ShortHelp())
 	}
@@ -117,8 +141,12 @@ func (u *UI) statusView() string {
 		degraded += c.DegradedNow
 	}
 	left := st.StatusKey.Render(" "+orDash(u.info.Context)+" ") +
-		st.StatusValue.Render(" "+orDash(u.info.Cluster)+" │ ") +
-		healthStyle.Render(health+" ")
+		st.StatusValue.Render(" "+orDash(u.info.Cluster)+" │ ")
+	if u.c.ReadOnly {
+		// k9s's read-only indicator: a session that cannot act says so everywhere.
+		left += st.StatusKey.Render(" read-only ") + st.StatusValue.Render(" ")
+	}
+	left += healthStyle.Render(health + " ")
 	right := fmt.Sprintf(" %d nodes  %d updating  %d degraded  %s ",
 		u.c.Store.Len(), updating, degraded, u.c.Clock.Now().UTC().Format("15:04:05Z"))
 	gap := max(1, u.width-lipgloss.Width(left)-lipgloss.Width(right))
@@ -163,19 +191,44 @@ func (u *UI) openHelp() {
 		"detail", "open the selected node",
 		"pool NAME", "show the nodes of pool NAME",
 		"node NAME", "open node NAME",
+		"configs [POOL]", "a pool's MachineConfigs and rendered configs",
+		"bootimages", "boot image modes and MachineSets",
 		"all", "show the nodes of all pools",
 		"help", "this help",
 		"quit", "quit",
 	)
-	u.help.SetGroups([]helppane.Group{
-		helppane.FromBindings("Global", k.Global()...),
+	// Only what the session may do: read-only lists no action at all.
+	groups := []helppane.Group{helppane.FromBindings("Global", k.Global()...)}
+	acts := helppane.Group{Title: "Actions (each asks to confirm)"}
+	for _, a := range []struct {
+		b         key.Binding
+		key, desc string
+	}{
+		{k.Pause, "p", "pause/resume pool"},
+		{k.MaxUnavailable, "m", "set maxUnavailable"},
+		{k.StartRollout, "P enter", "start rollout"},
+		{k.Rollback, "R", "roll back pool"},
+		{k.Retry, "r", "retry failed node"},
+		{k.BootImageMode, "b m", "boot image mode"},
+		{k.EditSelector, "b e", "Partial selector"},
+	} {
+		if a.b.Enabled() {
+			acts.Entries = append(acts.Entries, helppane.Entry{Key: a.key, Desc: a.desc})
+		}
+	}
+	if len(acts.Entries) > 0 {
+		groups = append(groups, acts)
+	}
+	groups = append(groups,
 		helppane.FromBindings("Move", k.Navigation()...),
-		helppane.FromBindings("Pools", flatten(u.pools.FullHelp())...),
+		helppane.FromBindings("Pools", flatten(u.pools.FullHelp()[1:])...),
 		helppane.FromBindings("Nodes", flatten(u.grid.FullHelp()[1:])...),
+		helppane.FromBindings("Configs", k.Diff, k.Mark, k.PrevPool, k.NextPool),
 		glyphs,
 		filter,
 		cmds,
-	})
+	)
+	u.help.SetGroups(groups)
 	u.showHelp = true
 }
 

@@ -8,6 +8,7 @@ import (
 	"charm.land/bubbles/v2/help"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/mcotui/mcotui/tui/action"
 	"github.com/mcotui/mcotui/tui/keys"
 	"github.com/mcotui/mcotui/tui/model"
 	"github.com/mcotui/mcotui/tui/styles"
@@ -36,7 +37,32 @@ type Common struct {
 	Clock  Clock
 	// Store is read by the panes and written only by the root, in Update.
 	Store *model.Store
+	// Info is where the data comes from and what kind of cluster it is.
+	Info model.Info
+	// ReadOnly: the session changes nothing (--read-only, a read-only SSH key, or no
+	// Actions at all). Panes offer no action then, and the root refuses any that
+	// reaches it anyway.
+	ReadOnly bool
+
+	posted []tea.Msg
 }
+
+// Post hands msg to the root, which handles it before the current message's Update
+// returns. Moving between components (a key that opens a dialog, a dialog that asks
+// for confirmation) goes this way rather than through a command, which Bubble Tea runs
+// on another goroutine: a key typed right after would otherwise reach the screen it
+// was typed over, not the one it was typed for (a paste over SSH, a test).
+func (c *Common) Post(msg tea.Msg) { c.posted = append(c.posted, msg) }
+
+// TakePosted returns and forgets the posted messages; only the root calls it.
+func (c *Common) TakePosted() []tea.Msg {
+	p := c.posted
+	c.posted = nil
+	return p
+}
+
+// Offered reports whether the session offers actions of kind k (see action.Offered).
+func (c *Common) Offered(k action.Kind) bool { return action.Offered(k, c.Info.MCO, c.ReadOnly) }
 
 // Component is a pane: a model with its own keymap help, told its size by the root.
 // Components are pointers updated in place: the grid's row cache is not something to
@@ -54,7 +80,23 @@ type (
 	SelectPoolMsg struct{ Pool string }
 	// OpenNodeMsg opens a node's detail.
 	OpenNodeMsg struct{ Name string }
+	// OpenDialogMsg shows a dialog over the screen, in place of any other.
+	OpenDialogMsg struct{ Dialog Dialog }
+	// CloseDialogMsg closes the dialog.
+	CloseDialogMsg struct{}
+	// ConfirmedMsg is a change the user confirmed: the root makes it.
+	ConfirmedMsg struct{ Request action.Request }
+	// RequestMsg asks the root to confirm a change with the user.
+	RequestMsg struct{ Request action.Request }
 )
+
+// Dialog is a box drawn over the screen's centre that takes every key while open. It
+// ends by sending CloseDialogMsg (or ConfirmedMsg, OpenDialogMsg for the next step).
+// SetSize is the screen's size, which the box must fit.
+type Dialog interface {
+	Component
+	Title() string
+}
 
 // Cmd wraps a message in a command.
 func Cmd(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }

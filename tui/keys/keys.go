@@ -3,7 +3,11 @@
 // disagree with what it does.
 package keys
 
-import "charm.land/bubbles/v2/key"
+import (
+	"charm.land/bubbles/v2/key"
+
+	"github.com/mcotui/mcotui/tui/action"
+)
 
 // KeyMap is every binding of the TUI.
 type KeyMap struct {
@@ -35,6 +39,34 @@ type KeyMap struct {
 	// Prompts (`/` and `:`).
 	Submit key.Binding
 	Cancel key.Binding
+
+	// Views and what only reads.
+	BootImages key.Binding // the boot images view
+	Configs    key.Binding // the configs view
+	Main       key.Binding // back to pools and nodes
+	Preview    key.Binding // a pool's rollout forecast
+	Diff       key.Binding // diff two rendered configs
+	Mark       key.Binding // mark a rendered config as the diff's base
+	PrevPool   key.Binding // the configs view's pool
+	NextPool   key.Binding
+
+	// Dialogs.
+	Review   key.Binding // from an editor to the confirmation of its change
+	Confirm  key.Binding
+	Deny     key.Binding
+	NextMode key.Binding
+	PrevMode key.Binding
+
+	// Actions that change the cluster: dangerous, in k9s's words. Each is tied to an
+	// action.Kind (see Actions), and Restrict disables those a session does not offer,
+	// so that a key that would do nothing is neither matched nor shown in help.
+	Pause          key.Binding
+	MaxUnavailable key.Binding
+	StartRollout   key.Binding
+	Rollback       key.Binding
+	Retry          key.Binding
+	BootImageMode  key.Binding
+	EditSelector   key.Binding
 }
 
 // Default returns the default keymap: vi keys and arrows, k9s's `:`, `/`, `?` and esc.
@@ -64,12 +96,63 @@ func Default() *KeyMap {
 
 		Submit: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "apply")),
 		Cancel: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
+
+		BootImages: key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "boot images")),
+		Configs:    key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "configs of the pool")),
+		Main:       key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "pools and nodes")),
+		Preview:    key.NewBinding(key.WithKeys("P"), key.WithHelp("P", "preview rollout")),
+		Diff:       key.NewBinding(key.WithKeys("d", "enter"), key.WithHelp("d", "diff with the base")),
+		Mark:       key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "mark as diff base")),
+		PrevPool:   key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←/h", "previous pool")),
+		NextPool:   key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("→/l", "next pool")),
+
+		Review:   key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "review the change")),
+		Confirm:  key.NewBinding(key.WithKeys("y", "enter"), key.WithHelp("y/enter", "confirm")),
+		Deny:     key.NewBinding(key.WithKeys("n", "esc"), key.WithHelp("esc", "cancel")),
+		NextMode: key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next mode")),
+		PrevMode: key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous mode")),
+
+		Pause:          key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause/resume pool")),
+		MaxUnavailable: key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "set maxUnavailable")),
+		StartRollout:   key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "start rollout")),
+		Rollback:       key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "roll back pool")),
+		Retry:          key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "retry failed node")),
+		BootImageMode:  key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "change mode")),
+		EditSelector:   key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "edit Partial selector")),
 	}
+}
+
+// actions ties each dangerous binding to the kind of action it starts.
+func (k *KeyMap) actions() map[*key.Binding]action.Kind {
+	return map[*key.Binding]action.Kind{
+		&k.Pause:          action.Pause,
+		&k.MaxUnavailable: action.MaxUnavailable,
+		&k.StartRollout:   action.Rollout,
+		&k.Rollback:       action.Rollback,
+		&k.Retry:          action.Retry,
+		&k.BootImageMode:  action.BootImageMode,
+		&k.EditSelector:   action.BootImageMode,
+	}
+}
+
+// Restrict disables every dangerous binding whose action the session does not offer:
+// all of them in read-only mode (k9s's ClearDanger), those MCO keeps to itself on
+// OpenShift. A disabled binding matches no key and is left out of every help.
+func (k *KeyMap) Restrict(offered func(action.Kind) bool) {
+	for b, kind := range k.actions() {
+		b.SetEnabled(offered(kind))
+	}
+}
+
+// Dangerous is every binding that changes the cluster, enabled or not, for tests and
+// help.
+func (k *KeyMap) Dangerous() []key.Binding {
+	return []key.Binding{k.Pause, k.MaxUnavailable, k.StartRollout, k.Rollback, k.Retry, k.BootImageMode, k.EditSelector}
 }
 
 // Global is the bindings that work in every pane, for help.
 func (k *KeyMap) Global() []key.Binding {
-	return []key.Binding{k.Help, k.Command, k.Filter, k.NextPane, k.PrevPane, k.Back, k.Quit}
+	return []key.Binding{k.Help, k.Command, k.Filter, k.NextPane, k.PrevPane, k.Back, k.BootImages, k.Configs, k.Quit}
 }
 
 // Navigation is the bindings that move through a list or a document, for help.

@@ -11,7 +11,9 @@ package model
 import (
 	"time"
 
+	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	operatorv1 "github.com/openshift/api/operator/v1"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -24,6 +26,17 @@ const (
 	KindNode
 	KindMCN
 	KindHealth
+	// KindMachineConfig is a MachineConfig, rendered or not: the configs pane lists
+	// them and the rollout preview diffs rendered ones.
+	KindMachineConfig
+	// KindMachineConfiguration is MachineConfiguration/cluster: boot image modes and
+	// the node disruption policy.
+	KindMachineConfiguration
+	// KindMachineSet is a Machine API MachineSet, whose boot image the boot images
+	// pane compares with the target.
+	KindMachineSet
+	// KindBootImages is the coreos-bootimages ConfigMap: the target boot images.
+	KindBootImages
 )
 
 func (k Kind) String() string {
@@ -36,6 +49,14 @@ func (k Kind) String() string {
 		return "MachineConfigNode"
 	case KindHealth:
 		return "Health"
+	case KindMachineConfig:
+		return "MachineConfig"
+	case KindMachineConfiguration:
+		return "MachineConfiguration"
+	case KindMachineSet:
+		return "MachineSet"
+	case KindBootImages:
+		return "ConfigMap"
 	}
 	return "Unknown"
 }
@@ -53,6 +74,11 @@ type Event struct {
 	Node    *corev1.Node
 	MCN     *mcfgv1.MachineConfigNode
 	Health  Health
+
+	MachineConfig        *mcfgv1.MachineConfig
+	MachineConfiguration *operatorv1.MachineConfiguration
+	MachineSet           *machinev1beta1.MachineSet
+	ConfigMap            *corev1.ConfigMap
 }
 
 // PoolEvent is an added or updated MachineConfigPool.
@@ -63,6 +89,24 @@ func NodeEvent(n *corev1.Node) Event { return Event{Kind: KindNode, Node: n} }
 
 // MCNEvent is an added or updated MachineConfigNode.
 func MCNEvent(m *mcfgv1.MachineConfigNode) Event { return Event{Kind: KindMCN, MCN: m} }
+
+// MachineConfigEvent is an added or updated MachineConfig.
+func MachineConfigEvent(mc *mcfgv1.MachineConfig) Event {
+	return Event{Kind: KindMachineConfig, MachineConfig: mc}
+}
+
+// MachineConfigurationEvent is an added or updated MachineConfiguration.
+func MachineConfigurationEvent(m *operatorv1.MachineConfiguration) Event {
+	return Event{Kind: KindMachineConfiguration, MachineConfiguration: m}
+}
+
+// MachineSetEvent is an added or updated MachineSet.
+func MachineSetEvent(ms *machinev1beta1.MachineSet) Event {
+	return Event{Kind: KindMachineSet, MachineSet: ms}
+}
+
+// BootImagesEvent is an added or updated coreos-bootimages ConfigMap.
+func BootImagesEvent(cm *corev1.ConfigMap) Event { return Event{Kind: KindBootImages, ConfigMap: cm} }
 
 // HealthEvent reports the source's connection health.
 func HealthEvent(h Health) Event { return Event{Kind: KindHealth, Health: h} }
@@ -85,6 +129,22 @@ func (e Event) name() string {
 		if e.MCN != nil {
 			return e.MCN.Name
 		}
+	case KindMachineConfig:
+		if e.MachineConfig != nil {
+			return e.MachineConfig.Name
+		}
+	case KindMachineConfiguration:
+		if e.MachineConfiguration != nil {
+			return e.MachineConfiguration.Name
+		}
+	case KindMachineSet:
+		if e.MachineSet != nil {
+			return e.MachineSet.Name
+		}
+	case KindBootImages:
+		if e.ConfigMap != nil {
+			return e.ConfigMap.Name
+		}
 	}
 	return ""
 }
@@ -99,14 +159,15 @@ const (
 	// Connected: the watches are up and the caches synced.
 	Connected
 	// Degraded: the source is up but a watch is failing (Err says why) and what is shown
-	// may be stale.
+	// may be stale; the informers keep retrying, so the status line says
+	// "reconnecting".
 	Degraded
 	// Disconnected: the source stopped; nothing shown will change any more.
 	Disconnected
 )
 
 func (c Connection) String() string {
-	return [...]string{"connecting", "connected", "degraded", "disconnected"}[c]
+	return [...]string{"connecting", "connected", "reconnecting", "disconnected"}[c]
 }
 
 // Health is what the status line says about the source.

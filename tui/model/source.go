@@ -1,12 +1,27 @@
 package model
 
-// Info describes where a Source's data comes from, for the status line.
+import configv1 "github.com/openshift/api/config/v1"
+
+// Cluster kinds, as the status line names them.
+const (
+	ClusterMCO     = "OpenShift (MCO)"
+	ClusterManaged = "mcotui-managed"
+)
+
+// Info describes where a Source's data comes from, for the status line, and what kind
+// of cluster it is, which decides the actions the TUI offers.
 type Info struct {
 	// Context is the kubeconfig context, or a name such as "demo".
 	Context string
-	// Cluster is the kind of cluster: "OpenShift" (MCO runs it), "Kubernetes" (mcotui
-	// runs it), "demo", "fixture".
+	// Cluster is the kind of cluster: ClusterMCO, ClusterManaged, "demo", "fixture".
 	Cluster string
+	// MCO says the Machine Config Operator runs the cluster: the TUI then offers only
+	// what MCO's API lets an administrator do (pause, maxUnavailable, boot image
+	// modes); rollouts, rollbacks and retries are MCO's own business there.
+	MCO bool
+	// Platform is the infrastructure platform (Infrastructure/cluster), which decides
+	// the default boot image mode; empty when unknown.
+	Platform configv1.PlatformType
 }
 
 // Source feeds the TUI. A cluster informer source, the demo simulation and test fixtures

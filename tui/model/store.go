@@ -20,10 +20,18 @@ type Changes struct {
 	Nodes  []Change // each node at most once, however many events touched it
 	Pools  bool     // a pool was added, removed or changed, or its node counts moved
 	Health bool
+	// Configs: a MachineConfig or MachineConfiguration/cluster changed (the configs
+	// pane, the disruption policy of previews).
+	Configs bool
+	// BootImages: MachineConfiguration/cluster, a MachineSet or the target images
+	// changed.
+	BootImages bool
 }
 
 // Empty reports whether nothing changed, so that no pane needs to hear of it.
-func (c Changes) Empty() bool { return len(c.Nodes) == 0 && !c.Pools && !c.Health }
+func (c Changes) Empty() bool {
+	return len(c.Nodes) == 0 && !c.Pools && !c.Health && !c.Configs && !c.BootImages
+}
 
 // PoolCounts are counts over the nodes the Store knows in one pool.
 type PoolCounts struct {
@@ -58,6 +66,9 @@ type Store struct {
 
 	poolList []*Pool // sorted by name; rebuilt when a pool changes
 
+	cluster clusterObjects
+	diffs   map[diffKey]diffResult // Diff's results, until the configs change
+
 	// touched is Apply's scratch set of node names, kept to spare a map per burst.
 	touched map[string]struct{}
 	order   []string
@@ -72,6 +83,7 @@ func NewStore() *Store {
 		pools:   map[string]*Pool{},
 		counts:  map[string]*PoolCounts{},
 		touched: map[string]struct{}{},
+		cluster: newClusterObjects(),
 	}
 }
 
@@ -96,6 +108,8 @@ func (s *Store) Apply(events []Event) Changes {
 		case KindHealth:
 			s.health = e.Health
 			ch.Health = true
+		case KindMachineConfig, KindMachineConfiguration, KindMachineSet, KindBootImages:
+			s.applyCluster(e, name, &ch)
 		case KindNode:
 			if name == "" {
 				continue

@@ -5,7 +5,17 @@
 package tuitest
 
 import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
 	"testing"
+
+	operatorv1 "github.com/openshift/api/operator/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/mcotui/mcotui/core/rollout"
+	"github.com/mcotui/mcotui/tui/action"
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
@@ -27,6 +37,7 @@ func Common(color bool, events []model.Event) *common.Common {
 		Keys:   keys.Default(),
 		Clock:  fixture.Clock(fixture.Now),
 		Store:  s,
+		Info:   fixture.Info,
 	}
 }
 
@@ -46,3 +57,55 @@ func GoldenStyled(t *testing.T, view string) {
 
 // Plain strips styles, for assertions on text.
 func Plain(s string) string { return ansi.Strip(s) }
+
+// Actions records the actions the TUI asks for, for tests of the UI alone; tests of
+// what the actions do to a cluster use tui/source's kube Actions against a real API
+// server. It is safe for concurrent use: the program calls it from a command.
+type Actions struct {
+	mu    sync.Mutex
+	calls []string
+	// Err, when set, is what every action returns.
+	Err error
+}
+
+// Calls returns the calls so far, one string each: "SetPaused infra false".
+func (a *Actions) Calls() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]string(nil), a.calls...)
+}
+
+func (a *Actions) record(format string, args ...any) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.calls = append(a.calls, fmt.Sprintf(format, args...))
+	return a.Err
+}
+
+// SetPaused implements action.Actions.
+func (a *Actions) SetPaused(_ context.Context, pool string, paused bool) error {
+	return a.record("SetPaused %s %t", pool, paused)
+}
+
+// SetMaxUnavailable implements action.Actions.
+func (a *Actions) SetMaxUnavailable(_ context.Context, pool string, v intstr.IntOrString) error {
+	return a.record("SetMaxUnavailable %s %s", pool, v.String())
+}
+
+// Rollout implements action.Actions.
+func (a *Actions) Rollout(_ context.Context, pool, target string, nodes []string) (rollout.Step, error) {
+	err := a.record("Rollout %s %q %s", pool, target, strings.Join(nodes, ","))
+	return rollout.Step{Pool: pool, Target: target, Targets: nodes}, err
+}
+
+// Retry implements action.Actions.
+func (a *Actions) Retry(_ context.Context, pool, node string) error {
+	return a.record("Retry %s %s", pool, node)
+}
+
+// SetBootImageMode implements action.Actions.
+func (a *Actions) SetBootImageMode(_ context.Context, sel operatorv1.MachineManagerSelector) error {
+	return a.record("SetBootImageMode %s", action.DescribeSelection(sel))
+}
+
+var _ action.Actions = (*Actions)(nil)

@@ -523,7 +523,7 @@ func (m *Model) title() string {
 // ShortHelp implements help.KeyMap.
 func (m *Model) ShortHelp() []key.Binding {
 	k := m.c.Keys
-	return []key.Binding{k.Open, k.Filter, k.Sort, k.Reverse, k.AllPools, k.Command, k.Help, k.Quit}
+	return []key.Binding{k.Open, k.Filter, k.Sort, k.Retry, k.Preview, k.Configs, k.BootImages, k.Command, k.Help, k.Quit}
 }
 
 // FullHelp implements help.KeyMap.

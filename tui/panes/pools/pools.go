@@ -337,13 +337,14 @@ func itoa(n int32) string { return strconv.Itoa(int(n)) }
 // ShortHelp implements help.KeyMap.
 func (m *Model) ShortHelp() []key.Binding {
 	k := m.c.Keys
-	return []key.Binding{k.Open, k.AllPools, k.NextPane, k.Filter, k.Command, k.Help, k.Quit}
+	return []key.Binding{k.Open, k.Pause, k.MaxUnavailable, k.Preview, k.Rollback, k.Configs, k.BootImages, k.NextPane, k.Help, k.Quit}
 }
 
-// FullHelp implements help.KeyMap.
+// FullHelp implements help.KeyMap. The pool actions are listed by the root, which
+// handles them.
 func (m *Model) FullHelp() [][]key.Binding {
 	k := m.c.Keys
-	return [][]key.Binding{{k.Up, k.Down, k.Top, k.Bottom}, {k.Open, k.AllPools}}
+	return [][]key.Binding{{k.Up, k.Down, k.Top, k.Bottom}, {k.Open, k.AllPools, k.Preview, k.Configs}}
 }
 
 var _ common.Component = (*Model)(nil)

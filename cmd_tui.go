@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/term"
+	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+
+	"github.com/mcotui/mcotui/platform/kube"
+	"github.com/mcotui/mcotui/tui"
+	"github.com/mcotui/mcotui/tui/source"
+)
+
+// syncWait is how long the TUI waits for the cluster's objects before it opens: long
+// enough that a healthy cluster never shows an empty screen that then fills in, short
+// enough that an unhealthy one shows its trouble in the status line soon.
+const syncWait = 15 * time.Second
+
+// coalesce gathers the events of a burst (a rollout wave updating many
+// MachineConfigNodes at once) into one frame.
+const coalesce = 30 * time.Millisecond
+
+// tuiOptions are the root command's flags: `mcotui` alone opens the TUI.
+type tuiOptions struct {
+	kf       kubeFlags
+	readOnly bool
+	logFile  string
+}
+
+// addTUI makes the root command open the TUI when it is run without a subcommand, and
+// adds `serve`, the TUI over SSH, so that main.go needs one line for both.
+func addTUI(root *cobra.Command, s streams) {
+	root.AddCommand(newServeCmd(s))
+	o := &tuiOptions{}
+	root.Args = usageArgs(cobra.NoArgs)
+	root.RunE = func(c *cobra.Command, _ []string) error { return runTUI(c.Context(), s, o) }
+	root.Long += `
+
+Run without a command, mcotui opens its terminal UI on the current kubeconfig context
+(--kubeconfig, --context, $KUBECONFIG as kubectl reads them): the pools as
+` + "`oc get mcp`" + ` shows them, every node's update phase by phase, boot images and configs.
+It can pause and resume a pool, change its maxUnavailable, preview and start a rollout,
+roll back, retry a failed node and switch boot image modes; each change is confirmed
+first and says what it writes. On OpenShift, where the Machine Config Operator runs,
+only pausing, maxUnavailable and boot image modes are offered. --read-only offers no
+change at all. Press ? for every key. NO_COLOR (any value) draws without colour.
+
+` + "`mcotui serve`" + ` serves the same UI over SSH.`
+	f := root.Flags()
+	o.kf.add(f)
+	f.BoolVar(&o.readOnly, "read-only", false, "offer no action that changes the cluster")
+	f.StringVar(&o.logFile, "log", "", "append the TUI's log (watch errors, actions taken) to this file")
+}
+
+// runTUI opens the TUI on s's terminal.
+func runTUI(ctx context.Context, s streams, o *tuiOptions) error {
+	in, inOK := s.in.(*os.File)
+	out, outOK := s.out.(*os.File)
+	if !inOK || !outOK || !term.IsTerminal(in.Fd()) || !term.IsTerminal(out.Fd()) {
+		return usageErr(errors.New("the TUI needs a terminal; for scripts use `mcotui status`, `mcotui rollout` or `mcotui bootimages`"))
+	}
+	log, closeLog, err := tuiLogger(o.logFile)
+	if err != nil {
+		return usageErr(err)
+	}
+	defer closeLog()
+
+	cfg, err := kube.RESTConfig(o.kf.kubeconfig, o.kf.context)
+	if err != nil {
+		return usageErr(err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cluster, err := source.New(ctx, cfg, source.Options{Context: contextName(o.kf.kubeconfig, o.kf.context), Logger: log})
+	if err != nil {
+		return err
+	}
+	defer cluster.Close()
+	wait, cancelWait := context.WithTimeout(ctx, syncWait)
+	if err := cluster.WaitForSync(wait); err != nil {
+		// Open anyway: the status line says what is wrong, and the data fills in once
+		// the API server answers.
+		log.Warn("opening before the cluster's objects are listed", "err", err)
+	}
+	cancelWait()
+
+	sub := cluster.Subscribe()
+	defer sub.Close()
+	opts := tui.Options{ReadOnly: o.readOnly, NoColor: os.Getenv("NO_COLOR") != "", Coalesce: coalesce}
+	if !o.readOnly {
+		opts.Actions = source.NewActions(cluster, os.Getenv("USER"))
+	}
+	p := tea.NewProgram(tui.New(sub, opts), tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out))
+	if _, err := p.Run(); err != nil && !errors.Is(err, tea.ErrProgramKilled) {
+		return fmt.Errorf("the TUI stopped: %w", err)
+	}
+	return nil
+}
+
+// tuiLogger is where the TUI's log goes: a file when --log names one, else nowhere,
+// since the terminal is the TUI's. client-go logs through klog to stderr, which would
+// draw over the screen; klog is process-wide, and this process is the TUI, so it is
+// pointed at the same place.
+func tuiLogger(path string) (*slog.Logger, func(), error) {
+	if path == "" {
+		klog.SetLogger(logr.Discard())
+		return slog.New(slog.DiscardHandler), func() {}, nil
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--log: %w", err)
+	}
+	h := slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelInfo})
+	klog.SetLogger(logr.FromSlogHandler(h))
+	return slog.New(h), func() { klog.SetLogger(logr.Discard()); _ = f.Close() }, nil
+}
+
+// contextName is the kubeconfig context in use, for the status line: --context, else
+// the kubeconfig's current context, else "in-cluster" (a pod's service account).
+func contextName(kubeconfig, context string) string {
+	if context != "" {
+		return context
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
+	raw, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).RawConfig()
+	if err == nil && raw.CurrentContext != "" {
+		return raw.CurrentContext
+	}
+	return "in-cluster"
+}

@@ -1,0 +1,102 @@
+// Package action is the contract between the TUI and whatever changes the cluster for
+// it: the Actions interface (a kube implementation lives in tui/source; tests may bring
+// their own), the kinds of action and which of them a session may offer, and Request,
+// the description of one change that a confirmation dialog shows before it is made.
+//
+// The TUI never writes to the cluster except through a Request the user confirmed, and
+// a Request says, before anything happens, which object changes and how.
+package action
+
+import (
+	"context"
+
+	operatorv1 "github.com/openshift/api/operator/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/mcotui/mcotui/core/rollout"
+)
+
+// Actions changes the cluster. Every method writes the objects it names and nothing
+// else, and returns an error that names the object and says what failed, for the TUI
+// to show as it is.
+type Actions interface {
+	// SetPaused pauses (true) or resumes (false) a MachineConfigPool: spec.paused.
+	SetPaused(ctx context.Context, pool string, paused bool) error
+	// SetMaxUnavailable sets a MachineConfigPool's spec.maxUnavailable.
+	SetMaxUnavailable(ctx context.Context, pool string, v intstr.IntOrString) error
+	// Rollout runs one step of the pool's rollout to target ("" for the pool's
+	// spec.configuration; a previous rendered config to roll back): the nodes
+	// rollout.Plan picks now get target as their desired config. nodes are the targets
+	// the user confirmed; when Plan, on the cluster as it is now, picks others, nothing
+	// is written and the error says what changed. It returns the step carried out.
+	Rollout(ctx context.Context, pool, target string, nodes []string) (rollout.Step, error)
+	// Retry asks the agent of a node whose update failed to try it again.
+	Retry(ctx context.Context, pool, node string) error
+	// SetBootImageMode sets the selection of the Machine API MachineSets machine
+	// manager in MachineConfiguration/cluster spec.managedBootImages.
+	SetBootImageMode(ctx context.Context, sel operatorv1.MachineManagerSelector) error
+}
+
+// Kind is a kind of action, for deciding what to offer.
+type Kind uint8
+
+// Kinds of action.
+const (
+	Pause Kind = iota + 1 // pause or resume a pool
+	MaxUnavailable
+	Rollout  // start (step) a pool's rollout
+	Rollback // roll a pool back to its previous rendered config
+	Retry    // retry a node's failed update
+	BootImageMode
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Pause:
+		return "pause/resume"
+	case MaxUnavailable:
+		return "maxUnavailable"
+	case Rollout:
+		return "rollout"
+	case Rollback:
+		return "rollback"
+	case Retry:
+		return "retry"
+	case BootImageMode:
+		return "boot image mode"
+	}
+	return "unknown"
+}
+
+// Offered reports whether a session offers actions of kind k. A read-only session
+// offers none. Where the Machine Config Operator runs the cluster, only what its API
+// leaves to administrators is offered: pausing, maxUnavailable and boot image modes.
+// Rolling out, rolling back and retrying are MCO's node controller's and daemon's work
+// there, and writing nodes' desiredConfig behind MCO's back would fight it.
+func Offered(k Kind, mco, readOnly bool) bool {
+	if readOnly {
+		return false
+	}
+	switch k {
+	case Pause, MaxUnavailable, BootImageMode:
+		return true
+	case Rollout, Rollback, Retry:
+		return !mco
+	}
+	return false
+}
+
+// Request is one change the user is asked to confirm: what it is, which object it
+// writes and how, and what follows from it. Do makes the change and returns what to
+// tell the user once it is made.
+type Request struct {
+	Kind  Kind
+	Title string // "Pause pool worker"
+	// Object is the object written: "MachineConfigPool worker".
+	Object string
+	// Changes are the fields that change, one per line: "spec.paused: false → true".
+	Changes []string
+	// Effects say what the cluster then does, in a sentence or two each.
+	Effects []string
+	Do      func(ctx context.Context, a Actions) (string, error)
+}

@@ -1,0 +1,181 @@
+package action
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	operatorv1 "github.com/openshift/api/operator/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/mcotui/mcotui/core/nodeanno"
+	"github.com/mcotui/mcotui/core/rollout"
+)
+
+// The constructors below build the Request of each action from what the screen shows,
+// so that the words of a confirmation live in one place and tests can read them.
+
+// PauseRequest pauses (paused) or resumes a pool. updating is how many of its nodes
+// are updating now.
+func PauseRequest(pool string, paused bool, updating int) Request {
+	r := Request{Kind: Pause, Object: "MachineConfigPool " + pool,
+		Changes: []string{fmt.Sprintf("spec.paused: %t → %t", !paused, paused)}}
+	if paused {
+		r.Title = "Pause pool " + pool
+		r.Effects = []string{"No node of the pool is given a new config while it is paused; " +
+			plural(updating, "node") + " updating now finish their update."}
+	} else {
+		r.Title = "Resume pool " + pool
+		r.Effects = []string{"The rollout goes on: nodes not at the pool's target config are updated, maxUnavailable at a time."}
+	}
+	r.Do = func(ctx context.Context, a Actions) (string, error) {
+		if err := a.SetPaused(ctx, pool, paused); err != nil {
+			return "", err
+		}
+		if paused {
+			return "Paused pool " + pool, nil
+		}
+		return "Resumed pool " + pool, nil
+	}
+	return r
+}
+
+// MaxUnavailableRequest changes a pool's maxUnavailable from old to v; budget is what
+// v allows of the pool's nodes.
+func MaxUnavailableRequest(pool, old string, v intstr.IntOrString, budget, nodes int) Request {
+	return Request{
+		Kind:    MaxUnavailable,
+		Title:   "Set maxUnavailable of pool " + pool,
+		Object:  "MachineConfigPool " + pool,
+		Changes: []string{fmt.Sprintf("spec.maxUnavailable: %s → %s", old, v.String())},
+		Effects: []string{fmt.Sprintf("At most %d of the pool's %s may be unavailable at once.", budget, plural(nodes, "node"))},
+		Do: func(ctx context.Context, a Actions) (string, error) {
+			if err := a.SetMaxUnavailable(ctx, pool, v); err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("Set maxUnavailable of pool %s to %s", pool, v.String()), nil
+		},
+	}
+}
+
+// RolloutRequest carries out step, the next step of a pool's rollout (to the pool's
+// target) or of its rollback (rollback true: to a previous rendered config). current
+// tells each node's current config.
+func RolloutRequest(step rollout.Step, rollback bool, current func(node string) string) Request {
+	r := Request{Kind: Rollout, Title: "Start the rollout of pool " + step.Pool}
+	target := ""
+	if rollback {
+		r.Kind, r.Title, target = Rollback, "Roll back pool "+step.Pool, step.Target
+	}
+	r.Object = "Node " + strings.Join(step.Targets, ", ")
+	if len(step.Targets) > 1 {
+		r.Object = "Nodes " + strings.Join(step.Targets, ", ")
+	}
+	// The nodes grouped by the config they leave, so that each long name is written
+	// once.
+	r.Changes = []string{"annotation " + nodeanno.DesiredConfigKey + " (and the MachineConfigNode's spec.configVersion.desired):",
+		"  to   " + step.Target}
+	var froms []string
+	byFrom := map[string][]string{}
+	for _, n := range step.Targets {
+		was := current(n)
+		if was == "" {
+			was = "(no config)"
+		}
+		if _, ok := byFrom[was]; !ok {
+			froms = append(froms, was)
+		}
+		byFrom[was] = append(byFrom[was], n)
+	}
+	for _, f := range froms {
+		r.Changes = append(r.Changes, "  from "+f+": "+strings.Join(byFrom[f], ", "))
+	}
+	r.Effects = append(r.Effects, fmt.Sprintf("Each agent drains and updates its node as the config diff requires; at most %d of the pool's nodes are unavailable at once.", step.MaxUnavailable))
+	if rollback {
+		r.Effects = append(r.Effects, "This is one step of the rollback: the pool's other nodes on the newer config follow in later steps (R again once these are done).")
+	} else if step.Wait != "" {
+		r.Effects = append(r.Effects, "Then: "+step.Wait)
+	}
+	targets := append([]string(nil), step.Targets...)
+	r.Do = func(ctx context.Context, a Actions) (string, error) {
+		done, err := a.Rollout(ctx, step.Pool, target, targets)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("Targeted %s of pool %s to %s", plural(len(done.Targets), "node"), step.Pool, done.Target), nil
+	}
+	return r
+}
+
+// RetryRequest retries node's failed update to target.
+func RetryRequest(pool, node, target, reason string) Request {
+	r := Request{
+		Kind:    Retry,
+		Title:   "Retry node " + node,
+		Object:  "Node " + node,
+		Changes: []string{"machineconfiguration.openshift.io/state: Degraded → Working", "machineconfiguration.openshift.io/reason: cleared"},
+		Effects: []string{fmt.Sprintf("The node's agent tries its update to %s again.", target)},
+		Do: func(ctx context.Context, a Actions) (string, error) {
+			if err := a.Retry(ctx, pool, node); err != nil {
+				return "", err
+			}
+			return "Asked node " + node + " to retry its update", nil
+		},
+	}
+	if reason != "" {
+		r.Effects = append(r.Effects, "It failed with: "+reason)
+	}
+	return r
+}
+
+// BootImageModeRequest changes the Machine API MachineSets' boot image selection from
+// old to sel; selected names the MachineSets sel selects.
+func BootImageModeRequest(old *operatorv1.MachineManagerSelector, sel operatorv1.MachineManagerSelector, selected []string) Request {
+	field := "spec.managedBootImages.machineManagers[machinesets.machine.openshift.io].selection"
+	was := "(none: the platform's default)"
+	if old != nil {
+		was = DescribeSelection(*old)
+	}
+	r := Request{
+		Kind:    BootImageMode,
+		Title:   "Set the boot image mode to " + string(sel.Mode),
+		Object:  "MachineConfiguration cluster",
+		Changes: []string{field + ":", "  " + was + " → " + DescribeSelection(sel)},
+	}
+	switch {
+	case sel.Mode == operatorv1.None:
+		r.Effects = []string{"No MachineSet's boot image is updated any more."}
+	case len(selected) == 0:
+		r.Effects = []string{"The mode selects no MachineSet."}
+	default:
+		r.Effects = []string{fmt.Sprintf("Boot images are kept up to date for %s: %s.", plural(len(selected), "MachineSet"), strings.Join(selected, ", "))}
+	}
+	r.Do = func(ctx context.Context, a Actions) (string, error) {
+		if err := a.SetBootImageMode(ctx, sel); err != nil {
+			return "", err
+		}
+		return "Set the boot image mode to " + DescribeSelection(sel), nil
+	}
+	return r
+}
+
+// DescribeSelection is a machine manager selection in one line: "All", "None",
+// "Partial (update-boot-image=true)".
+func DescribeSelection(s operatorv1.MachineManagerSelector) string {
+	if s.Mode != operatorv1.Partial {
+		return string(s.Mode)
+	}
+	sel := "no selector"
+	if s.Partial != nil && s.Partial.MachineResourceSelector != nil {
+		sel = metav1.FormatLabelSelector(s.Partial.MachineResourceSelector)
+	}
+	return "Partial (" + sel + ")"
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}

@@ -1,0 +1,269 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/mcotui/mcotui/controller"
+	"github.com/mcotui/mcotui/core/disruption"
+	"github.com/mcotui/mcotui/core/nodeanno"
+	"github.com/mcotui/mcotui/core/rollout"
+	"github.com/mcotui/mcotui/tui/action"
+	"github.com/mcotui/mcotui/tui/common"
+	"github.com/mcotui/mcotui/tui/dialog"
+	"github.com/mcotui/mcotui/tui/model"
+)
+
+// actionDoneMsg is the outcome of a confirmed action.
+type actionDoneMsg struct {
+	title, msg string
+	err        error
+}
+
+func (u *UI) openDialog(d common.Dialog) {
+	u.dialog = d
+	u.showHelp = false
+	d.SetSize(u.width, u.height)
+}
+
+// request opens the confirmation of a change, if the session offers it. Every path to
+// a change passes here and then through run, which checks again: a dialog built before
+// the session was restricted, or a message from anywhere else, changes nothing.
+func (u *UI) request(req action.Request) {
+	if !u.c.Offered(req.Kind) {
+		u.dialog = nil
+		u.setNotice(u.refusal(req.Kind), true)
+		return
+	}
+	u.openDialog(dialog.NewConfirm(u.c, req))
+}
+
+// refusal says why the session does not offer an action.
+func (u *UI) refusal(k action.Kind) string {
+	if u.c.ReadOnly {
+		return "read-only: nothing was changed"
+	}
+	return fmt.Sprintf("the Machine Config Operator runs this cluster: %s is its own business here", k)
+}
+
+// run makes a confirmed change.
+func (u *UI) run(req action.Request) tea.Cmd {
+	if u.actions == nil || !u.c.Offered(req.Kind) {
+		u.setNotice(u.refusal(req.Kind), true)
+		return nil
+	}
+	u.setNotice(req.Title+"…", false)
+	a, timeout := u.actions, u.opts.ActionTimeout
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		msg, err := req.Do(ctx, a)
+		return actionDoneMsg{title: req.Title, msg: msg, err: err}
+	}
+}
+
+func (u *UI) done(m actionDoneMsg) {
+	if m.err != nil {
+		u.setNotice(m.title+" failed: "+m.err.Error(), true)
+		return
+	}
+	u.setNotice(m.msg, false)
+}
+
+func (u *UI) setNotice(s string, isErr bool) { u.notice, u.noticeErr = s, isErr }
+
+// currentPool is the pool a pool action applies to: the pools pane's selection when it
+// has focus, else the pool the grid is scoped to, else the pool of the node shown or
+// selected. The confirmation names it, so the user sees which one before anything
+// happens.
+func (u *UI) currentPool() *model.Pool {
+	name := ""
+	switch {
+	case u.view == viewConfigs:
+		name = u.configs.Pool()
+	case u.focus == panePools:
+		if p := u.pools.Selected(); p != nil {
+			name = p.Name
+		}
+	case u.grid.Query().Pool != "":
+		name = u.grid.Query().Pool
+	case u.showDetail:
+		if n := u.c.Store.Node(u.detail.Name()); n != nil {
+			name = n.Pool
+		}
+	default:
+		if n := u.grid.Selected(); n != nil {
+			name = n.Pool
+		} else if p := u.pools.Selected(); p != nil {
+			name = p.Name
+		}
+	}
+	return u.c.Store.Pool(name)
+}
+
+// currentNode is the node a node action applies to: the one shown, or the grid's
+// selection.
+func (u *UI) currentNode() *model.Node {
+	if u.showDetail {
+		return u.c.Store.Node(u.detail.Name())
+	}
+	if u.focus == paneNodes {
+		return u.grid.Selected()
+	}
+	return nil
+}
+
+// nodesOf are the Node objects of a pool's members, in the view the controller plans
+// over (controller.PlanningView), so that what a preview or a confirmation says is what
+// the controller, or the TUI's own step, does.
+func (u *UI) nodesOf(pool string) []*corev1.Node {
+	var out []*corev1.Node
+	u.c.Store.Each(func(n *model.Node) {
+		if n.Pool == pool && n.Obj != nil {
+			out = append(out, n.Obj)
+		}
+	})
+	return controller.PlanningView(out)
+}
+
+func (u *UI) currentOf(node string) string {
+	if n := u.c.Store.Node(node); n != nil {
+		return n.Current
+	}
+	return ""
+}
+
+// actionKey handles the keys of actions and of the other views, in the main view. It
+// reports whether the key was one of them.
+func (u *UI) actionKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	k := u.c.Keys
+	switch {
+	case key.Matches(msg, k.Configs):
+		if p := u.currentPool(); p != nil {
+			u.configs.SetPool(p.Name)
+		} else if ps := u.c.Store.Pools(); len(ps) > 0 && u.configs.Pool() == "" {
+			u.configs.SetPool(ps[0].Name)
+		}
+		u.view = viewConfigs
+		return nil, true
+	case key.Matches(msg, k.BootImages):
+		u.view = viewBootImages
+		return nil, true
+	case key.Matches(msg, k.Pause):
+		p := u.currentPool()
+		if p == nil {
+			return nil, true
+		}
+		u.request(action.PauseRequest(p.Name, !p.Paused, u.c.Store.Counts(p.Name).UpdatingNow))
+		return nil, true
+	case key.Matches(msg, k.MaxUnavailable):
+		p := u.currentPool()
+		if p == nil {
+			return nil, true
+		}
+		nodes := u.c.Store.Counts(p.Name).Nodes
+		if nodes == 0 {
+			nodes = int(p.MachineCount)
+		}
+		u.openDialog(dialog.NewMaxUnavailable(u.c, p, nodes))
+		return nil, true
+	case key.Matches(msg, k.Preview):
+		if p := u.currentPool(); p != nil {
+			u.preview(p)
+		}
+		return nil, true
+	case key.Matches(msg, k.Rollback):
+		if p := u.currentPool(); p != nil {
+			u.rollback(p)
+		}
+		return nil, true
+	case key.Matches(msg, k.Retry):
+		n := u.currentNode()
+		switch {
+		case n == nil:
+		case !n.Degraded:
+			u.setNotice(fmt.Sprintf("node %s has no failed update to retry", n.Name), true)
+		default:
+			u.request(action.RetryRequest(n.Pool, n.Name, n.Desired, n.Reason))
+		}
+		return nil, true
+	}
+	return nil, false
+}
+
+// rollback asks to confirm the next step of rolling the pool back to its previous
+// rendered config.
+func (u *UI) rollback(p *model.Pool) {
+	target, err := rollout.RollbackTarget(p.Obj)
+	if err != nil {
+		u.setNotice(err.Error(), true)
+		return
+	}
+	step, err := rollout.Plan(p.Obj, u.nodesOf(p.Name), rollout.Options{Target: target})
+	if err != nil {
+		u.setNotice(err.Error(), true)
+		return
+	}
+	if len(step.Targets) == 0 {
+		why := step.Wait
+		if why == "" {
+			why = "every node already targets " + target
+		}
+		u.setNotice(fmt.Sprintf("roll back pool %s: no node to target now: %s", p.Name, why), true)
+		return
+	}
+	u.request(action.RolloutRequest(step, true, u.currentOf))
+}
+
+// preview opens the pool's rollout forecast, from which enter starts it.
+func (u *UI) preview(p *model.Pool) {
+	nodes := u.nodesOf(p.Name)
+	store := u.c.Store
+	diff := func(from, to string) (disruption.Decision, error) {
+		r, err := store.Diff(from, to)
+		return r.Decision, err
+	}
+	fc, err := rollout.Preview(p.Obj, nodes, rollout.Options{}, diff)
+	// The forecast assumes the updates in flight finish; it lists them nowhere, so the
+	// preview names them.
+	var updating []string
+	for _, n := range nodes {
+		if nodeanno.Desired(n) == fc.Target && !rollout.Done(n) && !rollout.Failing(n) {
+			updating = append(updating, n.Name)
+		}
+	}
+	slices.Sort(updating)
+	st := u.c.Styles
+	doc := dialog.NewDocument(u.c, "Rollout preview of pool "+p.Name, func(width int) string {
+		if err != nil {
+			return st.Error.Render(err.Error())
+		}
+		return previewText(st, fc, updating, u.currentOf, width)
+	})
+	start := func() tea.Cmd {
+		step, err := rollout.Plan(p.Obj, nodes, rollout.Options{})
+		switch {
+		case err != nil:
+			u.setNotice(err.Error(), true)
+			u.c.Post(common.CloseDialogMsg{})
+			return nil
+		case len(step.Targets) == 0:
+			why := strings.TrimSpace(step.Wait)
+			if why == "" {
+				why = "every node already targets " + step.Target
+			}
+			u.setNotice(fmt.Sprintf("pool %s: no node to target now: %s", p.Name, why), true)
+			u.c.Post(common.CloseDialogMsg{})
+			return nil
+		}
+		u.c.Post(common.RequestMsg{Request: action.RolloutRequest(step, false, u.currentOf)})
+		return nil
+	}
+	u.openDialog(doc.WithAction(u.c.Keys.StartRollout, start))
+}

@@ -1,0 +1,166 @@
+package tui
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/mcotui/mcotui/tui/action"
+	"github.com/mcotui/mcotui/tui/common"
+	"github.com/mcotui/mcotui/tui/dialog"
+	"github.com/mcotui/mcotui/tui/internal/fixture"
+	"github.com/mcotui/mcotui/tui/internal/tuitest"
+)
+
+func actionUI(t *testing.T, managed, readOnly bool) (*UI, *tuitest.Actions) {
+	t.Helper()
+	ui, src := newScenarioUI(scenario{managed: managed, readOnly: readOnly})
+	t.Cleanup(src.Close)
+	acts := ui.opts.Actions.(*tuitest.Actions)
+	drive(ui, tea.WindowSizeMsg{Width: 120, Height: 40})
+	return ui, acts
+}
+
+func confirmTitle(ui *UI) string {
+	if d, ok := ui.dialog.(*dialog.Confirm); ok {
+		return d.Request().Title
+	}
+	return ""
+}
+
+// TestActionsAskThenAct: every action opens a confirmation that names what it changes,
+// esc cancels it without a call, and y makes exactly the call it announced.
+func TestActionsAskThenAct(t *testing.T) {
+	tests := []struct {
+		name    string
+		managed bool
+		keys    []tea.Msg
+		title   string
+		change  string // a line the confirmation must show
+		call    string
+	}{
+		{"pause", false, seq(poolAt(2), typed("p")), "Pause pool worker", "spec.paused: false → true", "SetPaused worker true"},
+		{"resume", false, seq(poolAt(0), typed("p")), "Resume pool infra", "spec.paused: true → false", "SetPaused infra false"},
+		{"maxUnavailable", false, seq(poolAt(2), typed("m"), []tea.Msg{ctrl('u')}, typed("25%"), special(tea.KeyEnter)),
+			"Set maxUnavailable of pool worker", "spec.maxUnavailable: 60% → 25%", "SetMaxUnavailable worker 25%"},
+		{"boot image mode", false, seq(typed("bm"), special(tea.KeyTab, tea.KeyTab, tea.KeyEnter)),
+			"Set the boot image mode to None", "Partial (update-boot-image=true) → None", "SetBootImageMode None"},
+		{"partial selector", false, seq(typed("be"), []tea.Msg{ctrl('u')}, typed("machine.openshift.io/cluster-api-cluster"), special(tea.KeyEnter)),
+			"Set the boot image mode to Partial", "→ Partial (machine.openshift.io/cluster-api-cluster)", "SetBootImageMode Partial (machine.openshift.io/cluster-api-cluster)"},
+		{"rollout", true, seq(poolAt(2), typed("P"), special(tea.KeyEnter)),
+			"Start the rollout of pool worker", "from " + fixture.WorkerOld + ": ci-ln-9xsm9-worker-d-zz91c",
+			`Rollout worker "" ci-ln-9xsm9-worker-d-zz91c`},
+		{"rollback", true, seq(poolAt(2), typed("R")),
+			"Roll back pool worker", "to   " + fixture.WorkerOld,
+			`Rollout worker "` + fixture.WorkerOld + `" ci-ln-9xsm9-worker-a-2d8tz`},
+		{"retry", true, seq(typed("/degraded"), special(tea.KeyEnter), typed("r")),
+			"Retry node " + fixture.BlockedNode, "state: Degraded → Working", "Retry master " + fixture.BlockedNode},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, confirm := range []bool{false, true} {
+				ui, acts := actionUI(t, tt.managed, false)
+				drive(ui, tt.keys...)
+				if got := confirmTitle(ui); got != tt.title {
+					t.Fatalf("confirmation %q, want %q (notice %q)", got, tt.title, ui.notice)
+				}
+				if view := tuitest.Plain(ui.View().Content); !strings.Contains(view, tt.change) {
+					t.Fatalf("the confirmation does not say %q:\n%s", tt.change, view)
+				}
+				if len(acts.Calls()) != 0 {
+					t.Fatalf("acted before confirmation: %v", acts.Calls())
+				}
+				if !confirm {
+					drive(ui, special(tea.KeyEscape)...)
+					if ui.dialog != nil || len(acts.Calls()) != 0 {
+						t.Fatalf("esc: dialog %v, calls %v", ui.dialog, acts.Calls())
+					}
+					continue
+				}
+				drive(ui, typed("y")...)
+				if got := acts.Calls(); !slices.Equal(got, []string{tt.call}) {
+					t.Fatalf("calls %q, want %q", got, tt.call)
+				}
+				if ui.dialog != nil || ui.noticeErr {
+					t.Fatalf("after the action: dialog %v, notice %q", ui.dialog, ui.notice)
+				}
+			}
+		})
+	}
+}
+
+// TestReadOnlyOffersNothing: in a read-only session no key opens a dialog that leads
+// to a change, and a request or a confirmation that reaches the root anyway (a bug, a
+// stale dialog) changes nothing.
+func TestReadOnlyOffersNothing(t *testing.T) {
+	for _, managed := range []bool{false, true} {
+		ui, acts := actionUI(t, managed, true)
+		for _, k := range ui.c.Keys.Dangerous() {
+			if k.Enabled() {
+				t.Errorf("binding %q is enabled in a read-only session", k.Help().Key)
+			}
+		}
+		for _, path := range [][]tea.Msg{
+			seq(poolAt(2), typed("p")), seq(poolAt(2), typed("m")), seq(poolAt(2), typed("R")),
+			seq(poolAt(2), typed("P"), special(tea.KeyEnter)),
+			seq(typed("/degraded"), special(tea.KeyEnter), typed("r")),
+			typed("bm"), typed("be"),
+		} {
+			ui, _ := actionUI(t, managed, true)
+			drive(ui, path...)
+			if _, ok := ui.dialog.(*dialog.Document); ui.dialog != nil && !ok {
+				t.Errorf("read-only: %v opened %s", path, ui.dialog.Title())
+			}
+		}
+		drive(ui, common.RequestMsg{Request: action.PauseRequest("worker", true, 0)})
+		if ui.dialog != nil || !strings.Contains(ui.notice, "read-only") {
+			t.Errorf("a request in a read-only session: dialog %v, notice %q", ui.dialog, ui.notice)
+		}
+		drive(ui, common.ConfirmedMsg{Request: action.PauseRequest("worker", true, 0)})
+		if calls := acts.Calls(); len(calls) != 0 {
+			t.Errorf("a confirmation in a read-only session acted: %v", calls)
+		}
+	}
+}
+
+// TestMCOOffersWhatMCOAllows: on OpenShift, pausing, maxUnavailable and boot image
+// modes are offered; rollouts, rollbacks and retries are not.
+func TestMCOOffersWhatMCOAllows(t *testing.T) {
+	ui, acts := actionUI(t, false, false)
+	k := ui.c.Keys
+	for _, b := range []struct {
+		name    string
+		enabled bool
+		got     bool
+	}{
+		{"pause", true, k.Pause.Enabled()}, {"maxUnavailable", true, k.MaxUnavailable.Enabled()},
+		{"boot image mode", true, k.BootImageMode.Enabled()}, {"selector", true, k.EditSelector.Enabled()},
+		{"start rollout", false, k.StartRollout.Enabled()}, {"rollback", false, k.Rollback.Enabled()},
+		{"retry", false, k.Retry.Enabled()},
+	} {
+		if b.got != b.enabled {
+			t.Errorf("%s enabled %v, want %v", b.name, b.got, b.enabled)
+		}
+	}
+	drive(ui, common.ConfirmedMsg{Request: action.RetryRequest("master", fixture.BlockedNode, fixture.MasterNew, "")})
+	if len(acts.Calls()) != 0 || !strings.Contains(ui.notice, "Machine Config Operator") {
+		t.Errorf("a retry on OpenShift: calls %v, notice %q", acts.Calls(), ui.notice)
+	}
+}
+
+// TestActionErrorIsShown: an action that fails says so in the footer, with the error.
+func TestActionErrorIsShown(t *testing.T) {
+	ui, acts := actionUI(t, false, false)
+	acts.Err = errString("machineconfigpools.machineconfiguration.openshift.io \"worker\" is forbidden")
+	drive(ui, seq(poolAt(2), typed("p"), typed("y"))...)
+	view := tuitest.Plain(ui.View().Content)
+	if !ui.noticeErr || !strings.Contains(view, "Pause pool worker failed: machineconfigpools") {
+		t.Fatalf("the error is not shown:\n%s", view)
+	}
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }

@@ -1,0 +1,277 @@
+package dialog
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+	operatorv1 "github.com/openshift/api/operator/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mcotui/mcotui/core/bootimage"
+	"github.com/mcotui/mcotui/tui/action"
+	"github.com/mcotui/mcotui/tui/common"
+)
+
+var modes = []operatorv1.MachineManagerSelectorMode{operatorv1.All, operatorv1.None, operatorv1.Partial}
+
+// BootMode edits the boot image mode of the Machine API MachineSets: All, None, or
+// Partial with a label selector typed in Kubernetes' selector syntax
+// (`key=value,key2 in (a,b),!key3`). As the mode or the selector changes it shows which
+// MachineSets the new selection would take, through bootimage.Select, the rule the
+// controller applies. Enter asks the root to confirm the change.
+type BootMode struct {
+	c        *common.Common
+	old      *operatorv1.MachineManagerSelector // nil: no entry, the platform's default
+	mode     int                                // index in modes
+	selector textinput.Model
+	err      string
+	w, h     int
+}
+
+// NewBootMode returns the editor, starting from the current selection. editSelector
+// opens it in Partial mode with the selector ready to type.
+func NewBootMode(c *common.Common, editSelector bool) *BootMode {
+	d := &BootMode{c: c}
+	ti := textinput.New()
+	s := textinput.DefaultStyles(true)
+	s.Focused.Prompt = c.Styles.Prompt
+	s.Blurred.Prompt = c.Styles.Dim
+	s.Cursor.Blink = false
+	ti.SetStyles(s)
+	ti.Prompt = "selector: "
+	ti.Placeholder = "key=value,key2 in (a,b),!key3"
+	d.selector = ti
+	if m := c.Store.MachineConfiguration(); m != nil {
+		for _, mm := range m.Spec.ManagedBootImages.MachineManagers {
+			if mm.Resource == operatorv1.MachineSets && mm.APIGroup == operatorv1.MachineAPI {
+				sel := mm.Selection
+				d.old = &sel
+			}
+		}
+	}
+	cur := bootimage.DefaultMode(c.Info.Platform)
+	if d.old != nil {
+		cur = d.old.Mode
+		if p := d.old.Partial; p != nil && p.MachineResourceSelector != nil {
+			d.selector.SetValue(metav1.FormatLabelSelector(p.MachineResourceSelector))
+		}
+	}
+	d.mode = max(0, slices.Index(modes, cur))
+	if editSelector {
+		d.mode = slices.Index(modes, operatorv1.Partial)
+	}
+	d.focus()
+	return d
+}
+
+func (d *BootMode) partial() bool { return modes[d.mode] == operatorv1.Partial }
+
+func (d *BootMode) focus() {
+	if d.partial() {
+		d.selector.CursorEnd()
+		d.selector.Focus()
+	} else {
+		d.selector.Blur()
+	}
+}
+
+// Title implements common.Dialog.
+func (d *BootMode) Title() string { return "Boot image mode of Machine API MachineSets" }
+
+// SetSize implements common.Component.
+func (d *BootMode) SetSize(w, h int) {
+	d.w, d.h = w, h
+	inner, _ := box(w, h)
+	d.selector.SetWidth(inner - len(d.selector.Prompt) - 1)
+}
+
+// selection is the selection as edited, or why it is not one yet.
+func (d *BootMode) selection() (operatorv1.MachineManagerSelector, error) {
+	sel := operatorv1.MachineManagerSelector{Mode: modes[d.mode]}
+	if !d.partial() {
+		return sel, nil
+	}
+	text := strings.TrimSpace(d.selector.Value())
+	if text == "" {
+		return sel, fmt.Errorf("mode Partial needs a label selector over MachineSet labels")
+	}
+	ls, err := metav1.ParseToLabelSelector(text)
+	if err != nil {
+		return sel, fmt.Errorf("selector: %v", err)
+	}
+	sel.Partial = &operatorv1.PartialSelector{MachineResourceSelector: ls}
+	return sel, nil
+}
+
+// preview is what the edited selection selects, by the controller's rule.
+func (d *BootMode) preview(sel operatorv1.MachineManagerSelector) (bootimage.Selection, error) {
+	var managers []operatorv1.MachineManager
+	if m := d.c.Store.MachineConfiguration(); m != nil {
+		managers = slices.Clone(m.Spec.ManagedBootImages.MachineManagers)
+	}
+	entry := operatorv1.MachineManager{Resource: operatorv1.MachineSets, APIGroup: operatorv1.MachineAPI, Selection: sel}
+	if i := slices.IndexFunc(managers, func(m operatorv1.MachineManager) bool {
+		return m.Resource == operatorv1.MachineSets && m.APIGroup == operatorv1.MachineAPI
+	}); i >= 0 {
+		managers[i] = entry
+	} else {
+		managers = append(managers, entry)
+	}
+	return bootimage.Select(d.c.Info.Platform, managers, d.c.Store.MachineSets())
+}
+
+// Update implements common.Component.
+func (d *BootMode) Update(msg tea.Msg) tea.Cmd {
+	k := d.c.Keys
+	if kp, ok := msg.(tea.KeyPressMsg); ok {
+		switch {
+		case key.Matches(kp, k.Cancel):
+			d.c.Post(common.CloseDialogMsg{})
+			return nil
+		case key.Matches(kp, k.NextMode):
+			d.mode = (d.mode + 1) % len(modes)
+			d.focus()
+			d.err = ""
+			return nil
+		case key.Matches(kp, k.PrevMode):
+			d.mode = (d.mode + len(modes) - 1) % len(modes)
+			d.focus()
+			d.err = ""
+			return nil
+		case key.Matches(kp, k.Review):
+			sel, err := d.selection()
+			if err != nil {
+				d.err = err.Error()
+				return nil
+			}
+			if d.old != nil && action.DescribeSelection(*d.old) == action.DescribeSelection(sel) {
+				d.err = "that is the selection already"
+				return nil
+			}
+			pv, err := d.preview(sel)
+			if err != nil {
+				d.err = err.Error()
+				return nil
+			}
+			var names []string
+			for _, ms := range pv.Selected {
+				names = append(names, ms.Name)
+			}
+			d.c.Post(common.RequestMsg{Request: action.BootImageModeRequest(d.old, sel, names)})
+			return nil
+		}
+	}
+	if !d.partial() {
+		return nil
+	}
+	var cmd tea.Cmd
+	d.selector, cmd = d.selector.Update(msg)
+	d.err = ""
+	return cmd
+}
+
+// View implements common.Component.
+func (d *BootMode) View() string {
+	st := d.c.Styles
+	inner, lines := box(d.w, d.h)
+	var b strings.Builder
+	b.WriteString(st.Label.Render("mode "))
+	for i, m := range modes {
+		if i == d.mode {
+			b.WriteString(st.Selected.Render(" " + string(m) + " "))
+		} else {
+			b.WriteString(" " + string(m) + " ")
+		}
+		b.WriteString(" ")
+	}
+	if d.old == nil {
+		b.WriteString(st.Dim.Render("  now the platform's default, " + string(bootimage.DefaultMode(d.c.Info.Platform))))
+	} else {
+		b.WriteString(st.Dim.Render("  now " + action.DescribeSelection(*d.old)))
+	}
+	b.WriteString("\n")
+	if d.partial() {
+		b.WriteString(d.selector.View())
+	} else {
+		b.WriteString(st.Dim.Render("(no selector: " + modeSays(modes[d.mode]) + ")"))
+	}
+	b.WriteString("\n\n")
+	sel, err := d.selection()
+	var pv bootimage.Selection
+	if err == nil {
+		pv, err = d.preview(sel)
+	}
+	switch {
+	case d.err != "":
+		b.WriteString(st.PromptErr.Render(wrap(d.err, inner)))
+	case err != nil:
+		b.WriteString(st.Warn.Render(wrap(err.Error(), inner)))
+	default:
+		d.writePreview(&b, pv, max(2, lines-10), inner)
+	}
+	return frame(d.c, d.Title(), b.String(), hints(d.c, d.c.Keys.NextMode, d.c.Keys.Review, d.c.Keys.Cancel), inner)
+}
+
+func modeSays(m operatorv1.MachineManagerSelectorMode) string {
+	if m == operatorv1.All {
+		return "every MachineSet"
+	}
+	return "no MachineSet"
+}
+
+// writePreview lists every MachineSet with what the selection does to it, at most
+// room lines.
+func (d *BootMode) writePreview(b *strings.Builder, pv bootimage.Selection, room, inner int) {
+	st := d.c.Styles
+	total := len(d.c.Store.MachineSets())
+	fmt.Fprintf(b, "Selects %d of %d MachineSets", len(pv.Selected), total)
+	if len(pv.Skipped) > 0 {
+		fmt.Fprintf(b, ", %d more left alone", len(pv.Skipped))
+	}
+	b.WriteString(":")
+	type row struct{ mark, name, why string }
+	var rows []row
+	for _, ms := range pv.Selected {
+		rows = append(rows, row{st.OK.Render("✓"), ms.Name, "selected"})
+	}
+	for _, sk := range pv.Skipped {
+		rows = append(rows, row{st.Warn.Render("!"), sk.MachineSet, "skipped: " + string(sk.Reason)})
+	}
+	for _, n := range pv.NotSelected {
+		rows = append(rows, row{st.Dim.Render("∙"), n, "not selected"})
+	}
+	nameW := 0
+	for _, r := range rows {
+		nameW = max(nameW, len(r.name))
+	}
+	nameW = min(nameW, inner-20)
+	for i, r := range rows {
+		if i == room-1 && len(rows) > room {
+			fmt.Fprintf(b, "\n  … and %d more", len(rows)-i)
+			break
+		}
+		name := r.name
+		if len(name) > nameW {
+			name = name[:nameW-1] + "…"
+		}
+		fmt.Fprintf(b, "\n %s %-*s  %s", r.mark, nameW, name, st.Dim.Render(r.why))
+	}
+	if total == 0 {
+		b.WriteString("\n" + st.Dim.Render("  (the cluster has no Machine API MachineSets)"))
+	}
+}
+
+// ShortHelp implements help.KeyMap.
+func (d *BootMode) ShortHelp() []key.Binding {
+	k := d.c.Keys
+	return []key.Binding{k.NextMode, k.Review, k.Cancel}
+}
+
+// FullHelp implements help.KeyMap.
+func (d *BootMode) FullHelp() [][]key.Binding { return [][]key.Binding{d.ShortHelp()} }
+
+var _ common.Dialog = (*BootMode)(nil)

@@ -1,0 +1,149 @@
+package model
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	operatorv1 "github.com/openshift/api/operator/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/mcotui/mcotui/core/bootimage"
+	"github.com/mcotui/mcotui/core/disruption"
+)
+
+// clusterObjects are the objects beside pools and nodes: MachineConfigs,
+// MachineConfiguration/cluster, MachineSets and the target boot images. There are tens
+// of them, not thousands, and they change rarely, so they are kept as the source gives
+// them and the sorted lists are rebuilt whenever one changes.
+type clusterObjects struct {
+	mcs     map[string]*mcfgv1.MachineConfig
+	mcList  []*mcfgv1.MachineConfig
+	mcfg    *operatorv1.MachineConfiguration
+	sets    map[string]*machinev1beta1.MachineSet
+	setList []*machinev1beta1.MachineSet
+
+	bootImages *corev1.ConfigMap
+	// stream is bootImages parsed once per change, not once per frame.
+	stream    *bootimage.Stream
+	streamErr error
+}
+
+func newClusterObjects() clusterObjects {
+	return clusterObjects{mcs: map[string]*mcfgv1.MachineConfig{}, sets: map[string]*machinev1beta1.MachineSet{}}
+}
+
+func (s *Store) applyCluster(e Event, name string, ch *Changes) {
+	s.cluster.apply(e, name, ch)
+	if ch.Configs {
+		s.diffs = nil
+	}
+}
+
+func (c *clusterObjects) apply(e Event, name string, ch *Changes) {
+	if name == "" {
+		return
+	}
+	switch e.Kind {
+	case KindMachineConfig:
+		if old := c.mcs[name]; !e.Deleted && old == e.MachineConfig {
+			return
+		}
+		if e.Deleted {
+			delete(c.mcs, name)
+		} else {
+			c.mcs[name] = e.MachineConfig
+		}
+		c.mcList = sortedValues(c.mcs, func(mc *mcfgv1.MachineConfig) string { return mc.Name })
+		ch.Configs = true
+	case KindMachineConfiguration:
+		// Only "cluster" means anything to MCO; a source watching more would be wrong,
+		// but the store need not trust it.
+		if name != bootimage.MachineConfigurationName {
+			return
+		}
+		if e.Deleted {
+			c.mcfg = nil
+		} else {
+			c.mcfg = e.MachineConfiguration
+		}
+		ch.Configs, ch.BootImages = true, true
+	case KindMachineSet:
+		if e.Deleted {
+			delete(c.sets, name)
+		} else {
+			c.sets[name] = e.MachineSet
+		}
+		c.setList = sortedValues(c.sets, func(ms *machinev1beta1.MachineSet) string { return ms.Name })
+		ch.BootImages = true
+	case KindBootImages:
+		if name != bootimage.ConfigMapName {
+			return
+		}
+		c.bootImages, c.stream, c.streamErr = nil, nil, nil
+		if !e.Deleted {
+			c.bootImages = e.ConfigMap
+			c.stream, c.streamErr = bootimage.StreamFromConfigMap(e.ConfigMap)
+		}
+		ch.BootImages = true
+	}
+}
+
+func sortedValues[T any](m map[string]T, name func(T) string) []T {
+	out := make([]T, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	slices.SortFunc(out, func(a, b T) int { return cmp.Compare(name(a), name(b)) })
+	return out
+}
+
+// MachineConfigs returns every MachineConfig, sorted by name. The slice is the store's
+// own: read it, don't keep it across an Apply.
+func (s *Store) MachineConfigs() []*mcfgv1.MachineConfig { return s.cluster.mcList }
+
+// MachineConfig returns the MachineConfig named name, or nil.
+func (s *Store) MachineConfig(name string) *mcfgv1.MachineConfig { return s.cluster.mcs[name] }
+
+// RenderedConfigs returns the pool's rendered MachineConfigs (rendered-<pool>-<hash>),
+// sorted by name.
+func (s *Store) RenderedConfigs(pool string) []*mcfgv1.MachineConfig {
+	prefix := "rendered-" + pool + "-"
+	var out []*mcfgv1.MachineConfig
+	for _, mc := range s.cluster.mcList {
+		if strings.HasPrefix(mc.Name, prefix) {
+			out = append(out, mc)
+		}
+	}
+	return out
+}
+
+// MachineConfiguration returns MachineConfiguration/cluster, or nil when the cluster
+// has none (or does not serve the API).
+func (s *Store) MachineConfiguration() *operatorv1.MachineConfiguration { return s.cluster.mcfg }
+
+// MachineSets returns the Machine API MachineSets, sorted by name. The slice is the
+// store's own.
+func (s *Store) MachineSets() []*machinev1beta1.MachineSet { return s.cluster.setList }
+
+// BootImageStream returns the target boot images from the coreos-bootimages ConfigMap:
+// nil and nil when there is none, nil and the reason when it cannot be read.
+func (s *Store) BootImageStream() (*bootimage.Stream, error) {
+	return s.cluster.stream, s.cluster.streamErr
+}
+
+// DisruptionPolicy is the node disruption policy nodes act on: MCO's merged policy from
+// MachineConfiguration/cluster's status when MCO has written one, else MCO's defaults
+// with the administrator's spec laid over them, as MCO itself would merge them.
+func (s *Store) DisruptionPolicy() disruption.Policy {
+	m := s.cluster.mcfg
+	if m == nil {
+		return disruption.DefaultPolicy()
+	}
+	if st := m.Status.NodeDisruptionPolicyStatus.ClusterPolicies; len(st.Files) > 0 || len(st.Units) > 0 || len(st.SSHKey.Actions) > 0 {
+		return st
+	}
+	return disruption.Merge(disruption.DefaultPolicy(), m.Spec.NodeDisruptionPolicy)
+}

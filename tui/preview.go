@@ -1,0 +1,109 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/mcotui/mcotui/core/rollout"
+	"github.com/mcotui/mcotui/tui/internal/layout"
+	"github.com/mcotui/mcotui/tui/panes/configs"
+	"github.com/mcotui/mcotui/tui/styles"
+)
+
+// previewText lays a rollout forecast out for people: the waves in order, each node
+// with the config it leaves, and what the node disruption policy predicts it does
+// (its actions, whether it drains); then the nodes the rollout would not reach, and why.
+func previewText(st *styles.Styles, fc rollout.Forecast, updating []string, current func(string) string, width int) string {
+	var b strings.Builder
+	line := func(s string) {
+		b.WriteString(ansi.Truncate(s, width, "…"))
+		b.WriteByte('\n')
+	}
+	line(st.Label.Render("target         ") + fc.Target)
+	line(st.Label.Render("maxUnavailable ") + fmt.Sprintf("%d node(s) at once", fc.MaxUnavailable))
+	if fc.Paused {
+		line(st.Paused.Render("The pool is paused: this is what happens once it is resumed."))
+	}
+	if len(fc.AtTarget) > 0 {
+		line(st.Label.Render("at the target  ") + fmt.Sprintf("%d: %s", len(fc.AtTarget), strings.Join(fc.AtTarget, ", ")))
+	}
+	if len(updating) > 0 {
+		line(st.Label.Render("updating now   ") + fmt.Sprintf("%d: %s", len(updating), strings.Join(updating, ", ")))
+	}
+	if len(fc.Waves) == 0 && len(fc.Blocked) == 0 {
+		line("")
+		line(st.OK.Render("Every node is at the target: nothing to roll out."))
+	}
+	nameW, zoneW, cfgW := 4, 4, 4
+	for _, w := range fc.Waves {
+		for _, n := range w.Nodes {
+			nameW = max(nameW, len(n.Node))
+			zoneW = max(zoneW, len(n.Zone))
+		}
+	}
+	for _, sk := range fc.Blocked {
+		nameW = max(nameW, len(sk.Node))
+	}
+	nameW = min(nameW, width/3)
+	hash := func(c string) string {
+		if c == "" {
+			return "(none)"
+		}
+		if i := strings.LastIndexByte(c, '-'); i >= 0 && strings.HasPrefix(c, "rendered-") {
+			c = c[i+1:]
+		}
+		return c[:min(len(c), 10)]
+	}
+	cfgW = 10
+	fit := func(s string, w int) string {
+		var fb strings.Builder
+		layout.Fit(&fb, s, w)
+		return fb.String()
+	}
+	for i, w := range fc.Waves {
+		line("")
+		title := fmt.Sprintf("Wave %d", i+1)
+		if i == 0 {
+			title += ": the next step"
+		}
+		if w.Canary {
+			title += " (canary)"
+		}
+		line(st.Section.Render(title) + st.Dim.Render(fmt.Sprintf("  %d node(s)", len(w.Nodes))))
+		line(st.Header.Render("  " + fit("NODE", nameW) + "  " + fit("ZONE", zoneW) + "  " + fit("FROM", cfgW) + "  DRAIN  ACTIONS"))
+		for _, n := range w.Nodes {
+			from := n.From
+			if from == "" {
+				from = current(n.Node)
+			}
+			drain := "no   "
+			acts := configs.Actions(st, n.Decision)
+			switch {
+			case n.Err != nil:
+				drain, acts = "?    ", st.Error.Render(n.Err.Error())
+			case n.Decision.Drain:
+				drain = st.Warn.Render("yes  ")
+			}
+			if n.Retry {
+				acts += st.Dim.Render("  (retry)")
+			}
+			line("  " + fit(n.Node, nameW) + "  " + fit(orDash(n.Zone), zoneW) + "  " + fit(hash(from), cfgW) + "  " + drain + "  " + acts)
+		}
+	}
+	if len(fc.Blocked) > 0 {
+		line("")
+		line(st.Section.Render("Not reached") + st.Dim.Render(fmt.Sprintf("  %d node(s)", len(fc.Blocked))))
+		for _, sk := range fc.Blocked {
+			for j, l := range strings.Split(ansi.Wrap(sk.Message, max(20, width-nameW-6), " "), "\n") {
+				name := ""
+				if j == 0 {
+					name = sk.Node
+				}
+				line("  " + fit(name, nameW) + "  " + st.Dim.Render(l))
+			}
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}

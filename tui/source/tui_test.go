@@ -1,0 +1,285 @@
+package source
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	operatorv1 "github.com/openshift/api/operator/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mcotui/mcotui/core/nodeanno"
+	"github.com/mcotui/mcotui/tui"
+	"github.com/mcotui/mcotui/tui/internal/clustertest"
+	"github.com/mcotui/mcotui/tui/internal/tuitest"
+)
+
+// These tests drive the real program over a real control plane: the keys a user would
+// press, the confirmation, and then the object in the API server. The UI's tests in
+// package tui cover the screens; these cover what the actions do.
+
+func typed(s string) []tea.Msg {
+	var out []tea.Msg
+	for _, r := range s {
+		out = append(out, tea.KeyPressMsg{Code: r, Text: string(r)})
+	}
+	return out
+}
+
+func keys(codes ...rune) []tea.Msg {
+	var out []tea.Msg
+	for _, c := range codes {
+		out = append(out, tea.KeyPressMsg{Code: c})
+	}
+	return out
+}
+
+func seq(parts ...[]tea.Msg) []tea.Msg {
+	var out []tea.Msg
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// scope is the keys that show pool in the grid, which pool actions then act on.
+func scope(pool string) []tea.Msg { return seq(typed(":pool "+pool), keys(tea.KeyEnter)) }
+
+// screen wraps the root model to keep the last screen it drew, so that a test reads
+// the screen rather than the byte stream, where the renderer skips every cell that did
+// not change (a notice "Pause pool x…" becoming "Paused pool x" sends only "d pool x").
+type screen struct {
+	*tui.UI
+	mu   sync.Mutex
+	last string
+}
+
+func (s *screen) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	_, cmd := s.UI.Update(msg)
+	return s, cmd
+}
+
+func (s *screen) View() tea.View {
+	v := s.UI.View()
+	s.mu.Lock()
+	s.last = tuitest.Plain(v.Content)
+	s.mu.Unlock()
+	return v
+}
+
+func (s *screen) text() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last
+}
+
+// run is a program under test and its screen.
+type run struct {
+	*teatest.TestModel
+	screen *screen
+}
+
+// program runs the TUI on a new subscription of c, with the cluster's actions unless
+// readOnly, and quits it when the test ends.
+func program(t *testing.T, c *Cluster, readOnly bool) *run {
+	t.Helper()
+	sub := c.Subscribe()
+	t.Cleanup(sub.Close)
+	ui := &screen{UI: tui.New(sub, tui.Options{Actions: NewActions(c, "test"), ReadOnly: readOnly, Refresh: -1})}
+	tm := teatest.NewTestModel(t, ui, teatest.WithInitialTermSize(160, 50),
+		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii), tea.WithEnvironment([]string{"TERM=xterm-256color"})))
+	t.Cleanup(func() {
+		if err := tm.Quit(); err != nil {
+			t.Error(err)
+		}
+		tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+	})
+	return &run{TestModel: tm, screen: ui}
+}
+
+func send(r *run, msgs []tea.Msg) {
+	for _, m := range msgs {
+		r.Send(m)
+	}
+}
+
+// waitScreen waits until the screen shows text.
+func waitScreen(t *testing.T, r *run, text string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(r.screen.text(), text) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the screen does not show %q after 30s:\n%s", text, r.screen.text())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// cached waits until the source's cache shows what cond checks on the pool, so that a
+// program started next sees it in its snapshot: each step then starts from a screen
+// that shows the previous step's outcome, as a user's would.
+func cached(ctx context.Context, t *testing.T, c *Cluster, pool string, cond func(*mcfgv1.MachineConfigPool) bool) {
+	t.Helper()
+	clustertest.Eventually(ctx, t, "the cache of pool "+pool, func(context.Context) (bool, error) {
+		p, err := c.pools.Get(pool)
+		return err == nil && cond(p), nil
+	})
+}
+
+// TestTUIActionsChangeTheCluster: pause, resume, maxUnavailable, the boot image mode
+// and a rollback, each through its keys and its confirmation, change the object in the
+// API server.
+func TestTUIActionsChangeTheCluster(t *testing.T) {
+	ctx := testContext(t)
+	clustertest.SeedBootImages(ctx, t, env)
+	p := clustertest.SeedPool(ctx, t, env, "tact", 2, 1)
+	c := newCluster(t, env.Config, Options{Context: "test"})
+	pools := env.MachineConfig.MachineconfigurationV1().MachineConfigPools()
+	nodes := env.Kube.CoreV1().Nodes()
+
+	t.Run("pause", func(t *testing.T) {
+		tm := program(t, c, false)
+		send(tm, seq(scope(p.Name), typed("p")))
+		waitScreen(t, tm, "spec.paused: false → true")
+		send(tm, typed("y"))
+		clustertest.Eventually(ctx, t, "pool paused", func(ctx context.Context) (bool, error) {
+			got, err := pools.Get(ctx, p.Name, metav1.GetOptions{})
+			return err == nil && got.Spec.Paused, err
+		})
+		waitScreen(t, tm, "Paused pool "+p.Name)
+	})
+	t.Run("resume", func(t *testing.T) {
+		cached(ctx, t, c, p.Name, func(p *mcfgv1.MachineConfigPool) bool { return p.Spec.Paused })
+		tm := program(t, c, false)
+		send(tm, seq(scope(p.Name), typed("p")))
+		waitScreen(t, tm, "spec.paused: true → false")
+		send(tm, typed("y"))
+		clustertest.Eventually(ctx, t, "pool resumed", func(ctx context.Context) (bool, error) {
+			got, err := pools.Get(ctx, p.Name, metav1.GetOptions{})
+			return err == nil && !got.Spec.Paused, err
+		})
+	})
+	t.Run("maxUnavailable", func(t *testing.T) {
+		cached(ctx, t, c, p.Name, func(p *mcfgv1.MachineConfigPool) bool { return !p.Spec.Paused })
+		tm := program(t, c, false)
+		send(tm, seq(scope(p.Name), typed("m"), []tea.Msg{tea.KeyPressMsg{Code: 'u', Mod: tea.ModCtrl}}, typed("50%"), keys(tea.KeyEnter)))
+		waitScreen(t, tm, "spec.maxUnavailable: 1 → 50%")
+		send(tm, typed("y"))
+		clustertest.Eventually(ctx, t, "maxUnavailable 50%", func(ctx context.Context) (bool, error) {
+			got, err := pools.Get(ctx, p.Name, metav1.GetOptions{})
+			return err == nil && got.Spec.MaxUnavailable != nil && got.Spec.MaxUnavailable.String() == "50%", err
+		})
+	})
+	t.Run("boot image mode", func(t *testing.T) {
+		tm := program(t, c, false)
+		// Partial → All: tab from Partial wraps to All.
+		send(tm, seq(typed("bm"), keys(tea.KeyTab, tea.KeyEnter)))
+		waitScreen(t, tm, "Partial (update-boot-image=true) → All")
+		send(tm, typed("y"))
+		clustertest.Eventually(ctx, t, "boot image mode All", func(ctx context.Context) (bool, error) {
+			got, err := env.Operator.OperatorV1().MachineConfigurations().Get(ctx, "cluster", metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			mm := got.Spec.ManagedBootImages.MachineManagers
+			return len(mm) == 1 && mm[0].Selection.Mode == operatorv1.All && mm[0].Selection.Partial == nil, nil
+		})
+	})
+	t.Run("rollback", func(t *testing.T) {
+		// One node at the new config goes back: maxUnavailable 50% of 3 nodes is 1.
+		cached(ctx, t, c, p.Name, func(p *mcfgv1.MachineConfigPool) bool {
+			return p.Spec.MaxUnavailable != nil && p.Spec.MaxUnavailable.String() == "50%"
+		})
+		tm := program(t, c, false)
+		send(tm, seq(scope(p.Name), typed("R")))
+		waitScreen(t, tm, "Roll back pool "+p.Name)
+		send(tm, typed("y"))
+		clustertest.Eventually(ctx, t, "a node targeted back to "+p.Old, func(ctx context.Context) (bool, error) {
+			n, err := nodes.Get(ctx, p.AtNew[0], metav1.GetOptions{})
+			return err == nil && nodeanno.Desired(n) == p.Old, err
+		})
+		// The node's MachineConfigNode follows its annotation.
+		clustertest.Eventually(ctx, t, "its MachineConfigNode targeted back", func(ctx context.Context) (bool, error) {
+			mcn, err := env.MachineConfig.MachineconfigurationV1().MachineConfigNodes().Get(ctx, p.AtNew[0], metav1.GetOptions{})
+			return err == nil && mcn.Spec.ConfigVersion.Desired == p.Old && mcn.Spec.Pool.Name == p.Name, err
+		})
+		other, err := nodes.Get(ctx, p.AtNew[1], metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if nodeanno.Desired(other) != p.New {
+			t.Errorf("node %s was targeted too: maxUnavailable is 1", other.Name)
+		}
+	})
+}
+
+// TestTUIRolloutStep: the preview's enter, confirmed, targets the node the plan picks.
+func TestTUIRolloutStep(t *testing.T) {
+	ctx := testContext(t)
+	p := clustertest.SeedPool(ctx, t, env, "tstep", 1, 1)
+	c := newCluster(t, env.Config, Options{})
+	tm := program(t, c, false)
+	send(tm, seq(scope(p.Name), typed("P")))
+	waitScreen(t, tm, "Wave 1")
+	send(tm, keys(tea.KeyEnter))
+	waitScreen(t, tm, "Start the rollout of pool "+p.Name)
+	send(tm, typed("y"))
+	clustertest.Eventually(ctx, t, "the node at the old config targeted", func(ctx context.Context) (bool, error) {
+		n, err := env.Kube.CoreV1().Nodes().Get(ctx, p.AtOld[0], metav1.GetOptions{})
+		return err == nil && nodeanno.Desired(n) == p.New, err
+	})
+}
+
+// TestTUIReadOnly: a read-only program offers no action: the action keys open no
+// confirmation, and nothing in the API server changes.
+func TestTUIReadOnly(t *testing.T) {
+	ctx := testContext(t)
+	p := clustertest.SeedPool(ctx, t, env, "tro", 2, 1)
+	c := newCluster(t, env.Config, Options{})
+	before, err := env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Get(ctx, p.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := program(t, c, true)
+	// Every action key, each followed by what would confirm it; then the preview,
+	// whose enter would start a rollout.
+	send(tm, seq(scope(p.Name), typed("py"), typed("Ry"), typed("my"), typed("by"), typed("ey"), keys(tea.KeyEscape),
+		typed("Py"), keys(tea.KeyEnter), typed("y"), keys(tea.KeyEscape), typed("?")))
+	if err := tm.Quit(); err != nil {
+		t.Fatal(err)
+	}
+	out := tuitest.Plain(tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*screen).UI.View().Content)
+	for _, s := range []string{"read-only", "Commands (:)"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("the screen lacks %q:\n%s", s, out)
+		}
+	}
+	for _, s := range []string{"Actions (each asks", "y/enter confirm", "spec.paused"} {
+		if strings.Contains(out, s) {
+			t.Errorf("a read-only program showed %q:\n%s", s, out)
+		}
+	}
+	time.Sleep(time.Second) // any write would have been made by now
+	after, err := env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Get(ctx, p.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.ResourceVersion != before.ResourceVersion {
+		t.Errorf("the pool changed under a read-only program: %+v", after.Spec)
+	}
+	for _, name := range append(p.AtNew, p.AtOld...) {
+		n, err := env.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if nodeanno.Desired(n) != nodeanno.Current(n) {
+			t.Errorf("node %s was targeted by a read-only program", name)
+		}
+	}
+}
