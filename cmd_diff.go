@@ -301,7 +301,7 @@ func writeDiffText(w io.Writer, old, cur configdiff.Config, r diffReport) {
 			fmt.Fprintln(w, "Node disruption")
 			tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
 			for _, cause := range r.causes {
-				fmt.Fprintf(tw, "  %s\t%s\t%s\n", causeSubject(cause), disruption.Join(cause.Actions), causePolicy(cause))
+				fmt.Fprintf(tw, "  %s\t%s\t%s\n", cause.Subject(), disruption.Join(cause.Actions), "("+cause.Decider()+")")
 			}
 			tw.Flush()
 		}
@@ -403,40 +403,6 @@ func shortKey(k string) string {
 		f[1] = f[1][:8] + "..." + f[1][len(f[1])-4:]
 	}
 	return strings.Join(f, " ")
-}
-
-func causeSubject(c disruption.Cause) string {
-	switch c.Kind {
-	case "file", "unit":
-		return c.Name
-	case "sshkey":
-		return "core user"
-	case "osImageURL":
-		return "OS image"
-	case "kernelArguments":
-		return "kernel arguments"
-	case "kernelType":
-		return "kernel type"
-	case "extensions":
-		return "extensions"
-	case "fips":
-		return "FIPS"
-	}
-	return c.Kind
-}
-
-func causePolicy(c disruption.Cause) string {
-	switch {
-	case c.Kind == "sshkey":
-		return "(sshkey policy)"
-	case c.Policy != "" && c.Kind == "unit":
-		return "(unit policy " + c.Policy + ")"
-	case c.Policy != "":
-		return "(file policy " + c.Policy + ")"
-	case c.Kind == "file" || c.Kind == "unit":
-		return "(no policy matches)"
-	}
-	return "(always reboots)"
 }
 
 func nameOr(s string) string {

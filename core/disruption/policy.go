@@ -503,3 +503,37 @@ func restart(service string) operatorv1.NodeDisruptionPolicyStatusAction {
 		Restart: &operatorv1.RestartService{ServiceName: operatorv1.NodeDisruptionPolicyServiceName(service)},
 	}
 }
+
+// Subject names what changed, for people: the file or unit, "core user", "OS image"...
+func (c Cause) Subject() string {
+	switch c.Kind {
+	case "file", "unit":
+		return c.Name
+	case "sshkey":
+		return "core user"
+	case "osImageURL":
+		return "OS image"
+	case "kernelArguments":
+		return "kernel arguments"
+	case "kernelType":
+		return "kernel type"
+	case "fips":
+		return "FIPS"
+	}
+	return c.Kind
+}
+
+// Decider says which policy entry gave the actions, or why none did.
+func (c Cause) Decider() string {
+	switch {
+	case c.Kind == "sshkey":
+		return "sshkey policy"
+	case c.Policy != "" && c.Kind == "unit":
+		return "unit policy " + c.Policy
+	case c.Policy != "":
+		return "file policy " + c.Policy
+	case c.Kind == "file" || c.Kind == "unit":
+		return "no policy matches: reboot"
+	}
+	return "always reboots"
+}

@@ -417,3 +417,25 @@ func TestJoin(t *testing.T) {
 		t.Errorf("Join = %q, want %q", got, want)
 	}
 }
+
+func TestCauseWording(t *testing.T) {
+	cases := []struct {
+		c                disruption.Cause
+		subject, decider string
+	}{
+		{disruption.Cause{Kind: "file", Name: "/etc/chrony.conf"}, "/etc/chrony.conf", "no policy matches: reboot"},
+		{disruption.Cause{Kind: "file", Name: "/etc/containers/registries.d/x.yaml", Policy: "/etc/containers/registries.d"}, "/etc/containers/registries.d/x.yaml", "file policy /etc/containers/registries.d"},
+		{disruption.Cause{Kind: "unit", Name: "crio.service", Policy: "crio.service"}, "crio.service", "unit policy crio.service"},
+		{disruption.Cause{Kind: "sshkey", Policy: "sshkey"}, "core user", "sshkey policy"},
+		{disruption.Cause{Kind: "kernelArguments"}, "kernel arguments", "always reboots"},
+		{disruption.Cause{Kind: "fips"}, "FIPS", "always reboots"},
+	}
+	for _, c := range cases {
+		if got := c.c.Subject(); got != c.subject {
+			t.Errorf("Subject(%+v) = %q, want %q", c.c, got, c.subject)
+		}
+		if got := c.c.Decider(); got != c.decider {
+			t.Errorf("Decider(%+v) = %q, want %q", c.c, got, c.decider)
+		}
+	}
+}

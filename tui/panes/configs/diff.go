@@ -132,10 +132,10 @@ func DiffText(st *styles.Styles, d model.Diff, width int) string {
 	if len(d.Decision.Causes) > 0 {
 		w := 0
 		for _, cs := range d.Decision.Causes {
-			w = max(w, len(causeSubject(cs)))
+			w = max(w, len(cs.Subject()))
 		}
 		for _, cs := range d.Decision.Causes {
-			line("    %-*s  %s  %s", w, causeSubject(cs), disruption.Join(cs.Actions), st.Dim.Render(causePolicy(cs)))
+			line("    %-*s  %s  %s", w, cs.Subject(), disruption.Join(cs.Actions), st.Dim.Render(cs.Decider()))
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")
@@ -177,36 +177,6 @@ func tri(b *bool) string {
 		return "unset"
 	}
 	return fmt.Sprint(*b)
-}
-
-func causeSubject(c disruption.Cause) string {
-	switch c.Kind {
-	case "file", "unit":
-		return c.Name
-	case "sshkey":
-		return "core user"
-	case "osImageURL":
-		return "OS image"
-	case "kernelArguments":
-		return "kernel arguments"
-	case "kernelType":
-		return "kernel type"
-	}
-	return c.Kind
-}
-
-func causePolicy(c disruption.Cause) string {
-	switch {
-	case c.Kind == "sshkey":
-		return "sshkey policy"
-	case c.Policy != "" && c.Kind == "unit":
-		return "unit policy " + c.Policy
-	case c.Policy != "":
-		return "file policy " + c.Policy
-	case c.Kind == "file" || c.Kind == "unit":
-		return "no policy matches: reboot"
-	}
-	return "always reboots"
 }
 
 func orNone(s string) string {
