@@ -114,3 +114,33 @@ func TestChrootRunnerAtSlashRunsDirectly(t *testing.T) {
 		t.Fatalf("ChrootRunner(/) = %q, %v", out, err)
 	}
 }
+
+// TestChrootRunnerRunsInsideTheRoot runs the real ChrootRunner, as the agent does in a
+// DaemonSet pod: a static stand-in for rpm-ostree is built into a temporary root, and it
+// must see the root's files as / and leave its log inside the root.
+func TestChrootRunnerRunsInsideTheRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("chroot needs root (CAP_SYS_CHROOT): run this test as root, as CI does")
+	}
+	root := t.TempDir()
+	bin := filepath.Join(root, toolPaths["rpm-ostree"])
+	build := exec.Command("go", "build", "-o", bin, "./testdata/fakeostree")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build the rpm-ostree stand-in: %v\n%s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(root, "mcotui-test-root"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := NewOSTree(root, nil) // nil: the real ChrootRunner
+	if err := o.SetKernelArguments(t.Context(), []string{"nosmt"}, []string{"mitigations=auto"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(root, "log"))
+	if err != nil {
+		t.Fatalf("the stand-in left no log inside the root: %v", err)
+	}
+	if !strings.HasPrefix(string(got), "chrooted=true args=kargs ") || !strings.Contains(string(got), "mitigations=auto") {
+		t.Fatalf("log = %q, want a chrooted kargs call", got)
+	}
+}
