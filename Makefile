@@ -22,6 +22,7 @@ build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o bin/mcotui .
 
 testbin:
+	./hack/system-deps.sh
 	./hack/testbin.sh $(TESTBIN)
 
 test: testbin lint
