@@ -305,15 +305,18 @@ func (a *Agent) stepComplete(ctx context.Context, r *run) error {
 	if err := a.cfg.Cluster.SetConditions(ctx, p.To, phase.ResumedIn(p.To)); err != nil {
 		return err
 	}
+	// The MachineConfigNode says Updated before the annotations say Done: whoever waits
+	// for the annotations (the controller, kubectl, a test) then finds the conditions
+	// already written. A crash in between resumes this step, which is idempotent.
+	if err := a.cfg.Cluster.SetConditions(ctx, p.To, phase.UpToDate(a.cfg.Node), phase.NotDegraded(a.cfg.Node)); err != nil {
+		return err
+	}
 	if err := a.cfg.Cluster.Annotate(ctx, map[string]string{
 		nodeanno.CurrentConfigKey: p.To,
 		nodeanno.StateKey:         nodeanno.StateDone,
 		nodeanno.ReasonKey:        "",
 		postConfigActionKey:       "",
 	}); err != nil {
-		return err
-	}
-	if err := a.cfg.Cluster.SetConditions(ctx, p.To, phase.UpToDate(a.cfg.Node), phase.NotDegraded(a.cfg.Node)); err != nil {
 		return err
 	}
 	// Originals of files that left the config are back in place: forget them.
