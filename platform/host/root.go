@@ -102,7 +102,10 @@ func checkSyntax(p string) error {
 }
 
 // openParent opens the directory holding p, walking from the root without following
-// links. With create, missing directories are made with mode 0755, as Ignition does.
+// links. With create, missing directories are made with mode 0755, as Ignition does,
+// and each one's parent is fsynced before the walk goes on: the directory fsync that
+// WriteFile ends with makes the file's name durable, not the names of directories made
+// on the way to it, and a file whose directory is lost to a power cut is lost with it.
 func (r *Root) openParent(p string, create bool) (int, error) {
 	fd, err := unix.Open(r.dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -117,7 +120,11 @@ func (r *Root) openParent(p string, create bool) (int, error) {
 		walked += "/" + name
 		next, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if errors.Is(err, unix.ENOENT) && create {
-			if err = unix.Mkdirat(fd, name, 0o755); err == nil || errors.Is(err, unix.EEXIST) {
+			err = unix.Mkdirat(fd, name, 0o755)
+			if err == nil {
+				err = unix.Fsync(fd)
+			}
+			if err == nil || errors.Is(err, unix.EEXIST) {
 				next, err = unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 			}
 		}
