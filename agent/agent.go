@@ -160,12 +160,12 @@ func (a *Agent) Run(ctx context.Context) error {
 		}
 		if err != nil {
 			a.log.Error("sync failed; retrying", "in", backoff, "err", err)
-			// Only the timer: the agent's own writes to the node would otherwise wake
-			// it at once and turn the backoff into a busy loop.
-			select {
-			case <-ctx.Done():
+			if a.waitRetry(ctx, backoff) {
+				backoff = a.cfg.MinBackoff
+				continue
+			}
+			if ctx.Err() != nil {
 				return nil
-			case <-time.After(backoff):
 			}
 			backoff = min(2*backoff, a.cfg.MaxBackoff)
 			continue
@@ -176,6 +176,47 @@ func (a *Agent) Run(ctx context.Context) error {
 			return nil
 		case <-a.cfg.Cluster.Changes():
 		case <-time.After(resync):
+		}
+	}
+}
+
+// waitRetry waits out a failed sync's backoff. It returns early, with requested true,
+// when someone asks for a retry: the node's state annotation set back to Working (what
+// the TUI's retry writes, and `kubectl annotate` can) after the agent reported the
+// failure. Other changes to the node do not end the wait: the agent's own writes would
+// otherwise wake it at once and turn the backoff into a busy loop.
+func (a *Agent) waitRetry(ctx context.Context, backoff time.Duration) (requested bool) {
+	timer := time.NewTimer(backoff)
+	defer timer.Stop()
+	// Only a move to Working from another state is a request. A failure that reported
+	// nothing (the API server unreachable) leaves Working as it was, and must not turn
+	// every change to the node into an immediate retry; a cache that does not yet show
+	// the agent's own Degraded must not either.
+	armed := false
+	look := func() bool {
+		node, err := a.cfg.Cluster.Node(ctx)
+		if err != nil {
+			return false
+		}
+		if nodeanno.State(node) != nodeanno.StateWorking {
+			armed = true
+			return false
+		}
+		return armed
+	}
+	look()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-timer.C:
+			return false
+		case <-a.cfg.Cluster.Changes():
+			if look() {
+				a.log.Info("retry requested on the node; retrying now")
+				a.cfg.Cluster.Event(corev1.EventTypeNormal, "RetryRequested", "Node "+a.cfg.Node+": retry requested (state set to "+nodeanno.StateWorking+"); retrying the update now")
+				return true
+			}
 		}
 	}
 }

@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"cmp"
 	"context"
+	"crypto/rand"
 	"fmt"
 	"log/slog"
 	"os"
@@ -88,12 +90,18 @@ type liveNode struct {
 	cluster *kube.NodeAgent
 	metrics *Metrics
 	boots   int
+	// minBackoff, when set, replaces the short backoff the tests otherwise use.
+	minBackoff time.Duration
 }
 
+// newLiveNode makes a kwok node named after name with a suffix of its own, so that the
+// tests can run again (-count) against the same API server without meeting the nodes,
+// MachineConfigNodes and events of an earlier run.
 func newLiveNode(t *testing.T, name string, annotations map[string]string, unschedulable bool) *liveNode {
 	t.Helper()
 	clusterObjects(t)
 	ctx := testCtx(t)
+	name += "-" + strings.ToLower(rand.Text()[:5])
 	if _, err := env.CreateNode(ctx, name, map[string]string{"node-role.kubernetes.io/worker": ""}); err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +192,7 @@ func (n *liveNode) start() (stop func(), stopped <-chan struct{}) {
 	a, err := New(Config{
 		Node: n.name, Cluster: n.cluster, Journal: n.h.journal, Root: n.h.root, Systemd: n.h.sd,
 		Logind: n.h.lg, OS: n.h.os, StateDir: n.h.stateDir, BootIDFile: n.h.bootIDFile,
-		MinBackoff: 100 * time.Millisecond, MaxBackoff: time.Second, DrainTimeout: time.Hour,
+		MinBackoff: cmp.Or(n.minBackoff, 100*time.Millisecond), MaxBackoff: max(n.minBackoff, time.Second), DrainTimeout: time.Hour,
 		Metrics: n.metrics,
 		Log:     slog.New(slog.NewTextHandler(testWriter{n.t}, nil)),
 	})
@@ -300,7 +308,7 @@ func TestIntegrationFileOnlyChangeReloads(t *testing.T) {
 	if left := n.podsLeft(); len(left) != 1 {
 		t.Fatalf("pods %v: a Reload policy must not drain", left)
 	}
-	if c := n.mcnCondition(phase.Updated); c.Status != metav1.ConditionTrue || c.Message != "Node it-reload Updated" {
+	if c := n.mcnCondition(phase.Updated); c.Status != metav1.ConditionTrue || c.Message != "Node "+n.name+" Updated" {
 		t.Fatalf("Updated = %+v", c)
 	}
 	if c := n.mcnCondition(phase.Drained); !strings.Contains(c.Message, "Node Drain Not required for this update.") {
@@ -488,6 +496,46 @@ func TestIntegrationSymlinkRefusedNothingWritten(t *testing.T) {
 	us, _ := n.h.journal.List()
 	if len(us) == 0 || us[0].Result != store.ResultFailed {
 		t.Fatalf("journal %+v", us)
+	}
+}
+
+// A retry request (state set back to Working, as the TUI's retry does) ends the agent's
+// backoff at once: with a ten-minute backoff, only the request can bring the node to Done
+// within the test.
+func TestIntegrationRetryRequestEndsBackoff(t *testing.T) {
+	n := newLiveNode(t, "it-retry", nil, false)
+	n.minBackoff = 10 * time.Minute
+	link := filepath.Join(n.h.dir, "etc/mcotui")
+	moved := filepath.Join(t.TempDir(), "mcotui")
+	if err := os.Rename(link, moved); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(moved, link); err != nil {
+		t.Fatal(err)
+	}
+	n.start()
+	n.setDesired(cfgB)
+	// The drift monitor reports the link too, before the update: wait for the update's
+	// own failure.
+	n.await("the refusal", func(node *corev1.Node) bool {
+		us, _ := n.h.journal.List()
+		return len(us) > 0 && us[0].Result == store.ResultFailed && nodeanno.State(node) == nodeanno.StateDegraded &&
+			strings.Contains(nodeanno.Reason(node), "nothing was written")
+	})
+	// The administrator repairs the host, then asks for a retry.
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(moved, link); err != nil {
+		t.Fatal(err)
+	}
+	n.patch(map[string]string{nodeanno.StateKey: nodeanno.StateWorking, nodeanno.ReasonKey: ""}, false)
+	n.await("Done on B after the retry", doneOn(cfgB))
+	if ms := n.h.mismatches(t, configB(t)); len(ms) > 0 {
+		t.Fatalf("host differs from B: %s", describeMismatches(ms))
+	}
+	if events := nodeEvents(t, n.name); events["RetryRequested"] != 1 {
+		t.Fatalf("RetryRequested events %d, want 1; events %v", events["RetryRequested"], events)
 	}
 }
 
