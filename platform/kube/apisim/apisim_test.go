@@ -37,11 +37,16 @@ func start(t testing.TB, opts Options) (*Server, *kube.Clients) {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
+	return srv, clientsFor(t, srv)
+}
+
+func clientsFor(t testing.TB, srv *Server) *kube.Clients {
+	t.Helper()
 	c, err := kube.NewClients(srv.Config())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return srv, c
+	return c
 }
 
 func createNamespace(t testing.TB, c *kube.Clients, name string) {

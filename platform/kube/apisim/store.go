@@ -283,7 +283,9 @@ func (s *store) watch(c *collection, f *filter, o watchOptions) (*watcher, []fra
 			return nil, nil, err
 		case rv < s.compacted:
 			gone := apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", rv, s.compacted+1))
-			raw, _ := json.Marshal(gone.Status())
+			st := gone.Status()
+			st.TypeMeta = metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}
+			raw, _ := json.Marshal(st)
 			return nil, []frame{{watch.Error, raw}}, nil
 		}
 		for _, ch := range s.historySince(rv) {
