@@ -336,8 +336,8 @@ func TestStatusSubresourceAndGeneration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Generation != 1 {
-		t.Fatalf("generation of a new pool: %d, want 1", p.Generation)
+	if p.Generation != 1 || p.Status.MachineCount != 0 {
+		t.Fatalf("a new pool: generation %d, machineCount %d; want 1 and no status", p.Generation, p.Status.MachineCount)
 	}
 
 	p.Status.MachineCount = 3

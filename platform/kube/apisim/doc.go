@@ -18,10 +18,14 @@
 //     and streams initial events ending with the "k8s.io/initial-events-end" bookmark
 //     (client-go's WatchList, on by default);
 //   - main-resource writes keep the status, status-subresource writes keep everything
-//     but the status, and metadata.generation counts spec changes;
+//     but the status, and metadata.generation counts spec changes; a create sets no
+//     status where a status subresource exists (but a Node's), a new Pod is Pending
+//     and a new Namespace Active, so a demo sets pod phases and budget statuses through
+//     the status subresource, as kubelets and controllers do;
 //   - JSON merge, JSON and (for built-in types) strategic merge patches;
-//   - pod eviction honours PodDisruptionBudgets (429 while one selecting the pod
-//     allows no disruption);
+//   - pod eviction honours PodDisruptionBudgets as kube-apiserver does: a Running pod
+//     selected by a budget is evicted only while the budget's status (observed at its
+//     generation) allows a disruption, which the eviction uses up; otherwise 429;
 //   - errors are metav1.Status objects, so apierrors.IsNotFound and friends work.
 //
 // What it leaves out, on purpose: authentication and authorization, admission beyond

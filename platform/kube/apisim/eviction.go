@@ -13,8 +13,10 @@ import (
 )
 
 var (
-	podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
-	pdbsGVR = policyv1.SchemeGroupVersion.WithResource("poddisruptionbudgets")
+	podsGVR       = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	nodesGVR      = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
+	namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	pdbsGVR       = policyv1.SchemeGroupVersion.WithResource("poddisruptionbudgets")
 )
 
 // evict is POST pods/NAME/eviction, as kube-apiserver decides it: a pod that is not

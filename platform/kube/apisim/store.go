@@ -397,8 +397,17 @@ func (s *store) create(c *collection, namespace string, m map[string]any, wm wri
 	} else {
 		delete(md, "generation")
 	}
-	if c.res.gvr.Resource == "namespaces" {
+	// As kube-apiserver's strategies do: a create sets no status where a status
+	// subresource exists (a node's, which its kubelet registers with, excepted); a
+	// namespace starts Active and a pod Pending.
+	if c.res.status && c.res.gvr != nodesGVR {
+		delete(m, "status")
+	}
+	switch c.res.gvr {
+	case namespacesGVR:
 		m["status"] = map[string]any{"phase": "Active"}
+	case podsGVR:
+		m["status"] = map[string]any{"phase": "Pending"}
 	}
 	md["managedFields"] = managedFields(nil, c.res, wm, now)
 	s.rv++
@@ -420,7 +429,7 @@ func (s *store) checkNamespace(c *collection, namespace string, md map[string]an
 		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
 	}
 	md["namespace"] = namespace
-	if _, ok := s.cols[schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}].objs[key("", namespace)]; !ok {
+	if _, ok := s.cols[namespacesGVR].objs[key("", namespace)]; !ok {
 		return apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, namespace)
 	}
 	return nil
@@ -593,7 +602,7 @@ func (s *store) delete(c *collection, namespace, name string, pre preconditions)
 		return nil, apierrors.NewConflict(c.res.groupResource(), name,
 			fmt.Errorf("Precondition failed: ResourceVersion in precondition: %s, ResourceVersion in object meta: %v", pre.resourceVersion, md["resourceVersion"]))
 	}
-	if c.res.gvr.Resource == "namespaces" && c.res.gvr.Group == "" {
+	if c.res.gvr == namespacesGVR {
 		for _, other := range s.cols {
 			if !other.res.namespaced {
 				continue
