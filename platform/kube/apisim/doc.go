@@ -30,8 +30,13 @@
 //
 // What it leaves out, on purpose: authentication and authorization, admission beyond
 // the namespace's existence, defaulting, schema validation beyond decoding into the Go
-// type, server-side apply, protobuf and CBOR (clients asking for them get JSON),
-// finalizers and graceful deletion (deletes are immediate; deleting a namespace
-// deletes its contents at once), and every controller (nothing computes a
-// PodDisruptionBudget's status or schedules pods: the demo writes them).
+// type, server-side apply (415), dryRun (400), deletecollection (405), protobuf and
+// CBOR (clients asking for them get JSON; a body in them is refused with 415),
+// pagination (limit is ignored: a list is one page), list at an exact past
+// resourceVersion (a list is always current), finalizers and graceful deletion
+// (deletes are immediate; deleting a namespace deletes its contents at once), field
+// ownership (managedFields records who wrote and when, not which fields), aggregated
+// discovery (client-go falls back to the plain documents), and every controller
+// (nothing computes a PodDisruptionBudget's status, runs or schedules pods, or
+// collects garbage: the demo plays those parts).
 package apisim

@@ -203,6 +203,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
+	if q.Has("dryRun") {
+		// Refused rather than ignored: ignoring it would store what the client meant
+		// only to try.
+		writeError(w, apierrors.NewBadRequest("apisim does not support dryRun"))
+		return
+	}
 	wm := writeMeta{manager: q.Get("fieldManager"), subresource: p.subresource}
 	if wm.manager == "" {
 		wm.manager, _, _ = strings.Cut(r.UserAgent(), "/")
