@@ -63,6 +63,7 @@ func (s *store) evict(namespace, name string, body []byte, wm writeMeta) error {
 		}
 		switch {
 		case len(selecting) > 1:
+			//lint:ignore ST1005 kube-apiserver's words, which clients may match
 			return apierrors.NewInternalError(fmt.Errorf("This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."))
 		case len(selecting) == 1:
 			if err := s.useDisruption(pdbs, &budget, p.Name, wm); err != nil {

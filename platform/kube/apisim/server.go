@@ -28,7 +28,7 @@ import (
 // Defaults of Options.
 const (
 	DefaultWatchHistory = 10000
-	DefaultWatchBuffer  = 1000
+	DefaultWatchBuffer  = 256
 	// maxBodyBytes bounds a request body, as kube-apiserver's 3 MiB object limit does.
 	maxBodyBytes = 3 << 20
 )

@@ -596,10 +596,12 @@ func (s *store) delete(c *collection, namespace, name string, pre preconditions)
 	md := metadata(old.m)
 	if pre.uid != "" && pre.uid != md["uid"] {
 		return nil, apierrors.NewConflict(c.res.groupResource(), name,
+			//lint:ignore ST1005 kube-apiserver's words
 			fmt.Errorf("Precondition failed: UID in precondition: %s, UID in object meta: %v", pre.uid, md["uid"]))
 	}
 	if pre.resourceVersion != "" && pre.resourceVersion != md["resourceVersion"] {
 		return nil, apierrors.NewConflict(c.res.groupResource(), name,
+			//lint:ignore ST1005 kube-apiserver's words
 			fmt.Errorf("Precondition failed: ResourceVersion in precondition: %s, ResourceVersion in object meta: %v", pre.resourceVersion, md["resourceVersion"]))
 	}
 	if c.res.gvr == namespacesGVR {
