@@ -59,9 +59,11 @@ func TestLeaderElection(t *testing.T) {
 	defer stopB()
 	doneB := candidate(ctxB, t, c.Kube, "b", started, seen)
 	// b reads the Lease and finds a holding it.
-	for s := range seen {
-		if s == "b sees a" {
-			break
+	for s := ""; s != "b sees a"; {
+		select {
+		case s = <-seen:
+		case <-ctx.Done():
+			t.Fatal("b never observed a as the leader")
 		}
 	}
 	select {
