@@ -16,7 +16,8 @@
 //   - watch resumes after a resourceVersion from a bounded history, answers 410 Gone
 //     when the history no longer reaches back that far, sends bookmarks when asked,
 //     and streams initial events ending with the "k8s.io/initial-events-end" bookmark
-//     (client-go's WatchList, on by default);
+//     (client-go's WatchList, on by default); bookmarks, when asked for, come every
+//     BookmarkInterval and when the watch's timeout ends it;
 //   - main-resource writes keep the status, status-subresource writes keep everything
 //     but the status, and metadata.generation counts spec changes; a create sets no
 //     status where a status subresource exists (but a Node's), a new Pod is Pending

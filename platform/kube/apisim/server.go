@@ -29,6 +29,8 @@ import (
 const (
 	DefaultWatchHistory = 10000
 	DefaultWatchBuffer  = 256
+	// DefaultBookmarkInterval is about kube-apiserver's.
+	DefaultBookmarkInterval = time.Minute
 	// maxBodyBytes bounds a request body, as kube-apiserver's 3 MiB object limit does.
 	maxBodyBytes = 3 << 20
 )
@@ -51,6 +53,10 @@ type Options struct {
 	// Logger receives the server's own trouble (a failed response write, say).
 	// Default: discard.
 	Logger *slog.Logger
+	// BookmarkInterval is how often a watch that takes bookmarks gets one, so that a
+	// client watching objects that rarely change still knows a recent
+	// resourceVersion to resume from. Default DefaultBookmarkInterval.
+	BookmarkInterval time.Duration
 	// Namespaces are created at start besides those every cluster has (default,
 	// kube-system, kube-public, kube-node-lease).
 	Namespaces []string
@@ -63,6 +69,8 @@ type Server struct {
 	http  *http.Server
 	cfg   *rest.Config
 	log   *slog.Logger
+
+	bookmarkEvery time.Duration
 
 	mu       sync.Mutex // guards closed and the Add of handlers
 	closed   bool
@@ -90,7 +98,10 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{store: newStore(opts.Clock, opts.WatchHistory, opts.WatchBuffer), log: opts.Logger,
+	if opts.BookmarkInterval <= 0 {
+		opts.BookmarkInterval = DefaultBookmarkInterval
+	}
+	s := &Server{bookmarkEvery: opts.BookmarkInterval, store: newStore(opts.Clock, opts.WatchHistory, opts.WatchBuffer), log: opts.Logger,
 		served: make(chan struct{}), done: make(chan struct{})}
 	nsCol := s.store.cols[corev1.SchemeGroupVersion.WithResource("namespaces")]
 	for _, ns := range append([]string{"default", "kube-system", "kube-public", "kube-node-lease"}, opts.Namespaces...) {
@@ -450,8 +461,16 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, c *collectio
 	defer s.store.stopWatch(wt)
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
+	var bookmarks <-chan time.Time
+	if opts.bookmarks {
+		t := time.NewTicker(s.bookmarkEvery)
+		defer t.Stop()
+		bookmarks = t.C
+	}
 	for {
 		select {
+		case <-bookmarks:
+			s.store.queueBookmark(wt)
 		case fr, ok := <-wt.ch:
 			if !ok {
 				return

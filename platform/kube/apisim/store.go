@@ -329,6 +329,20 @@ func (s *store) historySince(rv uint64) []*change {
 	return out
 }
 
+// queueBookmark queues a bookmark at the newest resourceVersion behind the events the
+// watcher has been given, unless its buffer is full (a later one will do).
+func (s *store) queueBookmark(w *watcher) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if w.gone {
+		return
+	}
+	select {
+	case w.ch <- frame{watch.Bookmark, bookmark(w.col.res, s.rv, false)}:
+	default:
+	}
+}
+
 // stopWatchAt stops a watcher and returns the resourceVersion it has been given
 // every event up to, and false when it was dropped for falling behind (it has not).
 func (s *store) stopWatchAt(w *watcher) (uint64, bool) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -390,4 +391,28 @@ func serverGoroutines() []string {
 		}
 	}
 	return out
+}
+
+// TestPeriodicBookmarks: a watch that takes bookmarks learns of writes it does not
+// select, so that it can resume from a recent resourceVersion.
+func TestPeriodicBookmarks(t *testing.T) {
+	ctx := testContext(t)
+	_, c := start(t, Options{BookmarkInterval: 20 * time.Millisecond})
+	createNode(t, c.Kube, "quiet", nil)
+	w, err := c.Kube.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=quiet", AllowWatchBookmarks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	busy := createNode(t, c.Kube, "busy", nil)
+	for ev := range w.ResultChan() {
+		if ev.Type != watch.Bookmark {
+			t.Fatalf("a watch of quiet got %s %v", ev.Type, ev.Object)
+		}
+		rv, _ := strconv.ParseUint(ev.Object.(*corev1.Node).ResourceVersion, 10, 64)
+		if want, _ := strconv.ParseUint(busy.ResourceVersion, 10, 64); rv >= want {
+			return
+		}
+	}
+	t.Fatal("the watch ended before a bookmark at or after the write to busy")
 }
