@@ -2,11 +2,16 @@ package apisim
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
+
+	"github.com/mcotui/mcotui/platform/kube"
 )
 
 // BenchmarkFanOut500 is one write to a node while 500 watchers, each selecting one
@@ -74,4 +79,61 @@ func BenchmarkFanOut500(b *testing.B) {
 			wg.Wait()
 		})
 	}
+}
+
+// BenchmarkAgents300 is the demo's shape end to end: 300 kube.NodeAgents, each with its
+// own clients watching its Node and MachineConfigNode by name over HTTP. One op is a
+// write to one node until its agent is told of it. It reports the heap in use with
+// every agent connected (heap-MiB).
+func BenchmarkAgents300(b *testing.B) {
+	const n = 300
+	ctx := b.Context()
+	srv, c := start(b, Options{})
+	agents := make([]*kube.NodeAgent, n)
+	for i := range n {
+		createNode(b, c.Kube, fmt.Sprint("node-", i), nil)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Go(func() {
+			a, err := kube.NewNodeAgent(ctx, srv.Config(), fmt.Sprint("node-", i), "worker", kube.NodeAgentOptions{})
+			if err != nil {
+				errs <- err
+				return
+			}
+			agents[i] = a
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+	defer func() {
+		for _, a := range agents {
+			a.Close()
+		}
+	}()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	heap := float64(ms.HeapInuse) / (1 << 20)
+	for _, a := range agents { // the creates' notifications
+		select {
+		case <-a.Changes():
+		default:
+		}
+	}
+	i := 0
+	for b.Loop() {
+		a := agents[i%n]
+		patch := fmt.Appendf(nil, `{"metadata":{"annotations":{"n":"%d"}}}`, i)
+		if _, err := c.Kube.CoreV1().Nodes().Patch(ctx, a.Name(), types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		<-a.Changes()
+		i++
+	}
+	b.ReportMetric(heap, "heap-MiB") // after the loop: b.Loop's start clears metrics
 }
