@@ -50,8 +50,8 @@ type Options struct {
 	// WatchBuffer is how many events may wait for one watcher; a watcher that falls
 	// further behind is dropped (its client watches again). Default DefaultWatchBuffer.
 	WatchBuffer int
-	// Logger receives the server's own trouble (a failed response write, say).
-	// Default: discard.
+	// Logger receives the server's own trouble and, at debug level, one record per
+	// request once it is answered (a watch when it ends). Default: discard.
 	Logger *slog.Logger
 	// BookmarkInterval is how often a watch that takes bookmarks gets one, so that a
 	// client watching objects that rarely change still knows a recent
@@ -168,6 +168,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.handlers.Add(1)
 	s.mu.Unlock()
 	defer s.handlers.Done()
+	if s.log.Enabled(r.Context(), slog.LevelDebug) {
+		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
+		w = rec
+		defer func() {
+			s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "query", r.URL.RawQuery,
+				"code", rec.code, "userAgent", r.UserAgent())
+		}()
+	}
 
 	switch r.URL.Path {
 	case "/healthz", "/readyz", "/livez":
@@ -508,3 +516,17 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, c *collectio
 		}
 	}
 }
+
+// statusRecorder remembers the status code of a response, for the request log.
+type statusRecorder struct {
+	http.ResponseWriter
+	code int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.code = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets http.ResponseController reach the connection to flush watch events.
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }

@@ -3,6 +3,7 @@ package apisim
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"slices"
 	"strconv"
@@ -56,7 +57,8 @@ func eventually(ctx context.Context, t testing.TB, what string, cond func() bool
 
 func TestInformers(t *testing.T) {
 	ctx := testContext(t)
-	_, c := start(t, Options{})
+	requests := &requestLog{}
+	_, c := start(t, Options{Logger: slog.New(requests)})
 	createNode(t, c.Kube, "before", nil)
 	if _, err := c.MachineConfig.MachineconfigurationV1().MachineConfigPools().Create(ctx, &mcfgv1.MachineConfigPool{ObjectMeta: metav1.ObjectMeta{Name: "worker"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -115,6 +117,13 @@ func TestInformers(t *testing.T) {
 	defer mu.Unlock()
 	if !slices.Equal(seen, want) {
 		t.Fatalf("node informer saw %q, want %q", seen, want)
+	}
+	// The informers streamed their initial state (WatchList) rather than falling back
+	// to a list: the protocol is what client-go uses by default, so apisim must speak it.
+	for _, r := range requests.all() {
+		if strings.HasPrefix(r, "GET /api/v1/nodes ") && !strings.Contains(r, "watch=true") {
+			t.Errorf("the node informer listed (%s): it fell back from WatchList", r)
+		}
 	}
 	if n, err := nodes.Lister().Get("before"); err != nil || n.Labels["v"] != "2" {
 		t.Fatalf("lister has %v, %v", n, err)
@@ -415,4 +424,42 @@ func TestPeriodicBookmarks(t *testing.T) {
 		}
 	}
 	t.Fatal("the watch ended before a bookmark at or after the write to busy")
+}
+
+// requestLog is a slog.Handler keeping the server's request records as
+// "METHOD PATH QUERY" lines.
+type requestLog struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *requestLog) Enabled(context.Context, slog.Level) bool { return true }
+func (l *requestLog) WithAttrs([]slog.Attr) slog.Handler       { return l }
+func (l *requestLog) WithGroup(string) slog.Handler            { return l }
+func (l *requestLog) Handle(_ context.Context, r slog.Record) error {
+	if r.Message != "request" {
+		return nil
+	}
+	var method, path, query string
+	r.Attrs(func(a slog.Attr) bool {
+		switch a.Key {
+		case "method":
+			method = a.Value.String()
+		case "path":
+			path = a.Value.String()
+		case "query":
+			query = a.Value.String()
+		}
+		return true
+	})
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, method+" "+path+" "+query)
+	return nil
+}
+
+func (l *requestLog) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.lines)
 }
