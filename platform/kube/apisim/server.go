@@ -38,6 +38,7 @@ const (
 // Options configure a Server. The zero value serves on a free loopback port.
 type Options struct {
 	// Addr is the address to listen on. Default "127.0.0.1:0": a free loopback port.
+	// There is no authentication: any other address lets anyone who reaches it write.
 	Addr string
 	// Clock gives creationTimestamp, managedFields times and the eviction time recorded
 	// in a PodDisruptionBudget. Default: the real clock. Watch timeouts always use
