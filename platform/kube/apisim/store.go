@@ -584,7 +584,7 @@ func (s *store) patch(c *collection, namespace, name, patchType string, body []b
 	if !ok {
 		return nil, apierrors.NewNotFound(c.res.groupResource(), name)
 	}
-	patchedJSON, err := applyPatch(c.res, patchType, old.raw, body)
+	patchedJSON, err := applyPatch(c.res, patchType, old, body)
 	if err != nil {
 		return nil, err
 	}
