@@ -35,11 +35,16 @@ func buildMcotui() (func(), error) {
 		return nil, fmt.Errorf("create a folder for the mcotui binary: %w", err)
 	}
 	bin := filepath.Join(dir, "mcotui")
-	build := exec.Command("go", "build", "-o", bin, ".")
+	args := []string{"build", "-o", bin}
+	if raceEnabled {
+		// The controllers' own concurrency is under test too.
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, ".")...)
 	build.Dir = filepath.Dir(gomod)
 	if out, err := build.CombinedOutput(); err != nil {
 		os.RemoveAll(dir)
-		return nil, fmt.Errorf("go build -o %s . in %s: %w\n%s", bin, build.Dir, err, out)
+		return nil, fmt.Errorf("go %s . in %s: %w\n%s", strings.Join(args, " "), build.Dir, err, out)
 	}
 	mcotuiBin = bin
 	return func() { os.RemoveAll(dir) }, nil

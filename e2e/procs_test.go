@@ -50,9 +50,8 @@ func startController(t *testing.T, logDir, namespace, identity string) *controll
 		"--lease-duration", leaseDuration, "--renew-deadline", renewDeadline, "--retry-period", retryPeriod)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// Dies with the test binary, should it die without stopping it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start controller %s: %v", identity, err)
+	if err := env.StartChild(cmd); err != nil {
+		t.Fatalf("controller %s: %v", identity, err)
 	}
 	c := &controllerProc{identity: identity, cmd: cmd, logPath: logPath, exited: make(chan struct{})}
 	go func() {
@@ -60,30 +59,38 @@ func startController(t *testing.T, logDir, namespace, identity string) *controll
 		close(c.exited)
 	}()
 	t.Cleanup(func() {
-		c.mu.Lock()
-		killed := c.killed
-		c.mu.Unlock()
-		select {
-		case <-c.exited:
-			if !killed {
-				t.Errorf("controller %s exited on its own during the test (%v); its log ends:\n%s", identity, c.err, c.logTail(30))
-			}
-			return
-		default:
-		}
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-c.exited:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-c.exited
-			t.Errorf("controller %s did not stop within 20s of SIGTERM; killed", identity)
-		}
-		if t.Failed() {
+		c.stop(t)
+		if b, err := os.ReadFile(logPath); err == nil && strings.Contains(string(b), "WARNING: DATA RACE") {
+			t.Errorf("controller %s: the race detector found a data race; its log:\n%s", identity, b)
+		} else if t.Failed() {
 			t.Logf("controller %s log ends:\n%s", identity, c.logTail(40))
 		}
 	})
 	return c
+}
+
+// stop ends the controller with SIGTERM, as Kubernetes stops a pod, and reports an
+// exit the test did not cause.
+func (c *controllerProc) stop(t *testing.T) {
+	c.mu.Lock()
+	killed := c.killed
+	c.mu.Unlock()
+	select {
+	case <-c.exited:
+		if !killed {
+			t.Errorf("controller %s exited on its own during the test (%v); its log ends:\n%s", c.identity, c.err, c.logTail(30))
+		}
+		return
+	default:
+	}
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.exited:
+	case <-time.After(20 * time.Second):
+		_ = c.cmd.Process.Kill()
+		<-c.exited
+		t.Errorf("controller %s did not stop within 20s of SIGTERM; killed", c.identity)
+	}
 }
 
 // kill ends the controller with SIGKILL, as a node failure or the OOM killer would: no
