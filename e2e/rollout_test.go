@@ -295,26 +295,33 @@ func TestRollout(t *testing.T) {
 	logf("mcotui resume worker: %s", strings.TrimSpace(out))
 
 	// --- Kill the leader mid-rollout; another controller takes over, and a new process
-	// takes the killed one's place.
-	eventually(t, 2*time.Minute, "the rollout to go on after the resume", func() (bool, string) {
-		got := targeted(listNodes(t), poolOf, workerPool, target[workerPool])
-		return len(got) >= len(frozen)+3, fmt.Sprintf("targeted: %d", len(got))
-	})
-	lease, err := env.Kube.CoordinationV1().Leases(leaseNamespace).Get(ctx, controller.LeaseName, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
+	// takes the killed one's place. Later the next leader is killed too, so that the
+	// rollout is finished by a controller started after it began.
+	var killed []string
+	killLeader := func(afterTargets int, replacement string) {
+		t.Helper()
+		eventually(t, 2*time.Minute, fmt.Sprintf("%d worker nodes targeted", afterTargets), func() (bool, string) {
+			got := targeted(listNodes(t), poolOf, workerPool, target[workerPool])
+			return len(got) >= afterTargets, fmt.Sprintf("targeted: %d", len(got))
+		})
+		lease, err := env.Kube.CoordinationV1().Leases(leaseNamespace).Get(ctx, controller.LeaseName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		leader := ptr.Deref(lease.Spec.HolderIdentity, "")
+		victim, ok := ctrls[leader]
+		if !ok || slices.Contains(killed, leader) {
+			t.Fatalf("the Lease is held by %q, not by a running controller of the test (killed: %v)", leader, killed)
+		}
+		if err := victim.kill(); err != nil {
+			t.Fatal(err)
+		}
+		killed = append(killed, leader)
+		logf("SIGKILLed the leader %s mid-rollout (%d worker nodes targeted)", leader, len(targeted(listNodes(t), poolOf, workerPool, target[workerPool])))
+		ctrls[replacement] = startController(t, logDir, leaseNamespace, replacement)
+		logf("started %s in its place", replacement)
 	}
-	leader := ptr.Deref(lease.Spec.HolderIdentity, "")
-	victim, ok := ctrls[leader]
-	if !ok {
-		t.Fatalf("the Lease is held by %q, not by a controller of the test", leader)
-	}
-	if err := victim.kill(); err != nil {
-		t.Fatal(err)
-	}
-	logf("SIGKILLed the leader %s mid-rollout (%d worker nodes targeted)", leader, len(targeted(listNodes(t), poolOf, workerPool, target[workerPool])))
-	ctrls["ctrl-3"] = startController(t, logDir, leaseNamespace, "ctrl-3")
-	logf("started ctrl-3 in its place")
+	killLeader(len(frozen)+3, "ctrl-3")
 
 	// --- The degraded node.
 	eventually(t, 2*time.Minute, degradedNode+" to refuse the update", func() (bool, string) {
@@ -363,6 +370,8 @@ func TestRollout(t *testing.T) {
 		t.Fatal(err)
 	}
 	logf("repaired %s's host", degradedNode)
+
+	killLeader(len(frozen)+12, "ctrl-4")
 
 	// --- The end: both pools updated.
 	eventually(t, 3*time.Minute, "both pools Updated at the new configs", func() (bool, string) {
@@ -448,11 +457,15 @@ func TestRollout(t *testing.T) {
 	if total != len(names) {
 		t.Errorf("%d desiredConfig writes to the new configs, want one per node (%d)", total, len(names))
 	}
-	if len(byWriter[leader]) == 0 {
-		t.Errorf("the killed leader %s wrote no target: it was not driving when killed", leader)
+	finishers := total
+	for _, k := range killed {
+		if len(byWriter[k]) == 0 {
+			t.Errorf("the killed leader %s wrote no target: it was not driving when killed", k)
+		}
+		finishers -= len(byWriter[k])
 	}
-	if len(byWriter[leader]) == total {
-		t.Errorf("every target was written by the killed leader %s: no other controller finished the rollout", leader)
+	if finishers == 0 {
+		t.Errorf("every target was written by the killed leaders %v: the controllers started in their place did not finish the rollout", killed)
 	}
 }
 
