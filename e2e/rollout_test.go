@@ -324,12 +324,15 @@ func TestRollout(t *testing.T) {
 	killLeader(len(frozen)+3, "ctrl-3")
 
 	// --- The degraded node.
+	// The reason is read with the state: each retry of the agent sets the node Working
+	// and clears it until the retry fails again.
+	var reason string
 	eventually(t, 2*time.Minute, degradedNode+" to refuse the update", func() (bool, string) {
 		n := listNodes(t)[degradedNode]
+		reason = nodeanno.Reason(n)
 		return nodeanno.Desired(n) == target[infraPool] && nodeanno.State(n) == nodeanno.StateDegraded,
 			fmt.Sprintf("annotations %v", n.Annotations)
 	})
-	reason := nodeanno.Reason(listNodes(t)[degradedNode])
 	if !strings.Contains(reason, rolloutDir+" is a symbolic link on the host") || !strings.Contains(reason, "nothing was written") {
 		t.Errorf("%s's reason %q does not say that %s is a symbolic link and nothing was written", degradedNode, reason, rolloutDir)
 	}
