@@ -12,7 +12,7 @@ export MCOTUI_TESTBIN := $(TESTBIN)
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(TESTBIN)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 
-.PHONY: all build test test-crash testbin lint vet fmt-check staticcheck bench fuzz clean
+.PHONY: all build test test-crash e2e testbin lint vet fmt-check staticcheck bench fuzz clean
 
 FUZZTIME ?= 1m
 
@@ -32,6 +32,11 @@ test: testbin lint
 # make test runs them too, as part of ./...
 test-crash: testbin
 	$(GO) test -count=1 -run TestCrash -v ./agent/...
+
+# The end-to-end rollout alone: 50 kwok nodes with real agents, two controller processes.
+# make test runs it too, as part of ./...
+e2e: testbin
+	$(GO) test -race -count=1 -v ./e2e/
 
 lint: fmt-check vet staticcheck
 

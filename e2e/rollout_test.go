@@ -1,0 +1,667 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	ign3types "github.com/coreos/ignition/v2/config/v3_5/types"
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+
+	"github.com/mcotui/mcotui/controller"
+	"github.com/mcotui/mcotui/core/nodeanno"
+	"github.com/mcotui/mcotui/core/phase"
+	"github.com/mcotui/mcotui/core/rollout"
+	"github.com/mcotui/mcotui/platform/kube/kubetest"
+)
+
+// The cluster of the test.
+const (
+	workerCount = 40
+	infraCount  = 10
+	workerPool  = "worker"
+	infraPool   = "infra"
+	// leaseNamespace is where the controllers elect their leader, the namespace
+	// `mcotui install` creates.
+	leaseNamespace = controller.DefaultNamespace
+	// degradedNode's host refuses the new config until the test repairs it.
+	degradedNode = "infra-04"
+	// pauseAfter is how many worker nodes get the new config before the pool is paused.
+	pauseAfter = 6
+)
+
+var (
+	workerMaxUnavailable = intstr.FromInt32(3)
+	infraMaxUnavailable  = intstr.FromString("20%")
+)
+
+// file is one file of a MachineConfig, and what it must be on the host.
+type file struct {
+	path, data string
+	mode       os.FileMode
+}
+
+// The configs: every node starts with the base files of its pool; the rollout adds a
+// file in a directory that no node disruption policy matches, so every node drains and
+// reboots for it.
+var (
+	workerBase  = []file{{"/etc/e2e/base.conf", "base=1\n", 0o644}}
+	infraBase   = []file{{"/etc/e2e/infra.conf", "infra=1\n", 0o640}}
+	rolloutDir  = "/etc/e2e/v2"
+	rolloutFile = []file{{rolloutDir + "/rollout.conf", "rollout=2 from the e2e test\n", 0o644}}
+)
+
+func TestRollout(t *testing.T) {
+	began := time.Now()
+	logf := func(format string, args ...any) {
+		t.Helper()
+		t.Logf("[%6.1fs] "+format, append([]any{time.Since(began).Seconds()}, args...)...)
+	}
+	ctx := t.Context()
+	mcfg := env.MachineConfig.MachineconfigurationV1()
+
+	// --- The cluster as `mcotui install` leaves it: the namespace of the Lease, two
+	// pools (the custom one takes worker and infra configs, as MCO's custom pools do),
+	// their base MachineConfigs.
+	if _, err := env.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: leaseNamespace}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create namespace %s: %v", leaseNamespace, err)
+	}
+	pools := []*mcfgv1.MachineConfigPool{
+		{
+			ObjectMeta: metav1.ObjectMeta{Name: workerPool},
+			Spec: mcfgv1.MachineConfigPoolSpec{
+				MachineConfigSelector: &metav1.LabelSelector{MatchLabels: map[string]string{mcfgv1.MachineConfigRoleLabelKey: workerPool}},
+				NodeSelector:          &metav1.LabelSelector{MatchLabels: map[string]string{roleLabel(workerPool): ""}},
+				MaxUnavailable:        &workerMaxUnavailable,
+			},
+		},
+		{
+			ObjectMeta: metav1.ObjectMeta{Name: infraPool},
+			Spec: mcfgv1.MachineConfigPoolSpec{
+				MachineConfigSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+					Key: mcfgv1.MachineConfigRoleLabelKey, Operator: metav1.LabelSelectorOpIn, Values: []string{workerPool, infraPool},
+				}}},
+				NodeSelector:   &metav1.LabelSelector{MatchLabels: map[string]string{roleLabel(infraPool): ""}},
+				MaxUnavailable: &infraMaxUnavailable,
+			},
+		},
+	}
+	for _, p := range pools {
+		if _, err := mcfg.MachineConfigPools().Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create pool %s: %v", p.Name, err)
+		}
+	}
+	for _, mc := range []*mcfgv1.MachineConfig{
+		machineConfig(t, "00-worker-e2e-base", workerPool, workerBase),
+		machineConfig(t, "00-infra-e2e-base", infraPool, infraBase),
+	} {
+		if _, err := mcfg.MachineConfigs().Create(ctx, mc, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create machineconfig %s: %v", mc.Name, err)
+		}
+	}
+
+	// Node names and pools; infra nodes carry the worker role too, as on OpenShift.
+	var names []string
+	poolOf := map[string]string{}
+	for i := range workerCount {
+		n := fmt.Sprintf("worker-%02d", i)
+		names, poolOf[n] = append(names, n), workerPool
+	}
+	for i := range infraCount {
+		n := fmt.Sprintf("infra-%02d", i)
+		names, poolOf[n] = append(names, n), infraPool
+	}
+
+	// --- The watcher, from before anything moves.
+	hist := newHistory(pools, poolOf)
+	watchCtx, stopWatch := context.WithCancel(context.Background())
+	watchDone := hist.start(t, watchCtx, leaseNamespace, controller.LeaseName)
+	t.Cleanup(func() { stopWatch(); <-watchDone })
+
+	// --- Two controllers, the whole time.
+	logDir := t.TempDir()
+	ctrls := map[string]*controllerProc{}
+	for _, id := range []string{"ctrl-1", "ctrl-2"} {
+		ctrls[id] = startController(t, logDir, leaseNamespace, id)
+	}
+	logf("controllers ctrl-1 and ctrl-2 started")
+
+	rendered := map[string]string{}
+	for _, p := range pools {
+		rendered[p.Name] = awaitRendered(t, p.Name, "")
+	}
+	logf("pools rendered: worker %s, infra %s", rendered[workerPool], rendered[infraPool])
+
+	// --- The machines: each host is installed with its pool's rendered config, and its
+	// node joins already annotated with it, as MCO's machine-config-server does when a
+	// machine boots from the pool's Ignition config.
+	machines := map[string]*machine{}
+	for _, n := range names {
+		machines[n] = newMachine(t, ctx, n, poolOf[n])
+		machines[n].layDown(t, filesOf(poolOf[n], false))
+	}
+	if err := env.StartKwok(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		labels := map[string]string{corev1.LabelHostname: n, corev1.LabelOSStable: "linux", roleLabel(workerPool): ""}
+		if poolOf[n] == infraPool {
+			labels[roleLabel(infraPool)] = ""
+		}
+		cfg := rendered[poolOf[n]]
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n, Labels: labels, Annotations: map[string]string{
+			kubetest.KwokNodeAnnotation: "fake",
+			nodeanno.CurrentConfigKey:   cfg, nodeanno.DesiredConfigKey: cfg, nodeanno.StateKey: nodeanno.StateDone,
+		}}}
+		if _, err := env.Kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create node %s: %v", n, err)
+		}
+	}
+	eventually(t, time.Minute, "every node Ready (kwok)", func() (bool, string) {
+		var notReady []string
+		for _, n := range listNodes(t) {
+			if !nodeReady(n) {
+				notReady = append(notReady, n.Name)
+			}
+		}
+		return len(notReady) == 0, fmt.Sprintf("not Ready: %v", notReady)
+	})
+	logf("%d nodes Ready", len(names))
+
+	// The agents and their cluster side stop when the test says, not when t.Context
+	// ends: the cleanup below stops them in order. Registered after the machines' own
+	// cleanups, it runs before them, so the agents stop before their buses do.
+	clusterCtx, disconnect := context.WithCancel(context.Background())
+	agentCtx, stopAgents := context.WithCancel(context.Background())
+	var agents sync.WaitGroup
+	t.Cleanup(func() {
+		stopAgents()
+		agents.Wait()
+		disconnect()
+		if t.Failed() {
+			dumpMachines(t, machines)
+		}
+	})
+	var connectWG sync.WaitGroup
+	connectErrs := make([]error, len(names))
+	for i, n := range names {
+		connectWG.Go(func() { connectErrs[i] = machines[n].connect(clusterCtx) })
+	}
+	connectWG.Wait()
+	for _, err := range connectErrs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range names {
+		agents.Go(func() { machines[n].run(t, agentCtx) })
+	}
+	logf("%d agents running", len(names))
+
+	eventually(t, 2*time.Minute, "every agent reporting its node up to date, and both pools Updated", func() (bool, string) {
+		mcns := listMCNs(t)
+		var waiting []string
+		for _, n := range names {
+			if mcns[n] == nil {
+				waiting = append(waiting, n)
+			} else if c, ok := phase.Find(mcns[n].Status.Conditions, phase.Updated); !ok || c.Status != metav1.ConditionTrue {
+				waiting = append(waiting, n)
+			}
+		}
+		if len(waiting) > 0 {
+			return false, fmt.Sprintf("no MachineConfigNode with Updated=True for %v", waiting)
+		}
+		return poolsUpdated(t, rendered)
+	})
+	hist.arm()
+	logf("installed: every node Done at its pool's rendered config; the maxUnavailable check is armed")
+
+	// --- The degraded host: the directory the new file goes to is a symbolic link out of
+	// the root. The agent must refuse it and write nothing, through the link or anywhere.
+	outside := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(machines[degradedNode].dir, filepath.Dir(rolloutDir)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(machines[degradedNode].dir, rolloutDir)); err != nil {
+		t.Fatal(err)
+	}
+
+	// --- The rollout: a new worker MachineConfig, which both pools take.
+	newMC := machineConfig(t, "99-worker-e2e-rollout", workerPool, rolloutFile)
+	if _, err := mcfg.MachineConfigs().Create(ctx, newMC, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create machineconfig %s: %v", newMC.Name, err)
+	}
+	target := map[string]string{}
+	for _, p := range pools {
+		target[p.Name] = awaitRendered(t, p.Name, rendered[p.Name])
+	}
+	logf("machineconfig %s created; rolling out worker %s and infra %s", newMC.Name, target[workerPool], target[infraPool])
+
+	// --- Pause mid-rollout: nodes already targeted finish, no new one is targeted.
+	eventually(t, 2*time.Minute, fmt.Sprintf("%d worker nodes targeted", pauseAfter), func() (bool, string) {
+		got := targeted(listNodes(t), poolOf, workerPool, target[workerPool])
+		return len(got) >= pauseAfter, fmt.Sprintf("targeted so far: %v", got)
+	})
+	out := mcotui(t, "pause", workerPool)
+	if !strings.Contains(out, "machineconfigpool.machineconfiguration.openshift.io/worker paused") {
+		t.Fatalf("mcotui pause worker printed %q", out)
+	}
+	logf("mcotui pause worker: %s", strings.TrimSpace(out))
+	var frozen []string
+	eventually(t, 2*time.Minute, "the worker nodes targeted before the pause to finish", func() (bool, string) {
+		nodes := listNodes(t)
+		frozen = targeted(nodes, poolOf, workerPool, target[workerPool])
+		var busy []string
+		for _, n := range frozen {
+			if !rollout.DoneAt(nodes[n], target[workerPool]) {
+				busy = append(busy, n)
+			}
+		}
+		return len(busy) == 0, fmt.Sprintf("still updating: %v", busy)
+	})
+	eventually(t, time.Minute, "the worker pool's status to say it is paused", func() (bool, string) {
+		p := getPool(t, workerPool)
+		c := rollout.FindCondition(&p.Status, mcfgv1.MachineConfigPoolUpdating)
+		want := "Pool is paused; will not update to MachineConfig " + target[workerPool]
+		return c != nil && c.Status == corev1.ConditionFalse && c.Message == want, fmt.Sprintf("Updating = %+v", c)
+	})
+	logf("worker paused with %d nodes on the new config, all Done: %v", len(frozen), frozen)
+	// A bounded observation: the finished updates above woke the controller on the
+	// paused pool; nothing new may be targeted while it stays paused.
+	for range 20 {
+		time.Sleep(250 * time.Millisecond)
+		if now := targeted(listNodes(t), poolOf, workerPool, target[workerPool]); !slices.Equal(now, frozen) {
+			t.Fatalf("the paused worker pool got new targets: %v, was %v", now, frozen)
+		}
+	}
+	logf("no new worker target in 5s of pause")
+	out = mcotui(t, "resume", workerPool)
+	logf("mcotui resume worker: %s", strings.TrimSpace(out))
+
+	// --- Kill the leader mid-rollout; another controller takes over, and a new process
+	// takes the killed one's place. Later the next leader is killed too, so that the
+	// rollout is finished by a controller started after it began.
+	var killed []string
+	killLeader := func(afterTargets int, replacement string) {
+		t.Helper()
+		eventually(t, 2*time.Minute, fmt.Sprintf("%d worker nodes targeted", afterTargets), func() (bool, string) {
+			got := targeted(listNodes(t), poolOf, workerPool, target[workerPool])
+			return len(got) >= afterTargets, fmt.Sprintf("targeted: %d", len(got))
+		})
+		lease, err := env.Kube.CoordinationV1().Leases(leaseNamespace).Get(ctx, controller.LeaseName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		leader := ptr.Deref(lease.Spec.HolderIdentity, "")
+		victim, ok := ctrls[leader]
+		if !ok || slices.Contains(killed, leader) {
+			t.Fatalf("the Lease is held by %q, not by a running controller of the test (killed: %v)", leader, killed)
+		}
+		if err := victim.kill(); err != nil {
+			t.Fatal(err)
+		}
+		killed = append(killed, leader)
+		logf("SIGKILLed the leader %s mid-rollout (%d worker nodes targeted)", leader, len(targeted(listNodes(t), poolOf, workerPool, target[workerPool])))
+		ctrls[replacement] = startController(t, logDir, leaseNamespace, replacement)
+		logf("started %s in its place", replacement)
+	}
+	killLeader(len(frozen)+3, "ctrl-3")
+
+	// --- The degraded node.
+	// The reason is read with the state: each retry of the agent sets the node Working
+	// and clears it until the retry fails again.
+	var reason string
+	eventually(t, 2*time.Minute, degradedNode+" to refuse the update", func() (bool, string) {
+		n := listNodes(t)[degradedNode]
+		reason = nodeanno.Reason(n)
+		return nodeanno.Desired(n) == target[infraPool] && nodeanno.State(n) == nodeanno.StateDegraded,
+			fmt.Sprintf("annotations %v", n.Annotations)
+	})
+	if !strings.Contains(reason, rolloutDir+" is a symbolic link on the host") || !strings.Contains(reason, "nothing was written") {
+		t.Errorf("%s's reason %q does not say that %s is a symbolic link and nothing was written", degradedNode, reason, rolloutDir)
+	}
+	logf("%s degraded: %s", degradedNode, reason)
+	eventually(t, time.Minute, degradedNode+"'s MachineConfigNode NodeDegraded=True", func() (bool, string) {
+		mcn := listMCNs(t)[degradedNode]
+		if mcn == nil {
+			return false, "no MachineConfigNode"
+		}
+		c, _ := phase.Find(mcn.Status.Conditions, phase.NodeDegraded)
+		return c.Status == metav1.ConditionTrue && strings.Contains(c.Message, "symbolic link"), fmt.Sprintf("NodeDegraded = %+v", c)
+	})
+	eventually(t, time.Minute, "the infra pool's NodeDegraded condition to name "+degradedNode, func() (bool, string) {
+		p := getPool(t, infraPool)
+		c := rollout.FindCondition(&p.Status, mcfgv1.MachineConfigPoolNodeDegraded)
+		return c != nil && c.Status == corev1.ConditionTrue && strings.Contains(c.Message, "Node "+degradedNode+" is reporting: "),
+			fmt.Sprintf("NodeDegraded = %+v", c)
+	})
+	// Each retry of the agent starts by writing Updated=False, which (MCO's rule, see
+	// phase.Apply) resets NodeDegraded until the retry fails again: the node reads
+	// degraded between retries, so a user may need to look twice.
+	looks := 0
+	eventually(t, time.Minute, "mcotui status to show "+degradedNode+" degraded", func() (bool, string) {
+		looks++
+		return statusShowsDegraded(t, degradedNode, target[infraPool])
+	})
+	logf("mcotui status shows %s degraded (at look %d); the pool's NodeDegraded names it", degradedNode, looks)
+	if entries, err := os.ReadDir(outside); err != nil || len(entries) > 0 {
+		t.Fatalf("the refused update wrote through the symbolic link: %v %v", entries, err)
+	}
+
+	// The repair: the link becomes a directory; the agent's retry then succeeds.
+	link := filepath.Join(machines[degradedNode].dir, rolloutDir)
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(link, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	logf("repaired %s's host", degradedNode)
+
+	killLeader(len(frozen)+12, "ctrl-4")
+
+	// --- The end: both pools updated.
+	eventually(t, 3*time.Minute, "both pools Updated at the new configs", func() (bool, string) {
+		return poolsUpdated(t, target)
+	})
+	logf("both pools Updated")
+
+	mcps := tables(kubectl(t, "get", "mcp"))
+	if len(mcps) != 1 || len(mcps[0]) != 2 {
+		t.Fatalf("kubectl get mcp: want one table of two pools, got %v", mcps)
+	}
+	for _, row := range mcps[0] {
+		if row["UPDATED"] != "True" || row["UPDATING"] != "False" || row["DEGRADED"] != "False" || row["CONFIG"] != target[row["NAME"]] {
+			t.Errorf("kubectl get mcp: pool %s reads %v; want UPDATED True, UPDATING False, DEGRADED False at %s", row["NAME"], row, target[row["NAME"]])
+		}
+	}
+	logf("kubectl get mcp: %v", mcps[0])
+
+	nodes := listNodes(t)
+	for _, n := range names {
+		node, m := nodes[n], machines[n]
+		want := target[poolOf[n]]
+		if nodeanno.Current(node) != want || nodeanno.Desired(node) != want || nodeanno.State(node) != nodeanno.StateDone || node.Spec.Unschedulable {
+			t.Errorf("node %s: current %q, desired %q, state %q, unschedulable %t; want current = desired = %s, Done, schedulable",
+				n, nodeanno.Current(node), nodeanno.Desired(node), nodeanno.State(node), node.Spec.Unschedulable, want)
+		}
+		if diffs := m.checkFiles(filesOf(poolOf[n], true)); len(diffs) > 0 {
+			t.Errorf("node %s: the host's files differ from %s: %s", n, want, strings.Join(diffs, "; "))
+		}
+		// One reboot per node: the new file needs one, and a refused update reboots
+		// nothing.
+		if r := m.logind.Reboots(); r != 1 {
+			t.Errorf("node %s rebooted %d times, want once", n, r)
+		}
+	}
+	logf("every node Done at its pool's new config, its host's files equal to it, rebooted once")
+
+	// --- What the watcher saw.
+	stopAgents()
+	agents.Wait()
+	stopWatch()
+	<-watchDone
+	writes, leases, violations, watchErrs, peak, changes, degradedMCNs := hist.snapshot()
+	for _, e := range watchErrs {
+		t.Errorf("watch: %s", e)
+	}
+	for _, v := range violations {
+		t.Error(v)
+	}
+	logf("maxUnavailable held over %d recorded changes; peak unavailable: worker %d (max %s), infra %d (max %s)",
+		changes, peak[workerPool], workerMaxUnavailable.String(), peak[infraPool], infraMaxUnavailable.String())
+	if !degradedMCNs[degradedNode] {
+		t.Errorf("the watcher never saw %s's MachineConfigNode NodeDegraded=True", degradedNode)
+	}
+	if others := slices.DeleteFunc(slices.Sorted(maps.Keys(degradedMCNs)), func(n string) bool { return n == degradedNode }); len(others) > 0 {
+		t.Errorf("nodes reported NodeDegraded=True besides %s: %v", degradedNode, others)
+	}
+
+	ids := map[string]bool{}
+	for id := range ctrls {
+		ids[id] = true
+	}
+	byWriter, problems := checkDrivers(writes, leases, ids, map[string]bool{target[workerPool]: true, target[infraPool]: true})
+	for _, p := range problems {
+		t.Error(p)
+	}
+	var holders []string
+	for _, l := range leases {
+		if len(holders) == 0 || holders[len(holders)-1] != l.holder {
+			holders = append(holders, l.holder)
+		}
+	}
+	var drivers []string
+	for id, ws := range byWriter {
+		drivers = append(drivers, fmt.Sprintf("%s %d nodes (resourceVersions %d..%d)", id, len(ws), ws[0].rv, ws[len(ws)-1].rv))
+	}
+	sort.Strings(drivers)
+	logf("Lease holders in order: %v; targets written by: %s", holders, strings.Join(drivers, ", "))
+	total := 0
+	for _, ws := range byWriter {
+		total += len(ws)
+	}
+	if total != len(names) {
+		t.Errorf("%d desiredConfig writes to the new configs, want one per node (%d)", total, len(names))
+	}
+	finishers := total
+	for _, k := range killed {
+		if len(byWriter[k]) == 0 {
+			t.Errorf("the killed leader %s wrote no target: it was not driving when killed", k)
+		}
+		finishers -= len(byWriter[k])
+	}
+	if finishers == 0 {
+		t.Errorf("every target was written by the killed leaders %v: the controllers started in their place did not finish the rollout", killed)
+	}
+}
+
+func roleLabel(pool string) string { return "node-role.kubernetes.io/" + pool }
+
+// filesOf is what a node of pool has on disk: its base config, and after the rollout
+// the new file.
+func filesOf(pool string, rolledOut bool) []file {
+	out := slices.Clone(workerBase)
+	if pool == infraPool {
+		out = append(out, infraBase...)
+	}
+	if rolledOut {
+		out = append(out, rolloutFile...)
+	}
+	return out
+}
+
+// machineConfig is a MachineConfig of role writing files.
+func machineConfig(t *testing.T, name, role string, files []file) *mcfgv1.MachineConfig {
+	t.Helper()
+	cfg := ign3types.Config{Ignition: ign3types.Ignition{Version: "3.5.0"}}
+	for _, f := range files {
+		cfg.Storage.Files = append(cfg.Storage.Files, ign3types.File{
+			Node: ign3types.Node{Path: f.path},
+			FileEmbedded1: ign3types.FileEmbedded1{
+				Mode:     ptr.To(int(f.mode)),
+				Contents: ign3types.Resource{Source: ptr.To("data:," + url.PathEscape(f.data))},
+			},
+		})
+	}
+	raw, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &mcfgv1.MachineConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{mcfgv1.MachineConfigRoleLabelKey: role}},
+		Spec:       mcfgv1.MachineConfigSpec{Config: runtime.RawExtension{Raw: raw}},
+	}
+}
+
+// awaitRendered waits for the controller to point the pool at a rendered config other
+// than old, and returns its name.
+func awaitRendered(t *testing.T, pool, old string) string {
+	t.Helper()
+	var name string
+	eventually(t, time.Minute, "pool "+pool+" rendered", func() (bool, string) {
+		p := getPool(t, pool)
+		name = p.Spec.Configuration.Name
+		return name != "" && name != old, fmt.Sprintf("spec.configuration.name %q, conditions %v", name, p.Status.Conditions)
+	})
+	return name
+}
+
+// poolsUpdated says whether every pool reads Updated at its config in want, counting
+// every node.
+func poolsUpdated(t *testing.T, want map[string]string) (bool, string) {
+	var waiting []string
+	for pool, cfg := range want {
+		p := getPool(t, pool)
+		c := rollout.FindCondition(&p.Status, mcfgv1.MachineConfigPoolUpdated)
+		if c == nil || c.Status != corev1.ConditionTrue || p.Status.Configuration.Name != cfg || p.Status.UpdatedMachineCount != p.Status.MachineCount || p.Status.MachineCount == 0 {
+			waiting = append(waiting, fmt.Sprintf("%s: machines %d, updated %d, unavailable %d, degraded %d, status.configuration %q, Updated %+v",
+				pool, p.Status.MachineCount, p.Status.UpdatedMachineCount, p.Status.UnavailableMachineCount, p.Status.DegradedMachineCount, p.Status.Configuration.Name, c))
+		}
+	}
+	sort.Strings(waiting)
+	return len(waiting) == 0, strings.Join(waiting, "; ")
+}
+
+// targeted are the nodes of pool whose desiredConfig is cfg, sorted.
+func targeted(nodes map[string]*corev1.Node, poolOf map[string]string, pool, cfg string) []string {
+	var out []string
+	for name, n := range nodes {
+		if poolOf[name] == pool && nodeanno.Desired(n) == cfg {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// statusShowsDegraded says whether `mcotui status` tells a user that node is degraded,
+// and if not, what it shows instead: the table's pool row reads DEGRADED with one
+// degraded machine and the node's row is not updated at desired; -o json carries the
+// node's MachineConfigNode with NodeDegraded=True.
+func statusShowsDegraded(t *testing.T, node, desired string) (bool, string) {
+	t.Helper()
+	tabs := tables(mcotui(t, "status", infraPool))
+	if len(tabs) != 2 || len(tabs[0]) != 1 {
+		t.Fatalf("mcotui status infra: want a pool table of one row and a node table, got %v", tabs)
+	}
+	if p := tabs[0][0]; p["NAME"] != infraPool || p["DEGRADED"] != "True" || p["DEGRADEDMACHINECOUNT"] != "1" {
+		return false, fmt.Sprintf("mcotui status infra: pool row %v; want DEGRADED True, DEGRADEDMACHINECOUNT 1", p)
+	}
+	i := slices.IndexFunc(tabs[1], func(row map[string]string) bool { return row["NAME"] == node })
+	if i < 0 {
+		return false, fmt.Sprintf("mcotui status infra: no row for %s in %v", node, tabs[1])
+	}
+	if row := tabs[1][i]; row["UPDATED"] != "False" || row["DESIREDCONFIG"] != desired {
+		return false, fmt.Sprintf("mcotui status infra: node row %v; want UPDATED False, DESIREDCONFIG %s", row, desired)
+	}
+
+	var list struct {
+		Items []json.RawMessage `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(mcotui(t, "status", infraPool, "-o", "json")), &list); err != nil {
+		t.Fatalf("mcotui status infra -o json: %v", err)
+	}
+	for _, raw := range list.Items {
+		var mcn mcfgv1.MachineConfigNode
+		if err := json.Unmarshal(raw, &mcn); err != nil || mcn.Kind != "MachineConfigNode" || mcn.Name != node {
+			continue
+		}
+		c, _ := phase.Find(mcn.Status.Conditions, phase.NodeDegraded)
+		return c.Status == metav1.ConditionTrue, fmt.Sprintf("mcotui status infra -o json: %s's NodeDegraded = %+v", node, c)
+	}
+	return false, fmt.Sprintf("mcotui status infra -o json: no MachineConfigNode %s", node)
+}
+
+func listNodes(t *testing.T) map[string]*corev1.Node {
+	t.Helper()
+	list, err := env.Kube.CoreV1().Nodes().List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(map[string]*corev1.Node, len(list.Items))
+	for i := range list.Items {
+		out[list.Items[i].Name] = &list.Items[i]
+	}
+	return out
+}
+
+func listMCNs(t *testing.T) map[string]*mcfgv1.MachineConfigNode {
+	t.Helper()
+	list, err := env.MachineConfig.MachineconfigurationV1().MachineConfigNodes().List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(map[string]*mcfgv1.MachineConfigNode, len(list.Items))
+	for i := range list.Items {
+		out[list.Items[i].Name] = &list.Items[i]
+	}
+	return out
+}
+
+func getPool(t *testing.T, name string) *mcfgv1.MachineConfigPool {
+	t.Helper()
+	p, err := env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// eventually polls cond until it holds, or fails the test after timeout with what cond
+// last said.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	var last string
+	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		ok, msg := cond()
+		last = msg
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for %s: not within %s: %s", what, timeout, last)
+	}
+}
+
+// dumpMachines logs, for a failure's reader, the agent logs of the nodes that are not
+// Done at their desired config (at most five).
+func dumpMachines(t *testing.T, machines map[string]*machine) {
+	list, err := env.Kube.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Logf("list nodes: %v", err)
+		return
+	}
+	shown := 0
+	for _, n := range list.Items {
+		if rollout.Done(&n) || machines[n.Name] == nil || shown >= 5 {
+			continue
+		}
+		shown++
+		t.Logf("node %s: annotations %v, unschedulable %t; agent log ends:\n%s", n.Name, n.Annotations, n.Spec.Unschedulable, machines[n.Name].logTail(30))
+	}
+}
