@@ -83,8 +83,10 @@ func (n *liveNode) startBinary(t *testing.T, failpoint string) *agentProcess {
 	cmd.Env = append(os.Environ(), n.h.bus.Env(), failpointEnvName+"="+failpoint)
 	p := &agentProcess{cmd: cmd, exited: make(chan struct{}), log: &bytes.Buffer{}}
 	cmd.Stdout, cmd.Stderr = p.log, p.log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	// Forked from kubetest's locked thread: a parent-death signal armed from an
+	// ordinary goroutine's thread fires when that thread ends (the D-Bus doubles lock and
+	// end threads), which would kill the agent at a moment no failpoint chose.
+	if err := env.StartChild(cmd); err != nil {
 		t.Fatal(err)
 	}
 	go func() {
