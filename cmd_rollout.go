@@ -145,7 +145,7 @@ func runRollout(ctx context.Context, s streams, c *kube.Clients, name string, mu
 	if st.Pool.Spec.Configuration.Name == "" {
 		return fmt.Errorf("machineconfigpool %s has not been rendered yet (spec.configuration.name is empty); its RenderDegraded condition says why (mcotui status %s)", name, name)
 	}
-	forecast, err := rollout.Preview(st.Pool, controller.PlanningView(st.Nodes), rollout.Options{}, newDiffer(c).diff)
+	forecast, err := rollout.Preview(st.Pool, rollout.PlanningView(st.Nodes), rollout.Options{}, newDiffer(c).diff)
 	if err != nil {
 		return err
 	}
@@ -219,7 +219,7 @@ func (d *differ) diff(from, to string) (disruption.Decision, error) {
 // config is the rendered config name; a node without a config (name "" or mcotui's
 // placeholder for a node it never configured) starts from an empty one.
 func (d *differ) config(ctx context.Context, name string) (configdiff.Config, error) {
-	if name == "" || controller.IsPlaceholder(name) {
+	if name == "" || rollout.IsPlaceholder(name) {
 		return configdiff.Config{}, nil
 	}
 	if c, ok := d.configs[name]; ok {
@@ -268,7 +268,7 @@ func writePlan(w io.Writer, f rollout.Forecast, st controller.PoolState) error {
 				label += " (canary)"
 			}
 			for _, n := range wave.Nodes {
-				from := controller.ConfigName(n.From)
+				from := rollout.ConfigName(n.From)
 				if from == "" {
 					from = "<none>"
 				}

@@ -33,6 +33,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/mcotui/mcotui/core/bootimage"
+	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/platform/kube"
 )
 
@@ -229,7 +230,7 @@ func lead(ctx context.Context, cfg *Config) error {
 		ps, _ := pools.Lister().List(labels.Everything())
 		var out []string
 		for _, p := range ps {
-			if (old != nil && selects(p, old)) || (cur != nil && selects(p, cur)) {
+			if (old != nil && rollout.Selects(p, old)) || (cur != nil && rollout.Selects(p, cur)) {
 				out = append(out, p.Name)
 			}
 		}

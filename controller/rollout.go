@@ -72,9 +72,9 @@ func NewDriver(clients *kube.Clients, opts DriverOptions) *Driver {
 // PoolState is a pool and its member nodes.
 type PoolState struct {
 	Pool *mcfgv1.MachineConfigPool
-	// Nodes are the pool's members (see Members), by name.
+	// Nodes are the pool's members (see rollout.Members), by name.
 	Nodes []*corev1.Node
-	// Problems are nodes the pool selects that belong to no pool (see PoolFor).
+	// Problems are nodes the pool selects that belong to no pool (see rollout.PoolFor).
 	Problems []error
 }
 
@@ -101,12 +101,12 @@ func (d *Driver) Read(ctx context.Context, pool string) (PoolState, error) {
 	for i := range nodeList.Items {
 		nodes[i] = &nodeList.Items[i]
 	}
-	members, problems := Members(p, pools, nodes)
+	members, problems := rollout.Members(p, pools, nodes)
 	return PoolState{Pool: p, Nodes: members, Problems: problems}, nil
 }
 
 // Step plans the next step of the pool's rollout over its members as the API server
-// has them now (rollout.Plan over PlanningView) and carries it out: each target node's
+// has them now (rollout.Plan over rollout.PlanningView) and carries it out: each target node's
 // desiredConfig annotation is set to the step's target, decided on the node's
 // resourceVersion, and its MachineConfigNode is brought in step; then a SetDesiredConfig
 // event goes to the pool. A paused pool gets no targets.
@@ -120,7 +120,7 @@ func (d *Driver) Step(ctx context.Context, pool string, opts rollout.Options) (r
 	if err != nil {
 		return rollout.Step{}, err
 	}
-	step, err := rollout.Plan(st.Pool, PlanningView(st.Nodes), opts)
+	step, err := rollout.Plan(st.Pool, rollout.PlanningView(st.Nodes), opts)
 	if err != nil {
 		return rollout.Step{}, err
 	}
@@ -180,7 +180,7 @@ func (l *rolloutLoop) sync(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	members, problems := Members(pool, pools, nodes)
+	members, problems := rollout.Members(pool, pools, nodes)
 	for _, p := range problems {
 		l.recorder.Event(pool, corev1.EventTypeWarning, reasonPoolMembership, p.Error())
 	}
@@ -204,7 +204,7 @@ func (l *rolloutLoop) sync(ctx context.Context, name string) error {
 		// Not rendered yet: the render loop says why in RenderDegraded.
 		return errors.Join(errs...)
 	}
-	view := PlanningView(members)
+	view := rollout.PlanningView(members)
 	step, err := rollout.Plan(pool, view, rollout.Options{})
 	switch {
 	case err != nil:

@@ -10,7 +10,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/core/disruption"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/rollout"
@@ -120,7 +119,7 @@ func (u *UI) currentNode() *model.Node {
 }
 
 // nodesOf are the Node objects of a pool's members, in the view the controller plans
-// over (controller.PlanningView), so that what a preview or a confirmation says is what
+// over (rollout.PlanningView), so that what a preview or a confirmation says is what
 // the controller, or the TUI's own step, does.
 func (u *UI) nodesOf(pool string) []*corev1.Node {
 	var out []*corev1.Node
@@ -129,7 +128,7 @@ func (u *UI) nodesOf(pool string) []*corev1.Node {
 			out = append(out, n.Obj)
 		}
 	})
-	return controller.PlanningView(out)
+	return rollout.PlanningView(out)
 }
 
 func (u *UI) currentOf(node string) string {

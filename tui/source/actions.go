@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/core/bootimage"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/rollout"
@@ -214,9 +213,9 @@ func (a *Actions) SetBootImageMode(ctx context.Context, sel operatorv1.MachineMa
 	return nil
 }
 
-// members are the pool's nodes as the controller counts them (controller.Members, MCO's
+// members are the pool's nodes as the controller counts them (rollout.Members, MCO's
 // precedence between pools), from the caches, in the view the controller plans over
-// (controller.PlanningView: a node mcotui never configured is an idle candidate), so
+// (rollout.PlanningView: a node mcotui never configured is an idle candidate), so
 // that a step the TUI takes is the step the controller would take.
 func (c *Cluster) members(p *mcfgv1.MachineConfigPool) ([]*corev1.Node, error) {
 	nodes, err := c.nodes.List(labels.Everything())
@@ -227,6 +226,6 @@ func (c *Cluster) members(p *mcfgv1.MachineConfigPool) ([]*corev1.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	members, _ := controller.Members(p, pools, nodes)
-	return controller.PlanningView(members), nil
+	members, _ := rollout.Members(p, pools, nodes)
+	return rollout.PlanningView(members), nil
 }
