@@ -2,9 +2,11 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	mcfglisters "github.com/openshift/client-go/machineconfiguration/listers/machineconfiguration/v1"
@@ -13,10 +15,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 
+	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/platform/kube"
 )
@@ -204,6 +208,9 @@ func (l *rolloutLoop) sync(ctx context.Context, name string) error {
 		// Not rendered yet: the render loop says why in RenderDegraded.
 		return errors.Join(errs...)
 	}
+	if err := l.driver.syncTaints(ctx, pool, members); err != nil {
+		errs = append(errs, err)
+	}
 	view := rollout.PlanningView(members)
 	step, err := rollout.Plan(pool, view, rollout.Options{})
 	switch {
@@ -217,13 +224,53 @@ func (l *rolloutLoop) sync(ctx context.Context, name string) error {
 		}
 	}
 
-	status := rollout.Status(pool, view, metav1.NewTime(l.clock.Now()))
-	if !equality.Semantic.DeepEqual(status, pool.Status) {
-		updated := pool.DeepCopy()
-		updated.Status = status
-		if _, err := l.clients.MachineConfig.MachineconfigurationV1().MachineConfigPools().UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: l.driver.fieldManager}); err != nil {
-			errs = append(errs, fmt.Errorf("update status of machineconfigpool %s: %w", pool.Name, err))
+	if err := l.driver.writeStatus(ctx, pool, view, l.clock.Now()); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// writeStatus writes the pool's status as rollout.Status computes it over view, when
+// it differs from what the pool has.
+func (d *Driver) writeStatus(ctx context.Context, pool *mcfgv1.MachineConfigPool, view []*corev1.Node, now time.Time) error {
+	status := rollout.Status(pool, view, metav1.NewTime(now))
+	if equality.Semantic.DeepEqual(status, pool.Status) {
+		return nil
+	}
+	updated := pool.DeepCopy()
+	updated.Status = status
+	if _, err := d.clients.MachineConfig.MachineconfigurationV1().MachineConfigPools().UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: d.fieldManager}); err != nil {
+		return fmt.Errorf("update status of machineconfigpool %s: %w", pool.Name, err)
+	}
+	return nil
+}
+
+// syncTaints keeps the UpdateInProgress taint on the pool's members whose desired
+// config differs from the pool's target, and off the others (rollout.UpdateTaints),
+// as MCO's node controller does. Each write carries the resourceVersion of the node it
+// was decided on, so that it never undoes a taint someone else wrote meanwhile.
+func (d *Driver) syncTaints(ctx context.Context, pool *mcfgv1.MachineConfigPool, members []*corev1.Node) error {
+	var errs []error
+	for _, n := range members {
+		taints, changed := rollout.UpdateTaints(pool, n)
+		if !changed {
+			continue
 		}
+		if taints == nil {
+			taints = []corev1.Taint{}
+		}
+		patch, err := json.Marshal(map[string]any{
+			"metadata": map[string]any{"resourceVersion": n.ResourceVersion},
+			"spec":     map[string]any{"taints": taints},
+		})
+		if err != nil {
+			return err
+		}
+		if _, err := d.clients.Kube.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: d.fieldManager}); err != nil {
+			errs = append(errs, fmt.Errorf("machineconfigpool %s: set the %s taint of node %s: %w", pool.Name, rollout.UpdateInProgressTaintKey, n.Name, err))
+			continue
+		}
+		d.log.Info("updated taints", "pool", pool.Name, "node", n.Name, "updateInProgress", nodeanno.Desired(n) != pool.Spec.Configuration.Name)
 	}
 	return errors.Join(errs...)
 }
