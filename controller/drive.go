@@ -9,6 +9,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 
 	"github.com/mcotui/mcotui/core/nodeanno"
@@ -114,6 +115,12 @@ func DrivePool(ctx context.Context, clients *kube.Clients, pool string, opts Dri
 	}
 	if found {
 		return "", fmt.Errorf("drive pool %s: %s: the Machine Config Operator drives its rollouts", pool, evidence)
+	}
+	// client-go's elector retries a Lease it cannot create for ever, in silence: a
+	// missing namespace is said at once instead. Without the right to read namespaces,
+	// the Lease's own errors will have to do.
+	if _, err := clients.Kube.CoreV1().Namespaces().Get(ctx, opts.Namespace, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		return "", fmt.Errorf("drive pool %s: the namespace %s of the lease %s does not exist: install mcotui (mcotui install | kubectl apply -f -), or name the namespace mcotui's controller runs in", pool, opts.Namespace, opts.LeaseName)
 	}
 	holder, held, err := LeaseHolder(ctx, clients.Kube, opts.Namespace, opts.LeaseName, opts.Clock.Now())
 	if err != nil {
