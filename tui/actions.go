@@ -48,14 +48,20 @@ func (u *UI) refusal(k action.Kind) string {
 	if u.c.ReadOnly {
 		return "read-only: nothing was changed"
 	}
+	if k == action.Drive && !u.c.CanDrive {
+		return "this session cannot drive a rollout itself"
+	}
 	return fmt.Sprintf("the Machine Config Operator runs this cluster: %s is its own business here", k)
 }
 
 // run makes a confirmed change.
 func (u *UI) run(req action.Request) tea.Cmd {
-	if u.actions == nil || !u.c.Offered(req.Kind) {
+	if !u.c.Offered(req.Kind) || (req.Kind != action.Drive && u.actions == nil) {
 		u.setNotice(u.refusal(req.Kind), true)
 		return nil
+	}
+	if req.Kind == action.Drive {
+		return u.startDrive(req.Drive)
 	}
 	u.setNotice(req.Title+"…", false)
 	a, timeout := u.actions, u.opts.ActionTimeout
@@ -181,6 +187,9 @@ func (u *UI) actionKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		if p := u.currentPool(); p != nil {
 			u.rollback(p)
 		}
+		return nil, true
+	case key.Matches(msg, k.Drive):
+		u.driveKey()
 		return nil, true
 	case key.Matches(msg, k.Retry):
 		n := u.currentNode()

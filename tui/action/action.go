@@ -48,6 +48,7 @@ const (
 	Rollback // roll a pool back to its previous rendered config
 	Retry    // retry a node's failed update
 	BootImageMode
+	Drive // drive a pool's rollout from this terminal while it stays open
 )
 
 func (k Kind) String() string {
@@ -64,6 +65,8 @@ func (k Kind) String() string {
 		return "retry"
 	case BootImageMode:
 		return "boot image mode"
+	case Drive:
+		return "driving a rollout"
 	}
 	return "unknown"
 }
@@ -71,8 +74,8 @@ func (k Kind) String() string {
 // Offered reports whether a session offers actions of kind k. A read-only session
 // offers none. Where the Machine Config Operator runs the cluster, only what its API
 // leaves to administrators is offered: pausing, maxUnavailable and boot image modes.
-// Rolling out, rolling back and retrying are MCO's node controller's and daemon's work
-// there, and writing nodes' desiredConfig behind MCO's back would fight it.
+// Rolling out, rolling back, retrying and driving are MCO's node controller's and
+// daemon's work there, and writing nodes' desiredConfig behind MCO's back would fight it.
 func Offered(k Kind, mco, readOnly bool) bool {
 	if readOnly {
 		return false
@@ -80,7 +83,7 @@ func Offered(k Kind, mco, readOnly bool) bool {
 	switch k {
 	case Pause, MaxUnavailable, BootImageMode:
 		return true
-	case Rollout, Rollback, Retry:
+	case Rollout, Rollback, Retry, Drive:
 		return !mco
 	}
 	return false
@@ -99,4 +102,35 @@ type Request struct {
 	// Effects say what the cluster then does, in a sentence or two each.
 	Effects []string
 	Do      func(ctx context.Context, a Actions) (string, error)
+	// Drive, in a request of kind Drive, is the pool to drive; such a request has no
+	// Do: the program starts its Driver instead, for as long as it runs.
+	Drive string
+}
+
+// Driver drives a pool's rollout from the TUI when nothing else does (no Machine
+// Config Operator, no controller holding its Lease): main injects one built on the
+// controller's rollout driver, so that the TUI drives exactly as the controller would.
+type Driver interface {
+	// Lease names the Lease a Drive holds, "namespace/name", for the confirmation.
+	Lease() string
+	// Drive drives pool until it is updated, a node fails its update, the pool is
+	// paused, or ctx ends, holding the Lease all along so that no controller or other
+	// terminal drives at the same time; it releases the Lease before it returns. It
+	// refuses, with an error that names the holder, when someone else holds the
+	// Lease. report is called from Drive's goroutine as it goes.
+	Drive(ctx context.Context, pool string, report func(DriveReport)) error
+}
+
+// DriveReport is what a Driver tells the TUI as it drives.
+type DriveReport struct {
+	// Leading: the Lease is held; the Driver drives.
+	Leading bool
+	// Target and Targets: a step just taken gave Targets the config Target.
+	Target  string
+	Targets []string
+	// End: driving has ended; Message says why ("pool worker is updated: ...").
+	End     bool
+	Message string
+	// Err is a failure the Driver goes on after (it tries again at its next look).
+	Err error
 }

@@ -108,6 +108,28 @@ func RolloutRequest(step rollout.Step, rollback bool, current func(node string) 
 	return r
 }
 
+// DriveRequest asks to drive a pool's rollout from this terminal: target is the pool's
+// rendered config, toUpdate how many of its nodes are not there yet, budget what its
+// maxUnavailable allows, lease the Lease held while driving ("namespace/name").
+func DriveRequest(pool, target string, toUpdate, budget int, lease string) Request {
+	return Request{
+		Kind:   Drive,
+		Title:  "Drive the rollout of pool " + pool,
+		Object: "the nodes of pool " + pool + ", and Lease " + lease,
+		Changes: []string{
+			"annotation " + nodeanno.DesiredConfigKey + " (and the MachineConfigNode's spec.configVersion.desired): to " + target + ", step by step",
+			"taint UpdateInProgress:PreferNoSchedule on the nodes waiting for it, and the pool's status, as mcotui's controller writes them",
+			"Lease " + lease + ": held by this terminal while it drives",
+		},
+		Effects: []string{
+			fmt.Sprintf("This terminal will drive the rollout of pool %s while it stays open: %s to update to %s, maxUnavailable %d, in the order and by the rules of mcotui's controller.", pool, plural(toUpdate, "node"), target, budget),
+			"It stops when the pool is updated, a node fails its update, the pool is paused, you press D again, or you quit; then it releases the Lease, and a controller started meanwhile takes over.",
+			"If a controller holds the Lease now, it drives the rollout and this terminal writes nothing.",
+		},
+		Drive: pool,
+	}
+}
+
 // RetryRequest retries node's failed update to target.
 func RetryRequest(pool, node, target, reason string) Request {
 	r := Request{
