@@ -205,28 +205,34 @@ func (u *UI) actionKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	return nil, false
 }
 
-// rollback asks to confirm the next step of rolling the pool back to its previous
-// rendered config.
+// rollback asks to confirm pinning the pool to its previous rendered config, from
+// which the rollout takes every node back.
 func (u *UI) rollback(p *model.Pool) {
+	if p.Obj == nil {
+		return
+	}
+	if to := p.Obj.Annotations[rollout.RollbackToAnnotation]; to != "" {
+		u.setNotice(fmt.Sprintf("pool %s is rolled back to %s already; remove the annotation %s to roll forward", p.Name, to, rollout.RollbackToAnnotation), true)
+		return
+	}
 	target, err := rollout.RollbackTarget(p.Obj)
 	if err != nil {
 		u.setNotice(err.Error(), true)
 		return
 	}
-	step, err := rollout.Plan(p.Obj, u.nodesOf(p.Name), rollout.Options{Target: target})
+	nodes := u.nodesOf(p.Name)
+	toGo := 0
+	for _, n := range nodes {
+		if !rollout.DoneAt(n, target) {
+			toGo++
+		}
+	}
+	budget, err := rollout.MaxUnavailable(p.Obj, len(nodes))
 	if err != nil {
 		u.setNotice(err.Error(), true)
 		return
 	}
-	if len(step.Targets) == 0 {
-		why := step.Wait
-		if why == "" {
-			why = "every node already targets " + target
-		}
-		u.setNotice(fmt.Sprintf("roll back pool %s: no node to target now: %s", p.Name, why), true)
-		return
-	}
-	u.request(action.RolloutRequest(step, true, u.currentOf))
+	u.request(action.RollbackRequest(p.Name, target, p.Obj.Spec.Configuration.Name, toGo, budget))
 }
 
 // preview opens the pool's rollout forecast, from which enter starts it.
@@ -270,7 +276,7 @@ func (u *UI) preview(p *model.Pool) {
 			u.c.Post(common.CloseDialogMsg{})
 			return nil
 		}
-		u.c.Post(common.RequestMsg{Request: action.RolloutRequest(step, false, u.currentOf)})
+		u.c.Post(common.RequestMsg{Request: action.RolloutRequest(step, u.currentOf)})
 		return nil
 	}
 	u.openDialog(doc.WithAction(u.c.Keys.StartRollout, start))

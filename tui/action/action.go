@@ -25,11 +25,18 @@ type Actions interface {
 	// SetMaxUnavailable sets a MachineConfigPool's spec.maxUnavailable.
 	SetMaxUnavailable(ctx context.Context, pool string, v intstr.IntOrString) error
 	// Rollout runs one step of the pool's rollout to target ("" for the pool's
-	// spec.configuration; a previous rendered config to roll back): the nodes
+	// spec.configuration, which is all the TUI asks; rolling back is RollBack): the nodes
 	// rollout.Plan picks now get target as their desired config. nodes are the targets
 	// the user confirmed; when Plan, on the cluster as it is now, picks others, nothing
 	// is written and the error says what changed. It returns the step carried out.
 	Rollout(ctx context.Context, pool, target string, nodes []string) (rollout.Step, error)
+	// RollBack pins a MachineConfigPool to the rendered config to, which it ran before
+	// from (its spec.configuration now): the rollback annotations of core/rollout
+	// (RollbackToAnnotation to, RollbackFromAnnotation from) and spec.configuration.name
+	// to. The rollout then takes every node back to it, and mcotui's controller keeps
+	// the pool there until the annotations are removed or the pool's MachineConfigs
+	// change. When spec.configuration is no longer from, nothing is written.
+	RollBack(ctx context.Context, pool, to, from string) error
 	// Retry asks the agent of a node whose update failed to try it again.
 	Retry(ctx context.Context, pool, node string) error
 	// SetBootImageMode sets the selection of the Machine API MachineSets machine

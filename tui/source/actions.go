@@ -124,6 +124,34 @@ func (a *Actions) Rollout(ctx context.Context, pool, target string, confirmed []
 	return step, errors.Join(errs...)
 }
 
+// RollBack implements action.Actions. The pool is read afresh and written with the
+// version read, so that a pool whose target moved meanwhile is not pinned to a config
+// the user did not see.
+func (a *Actions) RollBack(ctx context.Context, pool, to, from string) error {
+	pools := a.c.clients.MachineConfig.MachineconfigurationV1().MachineConfigPools()
+	p, err := pools.Get(ctx, pool, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("roll back pool %s: %w", pool, err)
+	}
+	if cur := p.Spec.Configuration.Name; cur != from {
+		return fmt.Errorf("roll back pool %s: its target is now %s, not %s; nothing was written, look again", pool, cur, from)
+	}
+	if p.Annotations == nil {
+		p.Annotations = map[string]string{}
+	}
+	p.Annotations[rollout.RollbackToAnnotation] = to
+	p.Annotations[rollout.RollbackFromAnnotation] = from
+	p.Spec.Configuration.Name = to
+	if _, err := pools.Update(ctx, p, metav1.UpdateOptions{FieldManager: FieldManager}); err != nil {
+		if apierrors.IsConflict(err) {
+			return fmt.Errorf("roll back pool %s: the pool changed while it was written; look again and retry", pool)
+		}
+		return fmt.Errorf("roll back pool %s: %w", pool, err)
+	}
+	a.log.Info("rolled back", "pool", pool, "to", to, "from", from)
+	return nil
+}
+
 func names(ns []string) string {
 	if len(ns) == 0 {
 		return "no node"

@@ -98,6 +98,11 @@ func (a *Actions) Rollout(_ context.Context, pool, target string, nodes []string
 	return rollout.Step{Pool: pool, Target: target, Targets: nodes}, err
 }
 
+// RollBack implements action.Actions.
+func (a *Actions) RollBack(_ context.Context, pool, to, from string) error {
+	return a.record("RollBack %s %s %s", pool, to, from)
+}
+
 // Retry implements action.Actions.
 func (a *Actions) Retry(_ context.Context, pool, node string) error {
 	return a.record("Retry %s %s", pool, node)
