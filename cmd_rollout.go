@@ -67,11 +67,11 @@ a line whenever a node moves to another phase (Waiting, Targeted, UpdatePrepared
 Cordoned, Drained, AppliedFilesAndOS, UpdatePostActionComplete, RebootedNode,
 Uncordoned, Updated, or Degraded with its reason). When neither MCO nor a controller
 drives the pool, --wait drives it itself while it waits: it takes the controller's
-Lease (--namespace) as mcotui-rollout@HOST, so that nothing else drives at the same
-time, and gives the pool's nodes their new config maxUnavailable at a time, exactly as
-the controller would, until the pool is updated, a node fails, the pool is paused or
-the command ends; then it releases the Lease. A controller started meanwhile waits for
-it, and takes over once it is released.
+Lease (--namespace) as mcotui-rollout@HOST:PID, so that nothing else drives at the
+same time, and gives the pool's nodes their new config maxUnavailable at a time,
+exactly as the controller would, until the pool is updated, a node fails, the pool is
+paused or the command ends; then it releases the Lease. A controller started meanwhile
+waits for it, and takes over once it is released.
 
 Exit status with --wait: 0 when every node of the pool is updated; 1 as soon as a node
 fails its update (Degraded or Unreconcilable); 2 when --timeout passes first. Without
@@ -199,12 +199,16 @@ func whoDrives(ctx context.Context, c *kube.Clients, namespace string, willDrive
 
 // rolloutIdentity names `rollout --wait` in the Lease and in the managedFields of the
 // nodes it targets.
-func rolloutIdentity() string {
+func rolloutIdentity() string { return driverIdentity("mcotui-rollout") }
+
+// driverIdentity is who drives a rollout from this process: what@HOST:PID. Two
+// processes on one host must not share an identity, or both would hold the Lease.
+func driverIdentity(what string) string {
 	host, err := os.Hostname()
 	if err != nil || host == "" {
 		host = "unknown-host"
 	}
-	return "mcotui-rollout@" + host
+	return fmt.Sprintf("%s@%s:%d", what, host, os.Getpid())
 }
 
 // lockedWriter lets the driver's lines and the follower's share stdout.

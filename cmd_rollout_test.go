@@ -303,7 +303,7 @@ func (c *rolloutCluster) watchUnavailable(t *testing.T) func() (int, string) {
 
 // TestRolloutWaitDrives: with no controller and no MCO, rollout --wait drives the pool
 // itself, holding the controller's Lease: maxUnavailable at a time, to Updated, exit 0;
-// the nodes' desiredConfig is written by mcotui-rollout@HOST, and the Lease is released
+// the nodes' desiredConfig is written by mcotui-rollout@HOST:PID, and the Lease is released
 // at the end.
 func TestRolloutWaitDrives(t *testing.T) {
 	c := newRolloutCluster(t, "rw", 4, nil)

@@ -128,7 +128,8 @@ func runTUI(ctx context.Context, s streams, o *tuiOptions) error {
 }
 
 // tuiDriver drives a pool's rollout for the TUI (action.Driver) with the controller's
-// DrivePool, as mcotui-tui@HOST on the controller's Lease, for as long as the TUI runs.
+// DrivePool, as mcotui-tui@HOST:PID on the controller's Lease, for as long as the TUI
+// runs.
 type tuiDriver struct {
 	ctx       context.Context // ends when the TUI does
 	clients   *kube.Clients
@@ -139,11 +140,7 @@ type tuiDriver struct {
 }
 
 func newTUIDriver(ctx context.Context, clients *kube.Clients, namespace string, log *slog.Logger) *tuiDriver {
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		host = "unknown-host"
-	}
-	return &tuiDriver{ctx: ctx, clients: clients, namespace: namespace, identity: "mcotui-tui@" + host, log: log}
+	return &tuiDriver{ctx: ctx, clients: clients, namespace: namespace, identity: driverIdentity("mcotui-tui"), log: log}
 }
 
 // Lease implements action.Driver.

@@ -182,7 +182,7 @@ func (s *lastScreen) waitFor(t *testing.T, text string) {
 // TestTUIDrivesAPool: with no controller and no MCO, D and y in the TUI drive a pool's
 // rollout through the driver main injects: the status line says the terminal drives
 // it, never more than maxUnavailable nodes are unavailable, every node ends at the
-// pool's config (written by mcotui-tui@HOST), the footer says the pool is updated, and
+// pool's config (written by mcotui-tui@HOST:PID), the footer says the pool is updated, and
 // the Lease is released once the TUI has quit.
 func TestTUIDrivesAPool(t *testing.T) {
 	c := newRolloutCluster(t, "td", 3, nil)

@@ -23,7 +23,8 @@ const DefaultDriveInterval = time.Second
 // DriveOptions configure DrivePool. Identity is required.
 type DriveOptions struct {
 	// Identity names the driver in the Lease and, as field manager, in the managedFields
-	// of what it writes: "mcotui-tui@bastion", "mcotui-rollout@ci-runner-7".
+	// of what it writes: "mcotui-tui@bastion:4242", "mcotui-rollout@ci-runner-7:77". It
+	// must differ between processes (hence the process id), or two could lead at once.
 	Identity string
 	// Namespace and LeaseName locate the controller's Lease. Defaults DefaultNamespace
 	// and LeaseName.
@@ -126,7 +127,9 @@ func DrivePool(ctx context.Context, clients *kube.Clients, pool string, opts Dri
 	if err != nil {
 		return "", fmt.Errorf("drive pool %s: %w", pool, err)
 	}
-	if held && holder != opts.Identity {
+	// Held by anyone, this identity included: two processes under one identity would
+	// both believe they lead.
+	if held {
 		return "", fmt.Errorf("drive pool %s: %w by %s (%s/%s): it drives the rollout", pool, ErrLeaseHeld, holder, opts.Namespace, opts.LeaseName)
 	}
 
