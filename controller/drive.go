@@ -115,7 +115,7 @@ func DrivePool(ctx context.Context, clients *kube.Clients, pool string, opts Dri
 		return "", fmt.Errorf("drive pool %s: %w", pool, err)
 	}
 	if found {
-		return "", fmt.Errorf("drive pool %s: %s: the Machine Config Operator drives its rollouts", pool, evidence)
+		return "", fmt.Errorf("drive pool %s: %s: it drives the rollouts there", pool, evidence)
 	}
 	// client-go's elector retries a Lease it cannot create for ever, in silence: a
 	// missing namespace is said at once instead. Without the right to read namespaces,
