@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
+	"sync"
 	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
@@ -56,14 +58,20 @@ cannot be updated and why (not Ready, cordoned by an administrator, failed).
 --max-unavailable first sets the pool's spec.maxUnavailable, an integer or a percentage
 of the pool's nodes (rounded down, at least 1), as on OpenShift.
 
-rollout itself changes no node: the rollout is driven by mcotui's controller, or by the
-Machine Config Operator on OpenShift; rollout says which one drives it, or warns that
-none does.
+Without --wait, rollout changes no node: the rollout is driven by mcotui's controller,
+or by the Machine Config Operator on OpenShift; rollout says which one drives it, or
+warns that none does.
 
 --wait follows the rollout: a progress bar when the count of updated nodes changes, and
 a line whenever a node moves to another phase (Waiting, Targeted, UpdatePrepared,
 Cordoned, Drained, AppliedFilesAndOS, UpdatePostActionComplete, RebootedNode,
-Uncordoned, Updated, or Degraded with its reason).
+Uncordoned, Updated, or Degraded with its reason). When neither MCO nor a controller
+drives the pool, --wait drives it itself while it waits: it takes the controller's
+Lease (--namespace) as mcotui-rollout@HOST:PID, so that nothing else drives at the
+same time, and gives the pool's nodes their new config maxUnavailable at a time,
+exactly as the controller would, until the pool is updated, a node fails, the pool is
+paused or the command ends; then it releases the Lease. A controller started meanwhile
+waits for it, and takes over once it is released.
 
 Exit status with --wait: 0 when every node of the pool is updated; 1 as soon as a node
 fails its update (Degraded or Unreconcilable); 2 when --timeout passes first. Without
@@ -145,38 +153,108 @@ func runRollout(ctx context.Context, s streams, c *kube.Clients, name string, mu
 	if st.Pool.Spec.Configuration.Name == "" {
 		return fmt.Errorf("machineconfigpool %s has not been rendered yet (spec.configuration.name is empty); its RenderDegraded condition says why (mcotui status %s)", name, name)
 	}
-	forecast, err := rollout.Preview(st.Pool, controller.PlanningView(st.Nodes), rollout.Options{}, newDiffer(c).diff)
+	forecast, err := rollout.Preview(st.Pool, rollout.PlanningView(st.Nodes), rollout.Options{}, newDiffer(c).diff)
 	if err != nil {
 		return err
 	}
 	if err := writePlan(s.out, forecast, st); err != nil {
 		return err
 	}
-	if who := whoDrives(ctx, c, o.namespace, s.err); who != "" {
+	who, nobody := whoDrives(ctx, c, o.namespace, o.wait, s.err)
+	if who != "" {
 		fmt.Fprintln(s.out, who)
 	}
 	if !o.wait {
 		return nil
 	}
-	return followRollout(ctx, s.out, c, name, o.timeout, o.interval)
+	if !nobody {
+		return followRollout(ctx, s.out, c, name, o.timeout, o.interval, nil)
+	}
+	out := &lockedWriter{w: s.out}
+	d := startDriving(ctx, c, name, o, out, s.err)
+	defer d.stop()
+	return followRollout(ctx, out, c, name, o.timeout, o.interval, d)
 }
 
 // whoDrives says what moves the rollout forward: MCO, a controller holding the Lease,
-// or nothing (a warning goes to errOut then).
-func whoDrives(ctx context.Context, c *kube.Clients, namespace string, errOut io.Writer) string {
+// or nothing (nobody true). When nothing does and the command will not drive it
+// (willDrive false), a warning goes to errOut.
+func whoDrives(ctx context.Context, c *kube.Clients, namespace string, willDrive bool, errOut io.Writer) (who string, nobody bool) {
 	if found, evidence, err := kube.DetectMCO(ctx, c.Kube); err == nil && found {
-		return "Driven by the Machine Config Operator (" + evidence + ")."
+		return "Driven by the Machine Config Operator (" + evidence + ").", false
 	}
 	holder, held, err := controller.LeaseHolder(ctx, c.Kube, namespace, controller.LeaseName, time.Now())
 	switch {
 	case err != nil && !apierrors.IsForbidden(err):
 		fmt.Fprintf(errOut, "Warning: cannot tell whether a controller drives this rollout: %v\n", err)
-		return ""
+		return "", false
 	case held:
-		return fmt.Sprintf("Driven by mcotui controller %s (lease %s/%s).", holder, namespace, controller.LeaseName)
+		return fmt.Sprintf("Driven by mcotui controller %s (lease %s/%s).", holder, namespace, controller.LeaseName), false
+	case willDrive:
+		return fmt.Sprintf("No mcotui controller holds the lease %s/%s: this command drives the rollout while it waits, as %s.", namespace, controller.LeaseName, rolloutIdentity()), true
 	}
-	fmt.Fprintf(errOut, "Warning: no mcotui controller holds the lease %s/%s and the Machine Config Operator does not run: nothing drives this rollout. Start the controller (mcotui install | kubectl apply -f -), or pass --namespace if it runs elsewhere.\n", namespace, controller.LeaseName)
-	return ""
+	fmt.Fprintf(errOut, "Warning: no mcotui controller holds the lease %s/%s and the Machine Config Operator does not run: nothing drives this rollout. Start the controller (mcotui install | kubectl apply -f -), pass --wait to drive it from here while it runs, or pass --namespace if the controller runs elsewhere.\n", namespace, controller.LeaseName)
+	return "", true
+}
+
+// rolloutIdentity names `rollout --wait` in the Lease and in the managedFields of the
+// nodes it targets.
+func rolloutIdentity() string { return driverIdentity("mcotui-rollout") }
+
+// driverIdentity is who drives a rollout from this process: what@HOST:PID. Two
+// processes on one host must not share an identity, or both would hold the Lease.
+func driverIdentity(what string) string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "unknown-host"
+	}
+	return fmt.Sprintf("%s@%s:%d", what, host, os.Getpid())
+}
+
+// lockedWriter lets the driver's lines and the follower's share stdout.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// driving is controller.DrivePool running beside followRollout.
+type driving struct {
+	cancel context.CancelFunc
+	done   chan struct{} // closed once DrivePool has returned (and released the Lease)
+	end    controller.DriveEnd
+	err    error
+}
+
+func startDriving(ctx context.Context, c *kube.Clients, pool string, o rolloutOptions, out, errOut io.Writer) *driving {
+	ctx, cancel := context.WithCancel(ctx)
+	d := &driving{cancel: cancel, done: make(chan struct{})}
+	opts := controller.DriveOptions{Identity: rolloutIdentity(), Namespace: o.namespace, Interval: o.interval}
+	go func() {
+		defer close(d.done)
+		d.end, d.err = controller.DrivePool(ctx, c, pool, opts, func(r controller.DriveReport) {
+			switch {
+			case r.Err != nil:
+				fmt.Fprintf(errOut, "Warning: driving pool %s: %v (trying again)\n", pool, r.Err)
+			case len(r.Step.Targets) > 0:
+				fmt.Fprintf(out, "%s  targeted %s with %s\n", time.Now().Format("15:04:05"), strings.Join(r.Step.Targets, ", "), r.Step.Target)
+			case r.End == controller.DrivePaused:
+				fmt.Fprintf(out, "%s; resume it (mcotui resume %s) and run rollout --wait again to drive it\n", r.Message, pool)
+			}
+		})
+	}()
+	return d
+}
+
+// stop ends the driving and waits until the Lease is released.
+func (d *driving) stop() {
+	d.cancel()
+	<-d.done
 }
 
 // differ predicts each node's disruption from the two rendered configs and the
@@ -219,7 +297,7 @@ func (d *differ) diff(from, to string) (disruption.Decision, error) {
 // config is the rendered config name; a node without a config (name "" or mcotui's
 // placeholder for a node it never configured) starts from an empty one.
 func (d *differ) config(ctx context.Context, name string) (configdiff.Config, error) {
-	if name == "" || controller.IsPlaceholder(name) {
+	if name == "" || rollout.IsPlaceholder(name) {
 		return configdiff.Config{}, nil
 	}
 	if c, ok := d.configs[name]; ok {
@@ -268,7 +346,7 @@ func writePlan(w io.Writer, f rollout.Forecast, st controller.PoolState) error {
 				label += " (canary)"
 			}
 			for _, n := range wave.Nodes {
-				from := controller.ConfigName(n.From)
+				from := rollout.ConfigName(n.From)
 				if from == "" {
 					from = "<none>"
 				}
@@ -301,14 +379,19 @@ func writePlan(w io.Writer, f rollout.Forecast, st controller.PoolState) error {
 }
 
 // followRollout polls the pool and its nodes until the pool is updated (nil), a node
-// fails (exit 1) or timeout passes (exit 2), printing progress.
-func followRollout(ctx context.Context, w io.Writer, c *kube.Clients, name string, timeout, interval time.Duration) error {
+// fails (exit 1) or timeout passes (exit 2), printing progress. When this command
+// drives the rollout (d not nil), a failure to drive it ends the wait with its error.
+func followRollout(ctx context.Context, w io.Writer, c *kube.Clients, name string, timeout, interval time.Duration, d *driving) error {
 	// The timeout is the rollout's, not the reads': a read is never cut short by it.
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	f := follower{w: w, reader: controller.NewDriver(c, controller.DriverOptions{}), c: c, name: name, phases: map[string]string{}}
+	var driverDone <-chan struct{}
+	if d != nil {
+		driverDone = d.done
+	}
 	for {
 		done, err := f.poll(ctx)
 		if done || err != nil {
@@ -320,6 +403,13 @@ func followRollout(ctx context.Context, w io.Writer, c *kube.Clients, name strin
 		case <-deadline.C:
 			fmt.Fprintf(w, "timed out after %s: %d of %d nodes updated\n", timeout, f.updated, f.total)
 			return exitCode(exitRolloutTimeout)
+		case <-driverDone:
+			if d.err != nil {
+				return fmt.Errorf("this command stopped driving the rollout: %w", d.err)
+			}
+			// Updated or degraded: the next poll says so. Paused: nothing moves until
+			// the pool is resumed and someone drives it, or the timeout.
+			driverDone = nil
 		case <-tick.C:
 		}
 	}

@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -18,6 +21,8 @@ import (
 	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/controller/controllertest"
 	"github.com/mcotui/mcotui/core/nodeanno"
+	"github.com/mcotui/mcotui/core/render"
+	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/platform/kube"
 	"github.com/mcotui/mcotui/platform/kube/kubetest"
 )
@@ -187,6 +192,166 @@ func TestRolloutWait(t *testing.T) {
 	}
 	if p := c.getPool(t); p.Spec.MaxUnavailable == nil || p.Spec.MaxUnavailable.String() != "2" {
 		t.Errorf("spec.maxUnavailable = %v", p.Spec.MaxUnavailable)
+	}
+	// The controller held the Lease: the command only watched.
+	if w := c.desiredConfigWriters(t); len(w) != 1 || !w["test-controller"] {
+		t.Errorf("desiredConfig written by %v, want the controller alone", w)
+	}
+}
+
+// desiredConfigWriters are the field managers that wrote a desiredConfig annotation of
+// the pool's nodes.
+func (c *rolloutCluster) desiredConfigWriters(t *testing.T) map[string]bool {
+	t.Helper()
+	writers := map[string]bool{}
+	for _, name := range c.nodes {
+		n, err := c.env.Kube.CoreV1().Nodes().Get(cmdContext(t), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range n.ManagedFields {
+			if strings.Contains(f.FieldsV1.GetRawString(), `"f:`+nodeanno.DesiredConfigKey+`"`) {
+				writers[f.Manager] = true
+			}
+		}
+	}
+	return writers
+}
+
+// renderByHand does what the controller's render loop would: the pool's rendered
+// config over its MachineConfigs, created, and the pool pointed at it.
+func (c *rolloutCluster) renderByHand(t *testing.T) string {
+	t.Helper()
+	ctx := cmdContext(t)
+	mc, err := c.env.MachineConfig.MachineconfigurationV1().MachineConfigs().Get(ctx, "00-"+c.pool, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := c.getPool(t)
+	r, err := render.Render(p, []*mcfgv1.MachineConfig{mc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mcs := c.env.MachineConfig.MachineconfigurationV1().MachineConfigs()
+	if _, err := mcs.Create(ctx, r.Config, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = mcs.Delete(context.Background(), r.Config.Name, metav1.DeleteOptions{}) })
+	p.Spec.Configuration.Name = r.Config.Name
+	if _, err := c.env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Update(ctx, p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return r.Config.Name
+}
+
+// watchUnavailable watches the pool's nodes until the test ends and returns a function
+// that says the most of them seen unavailable at once (core/rollout's rule), and when.
+func (c *rolloutCluster) watchUnavailable(t *testing.T) func() (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	sel := metav1.ListOptions{LabelSelector: "node-role.kubernetes.io/" + c.pool}
+	list, err := c.env.Kube.CoreV1().Nodes().List(ctx, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel.ResourceVersion = list.ResourceVersion
+	w, err := c.env.Kube.CoreV1().Nodes().Watch(ctx, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	nodes := map[string]*corev1.Node{}
+	for i := range list.Items {
+		nodes[list.Items[i].Name] = &list.Items[i]
+	}
+	most, at := 0, ""
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range w.ResultChan() {
+			n, ok := ev.Object.(*corev1.Node)
+			if !ok {
+				continue
+			}
+			mu.Lock()
+			nodes[n.Name] = n
+			var down []string
+			for _, m := range nodes {
+				// As the driver counts: a node never configured is an idle candidate.
+				if rollout.Unavailable(rollout.PlanningView([]*corev1.Node{m})[0]) {
+					down = append(down, m.Name)
+				}
+			}
+			if len(down) > most {
+				slices.Sort(down)
+				most, at = len(down), strings.Join(down, ",")
+			}
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		w.Stop()
+		<-done
+	})
+	return func() (int, string) {
+		mu.Lock()
+		defer mu.Unlock()
+		return most, at
+	}
+}
+
+// TestRolloutWaitDrives: with no controller and no MCO, rollout --wait drives the pool
+// itself, holding the controller's Lease: maxUnavailable at a time, to Updated, exit 0;
+// the nodes' desiredConfig is written by mcotui-rollout@HOST:PID, and the Lease is released
+// at the end.
+func TestRolloutWaitDrives(t *testing.T) {
+	c := newRolloutCluster(t, "rw", 4, nil)
+	ns, err := c.env.CreateNamespace(cmdContext(t), "mcotui-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := c.renderByHand(t)
+	c.startAgent(t, 400*time.Millisecond)
+	most := c.watchUnavailable(t)
+
+	code, out, errOut := runMcotui(t, c.env, "rollout", "rw", "--max-unavailable", "2", "--wait", "--timeout", "60s", "--namespace", ns, "--poll-interval", "200ms")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	t.Logf("mcotui rollout rw --max-unavailable 2 --wait:\n%s", out)
+	for _, want := range []string{
+		"No mcotui controller holds the lease " + ns + "/mcotui-controller: this command drives the rollout while it waits, as " + rolloutIdentity() + ".",
+		"  targeted rw-0, rw-1 with " + target + "\n",
+		"[####################] 4/4 nodes updated to " + target,
+		"machineconfigpool rw is updated: all 4 nodes run " + target,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(errOut, "nothing drives this rollout") {
+		t.Errorf("stderr warns that nothing drives the rollout: %s", errOut)
+	}
+	if n, at := most(); n != 2 {
+		t.Errorf("at most %d nodes unavailable at once (%s); maxUnavailable is 2, and the rollout should use it", n, at)
+	}
+	if w := c.desiredConfigWriters(t); len(w) != 1 || !w[rolloutIdentity()] {
+		t.Errorf("desiredConfig written by %v, want %s alone", w, rolloutIdentity())
+	}
+	if holder, held, err := controller.LeaseHolder(cmdContext(t), c.env.Kube, ns, controller.LeaseName, time.Now()); err != nil || held {
+		t.Errorf("after the command: lease holder %q held %t err %v; want it released", holder, held, err)
+	}
+}
+
+// TestRolloutWaitNoNamespace: when the Lease's namespace does not exist, --wait cannot
+// drive, says why and how to fix it, and exits 1 rather than wait for nothing.
+func TestRolloutWaitNoNamespace(t *testing.T) {
+	c := newRolloutCluster(t, "rn", 1, nil)
+	c.renderByHand(t)
+	code, out, errOut := runMcotui(t, c.env, "rollout", "rn", "--wait", "--timeout", "60s", "--namespace", "nowhere", "--poll-interval", "200ms")
+	if code != 1 || !strings.Contains(errOut, "the namespace nowhere of the lease mcotui-controller does not exist: install mcotui") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 }
 

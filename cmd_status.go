@@ -22,8 +22,8 @@ import (
 	"k8s.io/cli-runtime/pkg/printers"
 	"sigs.k8s.io/yaml"
 
-	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/core/nodeanno"
+	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/platform/kube"
 )
 
@@ -192,7 +192,7 @@ func readStatus(ctx context.Context, c *kube.Clients, pool string) (clusterStatu
 		nodes[i] = &nodeList.Items[i]
 	}
 	for _, p := range st.Pools {
-		members, _ := controller.Members(p, all, nodes)
+		members, _ := rollout.Members(p, all, nodes)
 		for _, n := range members {
 			if !have[n.Name] {
 				st.Unlisted = append(st.Unlisted, unlistedNode{Node: n, Pool: p.Name})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -15,8 +16,10 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
+	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/platform/kube"
 	"github.com/mcotui/mcotui/tui"
+	"github.com/mcotui/mcotui/tui/action"
 	"github.com/mcotui/mcotui/tui/source"
 )
 
@@ -31,9 +34,10 @@ const coalesce = 30 * time.Millisecond
 
 // tuiOptions are the root command's flags: `mcotui` alone opens the TUI.
 type tuiOptions struct {
-	kf       kubeFlags
-	readOnly bool
-	logFile  string
+	kf        kubeFlags
+	readOnly  bool
+	logFile   string
+	namespace string
 }
 
 // addTUI makes the root command open the TUI when it is run without a subcommand, and
@@ -50,15 +54,19 @@ Run without a command, mcotui opens its terminal UI on the current kubeconfig co
 ` + "`oc get mcp`" + ` shows them, every node's update phase by phase, boot images and configs.
 It can pause and resume a pool, change its maxUnavailable, preview and start a rollout,
 roll back, retry a failed node and switch boot image modes; each change is confirmed
-first and says what it writes. On OpenShift, where the Machine Config Operator runs,
-only pausing, maxUnavailable and boot image modes are offered. --read-only offers no
-change at all. Press ? for every key. NO_COLOR (any value) draws without colour.
+first and says what it writes. When no mcotui controller holds its Lease (in
+--namespace), D drives a pool's rollout from the terminal while it stays open, as the
+controller would, holding that Lease meanwhile. On OpenShift, where the Machine Config
+Operator runs, only pausing, maxUnavailable and boot image modes are offered.
+--read-only offers no change at all. Press ? for every key. NO_COLOR (any value) draws
+without colour.
 
 ` + "`mcotui serve`" + ` serves the same UI over SSH.`
 	f := root.Flags()
 	o.kf.add(f)
 	f.BoolVar(&o.readOnly, "read-only", false, "offer no action that changes the cluster")
 	f.StringVar(&o.logFile, "log", "", "append the TUI's log (watch errors, actions taken) to this file")
+	f.StringVar(&o.namespace, "namespace", controller.DefaultNamespace, "the namespace of mcotui's controller Lease, which the TUI holds while it drives a rollout")
 }
 
 // runTUI opens the TUI on s's terminal.
@@ -96,15 +104,69 @@ func runTUI(ctx context.Context, s streams, o *tuiOptions) error {
 	sub := cluster.Subscribe()
 	defer sub.Close()
 	opts := tui.Options{ReadOnly: o.readOnly, NoColor: os.Getenv("NO_COLOR") != "", Coalesce: coalesce}
+	var driver *tuiDriver
 	if !o.readOnly {
 		opts.Actions = source.NewActions(cluster, os.Getenv("USER"))
+		clients, err := kube.NewClients(cfg)
+		if err != nil {
+			return err
+		}
+		driver = newTUIDriver(ctx, clients, o.namespace, log)
+		opts.Driver = driver
 	}
 	p := tea.NewProgram(tui.New(sub, opts), tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out))
-	if _, err := p.Run(); err != nil && !errors.Is(err, tea.ErrProgramKilled) {
+	_, err = p.Run()
+	// What the TUI drove stops with it, and releases the Lease before the process ends.
+	cancel()
+	if driver != nil {
+		driver.wait()
+	}
+	if err != nil && !errors.Is(err, tea.ErrProgramKilled) {
 		return fmt.Errorf("the TUI stopped: %w", err)
 	}
 	return nil
 }
+
+// tuiDriver drives a pool's rollout for the TUI (action.Driver) with the controller's
+// DrivePool, as mcotui-tui@HOST:PID on the controller's Lease, for as long as the TUI
+// runs.
+type tuiDriver struct {
+	ctx       context.Context // ends when the TUI does
+	clients   *kube.Clients
+	namespace string
+	identity  string
+	log       *slog.Logger
+	running   sync.WaitGroup
+}
+
+func newTUIDriver(ctx context.Context, clients *kube.Clients, namespace string, log *slog.Logger) *tuiDriver {
+	return &tuiDriver{ctx: ctx, clients: clients, namespace: namespace, identity: driverIdentity("mcotui-tui"), log: log}
+}
+
+// Lease implements action.Driver.
+func (d *tuiDriver) Lease() string { return d.namespace + "/" + controller.LeaseName }
+
+// Drive implements action.Driver.
+func (d *tuiDriver) Drive(ctx context.Context, pool string, report func(action.DriveReport)) error {
+	d.running.Add(1)
+	defer d.running.Done()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(d.ctx, cancel)()
+	_, err := controller.DrivePool(ctx, d.clients, pool, controller.DriveOptions{
+		Identity: d.identity, Namespace: d.namespace, Logger: d.log.With("drive", pool),
+	}, func(r controller.DriveReport) {
+		report(action.DriveReport{
+			Leading: r.Leading, Target: r.Step.Target, Targets: r.Step.Targets,
+			End: r.End != "", Message: r.Message, Err: r.Err,
+		})
+	})
+	return err
+}
+
+// wait waits until every drive has ended and released the Lease; the TUI's context
+// must have ended first.
+func (d *tuiDriver) wait() { d.running.Wait() }
 
 // tuiLogger is where the TUI's log goes: a file when --log names one, else nowhere,
 // since the terminal is the TUI's. client-go logs through klog to stderr, which would

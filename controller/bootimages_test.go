@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/yaml"
 
 	"github.com/mcotui/mcotui/controller"
@@ -140,7 +141,7 @@ func setMode(t *testing.T, sel operatorv1.MachineManagerSelector) {
 	ctx := testContext(t)
 	mcs := env.Operator.OperatorV1().MachineConfigurations()
 	managers := []operatorv1.MachineManager{{Resource: operatorv1.MachineSets, APIGroup: operatorv1.MachineAPI, Selection: sel}}
-	cur, err := mcs.Get(ctx, bootimage.MachineConfigurationName, metav1.GetOptions{})
+	_, err := mcs.Get(ctx, bootimage.MachineConfigurationName, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		cfg := &operatorv1.MachineConfiguration{
 			ObjectMeta: metav1.ObjectMeta{Name: bootimage.MachineConfigurationName},
@@ -163,8 +164,18 @@ func setMode(t *testing.T, sel operatorv1.MachineManagerSelector) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cur.Spec.ManagedBootImages.MachineManagers = managers
-	if _, err := mcs.Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
+	// The controller writes the object's status meanwhile: the spec is written on the
+	// latest version, as `kubectl edit` would after a conflict.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := mcs.Get(ctx, bootimage.MachineConfigurationName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		cur.Spec.ManagedBootImages.MachineManagers = managers
+		_, err = mcs.Update(ctx, cur, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 }

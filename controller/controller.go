@@ -33,6 +33,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/mcotui/mcotui/core/bootimage"
+	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/platform/kube"
 )
 
@@ -229,7 +230,7 @@ func lead(ctx context.Context, cfg *Config) error {
 		ps, _ := pools.Lister().List(labels.Everything())
 		var out []string
 		for _, p := range ps {
-			if (old != nil && selects(p, old)) || (cur != nil && selects(p, cur)) {
+			if (old != nil && rollout.Selects(p, old)) || (cur != nil && rollout.Selects(p, cur)) {
 				out = append(out, p.Name)
 			}
 		}
@@ -253,7 +254,7 @@ func lead(ctx context.Context, cfg *Config) error {
 	}, rolloutQ.add))
 	regs = append(regs, err)
 	_, err = pools.Informer().AddEventHandler(handler(func(old, cur *mcfgv1.MachineConfigPool) []string {
-		if old != nil && old.Generation == cur.Generation && old.ResourceVersion != cur.ResourceVersion {
+		if old != nil && old.Generation == cur.Generation && old.ResourceVersion != cur.ResourceVersion && samePin(old, cur) {
 			return nil // a status write: nothing to render
 		}
 		return []string{cur.Name}
@@ -352,6 +353,13 @@ func lead(ctx context.Context, cfg *Config) error {
 	}
 	wg.Wait()
 	return nil
+}
+
+// samePin: the pools' rollback annotations are the same. They are metadata, which
+// does not move a pool's generation, yet decide what it renders to.
+func samePin(a, b *mcfgv1.MachineConfigPool) bool {
+	return a.Annotations[rollout.RollbackToAnnotation] == b.Annotations[rollout.RollbackToAnnotation] &&
+		a.Annotations[rollout.RollbackFromAnnotation] == b.Annotations[rollout.RollbackFromAnnotation]
 }
 
 func equalSelectors(a, b *mcfgv1.MachineConfigPool) bool {

@@ -22,7 +22,8 @@ import (
 )
 
 // TestRefusesWhereMCORuns: on a cluster with MCO's daemon, Run returns at once with
-// ErrMCOPresent and says what it found; it never takes the Lease.
+// ErrMCOPresent and says what it found, DrivePool refuses likewise; neither takes the
+// Lease.
 func TestRefusesWhereMCORuns(t *testing.T) {
 	ctx := testContext(t)
 	if _, err := env.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: kube.MCONamespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -47,6 +48,11 @@ func TestRefusesWhereMCORuns(t *testing.T) {
 	err := controller.Run(ctx, controller.Config{Clients: clients(t), Namespace: leaseNamespace(t), LeaseName: "lease-mco"})
 	if !errors.Is(err, controller.ErrMCOPresent) || !strings.Contains(err.Error(), "found DaemonSet openshift-machine-config-operator/machine-config-daemon") {
 		t.Fatalf("Run = %v, want ErrMCOPresent naming the DaemonSet", err)
+	}
+	// Nor does a terminal drive a pool there.
+	_, err = controller.DrivePool(ctx, clients(t), "worker", controller.DriveOptions{Identity: "mcotui-tui@test", Namespace: leaseNamespace(t), LeaseName: "lease-mco"}, nil)
+	if err == nil || !strings.Contains(err.Error(), "found DaemonSet openshift-machine-config-operator/machine-config-daemon): it drives the rollouts there") {
+		t.Errorf("DrivePool = %v, want a refusal naming the DaemonSet", err)
 	}
 	if _, err := env.Kube.CoordinationV1().Leases(leaseNamespace(t)).Get(ctx, "lease-mco", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the lease was taken: %v", err)

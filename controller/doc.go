@@ -11,9 +11,12 @@
 //     under MCO's node controller rules (core/rollout): at most maxUnavailable nodes
 //     unavailable at once, candidates by zone then age, no new targets while the pool
 //     is paused, degraded nodes may be targeted again. It keeps a MachineConfigNode per
-//     node in step with the node's desired config and writes the pool's status counts
-//     and conditions, so that `kubectl get mcp` reads as on OpenShift. Its Driver is
-//     exported: the TUI drives a pool with it when no controller holds the Lease.
+//     node in step with the node's desired config, MCO's UpdateInProgress:PreferNoSchedule
+//     taint on the nodes whose desired config is not yet the pool's target, and the
+//     pool's status counts and conditions, so that `kubectl get mcp` and `kubectl
+//     describe node` read as on OpenShift. DrivePool (drive.go) runs the same steps for
+//     one pool while holding the controller's Lease: the TUI and `mcotui rollout
+//     --wait` drive a rollout with it when no controller does.
 //   - The boot image loop (bootimages.go) points the Machine API MachineSets that
 //     MachineConfiguration/cluster enrolls at the boot images of the coreos-bootimages
 //     ConfigMap (core/bootimage), upgrades their Ignition stubs to spec 3 and reports
@@ -21,8 +24,8 @@
 //
 // Run holds a Lease (Lead, over client-go's leader election) while the loops run, so
 // that one controller drives the cluster at a time, and refuses to start where MCO runs
-// (kube.DetectMCO). The TUI checks the Lease with LeaseHolder, and holds it with Lead
-// while it drives a pool with the Driver itself. Each loop reads through shared informers and writes through typed
+// (kube.DetectMCO). The TUI checks the Lease with LeaseHolder, and DrivePool holds it
+// with Lead while a terminal drives a pool. Each loop reads through shared informers and writes through typed
 // clients; each has its own rate-limited work queue keyed by object name. A write that
 // decides which nodes get a new config is decided on a fresh read from the API server,
 // never on the informer cache alone, and carries the resourceVersion it was decided on.

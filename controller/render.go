@@ -33,6 +33,9 @@ const (
 	reasonRenderWarning = "RenderWarning"
 	reasonSelectingAll  = "SelectingAll" // MCO's
 	reasonRendered      = "RenderedConfigCreated"
+	// A rollback pin (rollout.RollbackToAnnotation) that ended, or was ignored.
+	reasonRollbackEnded   = "RollbackEnded"
+	reasonRollbackIgnored = "RollbackIgnored"
 )
 
 // renderLoop renders each pool: the rendered MachineConfig, created once, and the
@@ -81,13 +84,29 @@ func (l *renderLoop) sync(ctx context.Context, name string) error {
 		ObjectReference: corev1.ObjectReference{Name: r.Config.Name},
 		Source:          r.Sources,
 	}
-	if !equality.Semantic.DeepEqual(pool.Spec.Configuration, want) {
+	pinned, stale := rollout.RollbackPin(pool, r.Config.Name)
+	if pinned != "" {
+		if _, err := l.mcs.Get(pinned); err != nil {
+			// A pin to a config that does not exist would leave every node without one.
+			l.recorder.Eventf(pool, corev1.EventTypeWarning, reasonRollbackIgnored, "%s names %s, which is not a MachineConfig: the pool rolls out %s; remove the annotation or name an existing rendered config", rollout.RollbackToAnnotation, pinned, r.Config.Name)
+			pinned = ""
+		} else {
+			// The sources still render to what the rollback left: keep them listed.
+			want = mcfgv1.MachineConfigPoolStatusConfiguration{ObjectReference: corev1.ObjectReference{Name: pinned}, Source: pool.Spec.Configuration.Source}
+		}
+	}
+	if stale || !equality.Semantic.DeepEqual(pool.Spec.Configuration, want) {
 		updated := pool.DeepCopy()
 		updated.Spec.Configuration = want
-		if pool, err = l.clients.MachineConfig.MachineconfigurationV1().MachineConfigPools().Update(ctx, updated, metav1.UpdateOptions{FieldManager: l.fieldManager}); err != nil {
-			return fmt.Errorf("point machineconfigpool %s at %s: %w", name, r.Config.Name, err)
+		if stale {
+			delete(updated.Annotations, rollout.RollbackToAnnotation)
+			delete(updated.Annotations, rollout.RollbackFromAnnotation)
+			l.recorder.Eventf(pool, corev1.EventTypeNormal, reasonRollbackEnded, "The pool's MachineConfigs changed since the rollback to %s: rolling out %s", pool.Annotations[rollout.RollbackToAnnotation], r.Config.Name)
 		}
-		l.log.Info("pool rendered", "pool", name, "config", r.Config.Name, "sources", len(r.Sources))
+		if pool, err = l.clients.MachineConfig.MachineconfigurationV1().MachineConfigPools().Update(ctx, updated, metav1.UpdateOptions{FieldManager: l.fieldManager}); err != nil {
+			return fmt.Errorf("point machineconfigpool %s at %s: %w", name, want.Name, err)
+		}
+		l.log.Info("pool rendered", "pool", name, "config", want.Name, "sources", len(r.Sources), "rollbackPin", pinned != "")
 	}
 	return l.setRenderDegraded(ctx, pool, nil)
 }

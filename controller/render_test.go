@@ -1,6 +1,7 @@
 package controller_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -9,8 +10,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/mcotui/mcotui/controller"
+	"github.com/mcotui/mcotui/core/rollout"
 )
 
 // TestRenderCreatesRenderedConfig: the rendered MachineConfig is created with the name
@@ -117,4 +120,56 @@ func errString(err error) string {
 		return "not found"
 	}
 	return err.Error()
+}
+
+func setPin(t *testing.T, pool string, to, from any) {
+	t.Helper()
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{
+		rollout.RollbackToAnnotation: to, rollout.RollbackFromAnnotation: from,
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Patch(testContext(t), pool, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRollbackPin: the rollback annotations take a pool back to its previous rendered
+// config and keep it there (the render loop does not roll it forward again), until
+// they are removed; and a pin ends by itself, annotations removed, once the pool's
+// MachineConfigs change.
+func TestRollbackPin(t *testing.T) {
+	pool := createPool(t, "pin", nil, false)
+	v1 := machineConfig(t, "00-pin", "pin", "/etc/pin", "v1")
+	old := expectedRendered(t, pool, v1)
+	applyMC(t, v1)
+	nodes := createNodes(t, "pin", old, "", "")
+	startFakeAgent(t, "pin", 100*time.Millisecond)
+	startController(t, "lease-pin", "pin-a")
+	waitRolledOut(t, "pin", old, nodes, 30*time.Second)
+	v2 := machineConfig(t, "00-pin", "pin", "/etc/pin", "v2")
+	cur := expectedRendered(t, pool, v2)
+	applyMC(t, v2)
+	waitRolledOut(t, "pin", cur, nodes, 30*time.Second)
+
+	setPin(t, "pin", old, cur)
+	waitRolledOut(t, "pin", old, nodes, 30*time.Second)
+	time.Sleep(time.Second) // time for the render loop to have rolled it forward wrongly
+	if p := getPool(t, "pin"); p.Spec.Configuration.Name != old {
+		t.Fatalf("pinned pool: spec.configuration %s, want %s", p.Spec.Configuration.Name, old)
+	}
+
+	setPin(t, "pin", nil, nil)
+	waitRolledOut(t, "pin", cur, nodes, 30*time.Second)
+
+	setPin(t, "pin", old, cur)
+	waitRolledOut(t, "pin", old, nodes, 30*time.Second)
+	v3 := machineConfig(t, "00-pin", "pin", "/etc/pin", "v3")
+	next := expectedRendered(t, pool, v3)
+	applyMC(t, v3)
+	waitRolledOut(t, "pin", next, nodes, 30*time.Second)
+	if p := getPool(t, "pin"); p.Annotations[rollout.RollbackToAnnotation] != "" || p.Annotations[rollout.RollbackFromAnnotation] != "" {
+		t.Errorf("the stale pin's annotations remain: %v", p.Annotations)
+	}
 }

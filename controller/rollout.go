@@ -2,9 +2,11 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	mcfglisters "github.com/openshift/client-go/machineconfiguration/listers/machineconfiguration/v1"
@@ -13,10 +15,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 
+	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/platform/kube"
 )
@@ -72,9 +76,9 @@ func NewDriver(clients *kube.Clients, opts DriverOptions) *Driver {
 // PoolState is a pool and its member nodes.
 type PoolState struct {
 	Pool *mcfgv1.MachineConfigPool
-	// Nodes are the pool's members (see Members), by name.
+	// Nodes are the pool's members (see rollout.Members), by name.
 	Nodes []*corev1.Node
-	// Problems are nodes the pool selects that belong to no pool (see PoolFor).
+	// Problems are nodes the pool selects that belong to no pool (see rollout.PoolFor).
 	Problems []error
 }
 
@@ -101,12 +105,12 @@ func (d *Driver) Read(ctx context.Context, pool string) (PoolState, error) {
 	for i := range nodeList.Items {
 		nodes[i] = &nodeList.Items[i]
 	}
-	members, problems := Members(p, pools, nodes)
+	members, problems := rollout.Members(p, pools, nodes)
 	return PoolState{Pool: p, Nodes: members, Problems: problems}, nil
 }
 
 // Step plans the next step of the pool's rollout over its members as the API server
-// has them now (rollout.Plan over PlanningView) and carries it out: each target node's
+// has them now (rollout.Plan over rollout.PlanningView) and carries it out: each target node's
 // desiredConfig annotation is set to the step's target, decided on the node's
 // resourceVersion, and its MachineConfigNode is brought in step; then a SetDesiredConfig
 // event goes to the pool. A paused pool gets no targets.
@@ -120,7 +124,7 @@ func (d *Driver) Step(ctx context.Context, pool string, opts rollout.Options) (r
 	if err != nil {
 		return rollout.Step{}, err
 	}
-	step, err := rollout.Plan(st.Pool, PlanningView(st.Nodes), opts)
+	step, err := rollout.Plan(st.Pool, rollout.PlanningView(st.Nodes), opts)
 	if err != nil {
 		return rollout.Step{}, err
 	}
@@ -180,7 +184,7 @@ func (l *rolloutLoop) sync(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	members, problems := Members(pool, pools, nodes)
+	members, problems := rollout.Members(pool, pools, nodes)
 	for _, p := range problems {
 		l.recorder.Event(pool, corev1.EventTypeWarning, reasonPoolMembership, p.Error())
 	}
@@ -204,7 +208,10 @@ func (l *rolloutLoop) sync(ctx context.Context, name string) error {
 		// Not rendered yet: the render loop says why in RenderDegraded.
 		return errors.Join(errs...)
 	}
-	view := PlanningView(members)
+	if err := l.driver.syncTaints(ctx, pool, members); err != nil {
+		errs = append(errs, err)
+	}
+	view := rollout.PlanningView(members)
 	step, err := rollout.Plan(pool, view, rollout.Options{})
 	switch {
 	case err != nil:
@@ -217,13 +224,53 @@ func (l *rolloutLoop) sync(ctx context.Context, name string) error {
 		}
 	}
 
-	status := rollout.Status(pool, view, metav1.NewTime(l.clock.Now()))
-	if !equality.Semantic.DeepEqual(status, pool.Status) {
-		updated := pool.DeepCopy()
-		updated.Status = status
-		if _, err := l.clients.MachineConfig.MachineconfigurationV1().MachineConfigPools().UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: l.driver.fieldManager}); err != nil {
-			errs = append(errs, fmt.Errorf("update status of machineconfigpool %s: %w", pool.Name, err))
+	if err := l.driver.writeStatus(ctx, pool, view, l.clock.Now()); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// writeStatus writes the pool's status as rollout.Status computes it over view, when
+// it differs from what the pool has.
+func (d *Driver) writeStatus(ctx context.Context, pool *mcfgv1.MachineConfigPool, view []*corev1.Node, now time.Time) error {
+	status := rollout.Status(pool, view, metav1.NewTime(now))
+	if equality.Semantic.DeepEqual(status, pool.Status) {
+		return nil
+	}
+	updated := pool.DeepCopy()
+	updated.Status = status
+	if _, err := d.clients.MachineConfig.MachineconfigurationV1().MachineConfigPools().UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: d.fieldManager}); err != nil {
+		return fmt.Errorf("update status of machineconfigpool %s: %w", pool.Name, err)
+	}
+	return nil
+}
+
+// syncTaints keeps the UpdateInProgress taint on the pool's members whose desired
+// config differs from the pool's target, and off the others (rollout.UpdateTaints),
+// as MCO's node controller does. Each write carries the resourceVersion of the node it
+// was decided on, so that it never undoes a taint someone else wrote meanwhile.
+func (d *Driver) syncTaints(ctx context.Context, pool *mcfgv1.MachineConfigPool, members []*corev1.Node) error {
+	var errs []error
+	for _, n := range members {
+		taints, changed := rollout.UpdateTaints(pool, n)
+		if !changed {
+			continue
 		}
+		if taints == nil {
+			taints = []corev1.Taint{}
+		}
+		patch, err := json.Marshal(map[string]any{
+			"metadata": map[string]any{"resourceVersion": n.ResourceVersion},
+			"spec":     map[string]any{"taints": taints},
+		})
+		if err != nil {
+			return err
+		}
+		if _, err := d.clients.Kube.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: d.fieldManager}); err != nil {
+			errs = append(errs, fmt.Errorf("machineconfigpool %s: set the %s taint of node %s: %w", pool.Name, rollout.UpdateInProgressTaintKey, n.Name, err))
+			continue
+		}
+		d.log.Info("updated taints", "pool", pool.Name, "node", n.Name, "updateInProgress", nodeanno.Desired(n) != pool.Spec.Configuration.Name)
 	}
 	return errors.Join(errs...)
 }

@@ -33,12 +33,15 @@ type nodeRecorder struct {
 	maxAt       string
 	targetOrder []string
 	events      int
+	// tainted are the nodes seen with the UpdateInProgress taint while their desired
+	// config was not the recorded target.
+	tainted map[string]bool
 }
 
 func recordNodes(t *testing.T, pool string) *nodeRecorder {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &nodeRecorder{pool: pool, nodes: map[string]*corev1.Node{}}
+	r := &nodeRecorder{pool: pool, nodes: map[string]*corev1.Node{}, tainted: map[string]bool{}}
 	list, err := env.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: roleLabel(pool)})
 	if err != nil {
 		t.Fatal(err)
@@ -86,6 +89,9 @@ func (r *nodeRecorder) observe(n *corev1.Node) {
 	old := r.nodes[n.Name]
 	r.nodes[n.Name] = n
 	r.events++
+	if r.target != "" && nodeanno.Desired(n) != r.target && rollout.HasUpdateInProgressTaint(n) {
+		r.tainted[n.Name] = true
+	}
 	if r.target != "" && nodeanno.Desired(n) == r.target && (old == nil || nodeanno.Desired(old) != r.target) {
 		r.targetOrder = append(r.targetOrder, n.Name)
 	}
@@ -99,6 +105,19 @@ func (r *nodeRecorder) observe(n *corev1.Node) {
 		slices.Sort(unavailable)
 		r.max, r.maxAt = len(unavailable), strings.Join(unavailable, ",")
 	}
+}
+
+// taintedNodes are the nodes seen with the UpdateInProgress taint while they waited
+// for the recorded target, by name.
+func (r *nodeRecorder) taintedNodes() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for n := range r.tainted {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
 }
 
 func (r *nodeRecorder) report() (maxUnavailable int, at string, order []string, events int) {
@@ -160,6 +179,17 @@ func TestRolloutRespectsMaxUnavailable(t *testing.T) {
 	// Zone a first (oldest first within it), then zone b, then the node without a zone.
 	if want := []string{"roll-2", "roll-3", "roll-0", "roll-1", "roll-4"}; !slices.Equal(order, want) {
 		t.Errorf("targeted in order %v, want %v", order, want)
+	}
+	// Once the pool's target moved, every node was tainted UpdateInProgress:PreferNoSchedule
+	// until it was targeted (the taints are written before the step that targets
+	// nodes); none keeps the taint once updated.
+	if got := rec.taintedNodes(); !slices.Equal(got, nodes) {
+		t.Errorf("nodes tainted while they waited: %v, want every node that waited", got)
+	}
+	for _, name := range nodes {
+		if n := getNode(t, name); rollout.HasUpdateInProgressTaint(n) {
+			t.Errorf("node %s keeps the UpdateInProgress taint at the target: %v", name, n.Spec.Taints)
+		}
 	}
 
 	for _, name := range nodes {
@@ -392,4 +422,74 @@ func TestRestartMidRollout(t *testing.T) {
 	first.stop(t)
 	startController(t, "lease-restart", "restart-2")
 	waitRolledOut(t, "restart", target, nodes, 60*time.Second)
+}
+
+// TestUpdateInProgressTaint: a node waiting for its pool's new config carries MCO's
+// UpdateInProgress:PreferNoSchedule taint, as `kubectl describe node` shows it, and a
+// node given the config does not; a paused pool's taints stay as they are, and a
+// tainted node that is Done counts as available in the pool's status; once resumed and
+// rolled out, no node keeps the taint.
+func TestUpdateInProgressTaint(t *testing.T) {
+	ctx := testContext(t)
+	pool := createPool(t, "taint", nil, false)
+	v1 := machineConfig(t, "00-taint", "taint", "/etc/taint", "v1")
+	old := expectedRendered(t, pool, v1)
+	applyMC(t, v1)
+	nodes := createNodes(t, "taint", old, "", "")
+	startController(t, "lease-taint", "taint-a")
+	waitRolledOut(t, "taint", old, nodes, 30*time.Second)
+	for _, name := range nodes {
+		if n := getNode(t, name); rollout.HasUpdateInProgressTaint(n) {
+			t.Fatalf("node %s at its pool's config is tainted: %v", name, n.Spec.Taints)
+		}
+	}
+
+	// No agent yet: taint-0 is given the new config and stays on it, taint-1 waits.
+	v2 := machineConfig(t, "00-taint", "taint", "/etc/taint", "v2")
+	target := expectedRendered(t, pool, v2)
+	applyMC(t, v2)
+	eventually(t, 30*time.Second, "taint-0 targeted and untainted, taint-1 tainted", func() (bool, string) {
+		first, second := getNode(t, nodes[0]), getNode(t, nodes[1])
+		ok := nodeanno.Desired(first) == target && !rollout.HasUpdateInProgressTaint(first) &&
+			nodeanno.Desired(second) == old && rollout.HasUpdateInProgressTaint(second)
+		return ok, fmt.Sprintf("taint-0 desired %s taints %v; taint-1 desired %s taints %v",
+			nodeanno.Desired(first), first.Spec.Taints, nodeanno.Desired(second), second.Spec.Taints)
+	})
+	out, err := env.KubectlCommand(ctx, "describe", "node", nodes[1]).CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl describe node: %v\n%s", err, out)
+	}
+	section := string(out)
+	if i := strings.Index(section, "\nTaints:"); i >= 0 {
+		section = section[i:]
+		if j := strings.Index(section, "\nUnschedulable:"); j >= 0 {
+			section = section[:j]
+		}
+	}
+	if !strings.Contains(section, "UpdateInProgress:PreferNoSchedule") {
+		t.Errorf("kubectl describe node %s: the Taints section lacks UpdateInProgress:PreferNoSchedule:\n%s", nodes[1], section)
+	}
+
+	setPaused(t, "taint", true)
+	startFakeAgent(t, "taint", 100*time.Millisecond)
+	eventually(t, 30*time.Second, "paused: taint-0 updated, nothing unavailable", func() (bool, string) {
+		p := getPool(t, "taint")
+		return rollout.DoneAt(getNode(t, nodes[0]), target) && p.Status.UpdatedMachineCount == 1 && p.Status.UnavailableMachineCount == 0, condString(p)
+	})
+	time.Sleep(time.Second) // time for the controller to have done something wrong
+	if n := getNode(t, nodes[1]); !rollout.HasUpdateInProgressTaint(n) || nodeanno.Desired(n) != old {
+		t.Errorf("paused pool: taint-1 desired %s taints %v; want it left as it was, tainted", nodeanno.Desired(n), n.Spec.Taints)
+	}
+
+	setPaused(t, "taint", false)
+	waitRolledOut(t, "taint", target, nodes, 30*time.Second)
+	eventually(t, 10*time.Second, "no node keeps the taint", func() (bool, string) {
+		var left []string
+		for _, name := range nodes {
+			if rollout.HasUpdateInProgressTaint(getNode(t, name)) {
+				left = append(left, name)
+			}
+		}
+		return len(left) == 0, fmt.Sprint("tainted: ", left)
+	})
 }

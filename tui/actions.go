@@ -10,7 +10,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/core/disruption"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/rollout"
@@ -49,14 +48,20 @@ func (u *UI) refusal(k action.Kind) string {
 	if u.c.ReadOnly {
 		return "read-only: nothing was changed"
 	}
+	if k == action.Drive && !u.c.CanDrive {
+		return "this session cannot drive a rollout itself"
+	}
 	return fmt.Sprintf("the Machine Config Operator runs this cluster: %s is its own business here", k)
 }
 
 // run makes a confirmed change.
 func (u *UI) run(req action.Request) tea.Cmd {
-	if u.actions == nil || !u.c.Offered(req.Kind) {
+	if !u.c.Offered(req.Kind) || (req.Kind != action.Drive && u.actions == nil) {
 		u.setNotice(u.refusal(req.Kind), true)
 		return nil
+	}
+	if req.Kind == action.Drive {
+		return u.startDrive(req.Drive)
 	}
 	u.setNotice(req.Title+"…", false)
 	a, timeout := u.actions, u.opts.ActionTimeout
@@ -120,7 +125,7 @@ func (u *UI) currentNode() *model.Node {
 }
 
 // nodesOf are the Node objects of a pool's members, in the view the controller plans
-// over (controller.PlanningView), so that what a preview or a confirmation says is what
+// over (rollout.PlanningView), so that what a preview or a confirmation says is what
 // the controller, or the TUI's own step, does.
 func (u *UI) nodesOf(pool string) []*corev1.Node {
 	var out []*corev1.Node
@@ -129,7 +134,7 @@ func (u *UI) nodesOf(pool string) []*corev1.Node {
 			out = append(out, n.Obj)
 		}
 	})
-	return controller.PlanningView(out)
+	return rollout.PlanningView(out)
 }
 
 func (u *UI) currentOf(node string) string {
@@ -183,6 +188,9 @@ func (u *UI) actionKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 			u.rollback(p)
 		}
 		return nil, true
+	case key.Matches(msg, k.Drive):
+		u.driveKey()
+		return nil, true
 	case key.Matches(msg, k.Retry):
 		n := u.currentNode()
 		switch {
@@ -197,28 +205,34 @@ func (u *UI) actionKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	return nil, false
 }
 
-// rollback asks to confirm the next step of rolling the pool back to its previous
-// rendered config.
+// rollback asks to confirm pinning the pool to its previous rendered config, from
+// which the rollout takes every node back.
 func (u *UI) rollback(p *model.Pool) {
+	if p.Obj == nil {
+		return
+	}
+	if to := p.Obj.Annotations[rollout.RollbackToAnnotation]; to != "" {
+		u.setNotice(fmt.Sprintf("pool %s is rolled back to %s already; remove the annotation %s to roll forward", p.Name, to, rollout.RollbackToAnnotation), true)
+		return
+	}
 	target, err := rollout.RollbackTarget(p.Obj)
 	if err != nil {
 		u.setNotice(err.Error(), true)
 		return
 	}
-	step, err := rollout.Plan(p.Obj, u.nodesOf(p.Name), rollout.Options{Target: target})
+	nodes := u.nodesOf(p.Name)
+	toGo := 0
+	for _, n := range nodes {
+		if !rollout.DoneAt(n, target) {
+			toGo++
+		}
+	}
+	budget, err := rollout.MaxUnavailable(p.Obj, len(nodes))
 	if err != nil {
 		u.setNotice(err.Error(), true)
 		return
 	}
-	if len(step.Targets) == 0 {
-		why := step.Wait
-		if why == "" {
-			why = "every node already targets " + target
-		}
-		u.setNotice(fmt.Sprintf("roll back pool %s: no node to target now: %s", p.Name, why), true)
-		return
-	}
-	u.request(action.RolloutRequest(step, true, u.currentOf))
+	u.request(action.RollbackRequest(p.Name, target, p.Obj.Spec.Configuration.Name, toGo, budget))
 }
 
 // preview opens the pool's rollout forecast, from which enter starts it.
@@ -262,7 +276,7 @@ func (u *UI) preview(p *model.Pool) {
 			u.c.Post(common.CloseDialogMsg{})
 			return nil
 		}
-		u.c.Post(common.RequestMsg{Request: action.RolloutRequest(step, false, u.currentOf)})
+		u.c.Post(common.RequestMsg{Request: action.RolloutRequest(step, u.currentOf)})
 		return nil
 	}
 	u.openDialog(doc.WithAction(u.c.Keys.StartRollout, start))

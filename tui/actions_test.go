@@ -53,8 +53,8 @@ func TestActionsAskThenAct(t *testing.T) {
 			"Start the rollout of pool worker", "from " + fixture.WorkerOld + ": ci-ln-9xsm9-worker-d-zz91c",
 			`Rollout worker "" ci-ln-9xsm9-worker-d-zz91c`},
 		{"rollback", true, seq(poolAt(2), typed("R")),
-			"Roll back pool worker", "to   " + fixture.WorkerOld,
-			`Rollout worker "` + fixture.WorkerOld + `" ci-ln-9xsm9-worker-a-2d8tz`},
+			"Roll back pool worker", "annotation mcotui.io/rollback-to: " + fixture.WorkerOld,
+			"RollBack worker " + fixture.WorkerOld + " " + fixture.WorkerNew},
 		{"retry", true, seq(typed("/degraded"), special(tea.KeyEnter), typed("r")),
 			"Retry node " + fixture.BlockedNode, "state: Degraded → Working", "Retry master " + fixture.BlockedNode},
 	}

@@ -62,6 +62,11 @@ type Options struct {
 	ReadOnly bool
 	// ActionTimeout bounds one action's API calls; 0 is 30s.
 	ActionTimeout time.Duration
+	// Driver lets the session drive a pool's rollout itself (D) where nothing else
+	// does; nil offers no such thing. It is never offered where MCO runs, nor
+	// read-only. The caller that runs the program must stop what it drives once the
+	// program has ended: see action.Driver.
+	Driver action.Driver
 }
 
 // pane is a place focus can be.
@@ -119,6 +124,9 @@ type UI struct {
 	notice    string // the last action's outcome, until the next key
 	noticeErr bool
 
+	drive    *driving // the rollout this program drives, or nil
+	driveSeq int
+
 	prompt     textinput.Model
 	promptKind promptKind
 	promptErr  string
@@ -150,6 +158,7 @@ func New(src model.Source, opts Options) *UI {
 		Store:    store,
 		Info:     src.Info(),
 		ReadOnly: opts.ReadOnly || opts.Actions == nil,
+		CanDrive: opts.Driver != nil,
 	}
 	km.Restrict(c.Offered)
 	u := &UI{c: c, src: src, info: src.Info(), opts: opts, focus: paneNodes}
@@ -320,6 +329,11 @@ func (u *UI) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return u, u.run(msg.Request)
 	case actionDoneMsg:
 		u.done(msg)
+		return u, nil
+	case driveReportMsg:
+		return u, u.driveReport(msg)
+	case driveEndedMsg:
+		u.driveEnded(msg)
 		return u, nil
 	case tea.KeyPressMsg:
 		return u, u.key(msg)

@@ -27,6 +27,8 @@ type scenario struct {
 	managed bool
 	// readOnly opens the session read-only.
 	readOnly bool
+	// driver gives the session a Driver (tuitest.Driver), so that it offers driving.
+	driver bool
 	// title is the terminal title to wait for before quitting, when the input reaches
 	// its screen through a command (a pane's message to the root), which the program
 	// runs concurrently with the quit.
@@ -115,6 +117,8 @@ var scenarios = []scenario{
 	{name: "rollback-confirm", managed: true, input: seq(poolAt(2), typed("R"))},
 	{name: "retry-confirm", managed: true, input: seq(typed("/degraded"), special(tea.KeyEnter), typed("r"))},
 	{name: "retry-not-offered-on-mco", input: seq(typed("/degraded"), special(tea.KeyEnter), typed("r"))},
+	{name: "drive-confirm", managed: true, driver: true, input: seq(poolAt(2), typed("D")), title: "Drive the rollout of pool worker"},
+	{name: "help-managed-driver", managed: true, driver: true, input: typed("?")},
 }
 
 func newUI(noColor bool) (*UI, *model.ChanSource) {
@@ -128,6 +132,9 @@ func newScenarioUI(sc scenario) (*UI, *model.ChanSource) {
 	}
 	opts := Options{Clock: fixture.Clock(fixture.Now), NoColor: sc.noColor, Refresh: -1, ReadOnly: sc.readOnly}
 	opts.Actions = &tuitest.Actions{}
+	if sc.driver {
+		opts.Driver = &tuitest.Driver{}
+	}
 	return New(src, opts), src
 }
 

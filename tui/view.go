@@ -146,6 +146,17 @@ func (u *UI) statusView() string {
 		// k9s's read-only indicator: a session that cannot act says so everywhere.
 		left += st.StatusKey.Render(" read-only ") + st.StatusValue.Render(" ")
 	}
+	if d := u.drive; d != nil {
+		// What this terminal does to the cluster on its own, for as long as it runs.
+		what := " driving " + d.pool + " "
+		switch {
+		case d.stopping:
+			what = " stopping driving " + d.pool + " "
+		case !d.leading:
+			what = " waiting for the Lease to drive " + d.pool + " "
+		}
+		left += st.StatusKey.Render(what) + st.StatusValue.Render(" ")
+	}
 	left += healthStyle.Render(health + " ")
 	right := fmt.Sprintf(" %d nodes  %d updating  %d degraded  %s ",
 		u.c.Store.Len(), updating, degraded, u.c.Clock.Now().UTC().Format("15:04:05Z"))
@@ -211,6 +222,7 @@ func (u *UI) openHelp() {
 		{k.Retry, "r", "retry failed node"},
 		{k.BootImageMode, "b m", "boot image mode"},
 		{k.EditSelector, "b e", "Partial selector"},
+		{k.Drive, "D", "drive the pool's rollout from here, or stop"},
 	} {
 		if a.b.Enabled() {
 			acts.Entries = append(acts.Entries, helppane.Entry{Key: a.key, Desc: a.desc})

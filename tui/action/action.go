@@ -25,11 +25,18 @@ type Actions interface {
 	// SetMaxUnavailable sets a MachineConfigPool's spec.maxUnavailable.
 	SetMaxUnavailable(ctx context.Context, pool string, v intstr.IntOrString) error
 	// Rollout runs one step of the pool's rollout to target ("" for the pool's
-	// spec.configuration; a previous rendered config to roll back): the nodes
+	// spec.configuration, which is all the TUI asks; rolling back is RollBack): the nodes
 	// rollout.Plan picks now get target as their desired config. nodes are the targets
 	// the user confirmed; when Plan, on the cluster as it is now, picks others, nothing
 	// is written and the error says what changed. It returns the step carried out.
 	Rollout(ctx context.Context, pool, target string, nodes []string) (rollout.Step, error)
+	// RollBack pins a MachineConfigPool to the rendered config to, which it ran before
+	// from (its spec.configuration now): the rollback annotations of core/rollout
+	// (RollbackToAnnotation to, RollbackFromAnnotation from) and spec.configuration.name
+	// to. The rollout then takes every node back to it, and mcotui's controller keeps
+	// the pool there until the annotations are removed or the pool's MachineConfigs
+	// change. When spec.configuration is no longer from, nothing is written.
+	RollBack(ctx context.Context, pool, to, from string) error
 	// Retry asks the agent of a node whose update failed to try it again.
 	Retry(ctx context.Context, pool, node string) error
 	// SetBootImageMode sets the selection of the Machine API MachineSets machine
@@ -48,6 +55,7 @@ const (
 	Rollback // roll a pool back to its previous rendered config
 	Retry    // retry a node's failed update
 	BootImageMode
+	Drive // drive a pool's rollout from this terminal while it stays open
 )
 
 func (k Kind) String() string {
@@ -64,6 +72,8 @@ func (k Kind) String() string {
 		return "retry"
 	case BootImageMode:
 		return "boot image mode"
+	case Drive:
+		return "driving a rollout"
 	}
 	return "unknown"
 }
@@ -71,8 +81,8 @@ func (k Kind) String() string {
 // Offered reports whether a session offers actions of kind k. A read-only session
 // offers none. Where the Machine Config Operator runs the cluster, only what its API
 // leaves to administrators is offered: pausing, maxUnavailable and boot image modes.
-// Rolling out, rolling back and retrying are MCO's node controller's and daemon's work
-// there, and writing nodes' desiredConfig behind MCO's back would fight it.
+// Rolling out, rolling back, retrying and driving are MCO's node controller's and
+// daemon's work there, and writing nodes' desiredConfig behind MCO's back would fight it.
 func Offered(k Kind, mco, readOnly bool) bool {
 	if readOnly {
 		return false
@@ -80,7 +90,7 @@ func Offered(k Kind, mco, readOnly bool) bool {
 	switch k {
 	case Pause, MaxUnavailable, BootImageMode:
 		return true
-	case Rollout, Rollback, Retry:
+	case Rollout, Rollback, Retry, Drive:
 		return !mco
 	}
 	return false
@@ -99,4 +109,35 @@ type Request struct {
 	// Effects say what the cluster then does, in a sentence or two each.
 	Effects []string
 	Do      func(ctx context.Context, a Actions) (string, error)
+	// Drive, in a request of kind Drive, is the pool to drive; such a request has no
+	// Do: the program starts its Driver instead, for as long as it runs.
+	Drive string
+}
+
+// Driver drives a pool's rollout from the TUI when nothing else does (no Machine
+// Config Operator, no controller holding its Lease): main injects one built on the
+// controller's rollout driver, so that the TUI drives exactly as the controller would.
+type Driver interface {
+	// Lease names the Lease a Drive holds, "namespace/name", for the confirmation.
+	Lease() string
+	// Drive drives pool until it is updated, a node fails its update, the pool is
+	// paused, or ctx ends, holding the Lease all along so that no controller or other
+	// terminal drives at the same time; it releases the Lease before it returns. It
+	// refuses, with an error that names the holder, when someone else holds the
+	// Lease. report is called from Drive's goroutine as it goes.
+	Drive(ctx context.Context, pool string, report func(DriveReport)) error
+}
+
+// DriveReport is what a Driver tells the TUI as it drives.
+type DriveReport struct {
+	// Leading: the Lease is held; the Driver drives.
+	Leading bool
+	// Target and Targets: a step just taken gave Targets the config Target.
+	Target  string
+	Targets []string
+	// End: driving has ended; Message says why ("pool worker is updated: ...").
+	End     bool
+	Message string
+	// Err is a failure the Driver goes on after (it tries again at its next look).
+	Err error
 }

@@ -59,15 +59,10 @@ func MaxUnavailableRequest(pool, old string, v intstr.IntOrString, budget, nodes
 	}
 }
 
-// RolloutRequest carries out step, the next step of a pool's rollout (to the pool's
-// target) or of its rollback (rollback true: to a previous rendered config). current
-// tells each node's current config.
-func RolloutRequest(step rollout.Step, rollback bool, current func(node string) string) Request {
+// RolloutRequest carries out step, the next step of a pool's rollout to its target.
+// current tells each node's current config.
+func RolloutRequest(step rollout.Step, current func(node string) string) Request {
 	r := Request{Kind: Rollout, Title: "Start the rollout of pool " + step.Pool}
-	target := ""
-	if rollback {
-		r.Kind, r.Title, target = Rollback, "Roll back pool "+step.Pool, step.Target
-	}
 	r.Object = "Node " + strings.Join(step.Targets, ", ")
 	if len(step.Targets) > 1 {
 		r.Object = "Nodes " + strings.Join(step.Targets, ", ")
@@ -92,20 +87,66 @@ func RolloutRequest(step rollout.Step, rollback bool, current func(node string) 
 		r.Changes = append(r.Changes, "  from "+f+": "+strings.Join(byFrom[f], ", "))
 	}
 	r.Effects = append(r.Effects, fmt.Sprintf("Each agent drains and updates its node as the config diff requires; at most %d of the pool's nodes are unavailable at once.", step.MaxUnavailable))
-	if rollback {
-		r.Effects = append(r.Effects, "This is one step of the rollback: the pool's other nodes on the newer config follow in later steps (R again once these are done).")
-	} else if step.Wait != "" {
+	if step.Wait != "" {
 		r.Effects = append(r.Effects, "Then: "+step.Wait)
 	}
 	targets := append([]string(nil), step.Targets...)
 	r.Do = func(ctx context.Context, a Actions) (string, error) {
-		done, err := a.Rollout(ctx, step.Pool, target, targets)
+		done, err := a.Rollout(ctx, step.Pool, "", targets)
 		if err != nil {
 			return "", err
 		}
 		return fmt.Sprintf("Targeted %s of pool %s to %s", plural(len(done.Targets), "node"), step.Pool, done.Target), nil
 	}
 	return r
+}
+
+// DriveRequest asks to drive a pool's rollout from this terminal: target is the pool's
+// rendered config, toUpdate how many of its nodes are not there yet, budget what its
+// maxUnavailable allows, lease the Lease held while driving ("namespace/name").
+func DriveRequest(pool, target string, toUpdate, budget int, lease string) Request {
+	return Request{
+		Kind:   Drive,
+		Title:  "Drive the rollout of pool " + pool,
+		Object: "the nodes of pool " + pool + ", and Lease " + lease,
+		Changes: []string{
+			"annotation " + nodeanno.DesiredConfigKey + " (and the MachineConfigNode's spec.configVersion.desired): to " + target + ", step by step",
+			"taint UpdateInProgress:PreferNoSchedule on the nodes waiting for it, and the pool's status, as mcotui's controller writes them",
+			"Lease " + lease + ": held by this terminal while it drives",
+		},
+		Effects: []string{
+			fmt.Sprintf("This terminal will drive the rollout of pool %s while it stays open: %s to update to %s, maxUnavailable %d, in the order and by the rules of mcotui's controller.", pool, plural(toUpdate, "node"), target, budget),
+			"It stops when the pool is updated, a node fails its update, the pool is paused, you press D again, or you quit; then it releases the Lease, and a controller started meanwhile takes over.",
+			"If a controller holds the Lease now, it drives the rollout and this terminal writes nothing.",
+		},
+		Drive: pool,
+	}
+}
+
+// RollbackRequest takes a pool back from the rendered config from (its target now) to
+// to (the last one every node ran): toGo of its nodes are not on to, budget is what
+// its maxUnavailable allows.
+func RollbackRequest(pool, to, from string, toGo, budget int) Request {
+	return Request{
+		Kind:   Rollback,
+		Title:  "Roll back pool " + pool,
+		Object: "MachineConfigPool " + pool,
+		Changes: []string{
+			"spec.configuration.name: " + from + " → " + to,
+			"annotation " + rollout.RollbackToAnnotation + ": " + to,
+			"annotation " + rollout.RollbackFromAnnotation + ": " + from,
+		},
+		Effects: []string{
+			fmt.Sprintf("The rollout takes %s of the pool back to %s, at most %d unavailable at once: mcotui's controller drives it, or this terminal (D) where none runs.", plural(toGo, "node"), to, budget),
+			fmt.Sprintf("The controller keeps the pool on %s until you remove the annotations (kubectl annotate mcp %s %s- %s-) or the pool's MachineConfigs change; then it renders and rolls forward again.", to, pool, rollout.RollbackToAnnotation, rollout.RollbackFromAnnotation),
+		},
+		Do: func(ctx context.Context, a Actions) (string, error) {
+			if err := a.RollBack(ctx, pool, to, from); err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("Pool %s rolls back to %s", pool, to), nil
+		},
+	}
 }
 
 // RetryRequest retries node's failed update to target.

@@ -43,6 +43,9 @@ type Common struct {
 	// Actions at all). Panes offer no action then, and the root refuses any that
 	// reaches it anyway.
 	ReadOnly bool
+	// CanDrive: the session has a Driver (Options.Driver), so that it can drive a
+	// rollout itself when nothing else does.
+	CanDrive bool
 
 	posted []tea.Msg
 }
@@ -62,7 +65,13 @@ func (c *Common) TakePosted() []tea.Msg {
 }
 
 // Offered reports whether the session offers actions of kind k (see action.Offered).
-func (c *Common) Offered(k action.Kind) bool { return action.Offered(k, c.Info.MCO, c.ReadOnly) }
+// Driving also needs a Driver.
+func (c *Common) Offered(k action.Kind) bool {
+	if k == action.Drive && !c.CanDrive {
+		return false
+	}
+	return action.Offered(k, c.Info.MCO, c.ReadOnly)
+}
 
 // Component is a pane: a model with its own keymap help, told its size by the root.
 // Components are pointers updated in place: the grid's row cache is not something to

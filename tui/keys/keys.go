@@ -67,6 +67,7 @@ type KeyMap struct {
 	Retry          key.Binding
 	BootImageMode  key.Binding
 	EditSelector   key.Binding
+	Drive          key.Binding // drive a pool's rollout from this terminal, or stop
 }
 
 // Default returns the default keymap: vi keys and arrows, k9s's `:`, `/`, `?` and esc.
@@ -119,6 +120,7 @@ func Default() *KeyMap {
 		Retry:          key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "retry failed node")),
 		BootImageMode:  key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "change mode")),
 		EditSelector:   key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "edit Partial selector")),
+		Drive:          key.NewBinding(key.WithKeys("D"), key.WithHelp("D", "drive rollout/stop")),
 	}
 }
 
@@ -132,6 +134,7 @@ func (k *KeyMap) actions() map[*key.Binding]action.Kind {
 		&k.Retry:          action.Retry,
 		&k.BootImageMode:  action.BootImageMode,
 		&k.EditSelector:   action.BootImageMode,
+		&k.Drive:          action.Drive,
 	}
 }
 
@@ -147,7 +150,7 @@ func (k *KeyMap) Restrict(offered func(action.Kind) bool) {
 // Dangerous is every binding that changes the cluster, enabled or not, for tests and
 // help.
 func (k *KeyMap) Dangerous() []key.Binding {
-	return []key.Binding{k.Pause, k.MaxUnavailable, k.StartRollout, k.Rollback, k.Retry, k.BootImageMode, k.EditSelector}
+	return []key.Binding{k.Pause, k.MaxUnavailable, k.StartRollout, k.Rollback, k.Retry, k.BootImageMode, k.EditSelector, k.Drive}
 }
 
 // Global is the bindings that work in every pane, for help.

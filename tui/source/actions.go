@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/core/bootimage"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/rollout"
@@ -125,6 +124,34 @@ func (a *Actions) Rollout(ctx context.Context, pool, target string, confirmed []
 	return step, errors.Join(errs...)
 }
 
+// RollBack implements action.Actions. The pool is read afresh and written with the
+// version read, so that a pool whose target moved meanwhile is not pinned to a config
+// the user did not see.
+func (a *Actions) RollBack(ctx context.Context, pool, to, from string) error {
+	pools := a.c.clients.MachineConfig.MachineconfigurationV1().MachineConfigPools()
+	p, err := pools.Get(ctx, pool, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("roll back pool %s: %w", pool, err)
+	}
+	if cur := p.Spec.Configuration.Name; cur != from {
+		return fmt.Errorf("roll back pool %s: its target is now %s, not %s; nothing was written, look again", pool, cur, from)
+	}
+	if p.Annotations == nil {
+		p.Annotations = map[string]string{}
+	}
+	p.Annotations[rollout.RollbackToAnnotation] = to
+	p.Annotations[rollout.RollbackFromAnnotation] = from
+	p.Spec.Configuration.Name = to
+	if _, err := pools.Update(ctx, p, metav1.UpdateOptions{FieldManager: FieldManager}); err != nil {
+		if apierrors.IsConflict(err) {
+			return fmt.Errorf("roll back pool %s: the pool changed while it was written; look again and retry", pool)
+		}
+		return fmt.Errorf("roll back pool %s: %w", pool, err)
+	}
+	a.log.Info("rolled back", "pool", pool, "to", to, "from", from)
+	return nil
+}
+
 func names(ns []string) string {
 	if len(ns) == 0 {
 		return "no node"
@@ -214,9 +241,9 @@ func (a *Actions) SetBootImageMode(ctx context.Context, sel operatorv1.MachineMa
 	return nil
 }
 
-// members are the pool's nodes as the controller counts them (controller.Members, MCO's
+// members are the pool's nodes as the controller counts them (rollout.Members, MCO's
 // precedence between pools), from the caches, in the view the controller plans over
-// (controller.PlanningView: a node mcotui never configured is an idle candidate), so
+// (rollout.PlanningView: a node mcotui never configured is an idle candidate), so
 // that a step the TUI takes is the step the controller would take.
 func (c *Cluster) members(p *mcfgv1.MachineConfigPool) ([]*corev1.Node, error) {
 	nodes, err := c.nodes.List(labels.Everything())
@@ -227,6 +254,6 @@ func (c *Cluster) members(p *mcfgv1.MachineConfigPool) ([]*corev1.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	members, _ := controller.Members(p, pools, nodes)
-	return controller.PlanningView(members), nil
+	members, _ := rollout.Members(p, pools, nodes)
+	return rollout.PlanningView(members), nil
 }

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcotui/mcotui/core/nodeanno"
+	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/tui"
 	"github.com/mcotui/mcotui/tui/internal/clustertest"
 	"github.com/mcotui/mcotui/tui/internal/tuitest"
@@ -200,21 +201,22 @@ func TestTUIActionsChangeTheCluster(t *testing.T) {
 		send(tm, seq(scope(p.Name), typed("R")))
 		waitScreen(t, tm, "Roll back pool "+p.Name)
 		send(tm, typed("y"))
-		clustertest.Eventually(ctx, t, "a node targeted back to "+p.Old, func(ctx context.Context) (bool, error) {
-			n, err := nodes.Get(ctx, p.AtNew[0], metav1.GetOptions{})
-			return err == nil && nodeanno.Desired(n) == p.Old, err
+		// The pool is pinned to its previous config; the rollout (a controller, or D)
+		// then takes the nodes back.
+		clustertest.Eventually(ctx, t, "pool pinned to "+p.Old, func(ctx context.Context) (bool, error) {
+			got, err := pools.Get(ctx, p.Name, metav1.GetOptions{})
+			return err == nil && got.Spec.Configuration.Name == p.Old &&
+				got.Annotations[rollout.RollbackToAnnotation] == p.Old && got.Annotations[rollout.RollbackFromAnnotation] == p.New, err
 		})
-		// The node's MachineConfigNode follows its annotation.
-		clustertest.Eventually(ctx, t, "its MachineConfigNode targeted back", func(ctx context.Context) (bool, error) {
-			mcn, err := env.MachineConfig.MachineconfigurationV1().MachineConfigNodes().Get(ctx, p.AtNew[0], metav1.GetOptions{})
-			return err == nil && mcn.Spec.ConfigVersion.Desired == p.Old && mcn.Spec.Pool.Name == p.Name, err
-		})
-		other, err := nodes.Get(ctx, p.AtNew[1], metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if nodeanno.Desired(other) != p.New {
-			t.Errorf("node %s was targeted too: maxUnavailable is 1", other.Name)
+		waitScreen(t, tm, "Pool "+p.Name+" rolls back to "+p.Old)
+		for _, name := range p.AtNew {
+			n, err := nodes.Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if nodeanno.Desired(n) != p.New {
+				t.Errorf("node %s was targeted by the rollback itself: the rollout does that", name)
+			}
 		}
 	})
 }

@@ -98,6 +98,11 @@ func (a *Actions) Rollout(_ context.Context, pool, target string, nodes []string
 	return rollout.Step{Pool: pool, Target: target, Targets: nodes}, err
 }
 
+// RollBack implements action.Actions.
+func (a *Actions) RollBack(_ context.Context, pool, to, from string) error {
+	return a.record("RollBack %s %s %s", pool, to, from)
+}
+
 // Retry implements action.Actions.
 func (a *Actions) Retry(_ context.Context, pool, node string) error {
 	return a.record("Retry %s %s", pool, node)
@@ -109,3 +114,44 @@ func (a *Actions) SetBootImageMode(_ context.Context, sel operatorv1.MachineMana
 }
 
 var _ action.Actions = (*Actions)(nil)
+
+// Driver is an action.Driver for tests of the UI alone: it reports that it holds the
+// Lease, then Reports one by one, then drives on until its context ends, as a Driver
+// whose pool is still rolling out does. Tests of what driving does to a cluster use
+// the controller's driver against a real API server (package main).
+type Driver struct {
+	Reports []action.DriveReport
+
+	mu      sync.Mutex
+	pools   []string
+	stopped int
+}
+
+// Lease implements action.Driver.
+func (d *Driver) Lease() string { return "mcotui/mcotui-controller" }
+
+// Drive implements action.Driver.
+func (d *Driver) Drive(ctx context.Context, pool string, report func(action.DriveReport)) error {
+	d.mu.Lock()
+	d.pools = append(d.pools, pool)
+	d.mu.Unlock()
+	report(action.DriveReport{Leading: true})
+	for _, r := range d.Reports {
+		report(r)
+	}
+	<-ctx.Done()
+	d.mu.Lock()
+	d.stopped++
+	d.mu.Unlock()
+	return nil
+}
+
+// Driven returns the pools Drive was called for, and how many of those drives were
+// stopped.
+func (d *Driver) Driven() (pools []string, stopped int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]string(nil), d.pools...), d.stopped
+}
+
+var _ action.Driver = (*Driver)(nil)

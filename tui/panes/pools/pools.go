@@ -337,7 +337,7 @@ func itoa(n int32) string { return strconv.Itoa(int(n)) }
 // ShortHelp implements help.KeyMap.
 func (m *Model) ShortHelp() []key.Binding {
 	k := m.c.Keys
-	return []key.Binding{k.Open, k.Pause, k.MaxUnavailable, k.Preview, k.Rollback, k.Configs, k.BootImages, k.NextPane, k.Help, k.Quit}
+	return []key.Binding{k.Open, k.Pause, k.MaxUnavailable, k.Preview, k.Rollback, k.Drive, k.Configs, k.BootImages, k.NextPane, k.Help, k.Quit}
 }
 
 // FullHelp implements help.KeyMap. The pool actions are listed by the root, which

@@ -1,4 +1,4 @@
-package controller
+package rollout
 
 import (
 	"cmp"
@@ -30,7 +30,7 @@ func PoolFor(node *corev1.Node, pools []*mcfgv1.MachineConfigPool) (*mcfgv1.Mach
 	var master, worker *mcfgv1.MachineConfigPool
 	var custom []*mcfgv1.MachineConfigPool
 	for _, p := range pools {
-		if !selects(p, node) {
+		if !Selects(p, node) {
 			continue
 		}
 		switch p.Name {
@@ -59,7 +59,10 @@ func PoolFor(node *corev1.Node, pools []*mcfgv1.MachineConfigPool) (*mcfgv1.Mach
 	return worker, nil
 }
 
-func selects(p *mcfgv1.MachineConfigPool, node *corev1.Node) bool {
+// Selects reports whether the pool's nodeSelector matches the node. A pool with no
+// nodeSelector, or an empty one, selects no node. Matching is not membership: see
+// PoolFor.
+func Selects(p *mcfgv1.MachineConfigPool, node *corev1.Node) bool {
 	if p.Spec.NodeSelector == nil {
 		return false
 	}
@@ -77,7 +80,7 @@ func Members(pool *mcfgv1.MachineConfigPool, pools []*mcfgv1.MachineConfigPool, 
 	var out []*corev1.Node
 	var problems []error
 	for _, n := range nodes {
-		if n == nil || !selects(pool, n) {
+		if n == nil || !Selects(pool, n) {
 			continue
 		}
 		p, err := PoolFor(n, pools)

@@ -1,0 +1,199 @@
+package controller_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/mcotui/mcotui/controller"
+	"github.com/mcotui/mcotui/core/nodeanno"
+	"github.com/mcotui/mcotui/core/render"
+	"github.com/mcotui/mcotui/core/rollout"
+)
+
+// renderByHand does what the render loop would: it creates the pool's rendered config
+// over mcs and points the pool's spec.configuration at it. The tests of DrivePool run
+// no controller.
+func renderByHand(t *testing.T, pool *mcfgv1.MachineConfigPool, mcs ...*mcfgv1.MachineConfig) string {
+	t.Helper()
+	ctx := testContext(t)
+	r, err := render.Render(pool, mcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rendered := env.MachineConfig.MachineconfigurationV1().MachineConfigs()
+	if _, err := rendered.Create(ctx, r.Config, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("create %s: %v", r.Config.Name, err)
+	}
+	t.Cleanup(func() { _ = rendered.Delete(context.Background(), r.Config.Name, metav1.DeleteOptions{}) })
+	p := getPool(t, pool.Name)
+	p.Spec.Configuration.Name = r.Config.Name
+	if _, err := env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Update(ctx, p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return r.Config.Name
+}
+
+// drive runs DrivePool with quick timing on a Lease of the test's own, collecting its
+// reports.
+type drive struct {
+	mu      sync.Mutex
+	reports []controller.DriveReport
+}
+
+func (d *drive) run(ctx context.Context, t *testing.T, pool, lease, identity string) (controller.DriveEnd, error) {
+	return controller.DrivePool(ctx, clients(t), pool, controller.DriveOptions{
+		Identity: identity, Namespace: leaseNamespace(t), LeaseName: lease,
+		LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second, RetryPeriod: 200 * time.Millisecond,
+		Interval: 100 * time.Millisecond, Logger: testLogger(t).With("driver", identity),
+	}, func(r controller.DriveReport) {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		d.reports = append(d.reports, r)
+	})
+}
+
+func (d *drive) targeted() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []string
+	for _, r := range d.reports {
+		out = append(out, r.Step.Targets...)
+	}
+	return out
+}
+
+func (d *drive) last() controller.DriveReport {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.reports) == 0 {
+		return controller.DriveReport{}
+	}
+	return d.reports[len(d.reports)-1]
+}
+
+// TestDrivePool drives a pool of four nodes to its rendered config with no controller,
+// as the TUI and `rollout --wait` do: never more than maxUnavailable nodes unavailable,
+// nodes waiting for the target tainted UpdateInProgress and untainted once targeted,
+// the pool's status Updated at the end, and the Lease released for a controller that
+// starts later.
+func TestDrivePool(t *testing.T) {
+	ctx := testContext(t)
+	pool := createPool(t, "dp", ptr.To(intstr.FromInt32(2)), false)
+	v1 := machineConfig(t, "00-dp", "dp", "/etc/dp", "v1")
+	applyMC(t, v1)
+	nodes := createNodes(t, "dp", "rendered-dp-old", "", "", "", "")
+	startFakeAgent(t, "dp", 500*time.Millisecond)
+	rec := recordNodes(t, "dp")
+	target := expectedRendered(t, pool, v1)
+	rec.expect(target)
+	renderByHand(t, pool, v1)
+
+	var d drive
+	end, err := d.run(ctx, t, "dp", "lease-dp", "mcotui-tui@test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end != controller.DriveUpdated {
+		t.Fatalf("DrivePool ended %q, want %q; last report %+v", end, controller.DriveUpdated, d.last())
+	}
+	if last := d.last(); last.End != controller.DriveUpdated || last.Message != "pool dp is updated: all 4 nodes run "+target {
+		t.Errorf("last report %+v", last)
+	}
+	if got := d.targeted(); !slices.Equal(got, nodes) {
+		t.Errorf("steps targeted %v, want each node once, in order: %v", got, nodes)
+	}
+	maxSeen, at, _, _ := rec.report()
+	if maxSeen > 2 {
+		t.Errorf("%d nodes were unavailable at once (%s); maxUnavailable is 2", maxSeen, at)
+	}
+	if got := rec.taintedNodes(); !slices.Equal(got, nodes) {
+		t.Errorf("nodes tainted while they waited for the target: %v, want all of %v", got, nodes)
+	}
+	for _, name := range nodes {
+		n := getNode(t, name)
+		if !rollout.DoneAt(n, target) || rollout.HasUpdateInProgressTaint(n) {
+			t.Errorf("node %s: current %s state %s taints %v; want Done at %s, untainted", name, nodeanno.Current(n), nodeanno.State(n), n.Spec.Taints, target)
+		}
+	}
+	p := getPool(t, "dp")
+	if c := poolCondition(p, mcfgv1.MachineConfigPoolUpdated); c == nil || c.Status != corev1.ConditionTrue || p.Status.UpdatedMachineCount != 4 {
+		t.Errorf("pool status after driving: %s", condString(p))
+	}
+	if holder, held, err := controller.LeaseHolder(ctx, env.Kube, leaseNamespace(t), "lease-dp", time.Now()); err != nil || held {
+		t.Errorf("after driving: lease holder %q held %t err %v; want it released", holder, held, err)
+	}
+	// A controller started now takes the released Lease over.
+	startController(t, "lease-dp", "dp-controller")
+	eventually(t, 20*time.Second, "the controller takes the lease", func() (bool, string) {
+		holder, held, err := controller.LeaseHolder(ctx, env.Kube, leaseNamespace(t), "lease-dp", time.Now())
+		return err == nil && held && holder == "dp-controller", holder
+	})
+}
+
+// TestDrivePoolLeavesAHeldPoolAlone: while a controller holds the Lease, DrivePool
+// refuses, names the holder and writes nothing.
+func TestDrivePoolLeavesAHeldPoolAlone(t *testing.T) {
+	ctx := testContext(t)
+	startController(t, "lease-held", "held-controller")
+	eventually(t, 20*time.Second, "the controller holds the lease", func() (bool, string) {
+		holder, held, err := controller.LeaseHolder(ctx, env.Kube, leaseNamespace(t), "lease-held", time.Now())
+		return err == nil && held, holder
+	})
+	var d drive
+	_, err := d.run(ctx, t, "no-matter", "lease-held", "mcotui-tui@test")
+	if !errors.Is(err, controller.ErrLeaseHeld) || !strings.Contains(err.Error(), "held-controller") {
+		t.Fatalf("DrivePool = %v, want ErrLeaseHeld naming held-controller", err)
+	}
+	if len(d.reports) != 0 {
+		t.Errorf("reports %+v, want none", d.reports)
+	}
+}
+
+// TestDrivePoolStops: driving stops, naming the node, as soon as a node fails its
+// update; and at once on a paused pool, whose nodes it leaves untainted.
+func TestDrivePoolStops(t *testing.T) {
+	ctx := testContext(t)
+	pool := createPool(t, "dps", ptr.To(intstr.FromInt32(1)), false)
+	v1 := machineConfig(t, "00-dps", "dps", "/etc/dps", "v1")
+	applyMC(t, v1)
+	nodes := createNodes(t, "dps", "rendered-dps-old", "", "")
+	setPaused(t, "dps", true)
+	target := renderByHand(t, pool, v1)
+
+	var d drive
+	end, err := d.run(ctx, t, "dps", "lease-dps", "mcotui-tui@test")
+	if err != nil || end != controller.DrivePaused {
+		t.Fatalf("paused pool: DrivePool = %q, %v; want %q", end, err, controller.DrivePaused)
+	}
+	for _, name := range nodes {
+		if n := getNode(t, name); rollout.HasUpdateInProgressTaint(n) || nodeanno.Desired(n) != "rendered-dps-old" {
+			t.Errorf("node %s of the paused pool: desired %s taints %v; want it left alone", name, nodeanno.Desired(n), n.Spec.Taints)
+		}
+	}
+
+	setPaused(t, "dps", false)
+	startFakeAgent(t, "dps", 200*time.Millisecond, "dps-0")
+	d = drive{}
+	end, err = d.run(ctx, t, "dps", "lease-dps", "mcotui-tui@test")
+	if err != nil || end != controller.DriveDegraded {
+		t.Fatalf("failing node: DrivePool = %q, %v; want %q", end, err, controller.DriveDegraded)
+	}
+	if want := "pool dps: stopped driving: dps-0 (boom) failed to update to " + target; d.last().Message != want {
+		t.Errorf("last message %q, want %q", d.last().Message, want)
+	}
+	if got := d.targeted(); !slices.Equal(got, []string{"dps-0"}) {
+		t.Errorf("targeted %v, want dps-0 only (maxUnavailable 1, and it failed)", got)
+	}
+}

@@ -1,0 +1,165 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/mcotui/mcotui/core/rollout"
+	"github.com/mcotui/mcotui/tui/action"
+)
+
+// driving is the rollout this program drives through Options.Driver, while it runs.
+type driving struct {
+	id      int
+	pool    string
+	cancel  context.CancelFunc
+	reports chan action.DriveReport // closed once Drive has returned; err is set then
+	err     error
+
+	leading  bool
+	stopping bool
+	end      string // the Driver's last word on why it ended
+}
+
+// Messages of a drive, tagged with its id so that those of a drive that was stopped
+// are told apart from those of the next.
+type (
+	driveReportMsg struct {
+		id int
+		r  action.DriveReport
+	}
+	driveEndedMsg struct{ id int }
+)
+
+// driveKey starts the confirmation of driving the current pool's rollout, or stops the
+// drive under way: stopping writes nothing, so it needs no confirmation.
+func (u *UI) driveKey() {
+	if d := u.drive; d != nil {
+		if !d.stopping {
+			d.stopping = true
+			d.cancel()
+			u.setNotice("Stopping driving pool "+d.pool+"…", false)
+		}
+		return
+	}
+	p := u.currentPool()
+	if p == nil || p.Obj == nil {
+		return
+	}
+	target := p.Obj.Spec.Configuration.Name
+	if target == "" {
+		u.setNotice(fmt.Sprintf("pool %s has not been rendered yet: there is no config to roll out (only mcotui's controller renders pools)", p.Name), true)
+		return
+	}
+	if p.Paused {
+		u.setNotice(fmt.Sprintf("pool %s is paused: resume it (p) before driving its rollout", p.Name), true)
+		return
+	}
+	nodes := u.nodesOf(p.Name)
+	toUpdate := 0
+	for _, n := range nodes {
+		if !rollout.DoneAt(n, target) {
+			toUpdate++
+		}
+	}
+	if toUpdate == 0 {
+		u.setNotice(fmt.Sprintf("pool %s: every node runs %s already; nothing to drive", p.Name, target), true)
+		return
+	}
+	budget, err := rollout.MaxUnavailable(p.Obj, len(nodes))
+	if err != nil {
+		u.setNotice(err.Error(), true)
+		return
+	}
+	u.request(action.DriveRequest(p.Name, target, toUpdate, budget, u.opts.Driver.Lease()))
+}
+
+// startDrive starts the confirmed drive of pool on the Driver's goroutine.
+func (u *UI) startDrive(pool string) tea.Cmd {
+	if u.opts.Driver == nil {
+		u.setNotice(u.refusal(action.Drive), true)
+		return nil
+	}
+	if u.drive != nil {
+		u.setNotice(fmt.Sprintf("already driving pool %s: D stops it", u.drive.pool), true)
+		return nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	u.driveSeq++
+	d := &driving{id: u.driveSeq, pool: pool, cancel: cancel, reports: make(chan action.DriveReport, 16)}
+	u.drive = d
+	drv := u.opts.Driver
+	go func() {
+		err := drv.Drive(ctx, pool, func(r action.DriveReport) {
+			select {
+			case d.reports <- r:
+			case <-ctx.Done(): // stopped: the program no longer listens for sure
+			}
+		})
+		d.err = err
+		close(d.reports)
+	}()
+	u.setNotice("Driving pool "+pool+": waiting for the Lease "+drv.Lease()+"…", false)
+	return waitDrive(d)
+}
+
+func waitDrive(d *driving) tea.Cmd {
+	return func() tea.Msg {
+		r, ok := <-d.reports
+		if !ok {
+			return driveEndedMsg{id: d.id}
+		}
+		return driveReportMsg{id: d.id, r: r}
+	}
+}
+
+// driveReport shows what the Driver says, and waits for its next word.
+func (u *UI) driveReport(m driveReportMsg) tea.Cmd {
+	d := u.drive
+	if d == nil || d.id != m.id {
+		return nil // a drive that was stopped: its channel closes on its own
+	}
+	r := m.r
+	switch {
+	case r.End:
+		d.end = r.Message
+	case d.stopping:
+	case r.Err != nil:
+		u.setNotice(fmt.Sprintf("driving pool %s: %v (trying again)", d.pool, r.Err), true)
+	case len(r.Targets) > 0:
+		u.setNotice(fmt.Sprintf("Driving pool %s: targeted %s with %s", d.pool, strings.Join(r.Targets, ", "), r.Target), false)
+	case r.Leading && !d.leading:
+		u.setNotice(fmt.Sprintf("Driving pool %s: this terminal holds the Lease %s", d.pool, u.opts.Driver.Lease()), false)
+	}
+	if r.Leading {
+		d.leading = true
+	}
+	return waitDrive(d)
+}
+
+// driveEnded: the Driver has returned, and released the Lease.
+func (u *UI) driveEnded(m driveEndedMsg) {
+	d := u.drive
+	if d == nil || d.id != m.id {
+		return
+	}
+	u.drive = nil
+	switch {
+	case d.err != nil:
+		u.setNotice(fmt.Sprintf("Drive pool %s failed: %v", d.pool, d.err), true)
+	case d.end != "" && !d.stopping:
+		u.setNotice(d.end, false)
+	default:
+		u.setNotice(fmt.Sprintf("Stopped driving pool %s; the Lease is released", d.pool), false)
+	}
+}
+
+// stopDrive stops the drive under way, if any, for a program that ends.
+func (u *UI) stopDrive() {
+	if u.drive != nil {
+		u.drive.cancel()
+	}
+}

@@ -1,0 +1,134 @@
+package tui
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+
+	"github.com/mcotui/mcotui/tui/action"
+	"github.com/mcotui/mcotui/tui/common"
+	"github.com/mcotui/mcotui/tui/internal/fixture"
+	"github.com/mcotui/mcotui/tui/internal/tuitest"
+)
+
+func driverUI(t *testing.T, managed bool, d action.Driver) *UI {
+	t.Helper()
+	src := fixture.Source(16)
+	if managed {
+		src = fixture.ManagedSource(16)
+	}
+	t.Cleanup(src.Close)
+	ui := New(src, Options{Clock: fixture.Clock(fixture.Now), Refresh: -1, Actions: &tuitest.Actions{}, Driver: d})
+	t.Cleanup(ui.stopDrive)
+	drive(ui, tea.WindowSizeMsg{Width: 120, Height: 40})
+	return ui
+}
+
+// TestDriveAsksThenDrives: D on a pool asks first, saying what this terminal will do
+// (drive pool worker while it stays open, how many nodes, maxUnavailable, the Lease);
+// esc drives nothing; y starts the Driver on that pool; D again stops it.
+func TestDriveAsksThenDrives(t *testing.T) {
+	d := &tuitest.Driver{}
+	ui := driverUI(t, true, d)
+	drive(ui, seq(poolAt(2), typed("D"))...)
+	if got := confirmTitle(ui); got != "Drive the rollout of pool worker" {
+		t.Fatalf("confirmation %q (notice %q)", got, ui.notice)
+	}
+	view := tuitest.Plain(ui.View().Content)
+	for _, want := range []string{"This terminal will drive the rollout of pool worker while it stays open", "maxUnavailable 3", "Lease mcotui/mcotui-controller"} {
+		if !strings.Contains(strings.Join(strings.Fields(view), " "), want) {
+			t.Errorf("the confirmation does not say %q:\n%s", want, view)
+		}
+	}
+	drive(ui, special(tea.KeyEscape)...)
+	if pools, _ := d.Driven(); len(pools) != 0 || ui.drive != nil {
+		t.Fatalf("esc drove %v", pools)
+	}
+	drive(ui, typed("D")...)
+	drive(ui, typed("y")...)
+	if pools, _ := d.Driven(); !slices.Equal(pools, []string{"worker"}) || ui.drive == nil || !ui.drive.leading {
+		t.Fatalf("after y: driven %v, drive %+v", pools, ui.drive)
+	}
+	if status := tuitest.Plain(ui.statusView()); !strings.Contains(status, " driving worker ") {
+		t.Errorf("the status line does not say it drives: %q", status)
+	}
+	drive(ui, typed("D")...)
+	deadline := time.Now().Add(10 * time.Second)
+	for ui.drive != nil && time.Now().Before(deadline) {
+		runCmd(ui, waitDrive(ui.drive), 0) // the Driver's last words, then its end
+	}
+	if _, stopped := d.Driven(); stopped != 1 || ui.drive != nil {
+		t.Fatalf("D again: stopped %d, drive %+v", stopped, ui.drive)
+	}
+	if !strings.Contains(ui.notice, "Stopped driving pool worker; the Lease is released") {
+		t.Errorf("notice %q", ui.notice)
+	}
+}
+
+// TestDriveNotOffered: on OpenShift (MCO drives), read-only, or with no Driver, D is
+// not bound and a drive request that reaches the root anyway starts nothing.
+func TestDriveNotOffered(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		managed bool
+		d       *tuitest.Driver
+	}{{"mco", false, &tuitest.Driver{}}, {"no driver", true, nil}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var d action.Driver
+			if tc.d != nil {
+				d = tc.d
+			}
+			ui := driverUI(t, tc.managed, d)
+			if ui.c.Keys.Drive.Enabled() {
+				t.Error("D is bound")
+			}
+			drive(ui, seq(poolAt(2), typed("D"))...)
+			if ui.dialog != nil {
+				t.Errorf("D opened %s", ui.dialog.Title())
+			}
+			drive(ui, common.ConfirmedMsg{Request: action.DriveRequest("worker", fixture.WorkerNew, 2, 3, "mcotui/mcotui-controller")})
+			if ui.drive != nil {
+				t.Error("a confirmed drive request started driving")
+			}
+			if tc.d != nil {
+				if pools, _ := tc.d.Driven(); len(pools) != 0 {
+					t.Errorf("driven %v", pools)
+				}
+			}
+		})
+	}
+}
+
+// TestDriveScreen runs the program, confirms driving pool worker, and compares the
+// screen once the driver has taken a step: the status line says this terminal drives
+// worker, the footer what it did last.
+func TestDriveScreen(t *testing.T) {
+	d := &tuitest.Driver{Reports: []action.DriveReport{{Leading: true, Target: fixture.WorkerNew, Targets: []string{"ci-ln-9xsm9-worker-d-zz91c"}}}}
+	src := fixture.ManagedSource(16)
+	t.Cleanup(src.Close)
+	ui := New(src, Options{Clock: fixture.Clock(fixture.Now), Refresh: -1, Actions: &tuitest.Actions{}, Driver: d})
+	tm := teatest.NewTestModel(t, ui, teatest.WithInitialTermSize(120, 40),
+		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.ANSI256), tea.WithEnvironment([]string{"TERM=xterm-256color"})))
+	for _, m := range seq(poolAt(2), typed("D"), typed("y")) {
+		tm.Send(m)
+	}
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		return strings.Contains(string(b), "targeted ci-ln-9xsm9-worker-d-zz91c")
+	}, teatest.WithDuration(10*time.Second))
+	if err := tm.Quit(); err != nil {
+		t.Fatal(err)
+	}
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*UI)
+	final.stopDrive()
+	view := final.View().Content
+	checkShape(t, view, 120, 40)
+	if !strings.Contains(tuitest.Plain(view), " driving worker ") {
+		t.Errorf("the screen does not say it drives worker:\n%s", tuitest.Plain(view))
+	}
+	tuitest.GoldenStyled(t, view)
+}
