@@ -161,11 +161,9 @@ func names(ns []string) string {
 
 // Retry implements action.Actions, for a node rollout.Plan agrees is failing at the
 // pool's target: it sets the node's state annotation back to Working and clears its
-// reason, on the version of the node that was checked. How a retry reaches the agent
-// is not settled yet (the controller's Driver plans retries but writes nothing); the
-// agent retries a failed update on its own backoff, and this clears the failure it
-// reported until its next attempt reports again. Once the agent watches for a retry
-// request, Retry should write that instead; the confirmation says what it writes.
+// reason, on the version of the node that was checked. That move to Working is the
+// agent's retry request: it ends the backoff after a failure and the agent tries the
+// update again at once (agent.waitRetry), as it would have on its own a little later.
 func (a *Actions) Retry(ctx context.Context, pool, node string) error {
 	p, err := a.c.pools.Get(pool)
 	if err != nil {
