@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/mcotui/mcotui/platform/kube"
@@ -58,30 +59,31 @@ type Options struct {
 	Progress func(step string)
 }
 
-// Validate checks the options a user gives, with messages that name the flag.
+// Validate checks the options a user gives, with messages that name the flag. Zero is
+// out of range here; Start takes it for the default.
 func (o Options) Validate() error {
 	var errs []error
-	if o.Nodes != 0 && (o.Nodes < MinNodes || o.Nodes > MaxNodes) {
+	if o.Nodes < MinNodes || o.Nodes > MaxNodes {
 		errs = append(errs, fmt.Errorf("--nodes %d: use %d to %d (three masters, the rest workers)", o.Nodes, MinNodes, MaxNodes))
 	}
-	if o.Speed != 0 && (o.Speed < MinSpeed || o.Speed > MaxSpeed) {
+	if !(o.Speed >= MinSpeed && o.Speed <= MaxSpeed) { // NaN too
 		errs = append(errs, fmt.Errorf("--speed %g: use %g (ten times slower) to %g (a hundred times faster); 1 is a real cluster's pace, compressed", o.Speed, MinSpeed, MaxSpeed))
 	}
 	return errors.Join(errs...)
 }
 
 func (o *Options) defaults() error {
-	if err := o.Validate(); err != nil {
-		return err
-	}
-	if o.Config == nil {
-		return errors.New("demo: no API server (Options.Config)")
-	}
 	if o.Nodes == 0 {
 		o.Nodes = DefaultNodes
 	}
 	if o.Speed == 0 {
 		o.Speed = 1
+	}
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	if o.Config == nil {
+		return errors.New("demo: no API server (Options.Config)")
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
@@ -105,7 +107,9 @@ type Demo struct {
 
 	nodes   []*simNode
 	workers []*simNode
-	kubelet *kubelet
+	// rendered are the names of the pools' first rendered configs.
+	rendered []string
+	kubelet  *kubelet
 
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
@@ -150,6 +154,18 @@ func Start(ctx context.Context, opts Options) (*Demo, error) {
 	}
 	d.goRun("controller", func() error { return d.runController(ctx) })
 	d.goRun("kubelet", func() error { return d.kubelet.run(ctx) })
+	// The agents fetch their nodes' configs at once: let the controller render them
+	// first, so that the log does not open with retries.
+	if err := d.until(ctx, func(ctx context.Context) (bool, error) {
+		for _, name := range d.rendered {
+			if _, err := d.clients.MachineConfig.MachineconfigurationV1().MachineConfigs().Get(ctx, name, metav1.GetOptions{}); err != nil {
+				return false, err
+			}
+		}
+		return true, nil
+	}); err != nil {
+		return nil, fmt.Errorf("demo: wait for the controller to render the pools: %w", errors.Join(err, d.failure()))
+	}
 	for _, n := range d.nodes {
 		d.goRun("node "+n.name, func() error { return n.run(ctx) })
 	}
@@ -197,6 +213,11 @@ func (d *Demo) Wait() error {
 			d.log.Warn("remove the demo's directory", "dir", d.dir, "err", err)
 		}
 	}
+	return d.failure()
+}
+
+// failure is the first failure of a part of the simulation.
+func (d *Demo) failure() error {
 	d.errMu.Lock()
 	defer d.errMu.Unlock()
 	return d.err

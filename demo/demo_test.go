@@ -188,13 +188,16 @@ func TestOptionsValidate(t *testing.T) {
 		opts demo.Options
 		want string
 	}{
-		{demo.Options{}, ""},
 		{demo.Options{Nodes: 12, Speed: 2}, ""},
-		{demo.Options{Nodes: 4}, "--nodes 4: use 5 to 60"},
-		{demo.Options{Nodes: 61}, "--nodes 61: use 5 to 60"},
-		{demo.Options{Speed: 0.01}, "--speed 0.01: use 0.1"},
-		{demo.Options{Speed: 1000}, "--speed 1000: use 0.1"},
-		{demo.Options{Speed: -1}, "--speed -1: use 0.1"},
+		{demo.Options{Nodes: 5, Speed: 0.1}, ""},
+		{demo.Options{Nodes: 60, Speed: 100}, ""},
+		{demo.Options{Nodes: 0, Speed: 1}, "--nodes 0: use 5 to 60"},
+		{demo.Options{Nodes: 12, Speed: 0}, "--speed 0: use 0.1"},
+		{demo.Options{Nodes: 4, Speed: 1}, "--nodes 4: use 5 to 60"},
+		{demo.Options{Nodes: 61, Speed: 1}, "--nodes 61: use 5 to 60"},
+		{demo.Options{Nodes: 12, Speed: 0.01}, "--speed 0.01: use 0.1"},
+		{demo.Options{Nodes: 12, Speed: 1000}, "--speed 1000: use 0.1"},
+		{demo.Options{Nodes: 12, Speed: -1}, "--speed -1: use 0.1"},
 	} {
 		err := tc.opts.Validate()
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {

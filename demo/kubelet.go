@@ -207,11 +207,20 @@ func (k *kubelet) run(ctx context.Context) error {
 	onPod := func(obj any) {
 		kick()
 		if p, ok := obj.(*corev1.Pod); ok && p.DeletionTimestamp != nil {
-			k.terminate(ctx, p, nodes.Lister().List)
+			k.terminate(ctx, p)
+		}
+	}
+	onDelete := func(obj any) {
+		kick()
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		if p, ok := obj.(*corev1.Pod); ok && ctx.Err() == nil {
+			k.replace(ctx, p, nodes.Lister().List)
 		}
 	}
 	if _, err := pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: onPod, UpdateFunc: func(_, cur any) { onPod(cur) }, DeleteFunc: func(any) { kick() },
+		AddFunc: onPod, UpdateFunc: func(_, cur any) { onPod(cur) }, DeleteFunc: onDelete,
 	}); err != nil {
 		return err
 	}
@@ -244,9 +253,9 @@ func (k *kubelet) run(ctx context.Context) error {
 	}
 }
 
-// terminate deletes p for good after its containers had time to stop, then starts a
-// replacement, once per pod.
-func (k *kubelet) terminate(ctx context.Context, p *corev1.Pod, listNodes func(labels.Selector) ([]*corev1.Node, error)) {
+// terminate deletes p for good after its containers had time to stop, once per pod.
+// (An API server without graceful deletion has deleted it already.)
+func (k *kubelet) terminate(ctx context.Context, p *corev1.Pod) {
 	k.mu.Lock()
 	if k.terminating[p.UID] {
 		k.mu.Unlock()
@@ -254,7 +263,6 @@ func (k *kubelet) terminate(ctx context.Context, p *corev1.Pod, listNodes func(l
 	}
 	k.terminating[p.UID] = true
 	k.mu.Unlock()
-	app := p.Labels["app"]
 	k.d.wg.Go(func() {
 		if err := k.d.sleep(ctx, k.d.draw(500*time.Millisecond, 2*time.Second)); err != nil {
 			return
@@ -262,13 +270,20 @@ func (k *kubelet) terminate(ctx context.Context, p *corev1.Pod, listNodes func(l
 		err := k.d.clients.Kube.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{
 			GracePeriodSeconds: ptr.To(int64(0)), Preconditions: &metav1.Preconditions{UID: &p.UID},
 		})
-		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) && ctx.Err() == nil {
 			k.d.log.Warn("finish pod deletion", "pod", p.Namespace+"/"+p.Name, "err", err)
-			return
 		}
-		if app == "" {
-			return
-		}
+	})
+}
+
+// replace starts a pod of p's app on a schedulable, Ready worker, as its ReplicaSet and
+// the scheduler would once p is gone.
+func (k *kubelet) replace(ctx context.Context, p *corev1.Pod, listNodes func(labels.Selector) ([]*corev1.Node, error)) {
+	app := p.Labels["app"]
+	if app == "" {
+		return
+	}
+	k.d.wg.Go(func() {
 		all, _ := listNodes(labels.SelectorFromSet(labels.Set{roleLabel("worker"): ""}))
 		var ready []string
 		for _, n := range all {

@@ -97,6 +97,7 @@ func (d *Demo) seed(ctx context.Context) error {
 			return fmt.Errorf("render pool %s: %w", pool, err)
 		}
 		rendered[pool] = r.Config
+		d.rendered = append(d.rendered, r.Config.Name)
 		if _, err := c.MachineConfig.MachineconfigurationV1().MachineConfigPools().Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("create MachineConfigPool %s: %w", pool, err)
 		}

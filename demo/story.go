@@ -38,7 +38,8 @@ func (d *Demo) story(ctx context.Context) error {
 	}
 	mcs := d.clients.MachineConfig.MachineconfigurationV1().MachineConfigs()
 	step(StepStart)
-	if err := d.sleep(ctx, 6*time.Second); err != nil {
+	// Long enough to look around a calm cluster first.
+	if err := d.sleep(ctx, 10*time.Second); err != nil {
 		return err
 	}
 
