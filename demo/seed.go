@@ -9,9 +9,11 @@ import (
 	"strings"
 
 	ign3types "github.com/coreos/ignition/v2/config/v3_5/types"
+	configv1 "github.com/openshift/api/config/v1"
 	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
+	configclient "github.com/openshift/client-go/config/clientset/versioned"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,6 +25,7 @@ import (
 	"github.com/mcotui/mcotui/core/bootimage"
 	"github.com/mcotui/mcotui/core/ignconfig"
 	"github.com/mcotui/mcotui/core/render"
+	"github.com/mcotui/mcotui/platform/kube"
 )
 
 // stream is CoreOS stream metadata for the coreos-bootimages ConfigMap (RHCOS 4.18).
@@ -117,6 +120,9 @@ func (d *Demo) seed(ctx context.Context) error {
 			d.workers = append(d.workers, n)
 		}
 	}
+	if err := d.seedInfrastructure(ctx); err != nil {
+		return err
+	}
 	if err := d.seedBootImages(ctx); err != nil {
 		return err
 	}
@@ -201,6 +207,35 @@ func dataURL(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// seedInfrastructure creates Infrastructure/cluster, platform AWS, where the API server
+// serves config.openshift.io (apisim does, kubetest does not): the TUI reads the
+// platform from it to tell which MachineSets it can update.
+func (d *Demo) seedInfrastructure(ctx context.Context) error {
+	served, err := kube.Served(d.clients.Kube.Discovery(), configv1.GroupVersion, "infrastructures")
+	if err != nil || !served {
+		return err
+	}
+	cc, err := configclient.NewForConfig(d.opts.Config)
+	if err != nil {
+		return err
+	}
+	infra, err := cc.ConfigV1().Infrastructures().Create(ctx, &configv1.Infrastructure{
+		ObjectMeta: metav1.ObjectMeta{Name: "cluster"},
+		Spec:       configv1.InfrastructureSpec{PlatformSpec: configv1.PlatformSpec{Type: configv1.AWSPlatformType}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("create Infrastructure cluster: %w", err)
+	}
+	infra.Status = configv1.InfrastructureStatus{
+		InfrastructureName: clusterID,
+		PlatformStatus:     &configv1.PlatformStatus{Type: configv1.AWSPlatformType, AWS: &configv1.AWSPlatformStatus{Region: "us-east-1"}},
+	}
+	if _, err := cc.ConfigV1().Infrastructures().UpdateStatus(ctx, infra, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("Infrastructure cluster: status: %w", err)
+	}
+	return nil
 }
 
 // seedBootImages creates the coreos-bootimages ConfigMap, the workers' user-data stub,
