@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
@@ -111,6 +113,9 @@ func runDemo(ctx context.Context, s streams, o *demoOptions) error {
 		return fmt.Errorf("demo: temporary directory: %w", err)
 	}
 	defer os.RemoveAll(dir)
+	// A closed terminal or a kill ends the demo as q does, so the directory goes too.
+	ctx, stopSignals := signal.NotifyContext(ctx, syscall.SIGHUP, syscall.SIGTERM, os.Interrupt)
+	defer stopSignals()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
