@@ -3,8 +3,10 @@ package demo_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	operatorv1 "github.com/openshift/api/operator/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcotui/mcotui/core/bootimage"
@@ -55,6 +58,11 @@ func TestStoryPlaysToTheEnd(t *testing.T) {
 			t.Errorf("stop: %v", err)
 		}
 	}()
+
+	initialPods := podNames(t, ctx)
+	if len(initialPods) == 0 {
+		t.Fatal("no workload pods at the start")
+	}
 
 	// What a user watching the nodes would see degrade, whenever it happens.
 	degraded := map[string]bool{}
@@ -138,6 +146,12 @@ func TestStoryPlaysToTheEnd(t *testing.T) {
 		}
 	}
 
+	// Every worker was drained: no pod of the start is left, and each app is back to its
+	// replicas (three workers: storefront 3, checkout 2, recommender 1), all Ready.
+	if err := waitWorkloads(ctx, initialPods, map[string]int{"storefront": 3, "checkout": 2, "recommender": 1}); err != nil {
+		t.Error(err)
+	}
+
 	// Boot images: mode All, every MachineSet on the target AMI.
 	mc, err := env.Operator.OperatorV1().MachineConfigurations().Get(ctx, bootimage.MachineConfigurationName, metav1.GetOptions{})
 	if err != nil {
@@ -178,6 +192,53 @@ func waitAMIs(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("MachineSets not all on %s: %v", awsTarget, last)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func podNames(t *testing.T, ctx context.Context) map[string]bool {
+	t.Helper()
+	pods, err := env.Kube.CoreV1().Pods("shop").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, p := range pods.Items {
+		names[p.Name] = true
+	}
+	return names
+}
+
+// waitWorkloads waits until the shop's pods are all new, Ready, and as many per app as
+// want: the last drain's replacements may still be starting when the story ends.
+func waitWorkloads(ctx context.Context, initial map[string]bool, want map[string]int) error {
+	var last string
+	for {
+		pods, err := env.Kube.CoreV1().Pods("shop").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		got := map[string]int{}
+		var old []string
+		for _, p := range pods.Items {
+			if initial[p.Name] {
+				old = append(old, p.Name)
+			}
+			ready := p.DeletionTimestamp == nil && slices.ContainsFunc(p.Status.Conditions, func(c corev1.PodCondition) bool {
+				return c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue
+			})
+			if ready {
+				got[p.Labels["app"]]++
+			}
+		}
+		if len(old) == 0 && maps.Equal(got, want) {
+			return nil
+		}
+		last = fmt.Sprintf("pods of the start still there: %v; Ready pods per app %v, want %v", old, got, want)
+		select {
+		case <-ctx.Done():
+			return errors.New(last)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

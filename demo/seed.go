@@ -233,7 +233,7 @@ func (d *Demo) seedInfrastructure(ctx context.Context) error {
 		PlatformStatus:     &configv1.PlatformStatus{Type: configv1.AWSPlatformType, AWS: &configv1.AWSPlatformStatus{Region: "us-east-1"}},
 	}
 	if _, err := cc.ConfigV1().Infrastructures().UpdateStatus(ctx, infra, metav1.UpdateOptions{}); err != nil {
-		return fmt.Errorf("Infrastructure cluster: status: %w", err)
+		return fmt.Errorf("status of Infrastructure cluster: %w", err)
 	}
 	return nil
 }
