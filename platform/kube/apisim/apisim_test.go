@@ -37,11 +37,16 @@ func start(t testing.TB, opts Options) (*Server, *kube.Clients) {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
+	return srv, clientsFor(t, srv)
+}
+
+func clientsFor(t testing.TB, srv *Server) *kube.Clients {
+	t.Helper()
 	c, err := kube.NewClients(srv.Config())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return srv, c
+	return c
 }
 
 func createNamespace(t testing.TB, c *kube.Clients, name string) {
@@ -331,8 +336,8 @@ func TestStatusSubresourceAndGeneration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Generation != 1 {
-		t.Fatalf("generation of a new pool: %d, want 1", p.Generation)
+	if p.Generation != 1 || p.Status.MachineCount != 0 {
+		t.Fatalf("a new pool: generation %d, machineCount %d; want 1 and no status", p.Generation, p.Status.MachineCount)
 	}
 
 	p.Status.MachineCount = 3
@@ -495,5 +500,42 @@ func TestDiscovery(t *testing.T) {
 	}
 	if err := c.Kube.CoreV1().RESTClient().Get().AbsPath("/api/v1/nope//x").Do(ctx).Error(); !apierrors.IsNotFound(err) {
 		t.Fatalf("GET of a malformed path: %v, want NotFound", err)
+	}
+}
+
+// TestProtobufClientGetsJSON: a client that prefers protobuf is answered in JSON, which
+// client-go decodes by the response's content type.
+func TestProtobufClientGetsJSON(t *testing.T) {
+	ctx := testContext(t)
+	srv, c := start(t, Options{})
+	createNode(t, c.Kube, "n", nil)
+	cfg := srv.Config()
+	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	pc, err := kube.NewClients(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := pc.Kube.CoreV1().Nodes().Get(ctx, "n", metav1.GetOptions{})
+	if err != nil || n.Name != "n" {
+		t.Fatalf("get with protobuf preferred: %v, %v", n, err)
+	}
+	w, err := pc.Kube.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{ResourceVersion: "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if ev := <-w.ResultChan(); ev.Type != "ADDED" {
+		t.Fatalf("watch with protobuf preferred: %v %v", ev.Type, ev.Object)
+	}
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	pb, err := kube.NewClients(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pb.Kube.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "m"}}, metav1.CreateOptions{}); !apierrors.IsUnsupportedMediaType(err) {
+		t.Fatalf("a protobuf body: %v, want UnsupportedMediaType", err)
+	}
+	if _, err := c.Kube.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "m"}}, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); !apierrors.IsBadRequest(err) {
+		t.Fatalf("a dry run: %v, want BadRequest", err)
 	}
 }

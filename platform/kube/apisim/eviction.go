@@ -13,8 +13,10 @@ import (
 )
 
 var (
-	podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
-	pdbsGVR = policyv1.SchemeGroupVersion.WithResource("poddisruptionbudgets")
+	podsGVR       = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	nodesGVR      = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
+	namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	pdbsGVR       = policyv1.SchemeGroupVersion.WithResource("poddisruptionbudgets")
 )
 
 // evict is POST pods/NAME/eviction, as kube-apiserver decides it: a pod that is not
@@ -61,6 +63,7 @@ func (s *store) evict(namespace, name string, body []byte, wm writeMeta) error {
 		}
 		switch {
 		case len(selecting) > 1:
+			//lint:ignore ST1005 kube-apiserver's words, which clients may match
 			return apierrors.NewInternalError(fmt.Errorf("This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."))
 		case len(selecting) == 1:
 			if err := s.useDisruption(pdbs, &budget, p.Name, wm); err != nil {

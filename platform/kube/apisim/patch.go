@@ -14,24 +14,19 @@ import (
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 )
 
-// applyPatch patches the JSON object original.
-func applyPatch(r *resource, patchType string, original, patch []byte) ([]byte, error) {
+// applyPatch patches a stored object. The JSON merge and JSON patches copy what they
+// change and share the rest with the stored object, which is never modified.
+func applyPatch(r *resource, patchType string, original *object, patch []byte) ([]byte, error) {
 	switch types.PatchType(patchType) {
 	case types.MergePatchType:
-		var o, p any
-		if err := json.Unmarshal(original, &o); err != nil {
-			return nil, apierrors.NewInternalError(err)
-		}
+		var p any
 		if err := json.Unmarshal(patch, &p); err != nil {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("the merge patch cannot be decoded: %v", err))
 		}
-		return json.Marshal(mergePatch(o, p))
+		return json.Marshal(mergePatch(original.m, p))
 	case types.JSONPatchType:
-		var o any
+		var o any = original.m
 		var ops []jsonPatchOp
-		if err := json.Unmarshal(original, &o); err != nil {
-			return nil, apierrors.NewInternalError(err)
-		}
 		if err := json.Unmarshal(patch, &ops); err != nil {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("the JSON patch cannot be decoded: %v", err))
 		}
@@ -48,7 +43,7 @@ func applyPatch(r *resource, patchType string, original, patch []byte) ([]byte, 
 		if !r.builtin {
 			return nil, unsupportedMediaType(fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s, %s", types.JSONPatchType, types.MergePatchType))
 		}
-		out, err := strategicpatch.StrategicMergePatch(original, patch, r.newObj())
+		out, err := strategicpatch.StrategicMergePatch(original.raw, patch, r.newObj())
 		if err != nil {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("the strategic merge patch cannot be applied: %v", err))
 		}

@@ -28,7 +28,9 @@ import (
 // Defaults of Options.
 const (
 	DefaultWatchHistory = 10000
-	DefaultWatchBuffer  = 1000
+	DefaultWatchBuffer  = 256
+	// DefaultBookmarkInterval is about kube-apiserver's.
+	DefaultBookmarkInterval = time.Minute
 	// maxBodyBytes bounds a request body, as kube-apiserver's 3 MiB object limit does.
 	maxBodyBytes = 3 << 20
 )
@@ -36,6 +38,7 @@ const (
 // Options configure a Server. The zero value serves on a free loopback port.
 type Options struct {
 	// Addr is the address to listen on. Default "127.0.0.1:0": a free loopback port.
+	// There is no authentication: any other address lets anyone who reaches it write.
 	Addr string
 	// Clock gives creationTimestamp, managedFields times and the eviction time recorded
 	// in a PodDisruptionBudget. Default: the real clock. Watch timeouts always use
@@ -48,9 +51,13 @@ type Options struct {
 	// WatchBuffer is how many events may wait for one watcher; a watcher that falls
 	// further behind is dropped (its client watches again). Default DefaultWatchBuffer.
 	WatchBuffer int
-	// Logger receives the server's own trouble (a failed response write, say).
-	// Default: discard.
+	// Logger receives the server's own trouble and, at debug level, one record per
+	// request once it is answered (a watch when it ends). Default: discard.
 	Logger *slog.Logger
+	// BookmarkInterval is how often a watch that takes bookmarks gets one, so that a
+	// client watching objects that rarely change still knows a recent
+	// resourceVersion to resume from. Default DefaultBookmarkInterval.
+	BookmarkInterval time.Duration
 	// Namespaces are created at start besides those every cluster has (default,
 	// kube-system, kube-public, kube-node-lease).
 	Namespaces []string
@@ -63,6 +70,8 @@ type Server struct {
 	http  *http.Server
 	cfg   *rest.Config
 	log   *slog.Logger
+
+	bookmarkEvery time.Duration
 
 	mu       sync.Mutex // guards closed and the Add of handlers
 	closed   bool
@@ -90,7 +99,10 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{store: newStore(opts.Clock, opts.WatchHistory, opts.WatchBuffer), log: opts.Logger,
+	if opts.BookmarkInterval <= 0 {
+		opts.BookmarkInterval = DefaultBookmarkInterval
+	}
+	s := &Server{bookmarkEvery: opts.BookmarkInterval, store: newStore(opts.Clock, opts.WatchHistory, opts.WatchBuffer), log: opts.Logger,
 		served: make(chan struct{}), done: make(chan struct{})}
 	nsCol := s.store.cols[corev1.SchemeGroupVersion.WithResource("namespaces")]
 	for _, ns := range append([]string{"default", "kube-system", "kube-public", "kube-node-lease"}, opts.Namespaces...) {
@@ -157,6 +169,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.handlers.Add(1)
 	s.mu.Unlock()
 	defer s.handlers.Done()
+	if s.log.Enabled(r.Context(), slog.LevelDebug) {
+		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
+		w = rec
+		defer func() {
+			s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "query", r.URL.RawQuery,
+				"code", rec.code, "userAgent", r.UserAgent())
+		}()
+	}
 
 	switch r.URL.Path {
 	case "/healthz", "/readyz", "/livez":
@@ -203,6 +223,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
+	if q.Has("dryRun") {
+		// Refused rather than ignored: ignoring it would store what the client meant
+		// only to try.
+		writeError(w, apierrors.NewBadRequest("apisim does not support dryRun"))
+		return
+	}
 	wm := writeMeta{manager: q.Get("fieldManager"), subresource: p.subresource}
 	if wm.manager == "" {
 		wm.manager, _, _ = strings.Cut(r.UserAgent(), "/")
@@ -444,8 +470,16 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, c *collectio
 	defer s.store.stopWatch(wt)
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
+	var bookmarks <-chan time.Time
+	if opts.bookmarks {
+		t := time.NewTicker(s.bookmarkEvery)
+		defer t.Stop()
+		bookmarks = t.C
+	}
 	for {
 		select {
+		case <-bookmarks:
+			s.store.queueBookmark(wt)
 		case fr, ok := <-wt.ch:
 			if !ok {
 				return
@@ -483,3 +517,17 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, c *collectio
 		}
 	}
 }
+
+// statusRecorder remembers the status code of a response, for the request log.
+type statusRecorder struct {
+	http.ResponseWriter
+	code int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.code = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets http.ResponseController reach the connection to flush watch events.
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }

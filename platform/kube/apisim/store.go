@@ -283,7 +283,9 @@ func (s *store) watch(c *collection, f *filter, o watchOptions) (*watcher, []fra
 			return nil, nil, err
 		case rv < s.compacted:
 			gone := apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", rv, s.compacted+1))
-			raw, _ := json.Marshal(gone.Status())
+			st := gone.Status()
+			st.TypeMeta = metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}
+			raw, _ := json.Marshal(st)
 			return nil, []frame{{watch.Error, raw}}, nil
 		}
 		for _, ch := range s.historySince(rv) {
@@ -325,6 +327,20 @@ func (s *store) historySince(rv uint64) []*change {
 		}
 	}
 	return out
+}
+
+// queueBookmark queues a bookmark at the newest resourceVersion behind the events the
+// watcher has been given, unless its buffer is full (a later one will do).
+func (s *store) queueBookmark(w *watcher) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if w.gone {
+		return
+	}
+	select {
+	case w.ch <- frame{watch.Bookmark, bookmark(w.col.res, s.rv, false)}:
+	default:
+	}
 }
 
 // stopWatchAt stops a watcher and returns the resourceVersion it has been given
@@ -395,8 +411,17 @@ func (s *store) create(c *collection, namespace string, m map[string]any, wm wri
 	} else {
 		delete(md, "generation")
 	}
-	if c.res.gvr.Resource == "namespaces" {
+	// As kube-apiserver's strategies do: a create sets no status where a status
+	// subresource exists (a node's, which its kubelet registers with, excepted); a
+	// namespace starts Active and a pod Pending.
+	if c.res.status && c.res.gvr != nodesGVR {
+		delete(m, "status")
+	}
+	switch c.res.gvr {
+	case namespacesGVR:
 		m["status"] = map[string]any{"phase": "Active"}
+	case podsGVR:
+		m["status"] = map[string]any{"phase": "Pending"}
 	}
 	md["managedFields"] = managedFields(nil, c.res, wm, now)
 	s.rv++
@@ -418,7 +443,7 @@ func (s *store) checkNamespace(c *collection, namespace string, md map[string]an
 		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
 	}
 	md["namespace"] = namespace
-	if _, ok := s.cols[schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}].objs[key("", namespace)]; !ok {
+	if _, ok := s.cols[namespacesGVR].objs[key("", namespace)]; !ok {
 		return apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, namespace)
 	}
 	return nil
@@ -559,7 +584,7 @@ func (s *store) patch(c *collection, namespace, name, patchType string, body []b
 	if !ok {
 		return nil, apierrors.NewNotFound(c.res.groupResource(), name)
 	}
-	patchedJSON, err := applyPatch(c.res, patchType, old.raw, body)
+	patchedJSON, err := applyPatch(c.res, patchType, old, body)
 	if err != nil {
 		return nil, err
 	}
@@ -585,13 +610,15 @@ func (s *store) delete(c *collection, namespace, name string, pre preconditions)
 	md := metadata(old.m)
 	if pre.uid != "" && pre.uid != md["uid"] {
 		return nil, apierrors.NewConflict(c.res.groupResource(), name,
+			//lint:ignore ST1005 kube-apiserver's words
 			fmt.Errorf("Precondition failed: UID in precondition: %s, UID in object meta: %v", pre.uid, md["uid"]))
 	}
 	if pre.resourceVersion != "" && pre.resourceVersion != md["resourceVersion"] {
 		return nil, apierrors.NewConflict(c.res.groupResource(), name,
+			//lint:ignore ST1005 kube-apiserver's words
 			fmt.Errorf("Precondition failed: ResourceVersion in precondition: %s, ResourceVersion in object meta: %v", pre.resourceVersion, md["resourceVersion"]))
 	}
-	if c.res.gvr.Resource == "namespaces" && c.res.gvr.Group == "" {
+	if c.res.gvr == namespacesGVR {
 		for _, other := range s.cols {
 			if !other.res.namespaced {
 				continue
