@@ -11,9 +11,11 @@ import (
 	"syscall"
 
 	"github.com/charmbracelet/x/term"
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/klog/v2"
 
 	"github.com/mcotui/mcotui/demo"
 	"github.com/mcotui/mcotui/platform/kube/apisim"
@@ -107,6 +109,10 @@ func runDemo(ctx context.Context, s streams, o *demoOptions) error {
 		defer f.Close()
 		log = slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
+	// client-go logs through klog, to stderr unless told otherwise; the simulation runs
+	// before the TUI takes the terminal (and runTUI points klog at the same place).
+	klog.SetLogger(logr.FromSlogHandler(log.Handler()))
+	defer klog.SetLogger(logr.Discard())
 
 	dir, err := os.MkdirTemp("", "mcotui-demo-")
 	if err != nil {
