@@ -42,7 +42,7 @@ reboots), their kubelets and the workloads are simulated, with a real cluster's
 timings compressed. Nothing outside a temporary directory is touched, and it is
 removed when you quit.
 
-What you will see (about three minutes at --speed 1):
+What you will see (about a minute and a half at --speed 1):
   - three masters and --nodes minus three workers, all up to date on their pools'
     rendered configs, with shop workloads (some behind PodDisruptionBudgets) on the
     workers;
@@ -67,7 +67,7 @@ Keys to try:
   m             change the pool's maxUnavailable
   P             preview the next rollout wave by wave
   b             boot images: m changes the mode, e the Partial selector
-  c             the pool's configs, d a diff between two
+  c             the pool's configs: x marks one, d diffs another against it
   ?             every key; q quits
 
 Every change asks for confirmation and says what it writes, as on a real cluster.`,
