@@ -12,7 +12,7 @@ export MCOTUI_TESTBIN := $(TESTBIN)
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(TESTBIN)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 
-.PHONY: all build test test-crash e2e testbin lint vet fmt-check staticcheck bench fuzz clean
+.PHONY: all build demo test test-crash e2e testbin lint vet fmt-check staticcheck bench fuzz clean
 
 FUZZTIME ?= 1m
 
@@ -20,6 +20,11 @@ all: build
 
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o bin/mcotui .
+
+# The TUI on a cluster simulated inside the process: no cluster, no test binaries.
+# DEMOFLAGS passes flags, e.g. make demo DEMOFLAGS='--nodes 30 --speed 2'.
+demo: build
+	bin/mcotui demo $(DEMOFLAGS)
 
 testbin:
 	./hack/system-deps.sh

@@ -130,6 +130,7 @@ Offline tools work on manifest files and need no cluster:
 		newResumeCmd(s),
 		newBootImagesCmd(s),
 		newInstallCmd(s),
+		newDemoCmd(s),
 		newVersionCmd(s),
 	)
 	return root

@@ -1,0 +1,268 @@
+package demo_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	operatorv1 "github.com/openshift/api/operator/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mcotui/mcotui/core/bootimage"
+	"github.com/mcotui/mcotui/core/nodeanno"
+	"github.com/mcotui/mcotui/core/phase"
+	"github.com/mcotui/mcotui/demo"
+	"github.com/mcotui/mcotui/platform/kube/kubetest"
+)
+
+// The demo against the real kube-apiserver of kubetest: the story is played by the real
+// controller and agents, so what it shows is what they do.
+
+var env *kubetest.Env
+
+func TestMain(m *testing.M) { kubetest.Main(m, &env) }
+
+// awsTarget is the x86_64 us-east-1 AMI of the demo's stream metadata.
+const awsTarget = "ami-0e5d1a7b2c8f3e496"
+
+func TestStoryPlaysToTheEnd(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	var (
+		mu    sync.Mutex
+		steps []string
+	)
+	d, err := demo.Start(ctx, demo.Options{
+		Config: env.Config, Nodes: 6, Speed: 10, Seed: 1, Dir: t.TempDir(),
+		Log: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Progress: func(s string) {
+			mu.Lock()
+			defer mu.Unlock()
+			steps = append(steps, s)
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := d.Stop(); err != nil {
+			t.Errorf("stop: %v", err)
+		}
+	}()
+
+	initialPods := podNames(t, ctx)
+	if len(initialPods) == 0 {
+		t.Fatal("no workload pods at the start")
+	}
+
+	// What a user watching the nodes would see degrade, whenever it happens.
+	degraded := map[string]bool{}
+	watchDone := make(chan struct{})
+	go func() {
+		defer close(watchDone)
+		for ctx.Err() == nil {
+			nodes, err := env.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+			if err == nil {
+				mu.Lock()
+				for _, n := range nodes.Items {
+					if nodeanno.State(&n) == nodeanno.StateDegraded {
+						degraded[n.Name] = true
+					}
+				}
+				mu.Unlock()
+			}
+			select {
+			case <-ctx.Done():
+			case <-d.StoryDone():
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}()
+
+	select {
+	case <-d.StoryDone():
+	case <-ctx.Done():
+	}
+	<-watchDone
+	mu.Lock()
+	defer mu.Unlock()
+	if len(steps) == 0 || steps[len(steps)-1] != demo.StepEnd {
+		t.Fatalf("the story did not end; its steps:\n%s", strings.Join(steps, "\n"))
+	}
+
+	// Every node is Done on its pool's new config, which holds the story's configs.
+	for pool, want := range map[string][]string{
+		"master": {"00-master", "99-master-node-exporter"},
+		"worker": {"00-worker", "99-worker-chrony", "99-worker-node-exporter"},
+	} {
+		p, err := env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Get(ctx, pool, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sources []string
+		for _, s := range p.Status.Configuration.Source {
+			sources = append(sources, s.Name)
+		}
+		if !slices.Equal(sources, want) || p.Status.UpdatedMachineCount != p.Status.MachineCount {
+			t.Errorf("pool %s: sources %v (want %v), %d of %d machines updated", pool, sources, want, p.Status.UpdatedMachineCount, p.Status.MachineCount)
+		}
+		nodes, err := env.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "node-role.kubernetes.io/" + pool})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range nodes.Items {
+			if nodeanno.Current(&n) != p.Spec.Configuration.Name || nodeanno.State(&n) != nodeanno.StateDone || n.Spec.Unschedulable {
+				t.Errorf("node %s: current %s, state %s, unschedulable %t; want Done on %s", n.Name,
+					nodeanno.Current(&n), nodeanno.State(&n), n.Spec.Unschedulable, p.Spec.Configuration.Name)
+			}
+			mcn, err := env.MachineConfig.MachineconfigurationV1().MachineConfigNodes().Get(ctx, n.Name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c, _ := phase.Find(mcn.Status.Conditions, phase.Updated); c.Status != metav1.ConditionTrue {
+				t.Errorf("MachineConfigNode %s: Updated = %+v", n.Name, c)
+			}
+		}
+	}
+
+	// One worker degraded, and it recovered (it is Done above).
+	if len(degraded) != 1 {
+		t.Errorf("nodes seen degraded: %v, want one worker", degraded)
+	}
+	for name := range degraded {
+		if !strings.HasPrefix(name, "worker-") || !slices.Contains(steps, fmt.Sprintf(demo.StepDegraded, name)) ||
+			!slices.Contains(steps, fmt.Sprintf(demo.StepRepaired, name)) {
+			t.Errorf("degraded %s; steps:\n%s", name, strings.Join(steps, "\n"))
+		}
+	}
+
+	// Every worker was drained: no pod of the start is left, and each app is back to its
+	// replicas (three workers: storefront 3, checkout 2, recommender 1), all Ready.
+	if err := waitWorkloads(ctx, initialPods, map[string]int{"storefront": 3, "checkout": 2, "recommender": 1}); err != nil {
+		t.Error(err)
+	}
+
+	// Boot images: mode All, every MachineSet on the target AMI.
+	mc, err := env.Operator.OperatorV1().MachineConfigurations().Get(ctx, bootimage.MachineConfigurationName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ms := mc.Spec.ManagedBootImages.MachineManagers; len(ms) != 1 || ms[0].Selection.Mode != operatorv1.All {
+		t.Errorf("machine managers %+v, want MachineSets in mode All", ms)
+	}
+	if err := waitAMIs(ctx); err != nil {
+		t.Error(err)
+	}
+}
+
+// waitAMIs waits until every MachineSet boots the target AMI: the controller patches
+// them shortly after the mode changes, and the story does not wait for it.
+func waitAMIs(ctx context.Context) error {
+	var last []string
+	for {
+		sets, err := env.Machine.MachineV1beta1().MachineSets(bootimage.MachineAPINamespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		last = last[:0]
+		ok := len(sets.Items) == 3
+		for _, ms := range sets.Items {
+			var v struct {
+				AMI struct{ ID string } `json:"ami"`
+			}
+			if err := json.Unmarshal(ms.Spec.Template.Spec.ProviderSpec.Value.Raw, &v); err != nil {
+				return err
+			}
+			last = append(last, ms.Name+"="+v.AMI.ID)
+			ok = ok && v.AMI.ID == awsTarget
+		}
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("MachineSets not all on %s: %v", awsTarget, last)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func podNames(t *testing.T, ctx context.Context) map[string]bool {
+	t.Helper()
+	pods, err := env.Kube.CoreV1().Pods("shop").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, p := range pods.Items {
+		names[p.Name] = true
+	}
+	return names
+}
+
+// waitWorkloads waits until the shop's pods are all new, Ready, and as many per app as
+// want: the last drain's replacements may still be starting when the story ends.
+func waitWorkloads(ctx context.Context, initial map[string]bool, want map[string]int) error {
+	var last string
+	for {
+		pods, err := env.Kube.CoreV1().Pods("shop").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		got := map[string]int{}
+		var old []string
+		for _, p := range pods.Items {
+			if initial[p.Name] {
+				old = append(old, p.Name)
+			}
+			ready := p.DeletionTimestamp == nil && slices.ContainsFunc(p.Status.Conditions, func(c corev1.PodCondition) bool {
+				return c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue
+			})
+			if ready {
+				got[p.Labels["app"]]++
+			}
+		}
+		if len(old) == 0 && maps.Equal(got, want) {
+			return nil
+		}
+		last = fmt.Sprintf("pods of the start still there: %v; Ready pods per app %v, want %v", old, got, want)
+		select {
+		case <-ctx.Done():
+			return errors.New(last)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	for _, tc := range []struct {
+		opts demo.Options
+		want string
+	}{
+		{demo.Options{Nodes: 12, Speed: 2}, ""},
+		{demo.Options{Nodes: 5, Speed: 0.1}, ""},
+		{demo.Options{Nodes: 60, Speed: 100}, ""},
+		{demo.Options{Nodes: 0, Speed: 1}, "--nodes 0: use 5 to 60"},
+		{demo.Options{Nodes: 12, Speed: 0}, "--speed 0: use 0.1"},
+		{demo.Options{Nodes: 4, Speed: 1}, "--nodes 4: use 5 to 60"},
+		{demo.Options{Nodes: 61, Speed: 1}, "--nodes 61: use 5 to 60"},
+		{demo.Options{Nodes: 12, Speed: 0.01}, "--speed 0.01: use 0.1"},
+		{demo.Options{Nodes: 12, Speed: 1000}, "--speed 1000: use 0.1"},
+		{demo.Options{Nodes: 12, Speed: -1}, "--speed -1: use 0.1"},
+	} {
+		err := tc.opts.Validate()
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("Validate(%+v) = %v, want %q", tc.opts, err, tc.want)
+		}
+	}
+}
