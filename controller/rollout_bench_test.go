@@ -58,6 +58,11 @@ var (
 //   - controller-writes/node, agent-writes/node: API requests other than GET (so not
 //     list or watch either) per node updated, by the controller's clients and the
 //     agents'; the log breaks them down by verb and resource;
+//   - target-after-slot-p50-ms, -p99-ms: the same from the Done that made room for it
+//     under maxUnavailable: the k-th node targeted needed k-maxUnavailable nodes Done,
+//     and the last of those freed its slot. With agents that finish at once the two
+//     differ: the latest Done before a target is often that of the node targeted just
+//     before it in the same step;
 //   - node-update-ms: the mean time from a node's target to its Done;
 //   - total/ideal: the time from the first target to the last Done against
 //     ceil(N / maxUnavailable) x node-update-ms, the rollout's length were each wave
@@ -564,6 +569,7 @@ func (r *rolloutRecorder) times() nodeTimes {
 // rolloutStats gathers BenchmarkRollout's figures over its iterations.
 type rolloutStats struct {
 	afterDone  []time.Duration // target minus the latest Done before it
+	afterSlot  []time.Duration // k-th target minus the (k-maxUnavailable)-th Done
 	nodeUpdate []time.Duration // Done minus target, per node
 	total      time.Duration   // first target to last Done, summed over rollouts
 	waves      int             // ceil(N / maxUnavailable), summed over rollouts
@@ -582,11 +588,16 @@ func (s *rolloutStats) add(t nodeTimes, maxU int) {
 	}
 	sortTimes(targets)
 	sortTimes(dones)
-	for _, at := range targets {
+	for k, at := range targets {
 		// The latest Done at or before at.
 		i := sort.Search(len(dones), func(i int) bool { return dones[i].After(at) })
 		if i > 0 {
 			s.afterDone = append(s.afterDone, at.Sub(dones[i-1]))
+		}
+		// The k-th target (from 0) needs k-maxU+1 nodes Done: the last of them freed
+		// the slot it takes.
+		if k >= maxU {
+			s.afterSlot = append(s.afterSlot, at.Sub(dones[k-maxU]))
 		}
 	}
 	s.total += dones[len(dones)-1].Sub(targets[0])
@@ -607,6 +618,8 @@ func (s *rolloutStats) report(b *testing.B, n int) {
 	ideal := time.Duration(s.waves) * perNode
 	b.ReportMetric(ms(percentile(s.afterDone, 0.50)), "target-after-done-p50-ms")
 	b.ReportMetric(ms(percentile(s.afterDone, 0.99)), "target-after-done-p99-ms")
+	b.ReportMetric(ms(percentile(s.afterSlot, 0.50)), "target-after-slot-p50-ms")
+	b.ReportMetric(ms(percentile(s.afterSlot, 0.99)), "target-after-slot-p99-ms")
 	b.ReportMetric(float64(s.ctl.total())/float64(n*s.rollouts), "controller-writes/node")
 	b.ReportMetric(float64(s.agent.total())/float64(n*s.rollouts), "agent-writes/node")
 	b.ReportMetric(ms(perNode), "node-update-ms")
