@@ -49,7 +49,7 @@ staticcheck: $(STATICCHECK)
 	$(STATICCHECK) ./...
 
 # The cluster-side benchmarks run once each on a real control plane: a rollout of a
-# 1,000-node kwok pool (about a quarter of an hour at the controller's default client
+# 1,000-node kwok pool (11 minutes on 2 shared cores at the controller's default client
 # rate limit) and status on 5,000 nodes against kubectl.
 bench: testbin
 	$(GO) test -run '^$$' -bench . -benchmem ./core/... ./store/... ./agent/...
