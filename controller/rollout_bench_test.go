@@ -1,0 +1,647 @@
+package controller_test
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	ign3types "github.com/coreos/ignition/v2/config/v3_5/types"
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	mcfgclient "github.com/openshift/client-go/machineconfiguration/clientset/versioned"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
+	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+
+	"github.com/mcotui/mcotui/controller"
+	"github.com/mcotui/mcotui/controller/controllertest"
+	"github.com/mcotui/mcotui/core/nodeanno"
+	"github.com/mcotui/mcotui/core/render"
+	"github.com/mcotui/mcotui/platform/kube"
+	"github.com/mcotui/mcotui/platform/kube/kubetest"
+)
+
+var (
+	benchRolloutNodes = flag.Int("bench.rollout-nodes", 1000, "nodes in BenchmarkRollout's pool")
+	benchRolloutMaxU  = flag.Int("bench.rollout-max-unavailable", 10, "maxUnavailable of BenchmarkRollout's pool")
+	benchControllerQP = flag.Float64("bench.controller-qps", 0, "QPS of the controller's clients in BenchmarkRollout (burst twice that); 0 is client-go's default (5, burst 10), as `mcotui controller` runs; negative is unlimited")
+)
+
+// BenchmarkRollout rolls a pool of kwok nodes (1,000 by default) out to a new config,
+// once per iteration, with the real controller (controller.Run, as `mcotui controller`
+// configures its clients) and agents that finish every update at once
+// (controllertest.InstantAgent), and reports, besides the time from the MachineConfig's
+// change to the pool's Updated condition (ns/op):
+//
+//   - target-after-done-p50-ms, -p99-ms: for each node given the new config, the time
+//     since the most recent Done in the pool before it, the one that freed its slot (the
+//     first wave, which no Done freed, is left out);
+//   - controller-writes/node, agent-writes/node: API requests other than GET (so not
+//     list or watch either) per node updated, by the controller's clients and the
+//     agents'; the log breaks them down by verb and resource;
+//   - target-after-slot-p50-ms, -p99-ms: the same from the Done that made room for it
+//     under maxUnavailable: the k-th node targeted needed k-maxUnavailable nodes Done,
+//     and the last of those freed its slot. With agents that finish at once the two
+//     differ: the latest Done before a target is often that of the node targeted just
+//     before it in the same step;
+//   - node-update-ms: the mean time from a node's target to its Done;
+//   - total/ideal: the time from the first target to the last Done against
+//     ceil(N / maxUnavailable) x node-update-ms, the rollout's length were each wave
+//     to start the moment the last one ended.
+//
+// Times are taken when a watch of the nodes delivers each change, by one observer.
+// Setup (creating the nodes, waiting for kwok to make them Ready, the controller's
+// first sync) is not timed. Run it alone: go test -run '^$' -bench Rollout
+// -benchtime 1x -timeout 60m ./controller/
+func BenchmarkRollout(b *testing.B) {
+	n, maxU := *benchRolloutNodes, *benchRolloutMaxU
+	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Minute)
+	defer cancel()
+
+	admin := unthrottled(env.Config)
+	kc := kubernetes.NewForConfigOrDie(admin)
+	mc := mcfgclient.NewForConfigOrDie(admin)
+
+	name := fmt.Sprintf("bench%d", rand.IntN(1_000_000))
+	pool := &mcfgv1.MachineConfigPool{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: mcfgv1.MachineConfigPoolSpec{
+			MachineConfigSelector: &metav1.LabelSelector{MatchLabels: map[string]string{mcfgv1.MachineConfigRoleLabelKey: name}},
+			NodeSelector:          &metav1.LabelSelector{MatchLabels: map[string]string{roleLabel(name): ""}},
+			MaxUnavailable:        ptr.To(intstr.FromInt32(int32(maxU))),
+		},
+	}
+	mcName := "00-" + name
+	version := 1
+	config := func() *mcfgv1.MachineConfig {
+		return benchMachineConfig(b, mcName, name, "/etc/"+name, fmt.Sprintf("v%d", version))
+	}
+	rendered := func() string {
+		r, err := render.Render(pool, []*mcfgv1.MachineConfig{config()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return r.Config.Name
+	}
+	b.Cleanup(func() { cleanupBenchPool(b, kc, mc, name, n) })
+
+	if _, err := mc.MachineconfigurationV1().MachineConfigs().Create(ctx, config(), metav1.CreateOptions{}); err != nil {
+		b.Fatalf("create machineconfig %s: %v", mcName, err)
+	}
+	if _, err := mc.MachineconfigurationV1().MachineConfigPools().Create(ctx, pool, metav1.CreateOptions{}); err != nil {
+		b.Fatalf("create pool %s: %v", name, err)
+	}
+	began := time.Now()
+	if err := createBenchNodes(ctx, kc, mc, name, rendered(), n); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("%d kwok nodes Ready with their MachineConfigNodes in %s", n, time.Since(began).Round(time.Second))
+
+	// The controller, with the clients `mcotui controller --kubeconfig` makes (client-go's
+	// default rate limit included; envtest's own config lifts it), but counted.
+	var ctlWrites, agentWrites writeCounter
+	ctlCfg, err := kube.RESTConfig(env.KubeconfigPath, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if qps := *benchControllerQP; qps != 0 {
+		ctlCfg.QPS, ctlCfg.Burst = float32(qps), max(int(2*qps), 1)
+	}
+	clients, err := kube.NewClients(ctlWrites.wrap(ctlCfg))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ns, err := env.CreateNamespace(ctx, "bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	logPath := filepath.Join(b.TempDir(), "controller.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer logFile.Close()
+	runCtx, stopController := context.WithCancel(ctx)
+	ran := make(chan error, 1)
+	go func() {
+		ran <- controller.Run(runCtx, controller.Config{
+			Clients:   clients,
+			Namespace: ns,
+			LeaseName: name,
+			Identity:  "bench",
+			Logger:    slog.New(slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: slog.LevelInfo})),
+			Version:   "bench",
+		})
+	}()
+	defer func() {
+		stopController()
+		if err := <-ran; err != nil {
+			b.Errorf("controller: %v", err)
+		}
+		reportSyncFailures(b, logPath)
+	}()
+	began = time.Now()
+	waitPoolUpdated(ctx, b, mc, name, rendered(), n)
+	b.Logf("controller synced the pool of %d nodes in %s", n, time.Since(began).Round(time.Second))
+
+	agent := &controllertest.InstantAgent{Kube: kubernetes.NewForConfigOrDie(agentWrites.wrap(admin)), Selector: roleLabel(name)}
+	agent.Start(b)
+	rec := startRolloutRecorder(b, kc, roleLabel(name))
+
+	var st rolloutStats
+	for b.Loop() {
+		version++
+		target := rendered()
+		rec.expect(target)
+		ctl0, agent0 := ctlWrites.snapshot(), agentWrites.snapshot()
+		current, err := mc.MachineconfigurationV1().MachineConfigs().Get(ctx, mcName, metav1.GetOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		current.Spec = config().Spec
+		if _, err := mc.MachineconfigurationV1().MachineConfigs().Update(ctx, current, metav1.UpdateOptions{}); err != nil {
+			b.Fatalf("update machineconfig %s: %v", mcName, err)
+		}
+		waitPoolUpdated(ctx, b, mc, name, target, n)
+		// The recorder's watch may trail the pool's status by a moment.
+		if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+			return rec.complete(n), nil
+		}); err != nil {
+			t := rec.times()
+			b.Fatalf("the pool says Updated at %s, but the watch saw %d nodes targeted and %d Done of %d", target, len(t.targeted), len(t.done), n)
+		}
+		st.add(rec.times(), maxU)
+		st.ctl = st.ctl.plus(ctlWrites.snapshot().minus(ctl0))
+		st.agent = st.agent.plus(agentWrites.snapshot().minus(agent0))
+	}
+	st.report(b, n)
+	if errs := agent.Errors(); len(errs) > 0 {
+		b.Logf("the agents retried %d failed writes, the first: %v", len(errs), errs[0])
+	}
+}
+
+// benchMachineConfig is machineConfig for a benchmark.
+func benchMachineConfig(b *testing.B, name, role, path, content string) *mcfgv1.MachineConfig {
+	cfg := ign3types.Config{Ignition: ign3types.Ignition{Version: "3.5.0"}}
+	cfg.Storage.Files = []ign3types.File{{
+		Node: ign3types.Node{Path: path},
+		FileEmbedded1: ign3types.FileEmbedded1{
+			Mode:     ptr.To(0o644),
+			Contents: ign3types.Resource{Source: ptr.To("data:," + content)},
+		},
+	}}
+	raw, err := json.Marshal(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return &mcfgv1.MachineConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{mcfgv1.MachineConfigRoleLabelKey: role}},
+		Spec:       mcfgv1.MachineConfigSpec{Config: runtime.RawExtension{Raw: raw}},
+	}
+}
+
+// unthrottled is cfg without client-side rate limiting: the benchmark's own requests
+// and the agents' (each real agent has a limiter of its own) must not queue behind one.
+func unthrottled(cfg *rest.Config) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	c.QPS = -1
+	return c
+}
+
+// createBenchNodes creates n kwok nodes of pool, Done at config current, in three
+// zones, each with its MachineConfigNode as the controller would create it (so that the
+// controller's first sync has nothing to write), and waits until kwok has made every
+// one Ready.
+func createBenchNodes(ctx context.Context, kc kubernetes.Interface, mc mcfgclient.Interface, pool, current string, n int) error {
+	if err := env.StartKwok(ctx); err != nil {
+		return err
+	}
+	zones := []string{"zone-a", "zone-b", "zone-c"}
+	err := parallel(n, func(i int) error {
+		name := fmt.Sprintf("%s-%04d", pool, i)
+		node, err := kc.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{
+			Name: name,
+			Labels: map[string]string{
+				roleLabel(pool): "", corev1.LabelHostname: name, corev1.LabelOSStable: "linux",
+				corev1.LabelTopologyZone: zones[i%len(zones)],
+			},
+			Annotations: map[string]string{
+				kubetest.KwokNodeAnnotation: "fake",
+				nodeanno.CurrentConfigKey:   current, nodeanno.DesiredConfigKey: current, nodeanno.StateKey: nodeanno.StateDone,
+			},
+		}}, metav1.CreateOptions{})
+		if err != nil {
+			return fmt.Errorf("create node %s: %w", name, err)
+		}
+		_, err = mc.MachineconfigurationV1().MachineConfigNodes().Create(ctx, &mcfgv1.MachineConfigNode{
+			ObjectMeta: metav1.ObjectMeta{
+				Name:            name,
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: name, UID: node.UID}},
+			},
+			Spec: mcfgv1.MachineConfigNodeSpec{
+				Node:          mcfgv1.MCOObjectReference{Name: name},
+				Pool:          mcfgv1.MCOObjectReference{Name: pool},
+				ConfigVersion: mcfgv1.MachineConfigNodeSpecMachineConfigVersion{Desired: current},
+			},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			return fmt.Errorf("create machineconfignode %s: %w", name, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	var last string
+	err = wait.PollUntilContextTimeout(ctx, time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+		list, err := kc.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: roleLabel(pool)})
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		ready := 0
+		for i := range list.Items {
+			for _, c := range list.Items[i].Status.Conditions {
+				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+					ready++
+				}
+			}
+		}
+		last = fmt.Sprintf("%d of %d Ready", ready, n)
+		return ready == n, nil
+	})
+	if err != nil {
+		return fmt.Errorf("nodes of pool %s: kwok did not make them Ready: %w (%s)", pool, err, last)
+	}
+	return nil
+}
+
+// cleanupBenchPool deletes what BenchmarkRollout created, so that another run (-count)
+// starts on an empty pool.
+func cleanupBenchPool(b *testing.B, kc kubernetes.Interface, mc mcfgclient.Interface, pool string, n int) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	err := parallel(n, func(i int) error {
+		name := fmt.Sprintf("%s-%04d", pool, i)
+		_ = kc.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{})
+		_ = mc.MachineconfigurationV1().MachineConfigNodes().Delete(ctx, name, metav1.DeleteOptions{})
+		return ctx.Err()
+	})
+	if err != nil {
+		b.Errorf("delete the nodes of pool %s: %v", pool, err)
+	}
+	_ = mc.MachineconfigurationV1().MachineConfigPools().Delete(ctx, pool, metav1.DeleteOptions{})
+	mcs, err := mc.MachineconfigurationV1().MachineConfigs().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		b.Errorf("list machineconfigs: %v", err)
+		return
+	}
+	for _, m := range mcs.Items {
+		if m.Name == "00-"+pool || strings.HasPrefix(m.Name, "rendered-"+pool+"-") {
+			_ = mc.MachineconfigurationV1().MachineConfigs().Delete(ctx, m.Name, metav1.DeleteOptions{})
+		}
+	}
+}
+
+// parallel calls f(0) .. f(n-1) from 16 goroutines and returns the first error.
+func parallel(n int, f func(i int) error) error {
+	idx := make(chan int)
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for i := range idx {
+				if err := f(i); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	for i := range n {
+		idx <- i
+	}
+	close(idx)
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+// waitPoolUpdated waits until the pool's status says Updated at target with n nodes
+// updated.
+func waitPoolUpdated(ctx context.Context, b *testing.B, mc mcfgclient.Interface, pool, target string, n int) {
+	b.Helper()
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 50*time.Minute, true, func(ctx context.Context) (bool, error) {
+		p, err := mc.MachineconfigurationV1().MachineConfigPools().Get(ctx, pool, metav1.GetOptions{})
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		last = condString(p)
+		c := poolCondition(p, mcfgv1.MachineConfigPoolUpdated)
+		return c != nil && c.Status == corev1.ConditionTrue && p.Status.Configuration.Name == target &&
+			p.Status.UpdatedMachineCount == int32(n) && p.Status.MachineCount == int32(n), nil
+	})
+	if err != nil {
+		b.Fatalf("pool %s did not become Updated at %s: %v; pool: %s", pool, target, err, last)
+	}
+}
+
+// reportSyncFailures logs how often the controller's loops retried a sync, with the
+// first such line: a count that grows with the pool says where the time goes.
+func reportSyncFailures(b *testing.B, logPath string) {
+	data, err := os.ReadFile(logPath)
+	if err != nil {
+		b.Error(err)
+		return
+	}
+	var failed []string
+	for l := range strings.Lines(string(data)) {
+		if strings.Contains(l, "sync failed") {
+			failed = append(failed, strings.TrimSpace(l))
+		}
+	}
+	if len(failed) > 0 {
+		b.Logf("the controller retried %d syncs; the first: %s", len(failed), failed[0])
+	}
+}
+
+// writeCounter counts the requests other than GET (so neither lists nor watches) that
+// a client sends, by verb and resource.
+type writeCounter struct {
+	mu sync.Mutex
+	n  writeCounts
+}
+
+// writeCounts are request counts by "VERB resource[/subresource]".
+type writeCounts map[string]int
+
+// wrap returns a copy of cfg whose requests c counts.
+func (c *writeCounter) wrap(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripperFunc(func(r *http.Request) (*http.Response, error) {
+			if r.Method != http.MethodGet {
+				c.mu.Lock()
+				if c.n == nil {
+					c.n = writeCounts{}
+				}
+				c.n[r.Method+" "+apiResource(r.URL.Path)]++
+				c.mu.Unlock()
+			}
+			return rt.RoundTrip(r)
+		})
+	})
+	return cfg
+}
+
+func (c *writeCounter) snapshot() writeCounts {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := writeCounts{}
+	for k, v := range c.n {
+		out[k] = v
+	}
+	return out
+}
+
+func (w writeCounts) minus(o writeCounts) writeCounts {
+	out := writeCounts{}
+	for k, v := range w {
+		if d := v - o[k]; d != 0 {
+			out[k] = d
+		}
+	}
+	return out
+}
+
+func (w writeCounts) plus(o writeCounts) writeCounts {
+	out := writeCounts{}
+	for k, v := range w {
+		out[k] += v
+	}
+	for k, v := range o {
+		out[k] += v
+	}
+	return out
+}
+
+func (w writeCounts) total() int {
+	t := 0
+	for _, v := range w {
+		t += v
+	}
+	return t
+}
+
+func (w writeCounts) String() string {
+	keys := make([]string, 0, len(w))
+	for k := range w {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%d", k, w[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// apiResource is the resource, and subresource if any, that an API path names:
+// /api/v1/namespaces/x/events -> events, /apis/g/v/machineconfigpools/p/status ->
+// machineconfigpools/status.
+func apiResource(path string) string {
+	segs := strings.Split(strings.Trim(path, "/"), "/")
+	switch {
+	case len(segs) >= 2 && segs[0] == "api":
+		segs = segs[2:]
+	case len(segs) >= 3 && segs[0] == "apis":
+		segs = segs[3:]
+	default:
+		return path
+	}
+	if len(segs) >= 3 && segs[0] == "namespaces" {
+		segs = segs[2:]
+	}
+	switch len(segs) {
+	case 0:
+		return path
+	case 1, 2:
+		return segs[0]
+	}
+	return segs[0] + "/" + segs[2]
+}
+
+// rolloutRecorder watches a pool's nodes and records when each was first seen with the
+// expected target as its desiredConfig, and when first Done at it.
+type rolloutRecorder struct {
+	mu       sync.Mutex
+	target   string
+	targeted map[string]time.Time
+	done     map[string]time.Time
+}
+
+func startRolloutRecorder(b *testing.B, kc kubernetes.Interface, selector string) *rolloutRecorder {
+	r := &rolloutRecorder{}
+	r.expect("")
+	ctx, cancel := context.WithCancel(context.Background())
+	f := kubeinformers.NewSharedInformerFactoryWithOptions(kc, 0,
+		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = selector }))
+	inf := f.Core().V1().Nodes().Informer()
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(_, cur any) {
+			if n, ok := cur.(*corev1.Node); ok {
+				r.observe(n, time.Now())
+			}
+		},
+	}); err != nil {
+		b.Fatal(err)
+	}
+	f.Start(ctx.Done())
+	b.Cleanup(func() {
+		cancel()
+		f.Shutdown()
+	})
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		b.Fatal("the rollout recorder's informer did not sync")
+	}
+	return r
+}
+
+func (r *rolloutRecorder) expect(target string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.target, r.targeted, r.done = target, map[string]time.Time{}, map[string]time.Time{}
+}
+
+func (r *rolloutRecorder) observe(n *corev1.Node, at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.target == "" {
+		return
+	}
+	if _, seen := r.targeted[n.Name]; !seen && nodeanno.Desired(n) == r.target {
+		r.targeted[n.Name] = at
+	}
+	if _, seen := r.done[n.Name]; !seen && nodeanno.Current(n) == r.target && nodeanno.State(n) == nodeanno.StateDone {
+		r.done[n.Name] = at
+	}
+}
+
+func (r *rolloutRecorder) complete(n int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.done) == n && len(r.targeted) == n
+}
+
+// nodeTimes are, per node, when it was targeted and when it was Done.
+type nodeTimes struct{ targeted, done map[string]time.Time }
+
+func (r *rolloutRecorder) times() nodeTimes {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return nodeTimes{targeted: r.targeted, done: r.done}
+}
+
+// rolloutStats gathers BenchmarkRollout's figures over its iterations.
+type rolloutStats struct {
+	afterDone  []time.Duration // target minus the latest Done before it
+	afterSlot  []time.Duration // k-th target minus the (k-maxUnavailable)-th Done
+	nodeUpdate []time.Duration // Done minus target, per node
+	total      time.Duration   // first target to last Done, summed over rollouts
+	waves      int             // ceil(N / maxUnavailable), summed over rollouts
+	rollouts   int
+	ctl, agent writeCounts
+}
+
+func (s *rolloutStats) add(t nodeTimes, maxU int) {
+	var targets, dones []time.Time
+	for name, at := range t.targeted {
+		targets = append(targets, at)
+		s.nodeUpdate = append(s.nodeUpdate, t.done[name].Sub(at))
+	}
+	for _, at := range t.done {
+		dones = append(dones, at)
+	}
+	sortTimes(targets)
+	sortTimes(dones)
+	for k, at := range targets {
+		// The latest Done at or before at.
+		i := sort.Search(len(dones), func(i int) bool { return dones[i].After(at) })
+		if i > 0 {
+			s.afterDone = append(s.afterDone, at.Sub(dones[i-1]))
+		}
+		// The k-th target (from 0) needs k-maxU+1 nodes Done: the last of them freed
+		// the slot it takes.
+		if k >= maxU {
+			s.afterSlot = append(s.afterSlot, at.Sub(dones[k-maxU]))
+		}
+	}
+	s.total += dones[len(dones)-1].Sub(targets[0])
+	s.waves += (len(targets) + maxU - 1) / maxU
+	s.rollouts++
+}
+
+func (s *rolloutStats) report(b *testing.B, n int) {
+	if s.rollouts == 0 {
+		return
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	var sum time.Duration
+	for _, d := range s.nodeUpdate {
+		sum += d
+	}
+	perNode := sum / time.Duration(len(s.nodeUpdate))
+	ideal := time.Duration(s.waves) * perNode
+	b.ReportMetric(ms(percentile(s.afterDone, 0.50)), "target-after-done-p50-ms")
+	b.ReportMetric(ms(percentile(s.afterDone, 0.99)), "target-after-done-p99-ms")
+	b.ReportMetric(ms(percentile(s.afterSlot, 0.50)), "target-after-slot-p50-ms")
+	b.ReportMetric(ms(percentile(s.afterSlot, 0.99)), "target-after-slot-p99-ms")
+	b.ReportMetric(float64(s.ctl.total())/float64(n*s.rollouts), "controller-writes/node")
+	b.ReportMetric(float64(s.agent.total())/float64(n*s.rollouts), "agent-writes/node")
+	b.ReportMetric(ms(perNode), "node-update-ms")
+	b.ReportMetric(float64(s.total)/float64(ideal), "total/ideal")
+	b.Logf("%d rollout(s) of %d nodes: first target to last Done %s on average, ideal %s (%d waves x %s); target after Done p50 %s p99 %s max %s",
+		s.rollouts, n, (s.total / time.Duration(s.rollouts)).Round(time.Millisecond),
+		(ideal / time.Duration(s.rollouts)).Round(time.Millisecond), s.waves/s.rollouts, perNode.Round(time.Microsecond),
+		percentile(s.afterDone, 0.50).Round(time.Millisecond), percentile(s.afterDone, 0.99).Round(time.Millisecond),
+		percentile(s.afterDone, 1).Round(time.Millisecond))
+	b.Logf("controller writes: %s", s.ctl)
+	b.Logf("agent writes: %s", s.agent)
+}
+
+func sortTimes(ts []time.Time) { slices.SortFunc(ts, func(a, b time.Time) int { return a.Compare(b) }) }
+
+// percentile is the nearest-rank percentile p (0 < p <= 1) of ds; 0 when ds is empty.
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := int(math.Ceil(p*float64(len(s)))) - 1
+	return s[max(i, 0)]
+}
