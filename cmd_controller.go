@@ -99,6 +99,8 @@ It refuses to start where the Machine Config Operator runs, and says what it fou
 	f.DurationVar(&o.leaseDuration, "lease-duration", controller.DefaultLeaseDuration, "how long a leader's lease lasts without renewal")
 	f.DurationVar(&o.renewDeadline, "renew-deadline", controller.DefaultRenewDeadline, "how long the leader keeps trying to renew before it gives up leading")
 	f.DurationVar(&o.retryPeriod, "retry-period", controller.DefaultRetryPeriod, "how often candidates try to take the lease")
+	f.Float32Var(&o.kf.qps, "kube-api-qps", controller.DefaultQPS, "requests per second the controller may send the API server, on average (as kube-controller-manager's flag)")
+	f.IntVar(&o.kf.burst, "kube-api-burst", controller.DefaultBurst, "requests the controller may send the API server in a burst above --kube-api-qps")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log at debug level")
 	_ = cmd.RegisterFlagCompletionFunc("platform", cobra.FixedCompletions([]string{"AWS", "GCP", "None"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd

@@ -31,6 +31,11 @@ import (
 // kubectl spells them.
 type kubeFlags struct {
 	kubeconfig, context string
+	// qps and burst, when set, replace client-go's default client-side rate limit
+	// (5 requests a second, bursts of 10), which suits a command but throttles a
+	// controller handing targets to a thousand nodes.
+	qps   float32
+	burst int
 }
 
 func (k *kubeFlags) add(f *pflag.FlagSet) {
@@ -46,6 +51,9 @@ func (k *kubeFlags) clients() (*kube.Clients, error) {
 		return nil, usageErr(err)
 	}
 	cfg.UserAgent = "mcotui/" + version
+	if k.qps != 0 {
+		cfg.QPS, cfg.Burst = k.qps, k.burst
+	}
 	return kube.NewClients(cfg)
 }
 

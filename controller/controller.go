@@ -49,6 +49,13 @@ const (
 	DefaultRetryPeriod   = 2 * time.Second
 	DefaultResync        = 10 * time.Minute
 
+	// DefaultQPS and DefaultBurst are the client-side rate limit `mcotui controller`
+	// gives its clients (kube-controller-manager's defaults). client-go's own, 5 and 10,
+	// made a 1,000-node rollout wait on the limiter for 95% of its time
+	// (BenchmarkRollout: 660 s at 5/10, 64 s at 50/100).
+	DefaultQPS   = 50
+	DefaultBurst = 100
+
 	// Component is the controller's name as the source of its Events.
 	Component = "mcotui-controller"
 )
@@ -204,7 +211,7 @@ func lead(ctx context.Context, cfg *Config) error {
 	mcs := mcfgF.Machineconfiguration().V1().MachineConfigs()
 	mcns := mcfgF.Machineconfiguration().V1().MachineConfigNodes()
 
-	driver := NewDriver(c, DriverOptions{FieldManager: cfg.Identity, Recorder: recorder, Logger: log.With("loop", "rollout")})
+	driver := NewDriver(c, DriverOptions{FieldManager: cfg.Identity, Recorder: recorder, Logger: log.With("loop", "rollout"), MachineConfigNodes: mcns.Lister()})
 	rl := &rolloutLoop{
 		clients: c, driver: driver, recorder: recorder, clock: cfg.Clock, log: log.With("loop", "rollout"),
 		pools: pools.Lister(), nodes: nodes.Lister(), mcns: mcns.Lister(),

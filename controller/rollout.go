@@ -47,6 +47,10 @@ type DriverOptions struct {
 	Recorder record.EventRecorder
 	// Logger receives a line per targeted node. Default: discard.
 	Logger *slog.Logger
+	// MachineConfigNodes, when set, is the cache the targets' MachineConfigNodes are
+	// updated from, saving the create and GET each target otherwise costs (see
+	// kube.SyncMachineConfigNode). Nodes and pools are always read from the API server.
+	MachineConfigNodes mcfglisters.MachineConfigNodeLister
 }
 
 // Driver drives pools' rollouts one step at a time, as MCO's node controller does. It
@@ -56,6 +60,7 @@ type DriverOptions struct {
 // methods may be called concurrently.
 type Driver struct {
 	clients      *kube.Clients
+	mcns         mcfglisters.MachineConfigNodeLister
 	fieldManager string
 	recorder     record.EventRecorder
 	log          *slog.Logger
@@ -63,7 +68,7 @@ type Driver struct {
 
 // NewDriver returns a Driver writing through clients.
 func NewDriver(clients *kube.Clients, opts DriverOptions) *Driver {
-	d := &Driver{clients: clients, fieldManager: opts.FieldManager, recorder: opts.Recorder, log: opts.Logger}
+	d := &Driver{clients: clients, mcns: opts.MachineConfigNodes, fieldManager: opts.FieldManager, recorder: opts.Recorder, log: opts.Logger}
 	if d.fieldManager == "" {
 		d.fieldManager = FieldManager
 	}
@@ -136,7 +141,7 @@ func (d *Driver) Step(ctx context.Context, pool string, opts rollout.Options) (r
 		byName[n.Name] = n
 	}
 	for i, name := range step.Targets {
-		if err := kube.TargetNode(ctx, d.clients, byName[name], st.Pool.Name, step.Target, d.fieldManager); err != nil {
+		if err := kube.TargetNode(ctx, d.clients, byName[name], d.cachedMachineConfigNode(name), st.Pool.Name, step.Target, d.fieldManager); err != nil {
 			if i > 0 {
 				d.event(st.Pool, rollout.Step{Target: step.Target, Targets: step.Targets[:i]})
 			}
@@ -146,6 +151,18 @@ func (d *Driver) Step(ctx context.Context, pool string, opts rollout.Options) (r
 	}
 	d.event(st.Pool, step)
 	return step, nil
+}
+
+// cachedMachineConfigNode is the node's MachineConfigNode from the cache, or nil.
+func (d *Driver) cachedMachineConfigNode(name string) *mcfgv1.MachineConfigNode {
+	if d.mcns == nil {
+		return nil
+	}
+	mcn, err := d.mcns.Get(name)
+	if err != nil {
+		return nil
+	}
+	return mcn
 }
 
 func (d *Driver) event(pool *mcfgv1.MachineConfigPool, step rollout.Step) {

@@ -43,7 +43,7 @@ import (
 var (
 	benchRolloutNodes = flag.Int("bench.rollout-nodes", 1000, "nodes in BenchmarkRollout's pool")
 	benchRolloutMaxU  = flag.Int("bench.rollout-max-unavailable", 10, "maxUnavailable of BenchmarkRollout's pool")
-	benchControllerQP = flag.Float64("bench.controller-qps", 0, "QPS of the controller's clients in BenchmarkRollout (burst twice that); 0 is client-go's default (5, burst 10), as `mcotui controller` runs; negative is unlimited")
+	benchControllerQP = flag.Float64("bench.controller-qps", 0, "QPS of the controller's clients in BenchmarkRollout (burst twice that); 0 is what `mcotui controller` runs with (controller.DefaultQPS and DefaultBurst); negative is unlimited")
 )
 
 // BenchmarkRollout rolls a pool of kwok nodes (1,000 by default) out to a new config,
@@ -116,13 +116,14 @@ func BenchmarkRollout(b *testing.B) {
 	}
 	b.Logf("%d kwok nodes Ready with their MachineConfigNodes in %s", n, time.Since(began).Round(time.Second))
 
-	// The controller, with the clients `mcotui controller --kubeconfig` makes (client-go's
-	// default rate limit included; envtest's own config lifts it), but counted.
+	// The controller, with the clients `mcotui controller --kubeconfig` makes (its rate
+	// limit included; envtest's own config lifts it), but counted.
 	var ctlWrites, agentWrites writeCounter
 	ctlCfg, err := kube.RESTConfig(env.KubeconfigPath, "")
 	if err != nil {
 		b.Fatal(err)
 	}
+	ctlCfg.QPS, ctlCfg.Burst = controller.DefaultQPS, controller.DefaultBurst
 	if qps := *benchControllerQP; qps != 0 {
 		ctlCfg.QPS, ctlCfg.Burst = float32(qps), max(int(2*qps), 1)
 	}

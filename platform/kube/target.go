@@ -24,9 +24,10 @@ import (
 // node is the version the decision was made on: the annotation patch carries its
 // resourceVersion, so a node that changed since (its agent reported, an administrator
 // cordoned it) answers 409 Conflict and the caller decides again on fresh data rather
-// than targeting a node that may no longer be a candidate. fieldManager names the writer
-// in the node's managedFields.
-func TargetNode(ctx context.Context, c *Clients, node *corev1.Node, pool, desired, fieldManager string) error {
+// than targeting a node that may no longer be a candidate. existing is the node's
+// MachineConfigNode as the caller's cache has it, or nil (see SyncMachineConfigNode).
+// fieldManager names the writer in the node's managedFields.
+func TargetNode(ctx context.Context, c *Clients, node *corev1.Node, existing *mcfgv1.MachineConfigNode, pool, desired, fieldManager string) error {
 	if msgs := validation.IsDNS1123Subdomain(desired); len(msgs) > 0 {
 		return fmt.Errorf("target node %s: rendered config %q: %s", node.Name, desired, strings.Join(msgs, "; "))
 	}
@@ -41,7 +42,7 @@ func TargetNode(ctx context.Context, c *Clients, node *corev1.Node, pool, desire
 	if err != nil {
 		return fmt.Errorf("target node %s to %s: %w", node.Name, desired, err)
 	}
-	if err := SyncMachineConfigNode(ctx, c, patched, pool, nil, fieldManager); err != nil {
+	if err := SyncMachineConfigNode(ctx, c, patched, pool, existing, fieldManager); err != nil {
 		return fmt.Errorf("target node %s to %s: %w", node.Name, desired, err)
 	}
 	return nil
@@ -54,12 +55,28 @@ func TargetNode(ctx context.Context, c *Clients, node *corev1.Node, pool, desire
 // the schema requires a desired config.
 //
 // existing is the MachineConfigNode as the caller's cache has it, or nil when the cache
-// has none; it is not modified. Only the spec is written: the status is the agent's.
+// has none (or the caller keeps no cache); it is not modified. A cached one that is
+// stale (the agent wrote its status since) costs a Conflict, a GET and a second update;
+// nil costs a create that the agent's own MachineConfigNode usually refuses, and a GET.
+// Only the spec is written: the status is the agent's.
 func SyncMachineConfigNode(ctx context.Context, c *Clients, node *corev1.Node, pool string, existing *mcfgv1.MachineConfigNode, fieldManager string) error {
 	desired := nodeanno.Desired(node)
 	if desired == "" {
 		return nil
 	}
+	mcns := c.MachineConfig.MachineconfigurationV1().MachineConfigNodes()
+	err := syncMachineConfigNode(ctx, c, node, pool, desired, existing, fieldManager)
+	if !apierrors.IsConflict(err) {
+		return err
+	}
+	fresh, gerr := mcns.Get(ctx, node.Name, metav1.GetOptions{})
+	if gerr != nil {
+		return fmt.Errorf("get MachineConfigNode %s: %w", node.Name, gerr)
+	}
+	return syncMachineConfigNode(ctx, c, node, pool, desired, fresh, fieldManager)
+}
+
+func syncMachineConfigNode(ctx context.Context, c *Clients, node *corev1.Node, pool, desired string, existing *mcfgv1.MachineConfigNode, fieldManager string) error {
 	mcns := c.MachineConfig.MachineconfigurationV1().MachineConfigNodes()
 	if existing == nil {
 		_, err := mcns.Create(ctx, newMachineConfigNode(node, pool, desired), metav1.CreateOptions{FieldManager: fieldManager})

@@ -20,7 +20,7 @@ func TestTargetNode(t *testing.T) {
 	}
 	node := createNode(t, "target-0", map[string]string{"node-role.kubernetes.io/worker": ""}, nil)
 
-	if err := TargetNode(ctx, c, node, "worker", "rendered-worker-1", "test-controller"); err != nil {
+	if err := TargetNode(ctx, c, node, nil, "worker", "rendered-worker-1", "test-controller"); err != nil {
 		t.Fatal(err)
 	}
 	n := getNode(t, "target-0")
@@ -37,7 +37,7 @@ func TestTargetNode(t *testing.T) {
 	}
 
 	// node is now outdated: the target must be decided again.
-	err = TargetNode(ctx, c, node, "worker", "rendered-worker-2", "test-controller")
+	err = TargetNode(ctx, c, node, nil, "worker", "rendered-worker-2", "test-controller")
 	if !apierrors.IsConflict(err) {
 		t.Fatalf("target on an outdated node: err = %v, want a conflict", err)
 	}
@@ -51,7 +51,7 @@ func TestTargetNode(t *testing.T) {
 	if err := a.SetConditions(ctx, "rendered-worker-1", phase.UpToDate("target-0")); err != nil {
 		t.Fatal(err)
 	}
-	if err := TargetNode(ctx, c, getNode(t, "target-0"), "worker", "rendered-worker-2", "test-controller"); err != nil {
+	if err := TargetNode(ctx, c, getNode(t, "target-0"), nil, "worker", "rendered-worker-2", "test-controller"); err != nil {
 		t.Fatal(err)
 	}
 	mcn, err = c.MachineConfig.MachineconfigurationV1().MachineConfigNodes().Get(ctx, "target-0", metav1.GetOptions{})
@@ -60,6 +60,24 @@ func TestTargetNode(t *testing.T) {
 	}
 	if mcn.Spec.ConfigVersion.Desired != "rendered-worker-2" || len(mcn.Status.Conditions) == 0 {
 		t.Fatalf("machineconfignode after retarget: spec %+v, %d conditions", mcn.Spec, len(mcn.Status.Conditions))
+	}
+
+	// A cached MachineConfigNode the agent has written since (stale resourceVersion):
+	// the update conflicts, and the target still lands on a fresh read, with the
+	// agent's conditions kept.
+	stale := mcn.DeepCopy()
+	if err := a.SetConditions(ctx, "rendered-worker-2", phase.UpToDate("target-0")); err != nil {
+		t.Fatal(err)
+	}
+	if err := TargetNode(ctx, c, getNode(t, "target-0"), stale, "worker", "rendered-worker-3", "test-controller"); err != nil {
+		t.Fatalf("target with a stale cached MachineConfigNode: %v", err)
+	}
+	mcn, err = c.MachineConfig.MachineconfigurationV1().MachineConfigNodes().Get(ctx, "target-0", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mcn.Spec.ConfigVersion.Desired != "rendered-worker-3" || len(mcn.Status.Conditions) == 0 {
+		t.Fatalf("machineconfignode after a target from a stale cache: spec %+v, %d conditions", mcn.Spec, len(mcn.Status.Conditions))
 	}
 
 	// A node never targeted gets no MachineConfigNode: the schema requires a desired
