@@ -62,7 +62,8 @@ staticcheck: $(STATICCHECK)
 # 1,000-node kwok pool (11 minutes on 2 shared cores at the controller's default client
 # rate limit) and status on 5,000 nodes against kubectl.
 bench: testbin
-	$(GO) test -run '^$$' -bench . -benchmem ./core/... ./store/... ./agent/...
+	$(GO) test -run '^$$' -bench . -benchmem ./core/... ./store/... ./agent/... ./tui/...
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3000x ./platform/kube/apisim/
 	$(GO) test -run '^$$' -bench Rollout -benchtime 1x -timeout 60m ./controller/
 	$(GO) test -run '^$$' -bench Status -benchtime 5x -timeout 30m .
 
