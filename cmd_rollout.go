@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -185,7 +186,11 @@ func whoDrives(ctx context.Context, c *kube.Clients, namespace string, willDrive
 	}
 	holder, held, err := controller.LeaseHolder(ctx, c.Kube, namespace, controller.LeaseName, time.Now())
 	switch {
-	case err != nil && !apierrors.IsForbidden(err):
+	case apierrors.IsForbidden(err):
+		// Allowed to follow but not to read the Lease: then not to take it either.
+		fmt.Fprintf(errOut, "Warning: cannot read the lease %s/%s (%v): following the rollout without driving it; a controller, or someone allowed to take the lease, must drive it.\n", namespace, controller.LeaseName, err)
+		return "", false
+	case err != nil:
 		fmt.Fprintf(errOut, "Warning: cannot tell whether a controller drives this rollout: %v\n", err)
 		return "", false
 	case held:
@@ -404,8 +409,12 @@ func followRollout(ctx context.Context, w io.Writer, c *kube.Clients, name strin
 			fmt.Fprintf(w, "timed out after %s: %d of %d nodes updated\n", timeout, f.updated, f.total)
 			return exitCode(exitRolloutTimeout)
 		case <-driverDone:
-			if d.err != nil {
-				return fmt.Errorf("this command stopped driving the rollout: %w", d.err)
+			switch {
+			case errors.Is(d.err, controller.ErrLeaseHeld):
+				// A controller took the Lease between the look and the try: it drives.
+				fmt.Fprintf(w, "%v; following it.\n", d.err)
+			case d.err != nil:
+				return d.err
 			}
 			// Updated or degraded: the next poll says so. Paused: nothing moves until
 			// the pool is resumed and someone drives it, or the timeout.

@@ -207,7 +207,8 @@ func (d *poolDriver) once(ctx context.Context) (DriveEnd, string, error) {
 		return DrivePaused, fmt.Sprintf("pool %s is paused: stopped driving it", p.Name), nil
 	}
 	var errs []error
-	if err := d.syncTaints(ctx, p, st.Nodes); err != nil {
+	wrote, err := d.syncTaints(ctx, p, st.Nodes)
+	if err != nil {
 		errs = append(errs, err)
 	}
 	view := rollout.PlanningView(st.Nodes)
@@ -231,7 +232,14 @@ func (d *poolDriver) once(ctx context.Context) (DriveEnd, string, error) {
 		// With no error, the taints and the status written above are the final ones.
 		return DriveUpdated, fmt.Sprintf("pool %s is updated: all %d nodes run %s", p.Name, done, target), nil
 	}
-	step, err := d.Step(ctx, d.pool, rollout.Options{})
+	// The nodes as read are what the step decides on, unless the taints just moved
+	// them on: then each target's patch would only meet a Conflict.
+	var step rollout.Step
+	if wrote {
+		step, err = d.Step(ctx, d.pool, rollout.Options{})
+	} else {
+		step, err = d.stepOn(ctx, st, rollout.Options{})
+	}
 	if len(step.Targets) > 0 {
 		d.report(DriveReport{Leading: true, Step: step})
 	}

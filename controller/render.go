@@ -85,11 +85,14 @@ func (l *renderLoop) sync(ctx context.Context, name string) error {
 		Source:          r.Sources,
 	}
 	pinned, stale := rollout.RollbackPin(pool, r.Config.Name)
+	missing := false
 	if pinned != "" {
 		if _, err := l.mcs.Get(pinned); err != nil {
 			// A pin to a config that does not exist would leave every node without one.
-			l.recorder.Eventf(pool, corev1.EventTypeWarning, reasonRollbackIgnored, "%s names %s, which is not a MachineConfig: the pool rolls out %s; remove the annotation or name an existing rendered config", rollout.RollbackToAnnotation, pinned, r.Config.Name)
-			pinned = ""
+			// It is removed, as a stale one is, so that the warning is said once, not at
+			// every sync.
+			l.recorder.Eventf(pool, corev1.EventTypeWarning, reasonRollbackIgnored, "%s names %s, which is not a MachineConfig: removed the rollback annotations; the pool rolls out %s", rollout.RollbackToAnnotation, pinned, r.Config.Name)
+			pinned, stale, missing = "", true, true
 		} else {
 			// The sources still render to what the rollback left: keep them listed.
 			want = mcfgv1.MachineConfigPoolStatusConfiguration{ObjectReference: corev1.ObjectReference{Name: pinned}, Source: pool.Spec.Configuration.Source}
@@ -101,6 +104,8 @@ func (l *renderLoop) sync(ctx context.Context, name string) error {
 		if stale {
 			delete(updated.Annotations, rollout.RollbackToAnnotation)
 			delete(updated.Annotations, rollout.RollbackFromAnnotation)
+		}
+		if stale && !missing {
 			l.recorder.Eventf(pool, corev1.EventTypeNormal, reasonRollbackEnded, "The pool's MachineConfigs changed since the rollback to %s: rolling out %s", pool.Annotations[rollout.RollbackToAnnotation], r.Config.Name)
 		}
 		if pool, err = l.clients.MachineConfig.MachineconfigurationV1().MachineConfigPools().Update(ctx, updated, metav1.UpdateOptions{FieldManager: l.fieldManager}); err != nil {

@@ -172,4 +172,18 @@ func TestRollbackPin(t *testing.T) {
 	if p := getPool(t, "pin"); p.Annotations[rollout.RollbackToAnnotation] != "" || p.Annotations[rollout.RollbackFromAnnotation] != "" {
 		t.Errorf("the stale pin's annotations remain: %v", p.Annotations)
 	}
+
+	// A pin to a config that does not exist is refused once and removed, not warned
+	// about at every sync.
+	setPin(t, "pin", "rendered-pin-gone", next)
+	ctx := testContext(t)
+	for p := getPool(t, "pin"); p.Annotations[rollout.RollbackToAnnotation] != ""; p = getPool(t, "pin") {
+		if ctx.Err() != nil {
+			t.Fatalf("a pin to a missing config was never removed: %v", p.Annotations)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if p := getPool(t, "pin"); p.Spec.Configuration.Name != next {
+		t.Fatalf("after a pin to a missing config: spec.configuration %s, want %s", p.Spec.Configuration.Name, next)
+	}
 }

@@ -98,17 +98,22 @@ func (d *Driver) Read(ctx context.Context, pool string) (PoolState, error) {
 	if err != nil {
 		return PoolState{}, fmt.Errorf("list machineconfigpools: %w", err)
 	}
-	nodeList, err := d.clients.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return PoolState{}, fmt.Errorf("list nodes for machineconfigpool %s: %w", pool, err)
-	}
 	pools := make([]*mcfgv1.MachineConfigPool, len(poolList.Items))
 	for i := range poolList.Items {
 		pools[i] = &poolList.Items[i]
 	}
-	nodes := make([]*corev1.Node, len(nodeList.Items))
-	for i := range nodeList.Items {
-		nodes[i] = &nodeList.Items[i]
+	// Only the nodes the pool's selector matches can be members (rollout.Selects): on
+	// a large cluster, the rest need not cross the wire at every step.
+	var nodes []*corev1.Node
+	if sel, err := metav1.LabelSelectorAsSelector(p.Spec.NodeSelector); err == nil && p.Spec.NodeSelector != nil && !sel.Empty() {
+		nodeList, err := d.clients.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+		if err != nil {
+			return PoolState{}, fmt.Errorf("list nodes for machineconfigpool %s: %w", pool, err)
+		}
+		nodes = make([]*corev1.Node, len(nodeList.Items))
+		for i := range nodeList.Items {
+			nodes[i] = &nodeList.Items[i]
+		}
 	}
 	members, problems := rollout.Members(p, pools, nodes)
 	return PoolState{Pool: p, Nodes: members, Problems: problems}, nil
@@ -129,6 +134,11 @@ func (d *Driver) Step(ctx context.Context, pool string, opts rollout.Options) (r
 	if err != nil {
 		return rollout.Step{}, err
 	}
+	return d.stepOn(ctx, st, opts)
+}
+
+// stepOn is Step on a state the caller read with Read and has not written since.
+func (d *Driver) stepOn(ctx context.Context, st PoolState, opts rollout.Options) (rollout.Step, error) {
 	step, err := rollout.Plan(st.Pool, rollout.PlanningView(st.Nodes), opts)
 	if err != nil {
 		return rollout.Step{}, err
@@ -225,7 +235,7 @@ func (l *rolloutLoop) sync(ctx context.Context, name string) error {
 		// Not rendered yet: the render loop says why in RenderDegraded.
 		return errors.Join(errs...)
 	}
-	if err := l.driver.syncTaints(ctx, pool, members); err != nil {
+	if _, err := l.driver.syncTaints(ctx, pool, members); err != nil {
 		errs = append(errs, err)
 	}
 	view := rollout.PlanningView(members)
@@ -266,7 +276,9 @@ func (d *Driver) writeStatus(ctx context.Context, pool *mcfgv1.MachineConfigPool
 // config differs from the pool's target, and off the others (rollout.UpdateTaints),
 // as MCO's node controller does. Each write carries the resourceVersion of the node it
 // was decided on, so that it never undoes a taint someone else wrote meanwhile.
-func (d *Driver) syncTaints(ctx context.Context, pool *mcfgv1.MachineConfigPool, members []*corev1.Node) error {
+//
+// wrote says whether any node was written, and so whether members is out of date.
+func (d *Driver) syncTaints(ctx context.Context, pool *mcfgv1.MachineConfigPool, members []*corev1.Node) (wrote bool, err error) {
 	var errs []error
 	for _, n := range members {
 		taints, changed := rollout.UpdateTaints(pool, n)
@@ -281,13 +293,15 @@ func (d *Driver) syncTaints(ctx context.Context, pool *mcfgv1.MachineConfigPool,
 			"spec":     map[string]any{"taints": taints},
 		})
 		if err != nil {
-			return err
+			errs = append(errs, fmt.Errorf("machineconfigpool %s: taints of node %s: %w", pool.Name, n.Name, err))
+			continue
 		}
+		wrote = true // a failed patch may have been applied all the same
 		if _, err := d.clients.Kube.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: d.fieldManager}); err != nil {
 			errs = append(errs, fmt.Errorf("machineconfigpool %s: set the %s taint of node %s: %w", pool.Name, rollout.UpdateInProgressTaintKey, n.Name, err))
 			continue
 		}
 		d.log.Info("updated taints", "pool", pool.Name, "node", n.Name, "updateInProgress", nodeanno.Desired(n) != pool.Spec.Configuration.Name)
 	}
-	return errors.Join(errs...)
+	return wrote, errors.Join(errs...)
 }
