@@ -59,8 +59,8 @@ staticcheck: $(STATICCHECK)
 	$(STATICCHECK) ./...
 
 # The cluster-side benchmarks run once each on a real control plane: a rollout of a
-# 1,000-node kwok pool (11 minutes on 2 shared cores at the controller's default client
-# rate limit) and status on 5,000 nodes against kubectl.
+# 1,000-node kwok pool (about a minute on 2 shared cores at the controller's rate limit
+# of 50/100, after a minute of setup) and status on 5,000 nodes against kubectl.
 bench: testbin
 	$(GO) test -run '^$$' -bench . -benchmem ./core/... ./store/... ./agent/... ./tui/...
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3000x ./platform/kube/apisim/

@@ -11,8 +11,16 @@
 //   - Plan computes one step: which nodes get the pool's target now. Candidates are the
 //     Ready, schedulable nodes whose desired config differs from the target, ordered by
 //     zone (nodes without a zone last), then age, then name; a paused pool gets none.
-//     Beyond MCO it offers a canary step, an explicit target (rollback to a previous
-//     rendered config) and per-node retry, and it explains every node it leaves out.
+//     Beyond MCO it offers a canary step, an explicit target and per-node retry, and it
+//     explains every node it leaves out.
+//   - PoolFor, Members and PlanningView say which pool a node belongs to (a custom
+//     pool before worker, as MCO) and how the planner sees a node mcotui never
+//     configured.
+//   - UpdateTaints keeps MCO's UpdateInProgress:PreferNoSchedule taint on the nodes
+//     whose desired config differs from the pool's target.
+//   - RollbackPin reads mcotui's rollback pin (the mcotui.io/rollback-to and
+//     rollback-from annotations), which keeps a pool on its previous rendered config
+//     until its MachineConfigs change or the annotations are removed.
 //   - Preview runs Plan wave after wave, assuming each wave completes, and attaches the
 //     predicted disruption of every node, for `mcotui rollout POOL` and the TUI.
 //   - Status computes the pool status (machine counts and the Updated, Updating,
