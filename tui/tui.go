@@ -1,6 +1,7 @@
 // Package tui is mcotui's full-screen program: the root model that routes messages to
-// the panes, owns the layout, the status line, the `/` and `:` prompts and the `?`
-// overlay, and feeds the panes from a model.Source.
+// the panes, owns the layout, the status line, the embedder's narration line
+// (Options.Narration), the `/` and `:` prompts and the `?` overlay, and feeds the
+// panes from a model.Source.
 //
 // Data flows one way. A Source (a cluster's informers, the demo simulation, a test
 // fixture) delivers model.Events on a channel; the root drains whatever is pending into
