@@ -57,7 +57,8 @@ What you will see (about a minute and a half at --speed 1):
   - MachineConfigs 99-master-node-exporter and 99-worker-node-exporter enable a unit:
     every node is cordoned, drained (evictions wait for the budgets) and rebooted
     (NotReady for a few seconds), masters one at a time, workers two at a time.
-After that the cluster is yours.
+After that the cluster is yours. A line above the keys says what happens as it
+happens, and what to try.
 
 Keys to try:
   :pool worker  show the worker pool's nodes in the grid (:all shows every pool)
@@ -136,7 +137,12 @@ func runDemo(ctx context.Context, s streams, o *demoOptions) error {
 		return err
 	}
 	opts.Config, opts.Dir, opts.Log = cfg, filepath.Join(dir, "cluster"), log
-	opts.Progress = func(step string) { log.Info("demo: " + step) }
+	// The TUI shows the story's latest step; the story must not wait for it.
+	narration := make(chan string, 1)
+	opts.Progress = func(step string) {
+		log.Info("demo: " + step)
+		sendLatest(narration, step)
+	}
 	if err := os.Mkdir(opts.Dir, 0o700); err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
@@ -144,13 +150,29 @@ func runDemo(ctx context.Context, s streams, o *demoOptions) error {
 	if err != nil {
 		return err
 	}
-	tuiErr := runTUI(ctx, s, &tuiOptions{kf: kubeFlags{kubeconfig: kubeconfig}, logFile: o.logFile})
+	tuiErr := runTUI(ctx, s, &tuiOptions{kf: kubeFlags{kubeconfig: kubeconfig}, logFile: o.logFile, narration: narration})
 	cancel()
 	// The simulation's own failure explains a TUI that stopped because of it.
 	if err := d.Wait(); err != nil {
 		return err
 	}
 	return tuiErr
+}
+
+// sendLatest puts s on ch, a channel of capacity 1 that it alone sends on, in place of
+// a message not yet read: the reader wants the latest, and the sender never waits.
+func sendLatest(ch chan string, s string) {
+	for {
+		select {
+		case ch <- s:
+			return
+		default:
+		}
+		select {
+		case <-ch:
+		default:
+		}
+	}
 }
 
 // writeDemoKubeconfig writes a kubeconfig for the simulated API server, for the TUI,

@@ -8,11 +8,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcotui/mcotui/demo"
 )
 
 // TestDemoInTmuxRollsOutToEveryNode drives the real binary as a user would: `mcotui
 // demo` in a tmux pane, keys sent with send-keys, the screen read with capture-pane.
-// It picks the worker pool and waits until its grid shows a rollout reach every node.
+// It picks the worker pool and waits until its grid shows a rollout reach every node,
+// and the narration line above the keys tell the story: the worker that degraded, then
+// the end.
 func TestDemoInTmuxRollsOutToEveryNode(t *testing.T) {
 	tmuxBin, err := exec.LookPath("tmux")
 	if err != nil {
@@ -36,6 +40,13 @@ func TestDemoInTmuxRollsOutToEveryNode(t *testing.T) {
 	}
 	t.Cleanup(func() { _, _ = tmux("kill-server") })
 
+	// The story's step while a worker is degraded lasts a second and a half at --speed
+	// 10, several captures: every capture looks for it.
+	var told []string
+	for i := range workers {
+		told = append(told, narrated(fmt.Sprintf(demo.StepDegraded, fmt.Sprintf("worker-%d", i))))
+	}
+	toldDegraded := false
 	var screen string
 	capture := func() string {
 		out, err := tmux("capture-pane", "-p", "-t", "demo")
@@ -43,6 +54,9 @@ func TestDemoInTmuxRollsOutToEveryNode(t *testing.T) {
 			return screen // the pane is gone; keep the last screen for the report
 		}
 		screen = out
+		for _, line := range told {
+			toldDegraded = toldDegraded || strings.Contains(out, line)
+		}
 		return out
 	}
 	fail := func(format string, args ...any) {
@@ -93,6 +107,13 @@ func TestDemoInTmuxRollsOutToEveryNode(t *testing.T) {
 		return progressing && done == workers
 	})
 
+	if !toldDegraded {
+		fail("no screen told that a worker degraded; want one of:\n%s", strings.Join(told, "\n"))
+	}
+	waitFor("the narration to tell the story's end", func(s string) bool {
+		return strings.Contains(s, narrated(demo.StepEnd))
+	})
+
 	if out, err := tmux("send-keys", "-t", "demo", "q"); err != nil {
 		t.Fatalf("tmux send-keys q: %v\n%s", err, out)
 	}
@@ -101,6 +122,9 @@ func TestDemoInTmuxRollsOutToEveryNode(t *testing.T) {
 		return err != nil
 	})
 }
+
+// narrated is a story step as the TUI's narration line shows it.
+func narrated(step string) string { return "▸ " + step }
 
 // poolConfig is the CONFIG column of pool's row in the pools pane.
 func poolConfig(screen, pool string) string {
@@ -134,4 +158,21 @@ func tail(s string, n int) string {
 		return s[len(s)-n:]
 	}
 	return s
+}
+
+// TestDemoSendsTheLatestStep: the demo's story never waits for the TUI, which reads
+// the latest step.
+func TestDemoSendsTheLatestStep(t *testing.T) {
+	ch := make(chan string, 1)
+	for _, s := range []string{"first", "second", "third"} {
+		sendLatest(ch, s) // nothing reads: it must not block
+	}
+	if got := <-ch; got != "third" {
+		t.Errorf("read %q, want the latest, third", got)
+	}
+	select {
+	case s := <-ch:
+		t.Errorf("%q left behind the latest", s)
+	default:
+	}
 }

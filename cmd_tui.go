@@ -38,6 +38,9 @@ type tuiOptions struct {
 	readOnly  bool
 	logFile   string
 	namespace string
+	// narration is shown above the TUI's footer (tui.Options.Narration): the demo's
+	// story. Not a flag; nil for `mcotui`.
+	narration <-chan string
 }
 
 // addTUI makes the root command open the TUI when it is run without a subcommand, and
@@ -103,7 +106,7 @@ func runTUI(ctx context.Context, s streams, o *tuiOptions) error {
 
 	sub := cluster.Subscribe()
 	defer sub.Close()
-	opts := tui.Options{ReadOnly: o.readOnly, NoColor: os.Getenv("NO_COLOR") != "", Coalesce: coalesce}
+	opts := tui.Options{ReadOnly: o.readOnly, NoColor: os.Getenv("NO_COLOR") != "", Coalesce: coalesce, Narration: o.narration}
 	var driver *tuiDriver
 	if !o.readOnly {
 		opts.Actions = source.NewActions(cluster, os.Getenv("USER"))

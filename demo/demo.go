@@ -55,7 +55,9 @@ type Options struct {
 	Dir string
 	// Log receives the log of the controller, the agents and the story. Default: discard.
 	Log *slog.Logger
-	// Progress, when set, is told each step of the story as it begins.
+	// Progress, when set, is told each step of the story as it happens (the Step
+	// constants): a sentence for a newcomer watching the TUI. It is called on the
+	// story's goroutine, which it must not hold up.
 	Progress func(step string)
 }
 

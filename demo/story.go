@@ -16,15 +16,19 @@ import (
 	"github.com/mcotui/mcotui/core/nodeanno"
 )
 
-// Story steps, as Progress and the log tell them.
+// Story steps, as Progress and the log tell them: one short sentence each, what happens
+// and what to try in the TUI, for a newcomer watching it (mcotui demo shows the latest
+// above the TUI's footer). Each fits a 120-column terminal and is ASCII, so that no
+// terminal (CJK ones double some symbols) draws it wider. StepDegraded and StepRepaired
+// take the node's name.
 const (
-	StepStart      = "every node runs its pool's rendered config; boot images are managed for the MachineSets labelled update-boot-image=true (Partial)"
-	StepChrony     = "MachineConfig 99-worker-chrony adds /etc/chrony.conf: the node disruption policy restarts chronyd (no drain, no reboot), two workers at a time"
-	StepDegraded   = "%s cannot restart chronyd: NodeDegraded; its agent rolls the files back and retries with backoff"
-	StepRepaired   = "%s is repaired: its agent's next retry succeeds"
-	StepBootImages = "boot images switch from Partial to All: every MachineSet gets the release's AMI"
-	StepExporter   = "MachineConfigs 99-*-node-exporter enable a unit: every node is cordoned, drained and rebooted, masters one at a time, workers two at a time"
-	StepEnd        = "the story is over; the cluster is yours: pause a pool, change maxUnavailable, preview a rollout, switch boot image modes"
+	StepStart      = "Every node runs its pool's rendered config. Press tab, then j/k and enter to pick a pool; ? lists every key"
+	StepChrony     = "New MachineConfig 99-worker-chrony: workers restart chronyd, two at a time. Press enter on a node to follow it"
+	StepDegraded   = "%s failed to restart chronyd and is degraded; its agent retries. Filter /degraded, enter on it shows why"
+	StepRepaired   = "%s is repaired: its agent's next retry succeeds. Press c for a pool's configs, d to diff two of them"
+	StepBootImages = "Boot images switched from Partial to All: every MachineSet gets the release's AMI. Press b to see them patched"
+	StepExporter   = "New MachineConfigs 99-*-node-exporter: every node drains and reboots. Enter on a draining node shows its blockers"
+	StepEnd        = "The story is over; the cluster is yours: p pauses a pool, m sets maxUnavailable, b then m changes boot image modes"
 )
 
 // Failure is how the broken worker's chronyd fails to start.
@@ -77,10 +81,10 @@ func (d *Demo) story(ctx context.Context) error {
 	if err := d.sleep(ctx, 4*time.Second); err != nil {
 		return err
 	}
-	step(StepBootImages)
 	if err := d.setBootImageModeAll(ctx); err != nil {
 		return err
 	}
+	step(StepBootImages)
 
 	if err := d.sleep(ctx, 6*time.Second); err != nil {
 		return err

@@ -1,6 +1,7 @@
 // Package tui is mcotui's full-screen program: the root model that routes messages to
-// the panes, owns the layout, the status line, the `/` and `:` prompts and the `?`
-// overlay, and feeds the panes from a model.Source.
+// the panes, owns the layout, the status line, the embedder's narration line
+// (Options.Narration), the `/` and `:` prompts and the `?` overlay, and feeds the
+// panes from a model.Source.
 //
 // Data flows one way. A Source (a cluster's informers, the demo simulation, a test
 // fixture) delivers model.Events on a channel; the root drains whatever is pending into
@@ -67,6 +68,14 @@ type Options struct {
 	// read-only. The caller that runs the program must stop what it drives once the
 	// program has ended: see action.Driver.
 	Driver action.Driver
+	// Narration, when set, carries short messages from the embedder (the demo tells its
+	// story through it). The latest is shown on a line of its own above the footer, as
+	// one line of plain text in the TUI's styles, cut to the width; the line is there
+	// from the start, so that nothing moves when the first message comes, and the last
+	// message stays after the channel is closed. The program reads the channel alone:
+	// give each program its own. A sender should not block on it (the program reads it
+	// only while it runs); nil shows no such line.
+	Narration <-chan string
 }
 
 // pane is a place focus can be.
@@ -127,6 +136,9 @@ type UI struct {
 	drive    *driving // the rollout this program drives, or nil
 	driveSeq int
 
+	narration       string // the latest message of Options.Narration, on one line
+	narrationClosed bool
+
 	prompt     textinput.Model
 	promptKind promptKind
 	promptErr  string
@@ -180,7 +192,7 @@ func New(src model.Source, opts Options) *UI {
 
 // Init implements tea.Model.
 func (u *UI) Init() tea.Cmd {
-	return tea.Batch(u.waitForEvents(), u.tick())
+	return tea.Batch(u.waitForEvents(), u.tick(), u.waitForNarration())
 }
 
 // Messages of the root's own.
@@ -309,6 +321,8 @@ func (u *UI) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tickMsg:
 		u.detail.Tick()
 		return u, u.tick()
+	case narrationMsg:
+		return u, u.narrate(msg)
 	case common.SelectPoolMsg:
 		u.scope(msg.Pool)
 		return u, nil
@@ -368,12 +382,13 @@ func (u *UI) setColor(p colorprofile.Profile) {
 }
 
 // layout sizes the panes: the pools on top (all of them if they take at most a third of
-// the screen), the grid or a node's detail below, then the footer and the status line.
+// the screen), the grid or a node's detail below, then the narration line (with
+// Options.Narration), the footer and the status line.
 func (u *UI) layout() {
 	if u.width <= 0 || u.height <= 0 {
 		return
 	}
-	body := max(0, u.height-2)
+	body := u.bodyHeight()
 	u.poolsHeight = u.pools.Height()
 	ph := min(u.poolsHeight, max(3, body/3))
 	if body < 8 {
@@ -462,7 +477,7 @@ func (u *UI) mouse(m tea.Mouse, wrap func(tea.Mouse) tea.Msg) tea.Cmd {
 			u.setFocus(panePools)
 		}
 		return u.pools.Update(wrap(m))
-	case m.Y < u.height-2:
+	case m.Y < u.bodyHeight():
 		if click {
 			u.setFocus(paneNodes)
 		}

@@ -33,6 +33,11 @@ type scenario struct {
 	// its screen through a command (a pane's message to the root), which the program
 	// runs concurrently with the quit.
 	title string
+	// narration is sent on Options.Narration before the program starts, oldest first.
+	narration []string
+	// shows is text to wait for before quitting, when the screen reaches it through a
+	// command other than a pane's (the narration's).
+	shows string
 }
 
 func typed(s string) []tea.Msg {
@@ -119,6 +124,18 @@ var scenarios = []scenario{
 	{name: "retry-not-offered-on-mco", input: seq(typed("/degraded"), special(tea.KeyEnter), typed("r"))},
 	{name: "drive-confirm", managed: true, driver: true, input: seq(poolAt(2), typed("D")), title: "Drive the rollout of pool worker"},
 	{name: "help-managed-driver", managed: true, driver: true, input: typed("?")},
+
+	// The embedder's narration (the demo's story): only the latest message shows, cut to
+	// the width at 120 columns, whole at 200.
+	{name: "narration", narration: storyLines, shows: "chronyd"},
+	{name: "narration-no-color", noColor: true, narration: storyLines, shows: "chronyd"},
+	{name: "narration-bootimages", input: typed("b"), narration: storyLines, shows: "chronyd"},
+}
+
+// storyLines are two steps of a story like the demo's; the second supersedes the first.
+var storyLines = []string{
+	"A calm cluster: every node runs its pool's rendered config. Press ? for every key",
+	"New MachineConfig 99-worker-chrony: workers restart chronyd two at a time, without a drain or a reboot. Press enter on a node to follow it",
 }
 
 func newUI(noColor bool) (*UI, *model.ChanSource) {
@@ -134,6 +151,13 @@ func newScenarioUI(sc scenario) (*UI, *model.ChanSource) {
 	opts.Actions = &tuitest.Actions{}
 	if sc.driver {
 		opts.Driver = &tuitest.Driver{}
+	}
+	if sc.narration != nil {
+		ch := make(chan string, len(sc.narration))
+		for _, s := range sc.narration {
+			ch <- s
+		}
+		opts.Narration = ch
 	}
 	return New(src, opts), src
 }
@@ -167,6 +191,11 @@ func TestScreens(t *testing.T) {
 						return strings.Contains(string(b), "mcotui: "+sc.title+" @")
 					}, teatest.WithDuration(10*time.Second))
 				}
+				if sc.shows != "" {
+					teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+						return strings.Contains(string(b), sc.shows)
+					}, teatest.WithDuration(10*time.Second))
+				}
 				if err := tm.Quit(); err != nil {
 					t.Fatal(err)
 				}
@@ -188,6 +217,9 @@ func TestScreensPlain(t *testing.T) {
 			t.Run(fmt.Sprintf("%dx%d/%s", size.w, size.h, sc.name), func(t *testing.T) {
 				ui, _ := newScenarioUI(sc)
 				drive(ui, append([]tea.Msg{tea.WindowSizeMsg{Width: size.w, Height: size.h}}, sc.input...)...)
+				if sc.narration != nil {
+					readNarration(ui) // as the program does from Init
+				}
 				view := ui.View().Content
 				checkShape(t, view, size.w, size.h)
 				tuitest.Golden(t, view)

@@ -45,8 +45,8 @@ func (u *UI) where() string {
 	return "nodes"
 }
 
-// render is the screen as a string: the panes stacked, footer and status line below,
-// and the help box over them when open.
+// render is the screen as a string: the panes stacked, the narration line, footer and
+// status line below, and the help box over them when open.
 func (u *UI) render() string {
 	if u.width <= 0 || u.height <= 0 {
 		return "" // no size yet: nothing sensible to draw
@@ -63,6 +63,10 @@ func (u *UI) render() string {
 			b.WriteByte('\n')
 		}
 		b.WriteString(u.body().View())
+	}
+	if u.narrationRows() > 0 {
+		b.WriteByte('\n')
+		b.WriteString(u.narrationView())
 	}
 	b.WriteByte('\n')
 	b.WriteString(u.footerView())

@@ -24,6 +24,10 @@ const (
 	GlyphAbsent     = " " // no such condition on the MachineConfigNode
 )
 
+// GlyphNarration marks the embedder's narration line (tui.Options.Narration); neutral
+// width for the same reason.
+const GlyphNarration = "▸"
+
 // Progress bar cells, neutral width for the same reason.
 const (
 	BarFull  = "▪"
@@ -65,6 +69,11 @@ type Styles struct {
 
 	Prompt    lipgloss.Style
 	PromptErr lipgloss.Style
+
+	// NarrationMark and Narration draw the embedder's narration line: a story told over
+	// the cluster (the demo's), set apart from the cluster's own data.
+	NarrationMark lipgloss.Style
+	Narration     lipgloss.Style
 
 	Dialog      lipgloss.Style // the help overlay's box
 	DialogTitle lipgloss.Style
@@ -113,6 +122,8 @@ func New(color bool) *Styles {
 		s.StatusValue = base.Foreground(lipgloss.White).Background(lipgloss.Black)
 		s.Prompt = base.Foreground(lipgloss.Cyan).Bold(true)
 		s.PromptErr = base.Foreground(lipgloss.Red)
+		s.NarrationMark = base.Foreground(lipgloss.Yellow).Bold(true)
+		s.Narration = base.Foreground(lipgloss.Yellow)
 		s.Dialog = base.Border(lipgloss.RoundedBorder()).BorderForeground(lipgloss.Cyan).Padding(0, 1)
 		s.DialogTitle = base.Foreground(lipgloss.Cyan).Bold(true)
 		s.HelpKey = base.Foreground(lipgloss.Cyan)
@@ -147,6 +158,8 @@ func New(color bool) *Styles {
 		s.StatusValue = base.Reverse(true)
 		s.Prompt = base.Bold(true)
 		s.PromptErr = base.Bold(true)
+		s.NarrationMark = base.Bold(true)
+		s.Narration = base
 		s.Dialog = base.Border(lipgloss.NormalBorder()).Padding(0, 1)
 		s.DialogTitle = base.Bold(true)
 		s.HelpKey = base.Bold(true)
