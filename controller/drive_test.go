@@ -20,6 +20,7 @@ import (
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/render"
 	"github.com/mcotui/mcotui/core/rollout"
+	"github.com/mcotui/mcotui/platform/kube/kubetest"
 )
 
 // renderByHand does what the render loop would: it creates the pool's rendered config
@@ -136,7 +137,7 @@ func TestDrivePool(t *testing.T) {
 	}
 	// A controller started now takes the released Lease over.
 	startController(t, "lease-dp", "dp-controller")
-	eventually(t, 20*time.Second, "the controller takes the lease", func() (bool, string) {
+	kubetest.Eventually(t, 20*time.Second, "the controller takes the lease", func() (bool, string) {
 		holder, held, err := controller.LeaseHolder(ctx, env.Kube, leaseNamespace(t), "lease-dp", time.Now())
 		return err == nil && held && holder == "dp-controller", holder
 	})
@@ -147,7 +148,7 @@ func TestDrivePool(t *testing.T) {
 func TestDrivePoolLeavesAHeldPoolAlone(t *testing.T) {
 	ctx := testContext(t)
 	startController(t, "lease-held", "held-controller")
-	eventually(t, 20*time.Second, "the controller holds the lease", func() (bool, string) {
+	kubetest.Eventually(t, 20*time.Second, "the controller holds the lease", func() (bool, string) {
 		holder, held, err := controller.LeaseHolder(ctx, env.Kube, leaseNamespace(t), "lease-held", time.Now())
 		return err == nil && held, holder
 	})
