@@ -21,7 +21,6 @@ import (
 	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/controller/controllertest"
 	"github.com/mcotui/mcotui/core/nodeanno"
-	"github.com/mcotui/mcotui/core/render"
 	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/platform/kube"
 	"github.com/mcotui/mcotui/platform/kube/kubetest"
@@ -218,30 +217,15 @@ func (c *rolloutCluster) desiredConfigWriters(t *testing.T) map[string]bool {
 	return writers
 }
 
-// renderByHand does what the controller's render loop would: the pool's rendered
-// config over its MachineConfigs, created, and the pool pointed at it.
+// renderByHand renders the pool over its one MachineConfig as the controller's render
+// loop would (controllertest.RenderByHand), and returns the rendered config's name.
 func (c *rolloutCluster) renderByHand(t *testing.T) string {
 	t.Helper()
-	ctx := cmdContext(t)
-	mc, err := c.env.MachineConfig.MachineconfigurationV1().MachineConfigs().Get(ctx, "00-"+c.pool, metav1.GetOptions{})
+	mc, err := c.env.MachineConfig.MachineconfigurationV1().MachineConfigs().Get(cmdContext(t), "00-"+c.pool, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := c.getPool(t)
-	r, err := render.Render(p, []*mcfgv1.MachineConfig{mc})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mcs := c.env.MachineConfig.MachineconfigurationV1().MachineConfigs()
-	if _, err := mcs.Create(ctx, r.Config, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = mcs.Delete(context.Background(), r.Config.Name, metav1.DeleteOptions{}) })
-	p.Spec.Configuration.Name = r.Config.Name
-	if _, err := c.env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Update(ctx, p, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return r.Config.Name
+	return controllertest.RenderByHand(t, c.env.MachineConfig, c.pool, mc)
 }
 
 // watchUnavailable watches the pool's nodes until the test ends and returns a function

@@ -8,11 +8,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -38,7 +38,7 @@ const statusBenchNodes = 5000
 // from the CRD); status lists the pools, the MachineConfigNodes and the Nodes (to find
 // pool members that have no MachineConfigNode) and formats both tables itself.
 func BenchmarkStatus(b *testing.B) {
-	env := benchKubeEnv(b)
+	env := kubeEnv(b)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	began := time.Now()
@@ -107,20 +107,6 @@ func runBenchCmd(b *testing.B, cmd *exec.Cmd) {
 	if err := cmd.Run(); err != nil {
 		b.Fatalf("%v: %v\n%s", cmd.Args, err, stderr.String())
 	}
-}
-
-// benchKubeEnv is kubeEnv for a benchmark: the package's one control plane.
-func benchKubeEnv(b *testing.B) *kubetest.Env {
-	b.Helper()
-	cluster.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		cluster.env, cluster.err = kubetest.Start(ctx)
-	})
-	if cluster.err != nil {
-		b.Fatalf("the test control plane did not start: %v", cluster.err)
-	}
-	return cluster.env
 }
 
 // createStatusCluster creates pools master and worker and n Nodes (bench-master-*,
@@ -259,26 +245,13 @@ func benchNodeStatus(name string, i int, now metav1.Time) corev1.NodeStatus {
 	}
 }
 
-// parallelBench calls f(0) .. f(n-1) from workers goroutines and returns the first
-// error.
+// parallelBench calls f(0) .. f(n-1), at most workers at a time, and returns the
+// first error.
 func parallelBench(n, workers int, f func(i int) error) error {
-	idx := make(chan int)
-	errs := make(chan error, n)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for i := range idx {
-				if err := f(i); err != nil {
-					errs <- err
-				}
-			}
-		})
-	}
+	var g errgroup.Group
+	g.SetLimit(workers)
 	for i := range n {
-		idx <- i
+		g.Go(func() error { return f(i) })
 	}
-	close(idx)
-	wg.Wait()
-	close(errs)
-	return <-errs
+	return g.Wait()
 }

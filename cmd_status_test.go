@@ -45,7 +45,7 @@ func TestMain(m *testing.M) {
 
 // kubeEnv returns the package's control plane, starting it on first use. A control
 // plane that cannot start fails the test (for missing binaries: run `make testbin`).
-func kubeEnv(t *testing.T) *kubetest.Env {
+func kubeEnv(t testing.TB) *kubetest.Env {
 	t.Helper()
 	cluster.once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

@@ -17,6 +17,7 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/mcotui/mcotui/controller"
+	"github.com/mcotui/mcotui/platform/host/hosttest"
 	"github.com/mcotui/mcotui/platform/kube"
 	"github.com/mcotui/mcotui/tui"
 	"github.com/mcotui/mcotui/tui/source"
@@ -47,20 +48,7 @@ func TestTUIHelp(t *testing.T) {
 
 // terminal is the reading end of a pseudo-terminal, collecting what the program draws.
 type terminal struct {
-	mu  sync.Mutex
-	out bytes.Buffer
-}
-
-func (tm *terminal) Write(p []byte) (int, error) {
-	tm.mu.Lock()
-	defer tm.mu.Unlock()
-	return tm.out.Write(p)
-}
-
-func (tm *terminal) String() string {
-	tm.mu.Lock()
-	defer tm.mu.Unlock()
-	return tm.out.String()
+	hosttest.SyncBuffer
 }
 
 func (tm *terminal) waitFor(t *testing.T, text string) {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/core/bootimage"
+	"github.com/mcotui/mcotui/platform/kube/kubetest"
 )
 
 // Targets and current images of core/bootimage's testdata.
@@ -212,7 +213,7 @@ func machineSetImage(t *testing.T, name string) string {
 func waitBootStatus(t *testing.T, progressing, degraded string) *operatorv1.MachineConfiguration {
 	t.Helper()
 	var cfg *operatorv1.MachineConfiguration
-	eventually(t, 30*time.Second, "boot image conditions", func() (bool, string) {
+	kubetest.Eventually(t, 30*time.Second, "boot image conditions", func() (bool, string) {
 		var err error
 		cfg, err = env.Operator.OperatorV1().MachineConfigurations().Get(testContext(t), bootimage.MachineConfigurationName, metav1.GetOptions{})
 		if err != nil {
@@ -293,7 +294,7 @@ func TestBootImages(t *testing.T) {
 		}
 	}
 	// The skipped MachineSets are named, not only counted.
-	eventually(t, 20*time.Second, "an event names the skipped MachineSets", func() (bool, string) {
+	kubetest.Eventually(t, 20*time.Second, "an event names the skipped MachineSets", func() (bool, string) {
 		evs, err := env.Kube.CoreV1().Events("").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=cluster,reason=BootImagesSkipped"})
 		if err != nil {
 			return false, err.Error()

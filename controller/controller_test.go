@@ -19,6 +19,7 @@ import (
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/platform/kube"
+	"github.com/mcotui/mcotui/platform/kube/kubetest"
 )
 
 // TestRefusesWhereMCORuns: on a cluster with MCO's daemon, Run returns at once with
@@ -97,7 +98,7 @@ func TestDriverStep(t *testing.T) {
 
 	startFakeAgent(t, "drive", 100*time.Millisecond)
 	for _, want := range nodes[1:] {
-		eventually(t, 20*time.Second, "a step targets "+want, func() (bool, string) {
+		kubetest.Eventually(t, 20*time.Second, "a step targets "+want, func() (bool, string) {
 			step, err := d.Step(ctx, "drive", rollout.Options{})
 			if err != nil {
 				return false, err.Error()
@@ -111,7 +112,7 @@ func TestDriverStep(t *testing.T) {
 func TestLeaseHolder(t *testing.T) {
 	ctx := testContext(t)
 	r := startController(t, "lease-holder", "holder-a")
-	eventually(t, 20*time.Second, "holder-a holds the lease", func() (bool, string) {
+	kubetest.Eventually(t, 20*time.Second, "holder-a holds the lease", func() (bool, string) {
 		holder, held, err := controller.LeaseHolder(ctx, env.Kube, leaseNamespace(t), "lease-holder", time.Now())
 		return err == nil && held && holder == "holder-a", holder
 	})

@@ -11,39 +11,16 @@ import (
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	"github.com/mcotui/mcotui/controller"
+	"github.com/mcotui/mcotui/controller/controllertest"
 	"github.com/mcotui/mcotui/core/nodeanno"
-	"github.com/mcotui/mcotui/core/render"
 	"github.com/mcotui/mcotui/core/rollout"
+	"github.com/mcotui/mcotui/platform/kube/kubetest"
 )
-
-// renderByHand does what the render loop would: it creates the pool's rendered config
-// over mcs and points the pool's spec.configuration at it. The tests of DrivePool run
-// no controller.
-func renderByHand(t *testing.T, pool *mcfgv1.MachineConfigPool, mcs ...*mcfgv1.MachineConfig) string {
-	t.Helper()
-	ctx := testContext(t)
-	r, err := render.Render(pool, mcs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rendered := env.MachineConfig.MachineconfigurationV1().MachineConfigs()
-	if _, err := rendered.Create(ctx, r.Config, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatalf("create %s: %v", r.Config.Name, err)
-	}
-	t.Cleanup(func() { _ = rendered.Delete(context.Background(), r.Config.Name, metav1.DeleteOptions{}) })
-	p := getPool(t, pool.Name)
-	p.Spec.Configuration.Name = r.Config.Name
-	if _, err := env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Update(ctx, p, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return r.Config.Name
-}
 
 // drive runs DrivePool with quick timing on a Lease of the test's own, collecting its
 // reports.
@@ -98,7 +75,7 @@ func TestDrivePool(t *testing.T) {
 	rec := recordNodes(t, "dp")
 	target := expectedRendered(t, pool, v1)
 	rec.expect(target)
-	renderByHand(t, pool, v1)
+	controllertest.RenderByHand(t, env.MachineConfig, pool.Name, v1)
 
 	var d drive
 	end, err := d.run(ctx, t, "dp", "lease-dp", "mcotui-tui@test")
@@ -136,28 +113,81 @@ func TestDrivePool(t *testing.T) {
 	}
 	// A controller started now takes the released Lease over.
 	startController(t, "lease-dp", "dp-controller")
-	eventually(t, 20*time.Second, "the controller takes the lease", func() (bool, string) {
+	kubetest.Eventually(t, 20*time.Second, "the controller takes the lease", func() (bool, string) {
 		holder, held, err := controller.LeaseHolder(ctx, env.Kube, leaseNamespace(t), "lease-dp", time.Now())
 		return err == nil && held && holder == "dp-controller", holder
 	})
 }
 
 // TestDrivePoolLeavesAHeldPoolAlone: while a controller holds the Lease, DrivePool
-// refuses, names the holder and writes nothing.
+// refuses, names the holder and writes nothing: a pool whose nodes need an update keeps
+// its nodes' desired configs, their taints and its status.
 func TestDrivePoolLeavesAHeldPoolAlone(t *testing.T) {
 	ctx := testContext(t)
-	startController(t, "lease-held", "held-controller")
-	eventually(t, 20*time.Second, "the controller holds the lease", func() (bool, string) {
-		holder, held, err := controller.LeaseHolder(ctx, env.Kube, leaseNamespace(t), "lease-held", time.Now())
-		return err == nil && held, holder
-	})
+	pool := createPool(t, "dph", ptr.To(intstr.FromInt32(2)), false)
+	v1 := machineConfig(t, "00-dph", "dph", "/etc/dph", "v1")
+	applyMC(t, v1)
+	nodes := createNodes(t, "dph", "rendered-dph-old", "", "")
+	target := controllertest.RenderByHand(t, env.MachineConfig, pool.Name, v1)
+
+	// The Lease held as a controller holds it (controller.Lead), with none of the
+	// controller's loops running: anything written to the pool below is DrivePool's.
+	leadCtx, stopLeading := context.WithCancel(context.Background())
+	leading, led := make(chan struct{}), make(chan error, 1)
+	go func() {
+		led <- controller.Lead(leadCtx, controller.Election{
+			Kube: env.Kube, Namespace: leaseNamespace(t), Name: "lease-dph", Identity: "held-controller",
+			LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second, RetryPeriod: 200 * time.Millisecond,
+		}, func(ctx context.Context) error {
+			close(leading)
+			<-ctx.Done()
+			return nil
+		})
+	}()
+	defer func() {
+		stopLeading()
+		if err := <-led; err != nil {
+			t.Errorf("holding the lease: %v", err)
+		}
+	}()
+	select {
+	case <-leading:
+	case <-ctx.Done():
+		t.Fatal("held-controller never took the lease lease-dph")
+	}
+
+	type nodeState struct {
+		desired string
+		taints  []corev1.Taint
+	}
+	before := map[string]nodeState{}
+	for _, name := range nodes {
+		n := getNode(t, name)
+		if nodeanno.Desired(n) == target {
+			t.Fatalf("node %s already has the target %s: the test would not see DrivePool target it", name, target)
+		}
+		before[name] = nodeState{nodeanno.Desired(n), n.Spec.Taints}
+	}
+	poolBefore := getPool(t, "dph")
+
 	var d drive
-	_, err := d.run(ctx, t, "no-matter", "lease-held", "mcotui-tui@test")
+	_, err := d.run(ctx, t, "dph", "lease-dph", "mcotui-tui@test")
 	if !errors.Is(err, controller.ErrLeaseHeld) || !strings.Contains(err.Error(), "held-controller") {
 		t.Fatalf("DrivePool = %v, want ErrLeaseHeld naming held-controller", err)
 	}
 	if len(d.reports) != 0 {
 		t.Errorf("reports %+v, want none", d.reports)
+	}
+	for _, name := range nodes {
+		n := getNode(t, name)
+		if got := (nodeState{nodeanno.Desired(n), n.Spec.Taints}); got.desired != before[name].desired || !equality.Semantic.DeepEqual(got.taints, before[name].taints) {
+			t.Errorf("node %s: desired %s taints %v after DrivePool, was desired %s taints %v; want it left alone",
+				name, got.desired, got.taints, before[name].desired, before[name].taints)
+		}
+	}
+	// Nothing else writes the pool while no controller's loops run.
+	if p := getPool(t, "dph"); p.ResourceVersion != poolBefore.ResourceVersion || !equality.Semantic.DeepEqual(p.Status, poolBefore.Status) {
+		t.Errorf("pool dph was written (resourceVersion %s, was %s): status %s, was %s", p.ResourceVersion, poolBefore.ResourceVersion, condString(p), condString(poolBefore))
 	}
 }
 
@@ -170,7 +200,7 @@ func TestDrivePoolStops(t *testing.T) {
 	applyMC(t, v1)
 	nodes := createNodes(t, "dps", "rendered-dps-old", "", "")
 	setPaused(t, "dps", true)
-	target := renderByHand(t, pool, v1)
+	target := controllertest.RenderByHand(t, env.MachineConfig, pool.Name, v1)
 
 	var d drive
 	end, err := d.run(ctx, t, "dps", "lease-dps", "mcotui-tui@test")

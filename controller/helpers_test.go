@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 
 	"github.com/mcotui/mcotui/controller"
@@ -154,7 +153,7 @@ func createPool(t *testing.T, name string, maxUnavailable *intstr.IntOrString, p
 }
 
 // machineConfig is a MachineConfig of role that writes path with content.
-func machineConfig(t *testing.T, name, role, path, content string) *mcfgv1.MachineConfig {
+func machineConfig(t testing.TB, name, role, path, content string) *mcfgv1.MachineConfig {
 	t.Helper()
 	cfg := ign3types.Config{Ignition: ign3types.Ignition{Version: "3.5.0"}}
 	cfg.Storage.Files = []ign3types.File{{
@@ -266,21 +265,6 @@ func getPool(t *testing.T, name string) *mcfgv1.MachineConfigPool {
 		t.Fatal(err)
 	}
 	return p
-}
-
-// eventually polls cond every 100ms until it holds or timeout passes, then fails the
-// test with what cond last said.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	var last string
-	err := wait.PollUntilContextTimeout(testContext(t), 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
-		ok, msg := cond()
-		last = msg
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("%s: not within %s: %s", what, timeout, last)
-	}
 }
 
 func poolCondition(p *mcfgv1.MachineConfigPool, ct mcfgv1.MachineConfigPoolConditionType) *mcfgv1.MachineConfigPoolCondition {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/core/rollout"
+	"github.com/mcotui/mcotui/platform/kube/kubetest"
 )
 
 // TestRenderCreatesRenderedConfig: the rendered MachineConfig is created with the name
@@ -30,7 +31,7 @@ func TestRenderCreatesRenderedConfig(t *testing.T) {
 	startController(t, "lease-render", "render-a")
 
 	want := expectedRendered(t, pool, base, motd)
-	eventually(t, 30*time.Second, "pool points at its rendered config", func() (bool, string) {
+	kubetest.Eventually(t, 30*time.Second, "pool points at its rendered config", func() (bool, string) {
 		p := getPool(t, "render")
 		return p.Spec.Configuration.Name == want, "spec.configuration.name=" + p.Spec.Configuration.Name + " want " + want
 	})
@@ -61,7 +62,7 @@ func TestRenderCreatesRenderedConfig(t *testing.T) {
 	motd2 := machineConfig(t, "10-render-motd", "render", "/etc/motd", "hello-again")
 	applyMC(t, motd2)
 	next := expectedRendered(t, pool, base, motd2)
-	eventually(t, 30*time.Second, "pool points at the new rendered config", func() (bool, string) {
+	kubetest.Eventually(t, 30*time.Second, "pool points at the new rendered config", func() (bool, string) {
 		p := getPool(t, "render")
 		return p.Spec.Configuration.Name == next, "spec.configuration.name=" + p.Spec.Configuration.Name
 	})
@@ -77,7 +78,7 @@ func TestRenderCreatesRenderedConfig(t *testing.T) {
 	if err := mcs.Delete(ctx, next, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, "the deleted rendered config is created again", func() (bool, string) {
+	kubetest.Eventually(t, 30*time.Second, "the deleted rendered config is created again", func() (bool, string) {
 		_, err := mcs.Get(ctx, next, metav1.GetOptions{})
 		return err == nil, "get: " + errString(err)
 	})
@@ -90,7 +91,7 @@ func TestRenderDegradedWhenNothingMatches(t *testing.T) {
 	createPool(t, "empty", nil, false)
 	startController(t, "lease-empty", "empty-a")
 
-	eventually(t, 30*time.Second, "RenderDegraded", func() (bool, string) {
+	kubetest.Eventually(t, 30*time.Second, "RenderDegraded", func() (bool, string) {
 		p := getPool(t, "empty")
 		c := poolCondition(p, mcfgv1.MachineConfigPoolRenderDegraded)
 		d := poolCondition(p, mcfgv1.MachineConfigPoolDegraded)
@@ -104,7 +105,7 @@ func TestRenderDegradedWhenNothingMatches(t *testing.T) {
 	}
 
 	applyMC(t, machineConfig(t, "00-empty", "empty", "/etc/x", "x"))
-	eventually(t, 30*time.Second, "RenderDegraded cleared", func() (bool, string) {
+	kubetest.Eventually(t, 30*time.Second, "RenderDegraded cleared", func() (bool, string) {
 		p := getPool(t, "empty")
 		c := poolCondition(p, mcfgv1.MachineConfigPoolRenderDegraded)
 		d := poolCondition(p, mcfgv1.MachineConfigPoolDegraded)

@@ -2,7 +2,6 @@ package controller_test
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -18,12 +17,11 @@ import (
 	"testing"
 	"time"
 
-	ign3types "github.com/coreos/ignition/v2/config/v3_5/types"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	mcfgclient "github.com/openshift/client-go/machineconfiguration/clientset/versioned"
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	kubeinformers "k8s.io/client-go/informers"
@@ -93,7 +91,7 @@ func BenchmarkRollout(b *testing.B) {
 	mcName := "00-" + name
 	version := 1
 	config := func() *mcfgv1.MachineConfig {
-		return benchMachineConfig(b, mcName, name, "/etc/"+name, fmt.Sprintf("v%d", version))
+		return machineConfig(b, mcName, name, "/etc/"+name, fmt.Sprintf("v%d", version))
 	}
 	rendered := func() string {
 		r, err := render.Render(pool, []*mcfgv1.MachineConfig{config()})
@@ -200,26 +198,6 @@ func BenchmarkRollout(b *testing.B) {
 	}
 }
 
-// benchMachineConfig is machineConfig for a benchmark.
-func benchMachineConfig(b *testing.B, name, role, path, content string) *mcfgv1.MachineConfig {
-	cfg := ign3types.Config{Ignition: ign3types.Ignition{Version: "3.5.0"}}
-	cfg.Storage.Files = []ign3types.File{{
-		Node: ign3types.Node{Path: path},
-		FileEmbedded1: ign3types.FileEmbedded1{
-			Mode:     ptr.To(0o644),
-			Contents: ign3types.Resource{Source: ptr.To("data:," + content)},
-		},
-	}}
-	raw, err := json.Marshal(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return &mcfgv1.MachineConfig{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{mcfgv1.MachineConfigRoleLabelKey: role}},
-		Spec:       mcfgv1.MachineConfigSpec{Config: runtime.RawExtension{Raw: raw}},
-	}
-}
-
 // unthrottled is cfg without client-side rate limiting: the benchmark's own requests
 // and the agents' (each real agent has a limiter of its own) must not queue behind one.
 func unthrottled(cfg *rest.Config) *rest.Config {
@@ -323,27 +301,14 @@ func cleanupBenchPool(b *testing.B, kc kubernetes.Interface, mc mcfgclient.Inter
 	}
 }
 
-// parallel calls f(0) .. f(n-1) from 16 goroutines and returns the first error.
+// parallel calls f(0) .. f(n-1), at most 16 at a time, and returns the first error.
 func parallel(n int, f func(i int) error) error {
-	idx := make(chan int)
-	errs := make(chan error, n)
-	var wg sync.WaitGroup
-	for range 16 {
-		wg.Go(func() {
-			for i := range idx {
-				if err := f(i); err != nil {
-					errs <- err
-				}
-			}
-		})
-	}
+	var g errgroup.Group
+	g.SetLimit(16)
 	for i := range n {
-		idx <- i
+		g.Go(func() error { return f(i) })
 	}
-	close(idx)
-	wg.Wait()
-	close(errs)
-	return <-errs
+	return g.Wait()
 }
 
 // waitPoolUpdated waits until the pool's status says Updated at target with n nodes

@@ -19,6 +19,7 @@ import (
 	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/rollout"
+	"github.com/mcotui/mcotui/platform/kube/kubetest"
 )
 
 // nodeRecorder watches a pool's nodes and records every change: the most nodes
@@ -129,7 +130,7 @@ func (r *nodeRecorder) report() (maxUnavailable int, at string, order []string, 
 // waitRolledOut waits until every node runs target and the pool says Updated.
 func waitRolledOut(t *testing.T, pool, target string, nodes []string, timeout time.Duration) {
 	t.Helper()
-	eventually(t, timeout, "pool "+pool+" rolled out to "+target, func() (bool, string) {
+	kubetest.Eventually(t, timeout, "pool "+pool+" rolled out to "+target, func() (bool, string) {
 		var behind []string
 		for _, name := range nodes {
 			n := getNode(t, name)
@@ -259,7 +260,7 @@ func TestPausedPoolGetsNoTargets(t *testing.T) {
 	v2 := machineConfig(t, "00-pause", "pause", "/etc/pause", "v2")
 	target := expectedRendered(t, pool, v2)
 	applyMC(t, v2)
-	eventually(t, 30*time.Second, "paused pool rendered, Updating False", func() (bool, string) {
+	kubetest.Eventually(t, 30*time.Second, "paused pool rendered, Updating False", func() (bool, string) {
 		p := getPool(t, "pause")
 		c := poolCondition(p, mcfgv1.MachineConfigPoolUpdating)
 		return p.Spec.Configuration.Name == target && c != nil && c.Status == corev1.ConditionFalse &&
@@ -304,7 +305,7 @@ func TestDegradedNode(t *testing.T) {
 	startFakeAgent(t, "deg", 200*time.Millisecond, "deg-1")
 	startController(t, "lease-deg", "deg-a")
 
-	eventually(t, 60*time.Second, "pool degraded by deg-1, others updated", func() (bool, string) {
+	kubetest.Eventually(t, 60*time.Second, "pool degraded by deg-1, others updated", func() (bool, string) {
 		p := getPool(t, "deg")
 		nd := poolCondition(p, mcfgv1.MachineConfigPoolNodeDegraded)
 		d := poolCondition(p, mcfgv1.MachineConfigPoolDegraded)
@@ -356,7 +357,7 @@ func TestLeaderElection(t *testing.T) {
 		}
 	}
 	a := startController(t, "lease-elect", "elect-a", observe("elect-a"))
-	eventually(t, 20*time.Second, "elect-a leads", func() (bool, string) {
+	kubetest.Eventually(t, 20*time.Second, "elect-a leads", func() (bool, string) {
 		mu.Lock()
 		defer mu.Unlock()
 		return leading["elect-a"], fmt.Sprint(leading)
@@ -367,7 +368,7 @@ func TestLeaderElection(t *testing.T) {
 	v2 := machineConfig(t, "00-elect", "elect", "/etc/elect", "v2")
 	target := expectedRendered(t, pool, v2)
 	applyMC(t, v2)
-	eventually(t, 30*time.Second, "the rollout has begun", func() (bool, string) {
+	kubetest.Eventually(t, 30*time.Second, "the rollout has begun", func() (bool, string) {
 		return nodeanno.Desired(getNode(t, nodes[0])) == target, "node 0 not targeted yet"
 	})
 	a.stop(t) // mid-rollout: three nodes still to go
@@ -416,7 +417,7 @@ func TestRestartMidRollout(t *testing.T) {
 	v2 := machineConfig(t, "00-restart", "restart", "/etc/restart", "v2")
 	target := expectedRendered(t, pool, v2)
 	applyMC(t, v2)
-	eventually(t, 30*time.Second, "the rollout has begun", func() (bool, string) {
+	kubetest.Eventually(t, 30*time.Second, "the rollout has begun", func() (bool, string) {
 		return nodeanno.Desired(getNode(t, nodes[0])) == target, "node 0 not targeted yet"
 	})
 	first.stop(t)
@@ -448,7 +449,7 @@ func TestUpdateInProgressTaint(t *testing.T) {
 	v2 := machineConfig(t, "00-taint", "taint", "/etc/taint", "v2")
 	target := expectedRendered(t, pool, v2)
 	applyMC(t, v2)
-	eventually(t, 30*time.Second, "taint-0 targeted and untainted, taint-1 tainted", func() (bool, string) {
+	kubetest.Eventually(t, 30*time.Second, "taint-0 targeted and untainted, taint-1 tainted", func() (bool, string) {
 		first, second := getNode(t, nodes[0]), getNode(t, nodes[1])
 		ok := nodeanno.Desired(first) == target && !rollout.HasUpdateInProgressTaint(first) &&
 			nodeanno.Desired(second) == old && rollout.HasUpdateInProgressTaint(second)
@@ -472,7 +473,7 @@ func TestUpdateInProgressTaint(t *testing.T) {
 
 	setPaused(t, "taint", true)
 	startFakeAgent(t, "taint", 100*time.Millisecond)
-	eventually(t, 30*time.Second, "paused: taint-0 updated, nothing unavailable", func() (bool, string) {
+	kubetest.Eventually(t, 30*time.Second, "paused: taint-0 updated, nothing unavailable", func() (bool, string) {
 		p := getPool(t, "taint")
 		return rollout.DoneAt(getNode(t, nodes[0]), target) && p.Status.UpdatedMachineCount == 1 && p.Status.UnavailableMachineCount == 0, condString(p)
 	})
@@ -483,7 +484,7 @@ func TestUpdateInProgressTaint(t *testing.T) {
 
 	setPaused(t, "taint", false)
 	waitRolledOut(t, "taint", target, nodes, 30*time.Second)
-	eventually(t, 10*time.Second, "no node keeps the taint", func() (bool, string) {
+	kubetest.Eventually(t, 10*time.Second, "no node keeps the taint", func() (bool, string) {
 		var left []string
 		for _, name := range nodes {
 			if rollout.HasUpdateInProgressTaint(getNode(t, name)) {

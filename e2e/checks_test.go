@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -73,5 +74,42 @@ func TestHistoryFindsMaxUnavailableExceeded(t *testing.T) {
 	// Three nodes joined at old, then two were given new.
 	if last := h.writes[len(h.writes)-1]; h.peak["worker"] != 2 || len(h.writes) != 5 || last.node != "n2" || last.from != "old" || last.to != "new" || last.rv != 7 {
 		t.Fatalf("peak %v, writes %+v", h.peak, h.writes)
+	}
+}
+
+func TestTargetedWhilePausedFindsTargetsBetweenPauseAndResume(t *testing.T) {
+	poolOf := map[string]string{"w1": "worker", "w2": "worker", "w3": "worker", "i1": "infra"}
+	h := newHistory(nil, poolOf)
+	pool := func(name string, paused bool, rv string) *mcfgv1.MachineConfigPool {
+		return &mcfgv1.MachineConfigPool{ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: rv}, Spec: mcfgv1.MachineConfigPoolSpec{Paused: paused}}
+	}
+	h.pool(pool("worker", false, "1")) // the watch's list: where the changes start from
+	h.pool(pool("worker", false, "5")) // a status write
+	h.pool(pool("worker", true, "10"))
+	h.pool(pool("worker", true, "15"))
+	h.pool(pool("worker", false, "20"))
+	w := func(node, to string, rv int64) write { return write{node: node, to: to, rv: rv} }
+	for _, tc := range []struct {
+		name   string
+		writes []write
+		want   []string // nodes reported
+	}{
+		{"targets before the pause and after the resume", []write{w("w1", "new", 8), w("w2", "new", 25)}, nil},
+		{"a target while paused", []write{w("w1", "new", 8), w("w2", "new", 12)}, []string{"w2"}},
+		{"other pools and other configs while paused", []write{w("i1", "new", 12), w("w3", "old", 12)}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			during, from, to, problem := targetedWhilePaused(tc.writes, h.pauseChanges(), poolOf, "worker", "new")
+			var got []string
+			for _, d := range during {
+				got = append(got, d.node)
+			}
+			if problem != "" || from != 10 || to != 20 || !slices.Equal(got, tc.want) {
+				t.Fatalf("targetedWhilePaused = %v, %d..%d, %q; want %v, 10..20", got, from, to, problem, tc.want)
+			}
+		})
+	}
+	if _, _, _, problem := targetedWhilePaused(nil, h.pauseChanges(), poolOf, "infra", "new"); !strings.Contains(problem, "want one pause then one resume") {
+		t.Errorf("a pool never paused: problem %q", problem)
 	}
 }

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -38,7 +37,7 @@ type machine struct {
 	lg         *host.Logind
 	journal    *store.Journal
 	cluster    *kube.NodeAgent
-	log        *syncBuffer
+	log        *hosttest.SyncBuffer
 
 	mu    sync.Mutex
 	boots int
@@ -46,7 +45,7 @@ type machine struct {
 
 func newMachine(t *testing.T, ctx context.Context, name, pool string) *machine {
 	t.Helper()
-	m := &machine{name: name, pool: pool, dir: t.TempDir(), log: &syncBuffer{}, boots: 1}
+	m := &machine{name: name, pool: pool, dir: t.TempDir(), log: &hosttest.SyncBuffer{}, boots: 1}
 	state := t.TempDir()
 	m.stateDir = filepath.Join(state, "state")
 	m.bootIDFile = filepath.Join(state, "boot_id")
@@ -210,22 +209,4 @@ func writeFile(t *testing.T, root, p, data string, mode os.FileMode) {
 	if err := os.WriteFile(full, []byte(data), mode); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// syncBuffer is a log many goroutines write to.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -26,8 +26,8 @@ import (
 	"github.com/mcotui/mcotui/core/rollout"
 )
 
-// history records every change to the Nodes, the MachineConfigNodes and the controllers'
-// Lease, each from one watch that resumes where it stopped (so no change is missed), and
+// history records every change to the Nodes, the MachineConfigNodes, the
+// MachineConfigPools and the controllers' Lease, each from one watch that resumes where it stopped (so no change is missed), and
 // checks the rollout rules as the changes arrive.
 //
 // Order: kube-apiserver's resourceVersions are etcd's revisions, one counter for every
@@ -47,6 +47,9 @@ type history struct {
 	violations []string
 	writes     []write
 	leases     []leaseVersion
+	// paused is each pool's spec.paused as last seen; pauses are its changes, in order.
+	paused map[string]bool
+	pauses []pauseChange
 	// degradedMCN are the nodes whose MachineConfigNode said NodeDegraded=True.
 	degradedMCN map[string]bool
 	watchErrs   []string
@@ -61,6 +64,13 @@ type write struct {
 	writers []string
 }
 
+// pauseChange is a write that paused a pool, or resumed it.
+type pauseChange struct {
+	pool   string
+	paused bool
+	rv     int64
+}
+
 type leaseVersion struct {
 	rv     int64
 	holder string
@@ -68,14 +78,14 @@ type leaseVersion struct {
 
 func newHistory(pools []*mcfgv1.MachineConfigPool, poolOf map[string]string) *history {
 	h := &history{pools: map[string]*mcfgv1.MachineConfigPool{}, poolOf: poolOf,
-		nodes: map[string]*corev1.Node{}, peak: map[string]int{}, degradedMCN: map[string]bool{}}
+		nodes: map[string]*corev1.Node{}, peak: map[string]int{}, degradedMCN: map[string]bool{}, paused: map[string]bool{}}
 	for _, p := range pools {
 		h.pools[p.Name] = p
 	}
 	return h
 }
 
-// start begins the three watches; they run until ctx ends and done is closed after.
+// start begins the four watches; they run until ctx ends and done is closed after.
 func (h *history) start(t *testing.T, ctx context.Context, leaseNS, leaseName string) (done <-chan struct{}) {
 	t.Helper()
 	var wg sync.WaitGroup
@@ -105,6 +115,22 @@ func (h *history) start(t *testing.T, ctx context.Context, leaseNS, leaseName st
 	}, func(_ watch.EventType, obj any) {
 		if m, ok := obj.(*mcfgv1.MachineConfigNode); ok {
 			h.mcn(m)
+		}
+	})
+
+	pools := env.MachineConfig.MachineconfigurationV1().MachineConfigPools()
+	poolList, err := pools.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range poolList.Items {
+		h.pool(&poolList.Items[i])
+	}
+	h.watch(t, ctx, &wg, "machineconfigpools", poolList.ResourceVersion, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+		return pools.Watch(ctx, o)
+	}, func(_ watch.EventType, obj any) {
+		if p, ok := obj.(*mcfgv1.MachineConfigPool); ok {
+			h.pool(p)
 		}
 	})
 
@@ -195,6 +221,18 @@ func (h *history) mcn(m *mcfgv1.MachineConfigNode) {
 	h.check(fmt.Sprintf("machineconfignode %s at resourceVersion %s", m.Name, m.ResourceVersion))
 }
 
+// pool records a change of the pool's spec.paused; the pool's state when the watch
+// begins is where the changes start from.
+func (h *history) pool(p *mcfgv1.MachineConfigPool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	was, seen := h.paused[p.Name]
+	h.paused[p.Name] = p.Spec.Paused
+	if seen && was != p.Spec.Paused {
+		h.pauses = append(h.pauses, pauseChange{pool: p.Name, paused: p.Spec.Paused, rv: parseRV(p.ResourceVersion)})
+	}
+}
+
 func (h *history) lease(l *coordinationv1.Lease) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -273,6 +311,37 @@ func (h *history) snapshot() (writes []write, leases []leaseVersion, violations,
 	defer h.mu.Unlock()
 	return slices.Clone(h.writes), slices.Clone(h.leases), slices.Clone(h.violations), slices.Clone(h.watchErrs),
 		maps.Clone(h.peak), h.changes, maps.Clone(h.degradedMCN)
+}
+
+// pauseChanges are the pauses and resumes of pools the watch saw, in order.
+func (h *history) pauseChanges() []pauseChange {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.pauses)
+}
+
+// targetedWhilePaused checks that no node of pool got the config target while the pool
+// was paused: it finds the write that paused the pool and the one that resumed it, and
+// returns the target writes ordered between them by resourceVersion (those ordered
+// before the pause are the nodes targeted before it, which may go on), with the two
+// resourceVersions. A pool not paused then resumed exactly once is a problem.
+func targetedWhilePaused(writes []write, changes []pauseChange, poolOf map[string]string, pool, target string) (during []write, pausedAt, resumedAt int64, problem string) {
+	var mine []pauseChange
+	for _, c := range changes {
+		if c.pool == pool {
+			mine = append(mine, c)
+		}
+	}
+	if len(mine) != 2 || !mine[0].paused || mine[1].paused || mine[0].rv < 0 || mine[1].rv <= mine[0].rv {
+		return nil, 0, 0, fmt.Sprintf("pool %s: the watch saw the pause changes %+v, want one pause then one resume, at integer resourceVersions", pool, mine)
+	}
+	pausedAt, resumedAt = mine[0].rv, mine[1].rv
+	for _, w := range writes {
+		if poolOf[w.node] == pool && w.to == target && (w.rv < 0 || (w.rv > pausedAt && w.rv < resumedAt)) {
+			during = append(during, w)
+		}
+	}
+	return during, pausedAt, resumedAt, ""
 }
 
 // checkDrivers checks that only the Lease's holder drove: every desiredConfig write to

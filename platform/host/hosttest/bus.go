@@ -69,7 +69,7 @@ func StartBus(t testing.TB) *Bus {
 	}
 
 	cmd := exec.Command(bin, "--config-file="+config, "--nofork", "--nopidfile", "--nosyslog", "--print-address=1")
-	var stderr syncBuffer
+	var stderr SyncBuffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -149,19 +149,23 @@ func startOnLockedThread(cmd *exec.Cmd) (stop func(), err error) {
 	return func() { once.Do(func() { close(release) }) }, nil
 }
 
-// syncBuffer is a bytes.Buffer safe for the daemon's stderr copier and the test to share.
-type syncBuffer struct {
+// SyncBuffer is a bytes.Buffer that many goroutines may write to and read at once: a
+// daemon's stderr copier and the test, an agent's log and a failing test's report, a
+// terminal's output and the test that waits for a screen. The zero value is empty and
+// ready to use.
+type SyncBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
+func (b *SyncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
 }
 
-func (b *syncBuffer) String() string {
+// String returns what was written so far.
+func (b *SyncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()

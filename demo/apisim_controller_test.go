@@ -1,8 +1,9 @@
-package apisim
+package demo_test
 
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -15,14 +16,27 @@ import (
 
 	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/core/nodeanno"
+	"github.com/mcotui/mcotui/platform/kube"
+	"github.com/mcotui/mcotui/platform/kube/apisim"
+	"github.com/mcotui/mcotui/platform/kube/kubetest"
 )
 
 // TestControllerRendersAndTargets runs mcotui's controller on apisim, as `mcotui demo`
-// will: it takes the Lease, renders the worker pool's config, and hands the pool's node
-// its desired config.
+// does: it takes the Lease, renders the worker pool's config, and hands the pool's node
+// its desired config. It lives here, above both, so that platform's tests do not
+// depend on the controller.
 func TestControllerRendersAndTargets(t *testing.T) {
-	ctx := testContext(t)
-	_, c := start(t, Options{Namespaces: []string{controller.DefaultNamespace}})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	srv, err := apisim.Start(ctx, apisim.Options{Namespaces: []string{controller.DefaultNamespace}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	c, err := kube.NewClients(srv.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
 	roleLabel := "node-role.kubernetes.io/worker"
 	if _, err := c.Kube.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "worker-0", Labels: map[string]string{roleLabel: ""}},
 		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}, metav1.CreateOptions{}); err != nil {
@@ -66,10 +80,13 @@ func TestControllerRendersAndTargets(t *testing.T) {
 	}()
 
 	var rendered string
-	eventually(ctx, t, "the pool's rendered config", func() bool {
+	kubetest.Eventually(t, 30*time.Second, "the pool's rendered config", func() (bool, string) {
 		p, err := c.MachineConfig.MachineconfigurationV1().MachineConfigPools().Get(ctx, "worker", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
 		rendered = p.Spec.Configuration.Name
-		return err == nil && strings.HasPrefix(rendered, "rendered-worker-")
+		return strings.HasPrefix(rendered, "rendered-worker-"), fmt.Sprintf("spec.configuration.name %q", rendered)
 	})
 	mc, err := c.MachineConfig.MachineconfigurationV1().MachineConfigs().Get(ctx, rendered, metav1.GetOptions{})
 	if err != nil {
@@ -78,9 +95,12 @@ func TestControllerRendersAndTargets(t *testing.T) {
 	if !strings.Contains(string(mc.Spec.Config.Raw), "/etc/motd") {
 		t.Fatalf("rendered config %s lacks the source's file: %s", rendered, mc.Spec.Config.Raw)
 	}
-	eventually(ctx, t, "the node's desired config", func() bool {
+	kubetest.Eventually(t, 30*time.Second, "the node's desired config", func() (bool, string) {
 		n, err := c.Kube.CoreV1().Nodes().Get(ctx, "worker-0", metav1.GetOptions{})
-		return err == nil && n.Annotations[nodeanno.DesiredConfigKey] == rendered
+		if err != nil {
+			return false, err.Error()
+		}
+		return n.Annotations[nodeanno.DesiredConfigKey] == rendered, fmt.Sprintf("annotations %v", n.Annotations)
 	})
 	holder, held, err := controller.LeaseHolder(ctx, c.Kube, controller.DefaultNamespace, controller.LeaseName, time.Now())
 	if err != nil || !held || holder != "demo" {
