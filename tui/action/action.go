@@ -24,12 +24,12 @@ type Actions interface {
 	SetPaused(ctx context.Context, pool string, paused bool) error
 	// SetMaxUnavailable sets a MachineConfigPool's spec.maxUnavailable.
 	SetMaxUnavailable(ctx context.Context, pool string, v intstr.IntOrString) error
-	// Rollout runs one step of the pool's rollout to target ("" for the pool's
-	// spec.configuration, which is all the TUI asks; rolling back is RollBack): the nodes
-	// rollout.Plan picks now get target as their desired config. nodes are the targets
-	// the user confirmed; when Plan, on the cluster as it is now, picks others, nothing
-	// is written and the error says what changed. It returns the step carried out.
-	Rollout(ctx context.Context, pool, target string, nodes []string) (rollout.Step, error)
+	// Rollout runs one step of the pool's rollout to its spec.configuration (rolling
+	// back is RollBack, which moves that): the nodes rollout.Plan picks now get it as
+	// their desired config. nodes are the targets the user confirmed; when Plan, on the
+	// cluster as it is now, picks others, nothing is written and the error says what
+	// changed. It returns the step carried out.
+	Rollout(ctx context.Context, pool string, nodes []string) (rollout.Step, error)
 	// RollBack pins a MachineConfigPool to the rendered config to, which it ran before
 	// from (its spec.configuration now): the rollback annotations of core/rollout
 	// (RollbackToAnnotation to, RollbackFromAnnotation from) and spec.configuration.name

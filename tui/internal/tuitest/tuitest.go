@@ -93,9 +93,9 @@ func (a *Actions) SetMaxUnavailable(_ context.Context, pool string, v intstr.Int
 }
 
 // Rollout implements action.Actions.
-func (a *Actions) Rollout(_ context.Context, pool, target string, nodes []string) (rollout.Step, error) {
-	err := a.record("Rollout %s %q %s", pool, target, strings.Join(nodes, ","))
-	return rollout.Step{Pool: pool, Target: target, Targets: nodes}, err
+func (a *Actions) Rollout(_ context.Context, pool string, nodes []string) (rollout.Step, error) {
+	err := a.record("Rollout %s %s", pool, strings.Join(nodes, ","))
+	return rollout.Step{Pool: pool, Targets: nodes}, err
 }
 
 // RollBack implements action.Actions.
