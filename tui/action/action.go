@@ -117,6 +117,11 @@ type Request struct {
 // Driver drives a pool's rollout from the TUI when nothing else does (no Machine
 // Config Operator, no controller holding its Lease): main injects one built on the
 // controller's rollout driver, so that the TUI drives exactly as the controller would.
+//
+// The TUI calls Drive on a goroutine of its own and cancels its context when the
+// program quits, but does not wait for it to return: whoever runs the program waits
+// for every Drive to end before the process does, so that the Lease is released, and
+// refuses a Drive that comes after it began to wait.
 type Driver interface {
 	// Lease names the Lease a Drive holds, "namespace/name", for the confirmation.
 	Lease() string
@@ -124,7 +129,8 @@ type Driver interface {
 	// paused, or ctx ends, holding the Lease all along so that no controller or other
 	// terminal drives at the same time; it releases the Lease before it returns. It
 	// refuses, with an error that names the holder, when someone else holds the
-	// Lease. report is called from Drive's goroutine as it goes.
+	// Lease. report is called from Drive's goroutine as it goes; it never blocks
+	// once ctx has ended. The TUI shows Drive's error as it is: it names the pool.
 	Drive(ctx context.Context, pool string, report func(DriveReport)) error
 }
 

@@ -121,9 +121,13 @@ var _ action.Actions = (*Actions)(nil)
 // the controller's driver against a real API server (package main).
 type Driver struct {
 	Reports []action.DriveReport
+	// Err, when set, is what Drive returns at once, reporting nothing, as a Driver
+	// that cannot take the Lease does.
+	Err error
 
 	mu      sync.Mutex
 	pools   []string
+	ctxs    []context.Context
 	stopped int
 }
 
@@ -134,7 +138,11 @@ func (d *Driver) Lease() string { return "mcotui/mcotui-controller" }
 func (d *Driver) Drive(ctx context.Context, pool string, report func(action.DriveReport)) error {
 	d.mu.Lock()
 	d.pools = append(d.pools, pool)
+	d.ctxs = append(d.ctxs, ctx)
 	d.mu.Unlock()
+	if d.Err != nil {
+		return d.Err
+	}
 	report(action.DriveReport{Leading: true})
 	for _, r := range d.Reports {
 		report(r)
@@ -152,6 +160,14 @@ func (d *Driver) Driven() (pools []string, stopped int) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return append([]string(nil), d.pools...), d.stopped
+}
+
+// Contexts returns the context of each Drive so far, in order: a test asks whether
+// the program has cancelled a drive without waiting for Drive to notice.
+func (d *Driver) Contexts() []context.Context {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]context.Context(nil), d.ctxs...)
 }
 
 var _ action.Driver = (*Driver)(nil)
