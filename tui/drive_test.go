@@ -16,6 +16,7 @@ import (
 	"github.com/mcotui/mcotui/tui/common"
 	"github.com/mcotui/mcotui/tui/internal/fixture"
 	"github.com/mcotui/mcotui/tui/internal/tuitest"
+	"github.com/mcotui/mcotui/tui/screentest"
 )
 
 func driverUI(t *testing.T, managed bool, d action.Driver) *UI {
@@ -114,18 +115,17 @@ func TestDriveScreen(t *testing.T) {
 	src := fixture.ManagedSource(16)
 	t.Cleanup(src.Close)
 	ui := New(src, Options{Clock: fixture.Clock(fixture.Now), Refresh: -1, Actions: &tuitest.Actions{}, Driver: d})
-	tm := teatest.NewTestModel(t, ui, teatest.WithInitialTermSize(120, 40),
+	screen := screentest.NewScreen(ui)
+	tm := teatest.NewTestModel(t, screen, teatest.WithInitialTermSize(120, 40),
 		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.ANSI256), tea.WithEnvironment([]string{"TERM=xterm-256color"})))
 	for _, m := range seq(poolAt(2), typed("D"), typed("y")) {
 		tm.Send(m)
 	}
-	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
-		return strings.Contains(string(b), "targeted ci-ln-9xsm9-worker-d-zz91c")
-	}, teatest.WithDuration(10*time.Second))
+	screen.WaitFor(t, "targeted ci-ln-9xsm9-worker-d-zz91c")
 	if err := tm.Quit(); err != nil {
 		t.Fatal(err)
 	}
-	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*UI)
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*screentest.Screen).Model().(*UI)
 	final.stopDrive()
 	view := final.View().Content
 	checkShape(t, view, 120, 40)

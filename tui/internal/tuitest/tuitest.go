@@ -1,7 +1,9 @@
 // Package tuitest is what the TUI's tests share: a Common over a fixture with a stopped
-// clock, and golden files. Importing it registers the -update flag (through
-// x/exp/golden) in every test binary of tui/..., so that `go test ./tui/... -update`
-// refreshes every golden file at once. Only tests import it.
+// clock, golden files, and fakes of the actions and the driver (tests that run the
+// real program wait on its screen with tui/screentest). Importing it registers the
+// -update flag (through x/exp/golden) in every test binary of tui/..., so that
+// `go test ./tui/... -update` refreshes every golden file at once. Only tests import
+// it.
 package tuitest
 
 import (
