@@ -217,3 +217,29 @@ func TestDriveFailureSaysItOnce(t *testing.T) {
 		t.Fatalf("drive %+v, notice %q (error %t), want the error %q", ui.drive, ui.notice, ui.noticeErr, want)
 	}
 }
+
+// TestDriveReportsAfterQuit: a Driver that goes on reporting after the program quit
+// (nobody reads its reports any more) is not blocked: it sees its context end and
+// returns, releasing the Lease, as its caller's wait needs.
+func TestDriveReportsAfterQuit(t *testing.T) {
+	many := make([]action.DriveReport, 64) // more than the reports channel holds
+	for i := range many {
+		many[i] = action.DriveReport{Err: fmt.Errorf("report %d", i)}
+	}
+	d := &tuitest.Driver{Reports: many}
+	ui := driverUI(t, true, d)
+	drive(ui, seq(poolAt(2), typed("D"), typed("y"))...)
+	if _, cmd := ui.Update(typed("q")[0]); !quits(cmd) {
+		t.Fatal("q does not quit")
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if _, stopped := d.Driven(); stopped == 1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the Driver is still blocked reporting to a program that quit")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
