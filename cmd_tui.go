@@ -139,10 +139,22 @@ type tuiDriver struct {
 	namespace string
 	identity  string
 	log       *slog.Logger
-	running   sync.WaitGroup
+
+	// The TUI calls Drive on a goroutine of its own, which may start after the
+	// program has ended and wait has begun: mu orders each drive's running.Add
+	// before wait's running.Wait, and closed refuses a drive that comes later, which
+	// wait would not wait for.
+	mu      sync.Mutex
+	closed  bool
+	running sync.WaitGroup
 }
 
+// newTUIDriver drives on the Lease in namespace; "" is mcotui's controller's
+// namespace, where its Lease is unless the controller was told otherwise.
 func newTUIDriver(ctx context.Context, clients *kube.Clients, namespace string, log *slog.Logger) *tuiDriver {
+	if namespace == "" {
+		namespace = controller.DefaultNamespace
+	}
 	return &tuiDriver{ctx: ctx, clients: clients, namespace: namespace, identity: driverIdentity("mcotui-tui"), log: log}
 }
 
@@ -151,7 +163,13 @@ func (d *tuiDriver) Lease() string { return d.namespace + "/" + controller.Lease
 
 // Drive implements action.Driver.
 func (d *tuiDriver) Drive(ctx context.Context, pool string, report func(action.DriveReport)) error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return fmt.Errorf("drive pool %s: the TUI has ended; nothing was driven", pool)
+	}
 	d.running.Add(1)
+	d.mu.Unlock()
 	defer d.running.Done()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -167,9 +185,14 @@ func (d *tuiDriver) Drive(ctx context.Context, pool string, report func(action.D
 	return err
 }
 
-// wait waits until every drive has ended and released the Lease; the TUI's context
-// must have ended first.
-func (d *tuiDriver) wait() { d.running.Wait() }
+// wait waits until every drive has ended and released the Lease, and refuses any drive
+// after it; the TUI's context must have ended first.
+func (d *tuiDriver) wait() {
+	d.mu.Lock()
+	d.closed = true
+	d.mu.Unlock()
+	d.running.Wait()
+}
 
 // tuiLogger is where the TUI's log goes: a file when --log names one, else nowhere,
 // since the terminal is the TUI's. client-go logs through klog to stderr, which would

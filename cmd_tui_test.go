@@ -20,6 +20,8 @@ import (
 	"github.com/mcotui/mcotui/platform/host/hosttest"
 	"github.com/mcotui/mcotui/platform/kube"
 	"github.com/mcotui/mcotui/tui"
+	"github.com/mcotui/mcotui/tui/action"
+	"github.com/mcotui/mcotui/tui/screentest"
 	"github.com/mcotui/mcotui/tui/source"
 )
 
@@ -120,53 +122,6 @@ func TestTUIOnACluster(t *testing.T) {
 	}
 }
 
-// lastScreen wraps the TUI's root model to keep the last screen it drew, as text: the
-// byte stream teatest sees holds only the cells that changed.
-type lastScreen struct {
-	*tui.UI
-	mu   sync.Mutex
-	last string
-	seen map[string]bool // what any screen showed, of watch
-	// watch are texts to remember having seen, however briefly.
-	watch []string
-}
-
-func (s *lastScreen) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	_, cmd := s.UI.Update(msg)
-	return s, cmd
-}
-
-func (s *lastScreen) View() tea.View {
-	v := s.UI.View()
-	text := ansi.Strip(v.Content)
-	s.mu.Lock()
-	s.last = text
-	for _, w := range s.watch {
-		if strings.Contains(text, w) {
-			s.seen[w] = true
-		}
-	}
-	s.mu.Unlock()
-	return v
-}
-
-func (s *lastScreen) waitFor(t *testing.T, text string) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		s.mu.Lock()
-		last := s.last
-		s.mu.Unlock()
-		if strings.Contains(last, text) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the screen never showed %q; it shows:\n%s", text, last)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // TestTUIDrivesAPool: with no controller and no MCO, D and y in the TUI drive a pool's
 // rollout through the driver main injects: the status line says the terminal drives
 // it, never more than maxUnavailable nodes are unavailable, every node ends at the
@@ -200,11 +155,7 @@ func TestTUIDrivesAPool(t *testing.T) {
 	driver := newTUIDriver(runCtx, clients, ns, slog.New(slog.DiscardHandler))
 	sub := cluster.Subscribe()
 	defer sub.Close()
-	screen := &lastScreen{
-		UI:    tui.New(sub, tui.Options{Actions: source.NewActions(cluster, "test"), Driver: driver, Refresh: -1}),
-		seen:  map[string]bool{},
-		watch: []string{" driving td "},
-	}
+	screen := screentest.NewScreen(tui.New(sub, tui.Options{Actions: source.NewActions(cluster, "test"), Driver: driver, Refresh: -1}), " driving td ")
 	tm := teatest.NewTestModel(t, screen, teatest.WithInitialTermSize(160, 40),
 		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii), tea.WithEnvironment([]string{"TERM=xterm-256color"})))
 	for _, r := range ":pool td" {
@@ -212,9 +163,9 @@ func TestTUIDrivesAPool(t *testing.T) {
 	}
 	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
 	tm.Send(tea.KeyPressMsg{Code: 'D', Text: "D"})
-	screen.waitFor(t, "This terminal will drive the rollout of pool td while it stays open")
+	screen.WaitFor(t, "This terminal will drive the rollout of pool td while it stays open")
 	tm.Send(tea.KeyPressMsg{Code: 'y', Text: "y"})
-	screen.waitFor(t, "pool td is updated: all 3 nodes run "+target)
+	screen.WaitFor(t, "pool td is updated: all 3 nodes run "+target)
 
 	if err := tm.Quit(); err != nil {
 		t.Fatal(err)
@@ -223,10 +174,7 @@ func TestTUIDrivesAPool(t *testing.T) {
 	stop()
 	driver.wait()
 
-	screen.mu.Lock()
-	sawDriving := screen.seen[" driving td "]
-	screen.mu.Unlock()
-	if !sawDriving {
+	if !screen.Seen(" driving td ") {
 		t.Error("the status line never said the terminal drives td")
 	}
 	if n, at := most(); n > 1 {
@@ -240,5 +188,94 @@ func TestTUIDrivesAPool(t *testing.T) {
 	}
 	if holder, held, err := controller.LeaseHolder(ctx, c.env.Kube, ns, controller.LeaseName, time.Now()); err != nil || held {
 		t.Errorf("after the TUI quit: lease holder %q held %t err %v; want it released", holder, held, err)
+	}
+}
+
+// TestTUIQuitStopsTheDrive: quitting the TUI right after confirming a drive, or while
+// it drives, stops the drive by itself, before runTUI cancels its own context: the
+// driver's wait, as runTUI calls it once the program has ended, returns only once the
+// drive has ended and released the Lease, and refuses a drive that comes after it. No
+// agent updates the nodes, so the pool's rollout would never end on its own.
+func TestTUIQuitStopsTheDrive(t *testing.T) {
+	c := newRolloutCluster(t, "tq", 2, nil)
+	ctx := cmdContext(t)
+	ns, err := c.env.CreateNamespace(ctx, "mcotui-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.renderByHand(t)
+	cluster, err := source.New(t.Context(), c.env.Config, source.Options{Context: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cluster.Close()
+	if err := cluster.WaitForSync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	clients, err := kube.NewClients(c.env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	released := func(ctx context.Context, t *testing.T, when string) {
+		t.Helper()
+		if holder, held, err := controller.LeaseHolder(ctx, c.env.Kube, ns, controller.LeaseName, time.Now()); err != nil || held {
+			t.Errorf("%s: lease holder %q held %t err %v; want it released", when, holder, held, err)
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		driving bool // quit once the terminal holds the Lease and drives
+	}{{"q right after y", false}, {"q while driving", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := cmdContext(t)
+			// Never cancelled before wait: what stops the drive is the TUI quitting.
+			driver := newTUIDriver(t.Context(), clients, ns, slog.New(slog.DiscardHandler))
+			sub := cluster.Subscribe()
+			defer sub.Close()
+			screen := screentest.NewScreen(tui.New(sub, tui.Options{Actions: source.NewActions(cluster, "test"), Driver: driver, Refresh: -1}))
+			tm := teatest.NewTestModel(t, screen, teatest.WithInitialTermSize(160, 40),
+				teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii), tea.WithEnvironment([]string{"TERM=xterm-256color"})))
+			for _, r := range ":pool tq" {
+				tm.Send(tea.KeyPressMsg{Code: r, Text: string(r)})
+			}
+			tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+			tm.Send(tea.KeyPressMsg{Code: 'D', Text: "D"})
+			screen.WaitFor(t, "This terminal will drive the rollout of pool tq while it stays open")
+			tm.Send(tea.KeyPressMsg{Code: 'y', Text: "y"})
+			if tc.driving {
+				screen.WaitFor(t, " driving tq ")
+				if holder, held, err := controller.LeaseHolder(ctx, c.env.Kube, ns, controller.LeaseName, time.Now()); err != nil || !held || holder != driver.identity {
+					t.Fatalf("while driving: lease holder %q held %t err %v; want %s", holder, held, err, driver.identity)
+				}
+			}
+			tm.Send(tea.KeyPressMsg{Code: 'q', Text: "q"})
+			tm.WaitFinished(t, teatest.WithFinalTimeout(30*time.Second))
+
+			waited := make(chan struct{})
+			go func() {
+				driver.wait()
+				close(waited)
+			}()
+			select {
+			case <-waited:
+			case <-ctx.Done():
+				t.Fatal("the TUI quit, and what it drove did not stop: wait never returned")
+			}
+			released(ctx, t, "once wait returned")
+			err := driver.Drive(t.Context(), "tq", func(action.DriveReport) {})
+			if err == nil || !strings.Contains(err.Error(), "drive pool tq: the TUI has ended") {
+				t.Errorf("a drive after wait: %v; want it refused", err)
+			}
+			released(ctx, t, "after a drive refused")
+		})
+	}
+}
+
+// TestTUIDriverDefaultNamespace: a caller that names no namespace (the demo) drives on
+// mcotui's controller's Lease in its default namespace, which the confirmation names.
+func TestTUIDriverDefaultNamespace(t *testing.T) {
+	d := newTUIDriver(t.Context(), nil, "", slog.New(slog.DiscardHandler))
+	if got, want := d.Lease(), controller.DefaultNamespace+"/"+controller.LeaseName; got != want {
+		t.Errorf("Lease() = %q, want %q", got, want)
 	}
 }

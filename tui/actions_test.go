@@ -51,7 +51,7 @@ func TestActionsAskThenAct(t *testing.T) {
 			"Set the boot image mode to Partial", "→ Partial (machine.openshift.io/cluster-api-cluster)", "SetBootImageMode Partial (machine.openshift.io/cluster-api-cluster)"},
 		{"rollout", true, seq(poolAt(2), typed("P"), special(tea.KeyEnter)),
 			"Start the rollout of pool worker", "from " + fixture.WorkerOld + ": ci-ln-9xsm9-worker-d-zz91c",
-			`Rollout worker "" ci-ln-9xsm9-worker-d-zz91c`},
+			`Rollout worker ci-ln-9xsm9-worker-d-zz91c`},
 		{"rollback", true, seq(poolAt(2), typed("R")),
 			"Roll back pool worker", "annotation mcotui.io/rollback-to: " + fixture.WorkerOld,
 			"RollBack worker " + fixture.WorkerOld + " " + fixture.WorkerNew},

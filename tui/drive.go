@@ -87,7 +87,10 @@ func (u *UI) startDrive(pool string) tea.Cmd {
 		u.setNotice(fmt.Sprintf("already driving pool %s: D stops it", u.drive.pool), true)
 		return nil
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	if u.life.Err() != nil {
+		return nil // the program has quit: nothing may start that would outlive it
+	}
+	ctx, cancel := context.WithCancel(u.life)
 	u.driveSeq++
 	d := &driving{id: u.driveSeq, pool: pool, cancel: cancel, reports: make(chan action.DriveReport, 16)}
 	u.drive = d
@@ -149,7 +152,9 @@ func (u *UI) driveEnded(m driveEndedMsg) {
 	u.drive = nil
 	switch {
 	case d.err != nil:
-		u.setNotice(fmt.Sprintf("Drive pool %s failed: %v", d.pool, d.err), true)
+		// The error names the pool (action.Driver); what is left to say is that
+		// nothing drives it now, and how to try again once its cause is dealt with.
+		u.setNotice(fmt.Sprintf("%v; not driving: D tries again", d.err), true)
 	case d.end != "" && !d.stopping:
 		u.setNotice(d.end, false)
 	default:
@@ -157,9 +162,14 @@ func (u *UI) driveEnded(m driveEndedMsg) {
 	}
 }
 
-// stopDrive stops the drive under way, if any, for a program that ends.
-func (u *UI) stopDrive() {
-	if u.drive != nil {
-		u.drive.cancel()
-	}
+// quit ends the program. Every way of quitting goes through here, so that the drive
+// under way stops with the program: the caller running the program waits for the
+// Driver to return (action.Driver), which it does once its context ends.
+func (u *UI) quit() tea.Cmd {
+	u.stopDrive()
+	return tea.Quit
 }
+
+// stopDrive stops the drive under way, if any, and any drive confirmed later: the
+// program is ending.
+func (u *UI) stopDrive() { u.end() }

@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/mcotui/mcotui/tui/common"
 	"github.com/mcotui/mcotui/tui/internal/fixture"
 	"github.com/mcotui/mcotui/tui/internal/tuitest"
+	"github.com/mcotui/mcotui/tui/screentest"
 )
 
 func driverUI(t *testing.T, managed bool, d action.Driver) *UI {
@@ -112,18 +115,17 @@ func TestDriveScreen(t *testing.T) {
 	src := fixture.ManagedSource(16)
 	t.Cleanup(src.Close)
 	ui := New(src, Options{Clock: fixture.Clock(fixture.Now), Refresh: -1, Actions: &tuitest.Actions{}, Driver: d})
-	tm := teatest.NewTestModel(t, ui, teatest.WithInitialTermSize(120, 40),
+	screen := screentest.NewScreen(ui)
+	tm := teatest.NewTestModel(t, screen, teatest.WithInitialTermSize(120, 40),
 		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.ANSI256), tea.WithEnvironment([]string{"TERM=xterm-256color"})))
 	for _, m := range seq(poolAt(2), typed("D"), typed("y")) {
 		tm.Send(m)
 	}
-	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
-		return strings.Contains(string(b), "targeted ci-ln-9xsm9-worker-d-zz91c")
-	}, teatest.WithDuration(10*time.Second))
+	screen.WaitFor(t, "targeted ci-ln-9xsm9-worker-d-zz91c")
 	if err := tm.Quit(); err != nil {
 		t.Fatal(err)
 	}
-	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*UI)
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*screentest.Screen).Model().(*UI)
 	final.stopDrive()
 	view := final.View().Content
 	checkShape(t, view, 120, 40)
@@ -131,4 +133,113 @@ func TestDriveScreen(t *testing.T) {
 		t.Errorf("the screen does not say it drives worker:\n%s", tuitest.Plain(view))
 	}
 	tuitest.GoldenStyled(t, view)
+}
+
+// TestDriveStopsWhenTheUIQuits: every way of quitting cancels the drive under way as it
+// quits, without waiting for the Driver to notice: whoever runs the program waits for
+// Drive to return before the process ends, and must not wait on a drive the user left.
+func TestDriveStopsWhenTheUIQuits(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		before []tea.Msg // to where the quitting key is
+		key    tea.Msg
+	}{
+		{"q", nil, typed("q")[0]},
+		{"ctrl+c", nil, ctrl('c')},
+		{"q in the help", typed("?"), typed("q")[0]},
+		{"ctrl+c in a confirmation", typed("p"), ctrl('c')},
+		{":q", typed(":q"), special(tea.KeyEnter)[0]},
+		{"ctrl+c in a prompt", typed(":"), ctrl('c')},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := &tuitest.Driver{}
+			ui := driverUI(t, true, d)
+			drive(ui, seq(poolAt(2), typed("D"), typed("y"))...)
+			ctxs := d.Contexts()
+			if len(ctxs) != 1 || ctxs[0].Err() != nil {
+				t.Fatalf("after y: %d drives, notice %q", len(ctxs), ui.notice)
+			}
+			drive(ui, tc.before...)
+			if ctxs[0].Err() != nil {
+				t.Fatal("the drive stopped before the quitting key")
+			}
+			_, cmd := ui.Update(tc.key)
+			if !quits(cmd) {
+				t.Fatalf("%s does not quit", tc.name)
+			}
+			if ctxs[0].Err() == nil {
+				t.Errorf("%s quit, and the drive's context is not cancelled", tc.name)
+			}
+		})
+	}
+}
+
+// quits reports whether cmd ends the program.
+func quits(cmd tea.Cmd) bool {
+	if cmd == nil {
+		return false
+	}
+	switch msg := cmd().(type) {
+	case tea.QuitMsg:
+		return true
+	case tea.BatchMsg:
+		return slices.ContainsFunc(msg, quits)
+	}
+	return false
+}
+
+// TestNoDriveAfterQuit: a drive confirmed after the program quit (its message was on
+// its way) starts nothing, since nothing would stop it.
+func TestNoDriveAfterQuit(t *testing.T) {
+	d := &tuitest.Driver{}
+	ui := driverUI(t, true, d)
+	if _, cmd := ui.Update(typed("q")[0]); !quits(cmd) {
+		t.Fatal("q does not quit")
+	}
+	drive(ui, common.ConfirmedMsg{Request: action.DriveRequest("worker", fixture.WorkerNew, 2, 3, "mcotui/mcotui-controller")})
+	if pools, _ := d.Driven(); len(pools) != 0 || ui.drive != nil {
+		t.Fatalf("a drive confirmed after quitting drove %v", pools)
+	}
+}
+
+// TestDriveFailureSaysItOnce: when the Driver refuses (another terminal holds the
+// Lease), the footer shows its error once, as it names the pool, and what to do.
+func TestDriveFailureSaysItOnce(t *testing.T) {
+	d := &tuitest.Driver{Err: fmt.Errorf("drive pool worker: %w by mcotui-tui@other:42 (mcotui/mcotui-controller): it drives the rollout", errors.New("the lease is held"))}
+	ui := driverUI(t, true, d)
+	drive(ui, seq(poolAt(2), typed("D"), typed("y"))...)
+	deadline := time.Now().Add(10 * time.Second)
+	for ui.drive != nil && time.Now().Before(deadline) {
+		runCmd(ui, waitDrive(ui.drive), 0)
+	}
+	want := "drive pool worker: the lease is held by mcotui-tui@other:42 (mcotui/mcotui-controller): it drives the rollout; not driving: D tries again"
+	if ui.drive != nil || ui.notice != want || !ui.noticeErr {
+		t.Fatalf("drive %+v, notice %q (error %t), want the error %q", ui.drive, ui.notice, ui.noticeErr, want)
+	}
+}
+
+// TestDriveReportsAfterQuit: a Driver that goes on reporting after the program quit
+// (nobody reads its reports any more) is not blocked: it sees its context end and
+// returns, releasing the Lease, as its caller's wait needs.
+func TestDriveReportsAfterQuit(t *testing.T) {
+	many := make([]action.DriveReport, 64) // more than the reports channel holds
+	for i := range many {
+		many[i] = action.DriveReport{Err: fmt.Errorf("report %d", i)}
+	}
+	d := &tuitest.Driver{Reports: many}
+	ui := driverUI(t, true, d)
+	drive(ui, seq(poolAt(2), typed("D"), typed("y"))...)
+	if _, cmd := ui.Update(typed("q")[0]); !quits(cmd) {
+		t.Fatal("q does not quit")
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if _, stopped := d.Driven(); stopped == 1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the Driver is still blocked reporting to a program that quit")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

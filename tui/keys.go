@@ -16,7 +16,7 @@ func (u *UI) key(msg tea.KeyPressMsg) tea.Cmd {
 	u.promptErr = "" // a message from the last prompt lasts until the next key
 	if u.dialog != nil {
 		if msg.String() == "ctrl+c" {
-			return tea.Quit
+			return u.quit()
 		}
 		return u.dialog.Update(msg)
 	}
@@ -27,13 +27,13 @@ func (u *UI) key(msg tea.KeyPressMsg) tea.Cmd {
 			u.showHelp = false
 			return nil
 		case key.Matches(msg, k.Quit):
-			return tea.Quit
+			return u.quit()
 		}
 		return u.help.Update(msg)
 	}
 	switch {
 	case key.Matches(msg, k.Quit):
-		return tea.Quit
+		return u.quit()
 	case key.Matches(msg, k.Help):
 		u.openHelp()
 		return nil

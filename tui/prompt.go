@@ -70,7 +70,7 @@ func (u *UI) promptKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := u.c.Keys
 	switch {
 	case msg.String() == "ctrl+c":
-		return tea.Quit
+		return u.quit()
 	case key.Matches(msg, k.Cancel):
 		if u.promptKind == promptFilter {
 			u.setFilter(u.prevFilter)
@@ -123,7 +123,7 @@ func (u *UI) command(text string) tea.Cmd {
 	case "":
 		return nil
 	case "q", "quit":
-		return tea.Quit
+		return u.quit()
 	case "pools", "pool", "mcp":
 		u.view = viewMain
 		if arg == "" {

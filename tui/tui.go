@@ -17,6 +17,7 @@
 package tui
 
 import (
+	"context"
 	"time"
 
 	"github.com/mcotui/mcotui/tui/action"
@@ -65,8 +66,10 @@ type Options struct {
 	ActionTimeout time.Duration
 	// Driver lets the session drive a pool's rollout itself (D) where nothing else
 	// does; nil offers no such thing. It is never offered where MCO runs, nor
-	// read-only. The caller that runs the program must stop what it drives once the
-	// program has ended: see action.Driver.
+	// read-only. Quitting (q, ctrl+c, :q) cancels the drive's context; the program
+	// does not wait for Drive to return, so the caller that runs it must (and must end
+	// a drive itself when the program ends otherwise: a signal, its context): see
+	// action.Driver.
 	Driver action.Driver
 	// Narration, when set, carries short messages from the embedder (the demo tells its
 	// story through it). The latest is shown on a line of its own above the footer, as
@@ -135,6 +138,10 @@ type UI struct {
 
 	drive    *driving // the rollout this program drives, or nil
 	driveSeq int
+	// life ends when the program quits (quit): every drive's context derives from it,
+	// so that nothing the program drives outlives it, whoever runs it.
+	life context.Context
+	end  context.CancelFunc
 
 	narration       string // the latest message of Options.Narration, on one line
 	narrationClosed bool
@@ -174,6 +181,7 @@ func New(src model.Source, opts Options) *UI {
 	}
 	km.Restrict(c.Offered)
 	u := &UI{c: c, src: src, info: src.Info(), opts: opts, focus: paneNodes}
+	u.life, u.end = context.WithCancel(context.Background())
 	if !c.ReadOnly {
 		u.actions = opts.Actions
 	}

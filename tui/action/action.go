@@ -24,12 +24,12 @@ type Actions interface {
 	SetPaused(ctx context.Context, pool string, paused bool) error
 	// SetMaxUnavailable sets a MachineConfigPool's spec.maxUnavailable.
 	SetMaxUnavailable(ctx context.Context, pool string, v intstr.IntOrString) error
-	// Rollout runs one step of the pool's rollout to target ("" for the pool's
-	// spec.configuration, which is all the TUI asks; rolling back is RollBack): the nodes
-	// rollout.Plan picks now get target as their desired config. nodes are the targets
-	// the user confirmed; when Plan, on the cluster as it is now, picks others, nothing
-	// is written and the error says what changed. It returns the step carried out.
-	Rollout(ctx context.Context, pool, target string, nodes []string) (rollout.Step, error)
+	// Rollout runs one step of the pool's rollout to its spec.configuration (rolling
+	// back is RollBack, which moves that): the nodes rollout.Plan picks now get it as
+	// their desired config. nodes are the targets the user confirmed; when Plan, on the
+	// cluster as it is now, picks others, nothing is written and the error says what
+	// changed. It returns the step carried out.
+	Rollout(ctx context.Context, pool string, nodes []string) (rollout.Step, error)
 	// RollBack pins a MachineConfigPool to the rendered config to, which it ran before
 	// from (its spec.configuration now): the rollback annotations of core/rollout
 	// (RollbackToAnnotation to, RollbackFromAnnotation from) and spec.configuration.name
@@ -117,6 +117,11 @@ type Request struct {
 // Driver drives a pool's rollout from the TUI when nothing else does (no Machine
 // Config Operator, no controller holding its Lease): main injects one built on the
 // controller's rollout driver, so that the TUI drives exactly as the controller would.
+//
+// The TUI calls Drive on a goroutine of its own and cancels its context when the
+// program quits, but does not wait for it to return: whoever runs the program waits
+// for every Drive to end before the process does, so that the Lease is released, and
+// refuses a Drive that comes after it began to wait.
 type Driver interface {
 	// Lease names the Lease a Drive holds, "namespace/name", for the confirmation.
 	Lease() string
@@ -124,7 +129,8 @@ type Driver interface {
 	// paused, or ctx ends, holding the Lease all along so that no controller or other
 	// terminal drives at the same time; it releases the Lease before it returns. It
 	// refuses, with an error that names the holder, when someone else holds the
-	// Lease. report is called from Drive's goroutine as it goes.
+	// Lease. report is called from Drive's goroutine as it goes; it never blocks
+	// once ctx has ended. The TUI shows Drive's error as it is: it names the pool.
 	Drive(ctx context.Context, pool string, report func(DriveReport)) error
 }
 

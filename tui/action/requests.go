@@ -92,7 +92,7 @@ func RolloutRequest(step rollout.Step, current func(node string) string) Request
 	}
 	targets := append([]string(nil), step.Targets...)
 	r.Do = func(ctx context.Context, a Actions) (string, error) {
-		done, err := a.Rollout(ctx, step.Pool, "", targets)
+		done, err := a.Rollout(ctx, step.Pool, targets)
 		if err != nil {
 			return "", err
 		}

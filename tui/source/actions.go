@@ -89,7 +89,7 @@ func (a *Actions) SetMaxUnavailable(ctx context.Context, pool string, v intstr.I
 // as the cache has them, each target written with kube.TargetNode (the node's
 // desiredConfig annotation, carrying the resourceVersion the plan saw, then its
 // MachineConfigNode).
-func (a *Actions) Rollout(ctx context.Context, pool, target string, confirmed []string) (rollout.Step, error) {
+func (a *Actions) Rollout(ctx context.Context, pool string, confirmed []string) (rollout.Step, error) {
 	p, err := a.c.pools.Get(pool)
 	if err != nil {
 		return rollout.Step{}, fmt.Errorf("roll out pool %s: %w", pool, err)
@@ -98,7 +98,7 @@ func (a *Actions) Rollout(ctx context.Context, pool, target string, confirmed []
 	if err != nil {
 		return rollout.Step{}, fmt.Errorf("roll out pool %s: %w", pool, err)
 	}
-	step, err := rollout.Plan(p, nodes, rollout.Options{Target: target})
+	step, err := rollout.Plan(p, nodes, rollout.Options{})
 	if err != nil {
 		return rollout.Step{}, err
 	}

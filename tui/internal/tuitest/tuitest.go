@@ -1,7 +1,9 @@
 // Package tuitest is what the TUI's tests share: a Common over a fixture with a stopped
-// clock, and golden files. Importing it registers the -update flag (through
-// x/exp/golden) in every test binary of tui/..., so that `go test ./tui/... -update`
-// refreshes every golden file at once. Only tests import it.
+// clock, golden files, and fakes of the actions and the driver (tests that run the
+// real program wait on its screen with tui/screentest). Importing it registers the
+// -update flag (through x/exp/golden) in every test binary of tui/..., so that
+// `go test ./tui/... -update` refreshes every golden file at once. Only tests import
+// it.
 package tuitest
 
 import (
@@ -93,9 +95,9 @@ func (a *Actions) SetMaxUnavailable(_ context.Context, pool string, v intstr.Int
 }
 
 // Rollout implements action.Actions.
-func (a *Actions) Rollout(_ context.Context, pool, target string, nodes []string) (rollout.Step, error) {
-	err := a.record("Rollout %s %q %s", pool, target, strings.Join(nodes, ","))
-	return rollout.Step{Pool: pool, Target: target, Targets: nodes}, err
+func (a *Actions) Rollout(_ context.Context, pool string, nodes []string) (rollout.Step, error) {
+	err := a.record("Rollout %s %s", pool, strings.Join(nodes, ","))
+	return rollout.Step{Pool: pool, Targets: nodes}, err
 }
 
 // RollBack implements action.Actions.
@@ -121,9 +123,13 @@ var _ action.Actions = (*Actions)(nil)
 // the controller's driver against a real API server (package main).
 type Driver struct {
 	Reports []action.DriveReport
+	// Err, when set, is what Drive returns at once, reporting nothing, as a Driver
+	// that cannot take the Lease does.
+	Err error
 
 	mu      sync.Mutex
 	pools   []string
+	ctxs    []context.Context
 	stopped int
 }
 
@@ -134,7 +140,11 @@ func (d *Driver) Lease() string { return "mcotui/mcotui-controller" }
 func (d *Driver) Drive(ctx context.Context, pool string, report func(action.DriveReport)) error {
 	d.mu.Lock()
 	d.pools = append(d.pools, pool)
+	d.ctxs = append(d.ctxs, ctx)
 	d.mu.Unlock()
+	if d.Err != nil {
+		return d.Err
+	}
 	report(action.DriveReport{Leading: true})
 	for _, r := range d.Reports {
 		report(r)
@@ -152,6 +162,14 @@ func (d *Driver) Driven() (pools []string, stopped int) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return append([]string(nil), d.pools...), d.stopped
+}
+
+// Contexts returns the context of each Drive so far, in order: a test asks whether
+// the program has cancelled a drive without waiting for Drive to notice.
+func (d *Driver) Contexts() []context.Context {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]context.Context(nil), d.ctxs...)
 }
 
 var _ action.Driver = (*Driver)(nil)
