@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -13,10 +15,12 @@ import (
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/controller/controllertest"
@@ -471,5 +475,65 @@ func TestRolloutUsageErrors(t *testing.T) {
 		if code != exitUsage || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v: exit %d: %s", tc.args, code, errOut)
 		}
+	}
+}
+
+// TestRolloutWaitFollowsWithoutLeaseAccess: someone allowed to read pools and nodes but
+// not Leases (a CI job's service account, say) follows a controller-driven rollout to
+// its end, exit 0, warned that it will not drive; it neither fails nor writes a target.
+func TestRolloutWaitFollowsWithoutLeaseAccess(t *testing.T) {
+	c := newRolloutCluster(t, "rf", 2, nil)
+	ns := c.startController(t)
+	c.startAgent(t, 300*time.Millisecond)
+	c.waitUpdated(t)
+
+	ctx := cmdContext(t)
+	const user = "rollout-follower"
+	role := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: user},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{mcfgv1.GroupName}, Resources: []string{"machineconfigpools", "machineconfigs", "machineconfignodes"}, Verbs: []string{"get", "list", "watch"}},
+			{APIGroups: []string{""}, Resources: []string{"nodes", "namespaces"}, Verbs: []string{"get", "list", "watch"}},
+		},
+	}
+	if _, err := c.env.Kube.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: user},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: user},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+	}
+	if _, err := c.env.Kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	kc, err := clientcmd.LoadFromFile(c.env.KubeconfigPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ai := range kc.AuthInfos {
+		ai.Impersonate = user
+	}
+	kubeconfig := filepath.Join(t.TempDir(), "follower.kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+
+	c.setFile(t, "v2")
+	waitFor(t, "pool rendered v2", func() bool { return c.getPool(t).Spec.Configuration.Name != c.getPool(t).Status.Configuration.Name })
+	var out, errOut bytes.Buffer
+	code := run([]string{"rollout", "rf", "--wait", "--timeout", "60s", "--namespace", ns, "--poll-interval", "200ms", "--kubeconfig", kubeconfig},
+		streams{in: strings.NewReader(""), out: &out, err: &errOut})
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "cannot read the lease "+ns+"/mcotui-controller") || !strings.Contains(errOut.String(), "without driving it") {
+		t.Errorf("stderr does not say the command follows without driving:\n%s", errOut.String())
+	}
+	if strings.Contains(out.String(), "this command drives") {
+		t.Errorf("the command claims to drive:\n%s", out.String())
+	}
+	if w := c.desiredConfigWriters(t); len(w) != 1 || !w["test-controller"] {
+		t.Errorf("desiredConfig written by %v, want the controller alone", w)
 	}
 }
