@@ -18,7 +18,10 @@ import (
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/kubectl/pkg/util/podutils"
 	"k8s.io/utils/ptr"
+
+	"github.com/mcotui/mcotui/core/rollout"
 )
 
 // appsNamespace holds the workloads that drains evict.
@@ -287,7 +290,7 @@ func (k *kubelet) replace(ctx context.Context, p *corev1.Pod, listNodes func(lab
 		all, _ := listNodes(labels.SelectorFromSet(labels.Set{roleLabel("worker"): ""}))
 		var ready []string
 		for _, n := range all {
-			if !n.Spec.Unschedulable && isReady(n) {
+			if rollout.Ready(n) { // Ready and schedulable
 				ready = append(ready, n.Name)
 			}
 		}
@@ -298,24 +301,6 @@ func (k *kubelet) replace(ctx context.Context, p *corev1.Pod, listNodes func(lab
 			k.d.log.Warn("replace pod", "app", app, "err", err)
 		}
 	})
-}
-
-func isReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // budgetStatus writes pdb's status as the disruption controller would: pods already
@@ -340,7 +325,7 @@ func (k *kubelet) budgetStatus(ctx context.Context, pdb *policyv1.PodDisruptionB
 			disrupted[p.Name] = t
 			continue
 		}
-		if podReady(p) {
+		if podutils.IsPodReady(p) {
 			healthy++
 		}
 	}

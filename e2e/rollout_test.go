@@ -175,7 +175,7 @@ func TestRollout(t *testing.T) {
 	kubetest.Eventually(t, time.Minute, "every node Ready (kwok)", func() (bool, string) {
 		var notReady []string
 		for _, n := range listNodes(t) {
-			if !nodeReady(n) {
+			if !rollout.Ready(n) {
 				notReady = append(notReady, n.Name)
 			}
 		}
@@ -625,15 +625,6 @@ func getPool(t *testing.T, name string) *mcfgv1.MachineConfigPool {
 		t.Fatal(err)
 	}
 	return p
-}
-
-func nodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // dumpMachines logs, for a failure's reader, the agent logs of the nodes that are not

@@ -16,6 +16,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	nodeutil "k8s.io/component-helpers/node/util"
+	"k8s.io/kubectl/pkg/util/podutils"
 )
 
 // KwokNodeAnnotation marks the nodes kwok manages, with the value "fake"; kwok leaves
@@ -165,7 +167,8 @@ func (e *Env) CreateNode(ctx context.Context, name string, labels map[string]str
 			return false, err
 		}
 		ready = n
-		return nodeReady(n), nil
+		_, c := nodeutil.GetNodeCondition(&n.Status, corev1.NodeReady)
+		return c != nil && c.Status == corev1.ConditionTrue, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("wait for node %s to become Ready: %w", name, err)
@@ -199,7 +202,7 @@ func (e *Env) RunPod(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) 
 			return false, err
 		}
 		running = p
-		return p.Status.Phase == corev1.PodRunning && podReady(p), nil
+		return p.Status.Phase == corev1.PodRunning && podutils.IsPodReady(p), nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("wait for pod %s/%s to run: %w", created.Namespace, created.Name, err)
@@ -249,22 +252,4 @@ func poll(ctx context.Context, kwok *kwokProcess, cond func(context.Context) (bo
 		return fmt.Errorf("%w (last error: %v)", err, last)
 	}
 	return err
-}
-
-func nodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
