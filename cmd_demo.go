@@ -64,6 +64,7 @@ Keys to try:
   :pool worker  show the worker pool's nodes in the grid (:all shows every pool)
   tab           move between the pools pane and the grid; j/k and enter pick a pool
   enter         on a node: its phases, the drain's blockers, the reason it degraded
+  r             on the failed node: retry now rather than after its backoff
   p             pause or resume the selected pool
   m             change the pool's maxUnavailable
   P             preview the next rollout wave by wave
