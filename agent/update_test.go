@@ -107,6 +107,12 @@ func (s *scenario) run(failpoint string, until func() bool) (ended string) {
 				return "until"
 			}
 			if s.h.logind.Reboots() > reboots {
+				if failpoint == FailAfterReboot {
+					// The machine going down could stop the agent before it learns
+					// that logind accepted; armed here, it must get that far and crash
+					// there, or the failpoint would be skipped after the boot.
+					return <-out
+				}
 				cancel()
 				<-out
 				return "reboot"

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -156,5 +157,37 @@ func TestLeadEndsWhenWorkFails(t *testing.T) {
 	case <-took:
 	case <-ctx.Done():
 		t.Fatal("the second candidate never took the released lease")
+	}
+}
+
+// TestLeadReleasesALeaseItWonUnawares: when the context ends while client-go's write
+// taking the Lease is in flight, the write can succeed on the server and be reported
+// cancelled; the Lease then names this candidate though the elector never knew it led.
+// Lead gives such a Lease up on its way out rather than leave it held by no one working
+// until it expires (a TUI that quit right after starting a drive, then its next drive,
+// refused by its own stale Lease).
+func TestLeadReleasesALeaseItWonUnawares(t *testing.T) {
+	ctx := testContext(t)
+	ns := leaseNamespace(t)
+	now := metav1.NewMicroTime(time.Now())
+	lease := &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "lease-unaware"},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("unaware-a"), LeaseDurationSeconds: ptr.To[int32](3600),
+			AcquireTime: &now, RenewTime: &now},
+	}
+	if _, err := env.Kube.CoordinationV1().Leases(ns).Create(ctx, lease, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	e := controller.Election{Kube: env.Kube, Namespace: ns, Name: "lease-unaware", Identity: "unaware-a"}
+	if err := controller.Lead(ended, e, func(context.Context) error {
+		t.Error("fn ran although ctx had ended")
+		return nil
+	}); err != nil {
+		t.Fatalf("Lead = %v", err)
+	}
+	if holder, held, err := controller.LeaseHolder(ctx, env.Kube, ns, "lease-unaware", time.Now()); err != nil || held {
+		t.Fatalf("after Lead: holder %q held %t err %v; want the Lease released", holder, held, err)
 	}
 }

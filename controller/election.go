@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
@@ -140,6 +141,7 @@ func Lead(ctx context.Context, e Election, fn func(context.Context) error) error
 	log.Info("waiting for the lease", "lease", where, "identity", e.Identity)
 	elector.Run(electCtx)
 	waitTerm()
+	releaseIfHeld(lock, e, log)
 
 	mu.Lock()
 	defer mu.Unlock()
@@ -150,4 +152,27 @@ func Lead(ctx context.Context, e Election, fn func(context.Context) error) error
 		return termErr
 	}
 	return fmt.Errorf("lost the lease %s", where)
+}
+
+// releaseIfHeld gives up the Lease if the record still names this candidate after the
+// elector returned. client-go releases only a Lease it knows it won: when ctx ends
+// while its write taking the Lease is in flight, the write can succeed on the server
+// and be reported cancelled, and the Lease would stay held, by no one working, until
+// it expired. Everything fn did has ended by now, so no term can overlap the next.
+func releaseIfHeld(lock resourcelock.Interface, e Election, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), e.RenewDeadline)
+	defer cancel()
+	rec, _, err := lock.Get(ctx)
+	if err != nil || rec.HolderIdentity != e.Identity {
+		return
+	}
+	now := metav1.NewTime(time.Now())
+	err = lock.Update(ctx, resourcelock.LeaderElectionRecord{
+		LeaderTransitions: rec.LeaderTransitions, LeaseDurationSeconds: 1, RenewTime: now, AcquireTime: now,
+	})
+	if err != nil {
+		log.Warn("could not release the lease; it expires by itself", "lease", e.Namespace+"/"+e.Name, "identity", e.Identity, "err", err)
+		return
+	}
+	log.Info("released the lease", "lease", e.Namespace+"/"+e.Name, "identity", e.Identity)
 }
