@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -54,9 +55,12 @@ func TestRenderCreatesRenderedConfig(t *testing.T) {
 	if first.Annotations[controller.GeneratedByAnnotation] != "test" {
 		t.Errorf("annotations = %v", first.Annotations)
 	}
-	if c := poolCondition(p, mcfgv1.MachineConfigPoolRenderDegraded); c == nil || c.Status != corev1.ConditionFalse {
-		t.Errorf("RenderDegraded = %+v, want False", c)
-	}
+	// The render loop points the pool at its config, then writes RenderDegraded in a
+	// second write (the status): wait for that one too.
+	kubetest.Eventually(t, 30*time.Second, "RenderDegraded False", func() (bool, string) {
+		c := poolCondition(getPool(t, "render"), mcfgv1.MachineConfigPoolRenderDegraded)
+		return c != nil && c.Status == corev1.ConditionFalse, fmt.Sprintf("RenderDegraded = %+v", c)
+	})
 
 	// A new source version: a new rendered config; the first one is not touched.
 	motd2 := machineConfig(t, "10-render-motd", "render", "/etc/motd", "hello-again")
