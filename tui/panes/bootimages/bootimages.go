@@ -83,20 +83,9 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 		case key.Matches(msg, k.EditSelector):
 			m.c.Post(common.OpenDialogMsg{Dialog: dialog.NewBootMode(m.c, true)})
 			return nil
-		case key.Matches(msg, k.Top):
-			m.vp.GotoTop()
-			return nil
-		case key.Matches(msg, k.Bottom):
-			m.vp.GotoBottom()
-			return nil
 		}
-	case tea.MouseWheelMsg:
-	default:
-		return nil
 	}
-	var cmd tea.Cmd
-	m.vp, cmd = m.vp.Update(msg)
-	return cmd
+	return common.Scroll(&m.vp, k, msg)
 }
 
 // View implements common.Component.

@@ -86,27 +86,10 @@ func (m *Model) Tick() {
 
 // Update implements common.Component.
 func (m *Model) Update(msg tea.Msg) tea.Cmd {
-	switch msg := msg.(type) {
-	case tea.KeyPressMsg:
-		if !m.focused {
-			return nil
-		}
-		k := m.c.Keys
-		switch {
-		case key.Matches(msg, k.Top):
-			m.vp.GotoTop()
-			return nil
-		case key.Matches(msg, k.Bottom):
-			m.vp.GotoBottom()
-			return nil
-		}
-	case tea.MouseWheelMsg:
-	default:
+	if _, ok := msg.(tea.KeyPressMsg); ok && !m.focused {
 		return nil
 	}
-	var cmd tea.Cmd
-	m.vp, cmd = m.vp.Update(msg)
-	return cmd
+	return common.Scroll(&m.vp, m.c.Keys, msg)
 }
 
 // View implements common.Component.
