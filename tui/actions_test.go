@@ -41,21 +41,21 @@ func TestActionsAskThenAct(t *testing.T) {
 		change  string // a line the confirmation must show
 		call    string
 	}{
-		{"pause", false, seq(poolAt(2), typed("p")), "Pause pool worker", "spec.paused: false → true", "SetPaused worker true"},
-		{"resume", false, seq(poolAt(0), typed("p")), "Resume pool infra", "spec.paused: true → false", "SetPaused infra false"},
-		{"maxUnavailable", false, seq(poolAt(2), typed("m"), []tea.Msg{ctrl('u')}, typed("25%"), special(tea.KeyEnter)),
+		{"pause", false, tuitest.Seq(poolAt(2), tuitest.Typed("p")), "Pause pool worker", "spec.paused: false → true", "SetPaused worker true"},
+		{"resume", false, tuitest.Seq(poolAt(0), tuitest.Typed("p")), "Resume pool infra", "spec.paused: true → false", "SetPaused infra false"},
+		{"maxUnavailable", false, tuitest.Seq(poolAt(2), tuitest.Typed("m"), []tea.Msg{ctrl('u')}, tuitest.Typed("25%"), tuitest.Special(tea.KeyEnter)),
 			"Set maxUnavailable of pool worker", "spec.maxUnavailable: 60% → 25%", "SetMaxUnavailable worker 25%"},
-		{"boot image mode", false, seq(typed("bm"), special(tea.KeyTab, tea.KeyTab, tea.KeyEnter)),
+		{"boot image mode", false, tuitest.Seq(tuitest.Typed("bm"), tuitest.Special(tea.KeyTab, tea.KeyTab, tea.KeyEnter)),
 			"Set the boot image mode to None", "Partial (update-boot-image=true) → None", "SetBootImageMode None"},
-		{"partial selector", false, seq(typed("be"), []tea.Msg{ctrl('u')}, typed("machine.openshift.io/cluster-api-cluster"), special(tea.KeyEnter)),
+		{"partial selector", false, tuitest.Seq(tuitest.Typed("be"), []tea.Msg{ctrl('u')}, tuitest.Typed("machine.openshift.io/cluster-api-cluster"), tuitest.Special(tea.KeyEnter)),
 			"Set the boot image mode to Partial", "→ Partial (machine.openshift.io/cluster-api-cluster)", "SetBootImageMode Partial (machine.openshift.io/cluster-api-cluster)"},
-		{"rollout", true, seq(poolAt(2), typed("P"), special(tea.KeyEnter)),
+		{"rollout", true, tuitest.Seq(poolAt(2), tuitest.Typed("P"), tuitest.Special(tea.KeyEnter)),
 			"Start the rollout of pool worker", "from " + fixture.WorkerOld + ": ci-ln-9xsm9-worker-d-zz91c",
 			`Rollout worker ci-ln-9xsm9-worker-d-zz91c`},
-		{"rollback", true, seq(poolAt(2), typed("R")),
+		{"rollback", true, tuitest.Seq(poolAt(2), tuitest.Typed("R")),
 			"Roll back pool worker", "annotation mcotui.io/rollback-to: " + fixture.WorkerOld,
 			"RollBack worker " + fixture.WorkerOld + " " + fixture.WorkerNew},
-		{"retry", true, seq(typed("/degraded"), special(tea.KeyEnter), typed("r")),
+		{"retry", true, tuitest.Seq(tuitest.Typed("/degraded"), tuitest.Special(tea.KeyEnter), tuitest.Typed("r")),
 			"Retry node " + fixture.BlockedNode, "state: Degraded → Working", "Retry master " + fixture.BlockedNode},
 	}
 	for _, tt := range tests {
@@ -73,13 +73,13 @@ func TestActionsAskThenAct(t *testing.T) {
 					t.Fatalf("acted before confirmation: %v", acts.Calls())
 				}
 				if !confirm {
-					drive(ui, special(tea.KeyEscape)...)
+					drive(ui, tuitest.Special(tea.KeyEscape)...)
 					if ui.dialog != nil || len(acts.Calls()) != 0 {
 						t.Fatalf("esc: dialog %v, calls %v", ui.dialog, acts.Calls())
 					}
 					continue
 				}
-				drive(ui, typed("y")...)
+				drive(ui, tuitest.Typed("y")...)
 				if got := acts.Calls(); !slices.Equal(got, []string{tt.call}) {
 					t.Fatalf("calls %q, want %q", got, tt.call)
 				}
@@ -103,10 +103,10 @@ func TestReadOnlyOffersNothing(t *testing.T) {
 			}
 		}
 		for _, path := range [][]tea.Msg{
-			seq(poolAt(2), typed("p")), seq(poolAt(2), typed("m")), seq(poolAt(2), typed("R")),
-			seq(poolAt(2), typed("P"), special(tea.KeyEnter)),
-			seq(typed("/degraded"), special(tea.KeyEnter), typed("r")),
-			typed("bm"), typed("be"),
+			tuitest.Seq(poolAt(2), tuitest.Typed("p")), tuitest.Seq(poolAt(2), tuitest.Typed("m")), tuitest.Seq(poolAt(2), tuitest.Typed("R")),
+			tuitest.Seq(poolAt(2), tuitest.Typed("P"), tuitest.Special(tea.KeyEnter)),
+			tuitest.Seq(tuitest.Typed("/degraded"), tuitest.Special(tea.KeyEnter), tuitest.Typed("r")),
+			tuitest.Typed("bm"), tuitest.Typed("be"),
 		} {
 			ui, _ := actionUI(t, managed, true)
 			drive(ui, path...)
@@ -154,7 +154,7 @@ func TestMCOOffersWhatMCOAllows(t *testing.T) {
 func TestActionErrorIsShown(t *testing.T) {
 	ui, acts := actionUI(t, false, false)
 	acts.Err = errString("machineconfigpools.machineconfiguration.openshift.io \"worker\" is forbidden")
-	drive(ui, seq(poolAt(2), typed("p"), typed("y"))...)
+	drive(ui, tuitest.Seq(poolAt(2), tuitest.Typed("p"), tuitest.Typed("y"))...)
 	view := tuitest.Plain(ui.View().Content)
 	if !ui.noticeErr || !strings.Contains(view, "Pause pool worker failed: machineconfigpools") {
 		t.Fatalf("the error is not shown:\n%s", view)

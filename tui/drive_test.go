@@ -38,7 +38,7 @@ func driverUI(t *testing.T, managed bool, d action.Driver) *UI {
 func TestDriveAsksThenDrives(t *testing.T) {
 	d := &tuitest.Driver{}
 	ui := driverUI(t, true, d)
-	drive(ui, seq(poolAt(2), typed("D"))...)
+	drive(ui, tuitest.Seq(poolAt(2), tuitest.Typed("D"))...)
 	if got := confirmTitle(ui); got != "Drive the rollout of pool worker" {
 		t.Fatalf("confirmation %q (notice %q)", got, ui.notice)
 	}
@@ -48,19 +48,19 @@ func TestDriveAsksThenDrives(t *testing.T) {
 			t.Errorf("the confirmation does not say %q:\n%s", want, view)
 		}
 	}
-	drive(ui, special(tea.KeyEscape)...)
+	drive(ui, tuitest.Special(tea.KeyEscape)...)
 	if pools, _ := d.Driven(); len(pools) != 0 || ui.drive != nil {
 		t.Fatalf("esc drove %v", pools)
 	}
-	drive(ui, typed("D")...)
-	drive(ui, typed("y")...)
+	drive(ui, tuitest.Typed("D")...)
+	drive(ui, tuitest.Typed("y")...)
 	if pools, _ := d.Driven(); !slices.Equal(pools, []string{"worker"}) || ui.drive == nil || !ui.drive.leading {
 		t.Fatalf("after y: driven %v, drive %+v", pools, ui.drive)
 	}
 	if status := tuitest.Plain(ui.statusView()); !strings.Contains(status, " driving worker ") {
 		t.Errorf("the status line does not say it drives: %q", status)
 	}
-	drive(ui, typed("D")...)
+	drive(ui, tuitest.Typed("D")...)
 	deadline := time.Now().Add(10 * time.Second)
 	for ui.drive != nil && time.Now().Before(deadline) {
 		runCmd(ui, waitDrive(ui.drive), 0) // the Driver's last words, then its end
@@ -90,7 +90,7 @@ func TestDriveNotOffered(t *testing.T) {
 			if ui.c.Keys.Drive.Enabled() {
 				t.Error("D is bound")
 			}
-			drive(ui, seq(poolAt(2), typed("D"))...)
+			drive(ui, tuitest.Seq(poolAt(2), tuitest.Typed("D"))...)
 			if ui.dialog != nil {
 				t.Errorf("D opened %s", ui.dialog.Title())
 			}
@@ -118,7 +118,7 @@ func TestDriveScreen(t *testing.T) {
 	screen := screentest.NewScreen(ui)
 	tm := teatest.NewTestModel(t, screen, teatest.WithInitialTermSize(120, 40),
 		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.ANSI256), tea.WithEnvironment([]string{"TERM=xterm-256color"})))
-	for _, m := range seq(poolAt(2), typed("D"), typed("y")) {
+	for _, m := range tuitest.Seq(poolAt(2), tuitest.Typed("D"), tuitest.Typed("y")) {
 		tm.Send(m)
 	}
 	screen.WaitFor(t, "targeted ci-ln-9xsm9-worker-d-zz91c")
@@ -144,17 +144,17 @@ func TestDriveStopsWhenTheUIQuits(t *testing.T) {
 		before []tea.Msg // to where the quitting key is
 		key    tea.Msg
 	}{
-		{"q", nil, typed("q")[0]},
+		{"q", nil, tuitest.Typed("q")[0]},
 		{"ctrl+c", nil, ctrl('c')},
-		{"q in the help", typed("?"), typed("q")[0]},
-		{"ctrl+c in a confirmation", typed("p"), ctrl('c')},
-		{":q", typed(":q"), special(tea.KeyEnter)[0]},
-		{"ctrl+c in a prompt", typed(":"), ctrl('c')},
+		{"q in the help", tuitest.Typed("?"), tuitest.Typed("q")[0]},
+		{"ctrl+c in a confirmation", tuitest.Typed("p"), ctrl('c')},
+		{":q", tuitest.Typed(":q"), tuitest.Special(tea.KeyEnter)[0]},
+		{"ctrl+c in a prompt", tuitest.Typed(":"), ctrl('c')},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := &tuitest.Driver{}
 			ui := driverUI(t, true, d)
-			drive(ui, seq(poolAt(2), typed("D"), typed("y"))...)
+			drive(ui, tuitest.Seq(poolAt(2), tuitest.Typed("D"), tuitest.Typed("y"))...)
 			ctxs := d.Contexts()
 			if len(ctxs) != 1 || ctxs[0].Err() != nil {
 				t.Fatalf("after y: %d drives, notice %q", len(ctxs), ui.notice)
@@ -193,7 +193,7 @@ func quits(cmd tea.Cmd) bool {
 func TestNoDriveAfterQuit(t *testing.T) {
 	d := &tuitest.Driver{}
 	ui := driverUI(t, true, d)
-	if _, cmd := ui.Update(typed("q")[0]); !quits(cmd) {
+	if _, cmd := ui.Update(tuitest.Typed("q")[0]); !quits(cmd) {
 		t.Fatal("q does not quit")
 	}
 	drive(ui, common.ConfirmedMsg{Request: action.DriveRequest("worker", fixture.WorkerNew, 2, 3, "mcotui/mcotui-controller")})
@@ -207,7 +207,7 @@ func TestNoDriveAfterQuit(t *testing.T) {
 func TestDriveFailureSaysItOnce(t *testing.T) {
 	d := &tuitest.Driver{Err: fmt.Errorf("drive pool worker: %w by mcotui-tui@other:42 (mcotui/mcotui-controller): it drives the rollout", errors.New("the lease is held"))}
 	ui := driverUI(t, true, d)
-	drive(ui, seq(poolAt(2), typed("D"), typed("y"))...)
+	drive(ui, tuitest.Seq(poolAt(2), tuitest.Typed("D"), tuitest.Typed("y"))...)
 	deadline := time.Now().Add(10 * time.Second)
 	for ui.drive != nil && time.Now().Before(deadline) {
 		runCmd(ui, waitDrive(ui.drive), 0)
@@ -228,8 +228,8 @@ func TestDriveReportsAfterQuit(t *testing.T) {
 	}
 	d := &tuitest.Driver{Reports: many}
 	ui := driverUI(t, true, d)
-	drive(ui, seq(poolAt(2), typed("D"), typed("y"))...)
-	if _, cmd := ui.Update(typed("q")[0]); !quits(cmd) {
+	drive(ui, tuitest.Seq(poolAt(2), tuitest.Typed("D"), tuitest.Typed("y"))...)
+	if _, cmd := ui.Update(tuitest.Typed("q")[0]); !quits(cmd) {
 		t.Fatal("q does not quit")
 	}
 	deadline := time.Now().Add(time.Minute)

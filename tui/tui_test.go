@@ -40,35 +40,11 @@ type scenario struct {
 	shows string
 }
 
-func typed(s string) []tea.Msg {
-	var out []tea.Msg
-	for _, r := range s {
-		out = append(out, tea.KeyPressMsg{Code: r, Text: string(r)})
-	}
-	return out
-}
-
-func special(codes ...rune) []tea.Msg {
-	var out []tea.Msg
-	for _, c := range codes {
-		out = append(out, tea.KeyPressMsg{Code: c})
-	}
-	return out
-}
-
-func seq(parts ...[]tea.Msg) []tea.Msg {
-	var out []tea.Msg
-	for _, p := range parts {
-		out = append(out, p...)
-	}
-	return out
-}
-
 func ctrl(r rune) tea.Msg { return tea.KeyPressMsg{Code: r, Mod: tea.ModCtrl} }
 
 // pools focuses the pools pane and selects the pool at index i (infra, master, worker).
 func poolAt(i int) []tea.Msg {
-	return seq(special(tea.KeyTab), typed(strings.Repeat("j", i)))
+	return tuitest.Seq(tuitest.Special(tea.KeyTab), tuitest.Typed(strings.Repeat("j", i)))
 }
 
 // scenarios cover every pane and dialog on the fixture: a pool mid-rollout, a paused
@@ -77,59 +53,59 @@ func poolAt(i int) []tea.Msg {
 var scenarios = []scenario{
 	{name: "grid"},
 	{name: "grid-no-color", noColor: true},
-	{name: "pools-focused", input: special(tea.KeyTab)},
-	{name: "pool-paused", input: seq(typed(":pool infra"), special(tea.KeyEnter))},
-	{name: "detail-blocked-drain", input: seq(typed("/degraded"), special(tea.KeyEnter, tea.KeyEnter)), title: "node " + fixture.BlockedNode},
-	{name: "detail-blocked-drain-no-color", noColor: true, input: seq(typed("/degraded"), special(tea.KeyEnter, tea.KeyEnter)), title: "node " + fixture.BlockedNode},
-	{name: "filter-prompt", input: typed("/phase:dr")},
-	{name: "filter-error", input: seq(typed("/zone:a"), special(tea.KeyEnter))},
-	{name: "sorted-by-phase", input: typed("ssS")},
-	{name: "command-prompt", input: typed(":po")},
-	{name: "help", input: typed("?")},
-	{name: "help-managed", managed: true, input: typed("?")},
-	{name: "help-read-only", readOnly: true, input: typed("?")},
-	{name: "read-only-pause-does-nothing", readOnly: true, input: seq(poolAt(0), typed("p"))},
+	{name: "pools-focused", input: tuitest.Special(tea.KeyTab)},
+	{name: "pool-paused", input: tuitest.Seq(tuitest.Typed(":pool infra"), tuitest.Special(tea.KeyEnter))},
+	{name: "detail-blocked-drain", input: tuitest.Seq(tuitest.Typed("/degraded"), tuitest.Special(tea.KeyEnter, tea.KeyEnter)), title: "node " + fixture.BlockedNode},
+	{name: "detail-blocked-drain-no-color", noColor: true, input: tuitest.Seq(tuitest.Typed("/degraded"), tuitest.Special(tea.KeyEnter, tea.KeyEnter)), title: "node " + fixture.BlockedNode},
+	{name: "filter-prompt", input: tuitest.Typed("/phase:dr")},
+	{name: "filter-error", input: tuitest.Seq(tuitest.Typed("/zone:a"), tuitest.Special(tea.KeyEnter))},
+	{name: "sorted-by-phase", input: tuitest.Typed("ssS")},
+	{name: "command-prompt", input: tuitest.Typed(":po")},
+	{name: "help", input: tuitest.Typed("?")},
+	{name: "help-managed", managed: true, input: tuitest.Typed("?")},
+	{name: "help-read-only", readOnly: true, input: tuitest.Typed("?")},
+	{name: "read-only-pause-does-nothing", readOnly: true, input: tuitest.Seq(poolAt(0), tuitest.Typed("p"))},
 
 	// Boot images.
-	{name: "bootimages", input: typed("b")},
-	{name: "bootimages-read-only", readOnly: true, input: typed("b")},
-	{name: "bootimages-no-color", noColor: true, input: typed("b")},
-	{name: "bootimages-mode-dialog-no-color", noColor: true, input: typed("bm")},
-	{name: "bootimages-mode-dialog", input: typed("bm")},
-	{name: "bootimages-mode-all", input: seq(typed("bm"), special(tea.KeyTab))},
-	{name: "bootimages-selector-editor", input: seq(typed("be"), []tea.Msg{ctrl('u')}, typed("machine.openshift.io/cluster-api-cluster=ci-ln-9xsm9"))},
-	{name: "bootimages-selector-invalid", input: seq(typed("be"), []tea.Msg{ctrl('u')}, typed("a in (b"))},
-	{name: "bootimages-confirm", input: seq(typed("bm"), special(tea.KeyTab, tea.KeyEnter)), title: "Set the boot image mode to All"},
+	{name: "bootimages", input: tuitest.Typed("b")},
+	{name: "bootimages-read-only", readOnly: true, input: tuitest.Typed("b")},
+	{name: "bootimages-no-color", noColor: true, input: tuitest.Typed("b")},
+	{name: "bootimages-mode-dialog-no-color", noColor: true, input: tuitest.Typed("bm")},
+	{name: "bootimages-mode-dialog", input: tuitest.Typed("bm")},
+	{name: "bootimages-mode-all", input: tuitest.Seq(tuitest.Typed("bm"), tuitest.Special(tea.KeyTab))},
+	{name: "bootimages-selector-editor", input: tuitest.Seq(tuitest.Typed("be"), []tea.Msg{ctrl('u')}, tuitest.Typed("machine.openshift.io/cluster-api-cluster=ci-ln-9xsm9"))},
+	{name: "bootimages-selector-invalid", input: tuitest.Seq(tuitest.Typed("be"), []tea.Msg{ctrl('u')}, tuitest.Typed("a in (b"))},
+	{name: "bootimages-confirm", input: tuitest.Seq(tuitest.Typed("bm"), tuitest.Special(tea.KeyTab, tea.KeyEnter)), title: "Set the boot image mode to All"},
 
 	// Configs.
-	{name: "configs", input: seq(typed(":configs worker"), special(tea.KeyEnter))},
-	{name: "configs-diff", input: seq(typed(":configs worker"), special(tea.KeyEnter), typed("d")), title: "Diff of two rendered configs"},
-	{name: "configs-diff-master", input: seq(typed(":configs master"), special(tea.KeyEnter), typed("d")), title: "Diff of two rendered configs"},
+	{name: "configs", input: tuitest.Seq(tuitest.Typed(":configs worker"), tuitest.Special(tea.KeyEnter))},
+	{name: "configs-diff", input: tuitest.Seq(tuitest.Typed(":configs worker"), tuitest.Special(tea.KeyEnter), tuitest.Typed("d")), title: "Diff of two rendered configs"},
+	{name: "configs-diff-master", input: tuitest.Seq(tuitest.Typed(":configs master"), tuitest.Special(tea.KeyEnter), tuitest.Typed("d")), title: "Diff of two rendered configs"},
 
 	// Pool actions.
-	{name: "pause-confirm", input: seq(poolAt(2), typed("p"))},
-	{name: "pause-confirm-no-color", noColor: true, input: seq(poolAt(2), typed("p"))},
-	{name: "configs-no-color", noColor: true, input: seq(typed(":configs worker"), special(tea.KeyEnter))},
-	{name: "resume-confirm", input: seq(poolAt(0), typed("p"))},
-	{name: "maxunavailable-dialog", input: seq(poolAt(2), typed("m"), []tea.Msg{ctrl('u')}, typed("3"))},
-	{name: "maxunavailable-invalid", input: seq(poolAt(2), typed("m"), []tea.Msg{ctrl('u')}, typed("-1"))},
-	{name: "maxunavailable-confirm", input: seq(poolAt(2), typed("m"), []tea.Msg{ctrl('u')}, typed("3"), special(tea.KeyEnter)), title: "Set maxUnavailable of pool worker"},
-	{name: "preview", input: seq(poolAt(2), typed("P"))},
-	{name: "preview-managed", managed: true, input: seq(poolAt(1), typed("P"))},
-	{name: "preview-paused", managed: true, input: seq(poolAt(0), typed("P"))},
-	{name: "rollout-confirm", managed: true, input: seq(poolAt(2), typed("P"), special(tea.KeyEnter)), title: "Start the rollout of pool worker"},
-	{name: "rollout-blocked", managed: true, input: seq(poolAt(1), typed("P"), special(tea.KeyEnter))},
-	{name: "rollback-confirm", managed: true, input: seq(poolAt(2), typed("R"))},
-	{name: "retry-confirm", managed: true, input: seq(typed("/degraded"), special(tea.KeyEnter), typed("r"))},
-	{name: "retry-not-offered-on-mco", input: seq(typed("/degraded"), special(tea.KeyEnter), typed("r"))},
-	{name: "drive-confirm", managed: true, driver: true, input: seq(poolAt(2), typed("D")), title: "Drive the rollout of pool worker"},
-	{name: "help-managed-driver", managed: true, driver: true, input: typed("?")},
+	{name: "pause-confirm", input: tuitest.Seq(poolAt(2), tuitest.Typed("p"))},
+	{name: "pause-confirm-no-color", noColor: true, input: tuitest.Seq(poolAt(2), tuitest.Typed("p"))},
+	{name: "configs-no-color", noColor: true, input: tuitest.Seq(tuitest.Typed(":configs worker"), tuitest.Special(tea.KeyEnter))},
+	{name: "resume-confirm", input: tuitest.Seq(poolAt(0), tuitest.Typed("p"))},
+	{name: "maxunavailable-dialog", input: tuitest.Seq(poolAt(2), tuitest.Typed("m"), []tea.Msg{ctrl('u')}, tuitest.Typed("3"))},
+	{name: "maxunavailable-invalid", input: tuitest.Seq(poolAt(2), tuitest.Typed("m"), []tea.Msg{ctrl('u')}, tuitest.Typed("-1"))},
+	{name: "maxunavailable-confirm", input: tuitest.Seq(poolAt(2), tuitest.Typed("m"), []tea.Msg{ctrl('u')}, tuitest.Typed("3"), tuitest.Special(tea.KeyEnter)), title: "Set maxUnavailable of pool worker"},
+	{name: "preview", input: tuitest.Seq(poolAt(2), tuitest.Typed("P"))},
+	{name: "preview-managed", managed: true, input: tuitest.Seq(poolAt(1), tuitest.Typed("P"))},
+	{name: "preview-paused", managed: true, input: tuitest.Seq(poolAt(0), tuitest.Typed("P"))},
+	{name: "rollout-confirm", managed: true, input: tuitest.Seq(poolAt(2), tuitest.Typed("P"), tuitest.Special(tea.KeyEnter)), title: "Start the rollout of pool worker"},
+	{name: "rollout-blocked", managed: true, input: tuitest.Seq(poolAt(1), tuitest.Typed("P"), tuitest.Special(tea.KeyEnter))},
+	{name: "rollback-confirm", managed: true, input: tuitest.Seq(poolAt(2), tuitest.Typed("R"))},
+	{name: "retry-confirm", managed: true, input: tuitest.Seq(tuitest.Typed("/degraded"), tuitest.Special(tea.KeyEnter), tuitest.Typed("r"))},
+	{name: "retry-not-offered-on-mco", input: tuitest.Seq(tuitest.Typed("/degraded"), tuitest.Special(tea.KeyEnter), tuitest.Typed("r"))},
+	{name: "drive-confirm", managed: true, driver: true, input: tuitest.Seq(poolAt(2), tuitest.Typed("D")), title: "Drive the rollout of pool worker"},
+	{name: "help-managed-driver", managed: true, driver: true, input: tuitest.Typed("?")},
 
 	// The embedder's narration (the demo's story): only the latest message shows, cut to
 	// the width at 120 columns, whole at 200.
 	{name: "narration", narration: storyLines, shows: "chronyd"},
 	{name: "narration-no-color", noColor: true, narration: storyLines, shows: "chronyd"},
-	{name: "narration-bootimages", input: typed("b"), narration: storyLines, shows: "chronyd"},
+	{name: "narration-bootimages", input: tuitest.Typed("b"), narration: storyLines, shows: "chronyd"},
 }
 
 // storyLines are two steps of a story like the demo's; the second supersedes the first.

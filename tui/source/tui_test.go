@@ -25,32 +25,10 @@ import (
 // press, the confirmation, and then the object in the API server. The UI's tests in
 // package tui cover the screens; these cover what the actions do.
 
-func typed(s string) []tea.Msg {
-	var out []tea.Msg
-	for _, r := range s {
-		out = append(out, tea.KeyPressMsg{Code: r, Text: string(r)})
-	}
-	return out
-}
-
-func keys(codes ...rune) []tea.Msg {
-	var out []tea.Msg
-	for _, c := range codes {
-		out = append(out, tea.KeyPressMsg{Code: c})
-	}
-	return out
-}
-
-func seq(parts ...[]tea.Msg) []tea.Msg {
-	var out []tea.Msg
-	for _, p := range parts {
-		out = append(out, p...)
-	}
-	return out
-}
-
 // scope is the keys that show pool in the grid, which pool actions then act on.
-func scope(pool string) []tea.Msg { return seq(typed(":pool "+pool), keys(tea.KeyEnter)) }
+func scope(pool string) []tea.Msg {
+	return tuitest.Seq(tuitest.Typed(":pool "+pool), tuitest.Special(tea.KeyEnter))
+}
 
 // screen wraps the root model to keep the last screen it drew, so that a test reads
 // the screen rather than the byte stream, where the renderer skips every cell that did
@@ -146,9 +124,9 @@ func TestTUIActionsChangeTheCluster(t *testing.T) {
 
 	t.Run("pause", func(t *testing.T) {
 		tm := program(t, c, false)
-		send(tm, seq(scope(p.Name), typed("p")))
+		send(tm, tuitest.Seq(scope(p.Name), tuitest.Typed("p")))
 		waitScreen(t, tm, "spec.paused: false → true")
-		send(tm, typed("y"))
+		send(tm, tuitest.Typed("y"))
 		clustertest.Eventually(ctx, t, "pool paused", func(ctx context.Context) (bool, error) {
 			got, err := pools.Get(ctx, p.Name, metav1.GetOptions{})
 			return err == nil && got.Spec.Paused, err
@@ -158,9 +136,9 @@ func TestTUIActionsChangeTheCluster(t *testing.T) {
 	t.Run("resume", func(t *testing.T) {
 		cached(ctx, t, c, p.Name, func(p *mcfgv1.MachineConfigPool) bool { return p.Spec.Paused })
 		tm := program(t, c, false)
-		send(tm, seq(scope(p.Name), typed("p")))
+		send(tm, tuitest.Seq(scope(p.Name), tuitest.Typed("p")))
 		waitScreen(t, tm, "spec.paused: true → false")
-		send(tm, typed("y"))
+		send(tm, tuitest.Typed("y"))
 		clustertest.Eventually(ctx, t, "pool resumed", func(ctx context.Context) (bool, error) {
 			got, err := pools.Get(ctx, p.Name, metav1.GetOptions{})
 			return err == nil && !got.Spec.Paused, err
@@ -169,9 +147,9 @@ func TestTUIActionsChangeTheCluster(t *testing.T) {
 	t.Run("maxUnavailable", func(t *testing.T) {
 		cached(ctx, t, c, p.Name, func(p *mcfgv1.MachineConfigPool) bool { return !p.Spec.Paused })
 		tm := program(t, c, false)
-		send(tm, seq(scope(p.Name), typed("m"), []tea.Msg{tea.KeyPressMsg{Code: 'u', Mod: tea.ModCtrl}}, typed("50%"), keys(tea.KeyEnter)))
+		send(tm, tuitest.Seq(scope(p.Name), tuitest.Typed("m"), []tea.Msg{tea.KeyPressMsg{Code: 'u', Mod: tea.ModCtrl}}, tuitest.Typed("50%"), tuitest.Special(tea.KeyEnter)))
 		waitScreen(t, tm, "spec.maxUnavailable: 1 → 50%")
-		send(tm, typed("y"))
+		send(tm, tuitest.Typed("y"))
 		clustertest.Eventually(ctx, t, "maxUnavailable 50%", func(ctx context.Context) (bool, error) {
 			got, err := pools.Get(ctx, p.Name, metav1.GetOptions{})
 			return err == nil && got.Spec.MaxUnavailable != nil && got.Spec.MaxUnavailable.String() == "50%", err
@@ -180,9 +158,9 @@ func TestTUIActionsChangeTheCluster(t *testing.T) {
 	t.Run("boot image mode", func(t *testing.T) {
 		tm := program(t, c, false)
 		// Partial → All: tab from Partial wraps to All.
-		send(tm, seq(typed("bm"), keys(tea.KeyTab, tea.KeyEnter)))
+		send(tm, tuitest.Seq(tuitest.Typed("bm"), tuitest.Special(tea.KeyTab, tea.KeyEnter)))
 		waitScreen(t, tm, "Partial (update-boot-image=true) → All")
-		send(tm, typed("y"))
+		send(tm, tuitest.Typed("y"))
 		clustertest.Eventually(ctx, t, "boot image mode All", func(ctx context.Context) (bool, error) {
 			got, err := env.Operator.OperatorV1().MachineConfigurations().Get(ctx, "cluster", metav1.GetOptions{})
 			if err != nil {
@@ -198,9 +176,9 @@ func TestTUIActionsChangeTheCluster(t *testing.T) {
 			return p.Spec.MaxUnavailable != nil && p.Spec.MaxUnavailable.String() == "50%"
 		})
 		tm := program(t, c, false)
-		send(tm, seq(scope(p.Name), typed("R")))
+		send(tm, tuitest.Seq(scope(p.Name), tuitest.Typed("R")))
 		waitScreen(t, tm, "Roll back pool "+p.Name)
-		send(tm, typed("y"))
+		send(tm, tuitest.Typed("y"))
 		// The pool is pinned to its previous config; the rollout (a controller, or D)
 		// then takes the nodes back.
 		clustertest.Eventually(ctx, t, "pool pinned to "+p.Old, func(ctx context.Context) (bool, error) {
@@ -227,11 +205,11 @@ func TestTUIRolloutStep(t *testing.T) {
 	p := clustertest.SeedPool(ctx, t, env, "tstep", 1, 1)
 	c := newCluster(t, env.Config, Options{})
 	tm := program(t, c, false)
-	send(tm, seq(scope(p.Name), typed("P")))
+	send(tm, tuitest.Seq(scope(p.Name), tuitest.Typed("P")))
 	waitScreen(t, tm, "Wave 1")
-	send(tm, keys(tea.KeyEnter))
+	send(tm, tuitest.Special(tea.KeyEnter))
 	waitScreen(t, tm, "Start the rollout of pool "+p.Name)
-	send(tm, typed("y"))
+	send(tm, tuitest.Typed("y"))
 	clustertest.Eventually(ctx, t, "the node at the old config targeted", func(ctx context.Context) (bool, error) {
 		n, err := env.Kube.CoreV1().Nodes().Get(ctx, p.AtOld[0], metav1.GetOptions{})
 		return err == nil && nodeanno.Desired(n) == p.New, err
@@ -251,8 +229,8 @@ func TestTUIReadOnly(t *testing.T) {
 	tm := program(t, c, true)
 	// Every action key, each followed by what would confirm it; then the preview,
 	// whose enter would start a rollout.
-	send(tm, seq(scope(p.Name), typed("py"), typed("Ry"), typed("my"), typed("by"), typed("ey"), keys(tea.KeyEscape),
-		typed("Py"), keys(tea.KeyEnter), typed("y"), keys(tea.KeyEscape), typed("?")))
+	send(tm, tuitest.Seq(scope(p.Name), tuitest.Typed("py"), tuitest.Typed("Ry"), tuitest.Typed("my"), tuitest.Typed("by"), tuitest.Typed("ey"), tuitest.Special(tea.KeyEscape),
+		tuitest.Typed("Py"), tuitest.Special(tea.KeyEnter), tuitest.Typed("y"), tuitest.Special(tea.KeyEscape), tuitest.Typed("?")))
 	if err := tm.Quit(); err != nil {
 		t.Fatal(err)
 	}
