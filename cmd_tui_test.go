@@ -139,18 +139,7 @@ func TestTUIDrivesAPool(t *testing.T) {
 
 	runCtx, stop := context.WithCancel(context.Background())
 	defer stop()
-	cluster, err := source.New(runCtx, c.env.Config, source.Options{Context: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cluster.Close()
-	if err := cluster.WaitForSync(ctx); err != nil {
-		t.Fatal(err)
-	}
-	clients, err := kube.NewClients(c.env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cluster, clients := c.tuiSource(runCtx, t)
 	driver := newTUIDriver(runCtx, clients, ns, slog.New(slog.DiscardHandler))
 	sub := cluster.Subscribe()
 	defer sub.Close()
@@ -203,18 +192,7 @@ func TestTUIQuitStopsTheDrive(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.renderByHand(t)
-	cluster, err := source.New(t.Context(), c.env.Config, source.Options{Context: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cluster.Close()
-	if err := cluster.WaitForSync(ctx); err != nil {
-		t.Fatal(err)
-	}
-	clients, err := kube.NewClients(c.env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cluster, clients := c.tuiSource(t.Context(), t)
 	released := func(ctx context.Context, t *testing.T, when string) {
 		t.Helper()
 		if holder, held, err := controller.LeaseHolder(ctx, c.env.Kube, ns, controller.LeaseName, time.Now()); err != nil || held {
@@ -277,4 +255,23 @@ func TestTUIDriverDefaultNamespace(t *testing.T) {
 	if got, want := d.Lease(), controller.DefaultNamespace+"/"+controller.LeaseName; got != want {
 		t.Errorf("Lease() = %q, want %q", got, want)
 	}
+}
+
+// tuiSource is what runTUI builds on the cluster: a synced informer source, closed when
+// the test ends, and clients to act with. ctx bounds the source's life.
+func (c *rolloutCluster) tuiSource(ctx context.Context, t *testing.T) (*source.Cluster, *kube.Clients) {
+	t.Helper()
+	cluster, err := source.New(ctx, c.env.Config, source.Options{Context: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cluster.Close)
+	if err := cluster.WaitForSync(cmdContext(t)); err != nil {
+		t.Fatal(err)
+	}
+	clients, err := kube.NewClients(c.env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cluster, clients
 }
