@@ -63,7 +63,7 @@ staticcheck: $(STATICCHECK)
 # of 50/100, after a minute of setup) and status on 5,000 nodes against kubectl.
 bench: testbin
 	$(GO) test -run '^$$' -bench . -benchmem ./core/... ./store/... ./agent/... ./tui/...
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3000x ./platform/kube/apisim/
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3000x ./sim/apisim/
 	$(GO) test -run '^$$' -bench Rollout -benchtime 1x -timeout 60m ./controller/
 	$(GO) test -run '^$$' -bench Status -benchtime 5x -timeout 30m .
 

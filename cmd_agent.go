@@ -21,6 +21,7 @@ import (
 	"github.com/mcotui/mcotui/agent"
 	"github.com/mcotui/mcotui/platform/host"
 	"github.com/mcotui/mcotui/platform/kube"
+	"github.com/mcotui/mcotui/platform/kube/nodeagent"
 	"github.com/mcotui/mcotui/store"
 )
 
@@ -117,7 +118,7 @@ func runAgent(ctx context.Context, s streams, o agentOptions) error {
 	if err != nil {
 		return err
 	}
-	cluster, err := kube.NewNodeAgent(ctx, restCfg, o.node, o.pool, kube.NodeAgentOptions{Logger: log})
+	cluster, err := nodeagent.NewNodeAgent(ctx, restCfg, o.node, o.pool, nodeagent.NodeAgentOptions{Logger: log})
 	if err != nil {
 		return err
 	}

@@ -17,8 +17,8 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/klog/v2"
 
-	"github.com/mcotui/mcotui/demo"
-	"github.com/mcotui/mcotui/platform/kube/apisim"
+	"github.com/mcotui/mcotui/sim/apisim"
+	"github.com/mcotui/mcotui/sim/demo"
 )
 
 // demoContext names the simulated cluster in the TUI's status line.

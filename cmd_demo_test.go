@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcotui/mcotui/demo"
+	"github.com/mcotui/mcotui/sim/demo"
 )
 
 // TestDemoInTmuxRollsOutToEveryNode drives the real binary as a user would: `mcotui

@@ -27,6 +27,7 @@ import (
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
 	"github.com/mcotui/mcotui/platform/kube"
+	"github.com/mcotui/mcotui/platform/kube/nodeagent"
 )
 
 // TestInstallCRDsMatchModule: deploy/crds holds exactly the files SOURCES names, each
@@ -235,7 +236,7 @@ func TestInstallRBACSuffices(t *testing.T) {
 	// its MachineConfigNode, annotate, cordon and uncordon.
 	agentCfg := rest.CopyConfig(env.Config)
 	agentCfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":mcotui-agent"}
-	a, err := kube.NewNodeAgent(ctx, agentCfg, "rbac-0", "rbac", kube.NodeAgentOptions{})
+	a, err := nodeagent.NewNodeAgent(ctx, agentCfg, "rbac-0", "rbac", nodeagent.NodeAgentOptions{})
 	if err != nil {
 		t.Fatalf("agent as its service account: %v", err)
 	}

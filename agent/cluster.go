@@ -10,7 +10,7 @@ import (
 	"github.com/mcotui/mcotui/core/phase"
 )
 
-// Cluster is the agent's view of the API server, for its own node only. kube.NodeAgent
+// Cluster is the agent's view of the API server, for its own node only. nodeagent.NodeAgent
 // implements it over client-go; unit tests of the state machine use a fake. Every method
 // is safe to call again after a crash: the agent repeats the last step it had journaled,
 // so each call must leave the cluster the same whether it ran once or twice.

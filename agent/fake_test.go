@@ -16,7 +16,7 @@ import (
 )
 
 // fakeCluster is a Cluster in memory, for the unit tests of the state machine. The
-// integration tests use the real kube.NodeAgent against a real API server instead.
+// integration tests use the real nodeagent.NodeAgent against a real API server instead.
 type fakeCluster struct {
 	mu      sync.Mutex
 	node    *corev1.Node

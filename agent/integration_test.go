@@ -26,21 +26,21 @@ import (
 
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
-	"github.com/mcotui/mcotui/platform/kube"
 	"github.com/mcotui/mcotui/platform/kube/kubetest"
+	"github.com/mcotui/mcotui/platform/kube/nodeagent"
 	"github.com/mcotui/mcotui/store"
 )
 
 // The Done-means tests: the agent against a real kube-apiserver with the MCO CRDs and
-// kwok nodes and pods (kubetest), through the real kube.NodeAgent (informers, merge
+// kwok nodes and pods (kubetest), through the real nodeagent.NodeAgent (informers, merge
 // patches, kubectl's drain with real evictions and PodDisruptionBudgets), real files
 // under a temporary root, and the real go-systemd client over a private dbus-daemon to
 // the systemd and logind doubles.
 
 var env *kubetest.Env
 
-// kube.NodeAgent is the agent's Cluster in production.
-var _ Cluster = (*kube.NodeAgent)(nil)
+// nodeagent.NodeAgent is the agent's Cluster in production.
+var _ Cluster = (*nodeagent.NodeAgent)(nil)
 
 func TestMain(m *testing.M) { kubetest.Main(m, &env) }
 
@@ -87,7 +87,7 @@ type liveNode struct {
 	name    string
 	ns      string
 	h       *hostEnv
-	cluster *kube.NodeAgent
+	cluster *nodeagent.NodeAgent
 	metrics *Metrics
 	boots   int
 	// minBackoff, when set, replaces the short backoff the tests otherwise use.
@@ -179,7 +179,7 @@ func (n *liveNode) mcnCondition(typ mcfgv1.StateProgress) metav1.Condition {
 func (n *liveNode) start() (stop func(), stopped <-chan struct{}) {
 	n.t.Helper()
 	if n.cluster == nil {
-		cluster, err := kube.NewNodeAgent(context.Background(), env.Config, n.name, "worker", kube.NodeAgentOptions{
+		cluster, err := nodeagent.NewNodeAgent(context.Background(), env.Config, n.name, "worker", nodeagent.NodeAgentOptions{
 			DrainRetry: 200 * time.Millisecond, EvictTimeout: 10 * time.Second,
 		})
 		if err != nil {

@@ -16,7 +16,7 @@ import (
 	"github.com/mcotui/mcotui/agent"
 	"github.com/mcotui/mcotui/platform/host"
 	"github.com/mcotui/mcotui/platform/host/hosttest"
-	"github.com/mcotui/mcotui/platform/kube"
+	"github.com/mcotui/mcotui/platform/kube/nodeagent"
 	"github.com/mcotui/mcotui/store"
 )
 
@@ -36,7 +36,7 @@ type machine struct {
 	sd         *host.Systemd
 	lg         *host.Logind
 	journal    *store.Journal
-	cluster    *kube.NodeAgent
+	cluster    *nodeagent.NodeAgent
 	log        *hosttest.SyncBuffer
 
 	mu    sync.Mutex
@@ -100,7 +100,7 @@ func (m *machine) layDown(t *testing.T, files []file) {
 // MachineConfigNode). It is kept across the agent's restarts: restarting it with the
 // agent would cost time and test nothing more. It stops when ctx ends.
 func (m *machine) connect(ctx context.Context) error {
-	c, err := kube.NewNodeAgent(ctx, env.Config, m.name, "", kube.NodeAgentOptions{
+	c, err := nodeagent.NewNodeAgent(ctx, env.Config, m.name, "", nodeagent.NodeAgentOptions{
 		DrainRetry: 200 * time.Millisecond, EvictTimeout: 20 * time.Second,
 		Logger: slog.New(slog.NewTextHandler(m.log, nil)),
 	})

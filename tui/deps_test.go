@@ -16,7 +16,7 @@ func TestDependencies(t *testing.T) {
 		t.Fatalf("go list -deps ./tui/...: %v\n%s", err, out)
 	}
 	for _, p := range strings.Fields(string(out)) {
-		for _, banned := range []string{"github.com/mcotui/mcotui/controller", "github.com/mcotui/mcotui/agent", "github.com/mcotui/mcotui/demo"} {
+		for _, banned := range []string{"github.com/mcotui/mcotui/controller", "github.com/mcotui/mcotui/agent", "github.com/mcotui/mcotui/sim/demo"} {
 			if p == banned || strings.HasPrefix(p, banned+"/") {
 				t.Errorf("a package under tui/ depends on %s: tui may import core, platform and store only; inject what it needs from main", p)
 			}

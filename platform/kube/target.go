@@ -79,7 +79,7 @@ func SyncMachineConfigNode(ctx context.Context, c *Clients, node *corev1.Node, p
 func syncMachineConfigNode(ctx context.Context, c *Clients, node *corev1.Node, pool, desired string, existing *mcfgv1.MachineConfigNode, fieldManager string) error {
 	mcns := c.MachineConfig.MachineconfigurationV1().MachineConfigNodes()
 	if existing == nil {
-		_, err := mcns.Create(ctx, newMachineConfigNode(node, pool, desired), metav1.CreateOptions{FieldManager: fieldManager})
+		_, err := mcns.Create(ctx, NewMachineConfigNode(node, pool, desired), metav1.CreateOptions{FieldManager: fieldManager})
 		switch {
 		case err == nil:
 			return nil
@@ -102,4 +102,22 @@ func syncMachineConfigNode(ctx context.Context, c *Clients, node *corev1.Node, p
 		return fmt.Errorf("update MachineConfigNode %s: %w", node.Name, err)
 	}
 	return nil
+}
+
+// NewMachineConfigNode is the MachineConfigNode of node in pool, owned by the node, with
+// desired as its spec: the one object the agent (on its first report) and the drivers
+// (on their first target) create alike.
+func NewMachineConfigNode(node *corev1.Node, pool, desired string) *mcfgv1.MachineConfigNode {
+	return &mcfgv1.MachineConfigNode{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: node.Name,
+			// Deleting the Node deletes its MachineConfigNode (where a garbage collector runs).
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: node.Name, UID: node.UID}},
+		},
+		Spec: mcfgv1.MachineConfigNodeSpec{
+			Node:          mcfgv1.MCOObjectReference{Name: node.Name},
+			Pool:          mcfgv1.MCOObjectReference{Name: pool},
+			ConfigVersion: mcfgv1.MachineConfigNodeSpecMachineConfigVersion{Desired: desired},
+		},
+	}
 }

@@ -1,12 +1,10 @@
-package kube
+package nodeagent
 
 import (
 	"context"
 	"errors"
 	"log/slog"
 	"maps"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -31,6 +29,7 @@ import (
 	"github.com/mcotui/mcotui/core/disruption"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
+	"github.com/mcotui/mcotui/platform/kube"
 	"github.com/mcotui/mcotui/platform/kube/kubetest"
 )
 
@@ -288,7 +287,7 @@ func TestDisruptionPolicy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b := &NodeAgent{name: a.name, clients: &Clients{Operator: oc}}
+		b := &NodeAgent{name: a.name, clients: &kube.Clients{Operator: oc}}
 		p, err := b.DisruptionPolicy(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -310,7 +309,7 @@ func TestDisruptionPolicy(t *testing.T) {
 		}
 		mcs := env.Operator.OperatorV1().MachineConfigurations()
 		_, err := mcs.Create(ctx, &operatorv1.MachineConfiguration{
-			ObjectMeta: metav1.ObjectMeta{Name: MachineConfigurationName},
+			ObjectMeta: metav1.ObjectMeta{Name: kube.MachineConfigurationName},
 			Spec: operatorv1.MachineConfigurationSpec{
 				StaticPodOperatorSpec: operatorv1.StaticPodOperatorSpec{OperatorSpec: operatorv1.OperatorSpec{ManagementState: operatorv1.Managed}},
 				NodeDisruptionPolicy:  user,
@@ -319,7 +318,7 @@ func TestDisruptionPolicy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = mcs.Delete(context.Background(), MachineConfigurationName, metav1.DeleteOptions{}) })
+		t.Cleanup(func() { _ = mcs.Delete(context.Background(), kube.MachineConfigurationName, metav1.DeleteOptions{}) })
 
 		p, err := a.DisruptionPolicy(ctx)
 		if err != nil {
@@ -555,30 +554,6 @@ func TestNewNodeAgentWithoutCRDs(t *testing.T) {
 	_, err := NewNodeAgent(testContext(t), cfg, "crd-0", "", fast(t))
 	if err == nil || !strings.Contains(err.Error(), "machineconfignodes.machineconfiguration.openshift.io/v1") || !strings.Contains(err.Error(), "mcotui install") {
 		t.Fatalf("want an error saying the CRDs are missing, got %v", err)
-	}
-}
-
-func TestRESTConfig(t *testing.T) {
-	cfg, err := RESTConfig(env.KubeconfigPath, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.TrimSuffix(cfg.Host, "/") != strings.TrimSuffix(env.Config.Host, "/") {
-		t.Fatalf("--kubeconfig: host %s, want %s", cfg.Host, env.Config.Host)
-	}
-	t.Setenv("KUBECONFIG", strings.Join([]string{filepath.Join(t.TempDir(), "absent"), env.KubeconfigPath}, string(os.PathListSeparator)))
-	if cfg, err = RESTConfig("", ""); err != nil || strings.TrimSuffix(cfg.Host, "/") != strings.TrimSuffix(env.Config.Host, "/") {
-		t.Fatalf("$KUBECONFIG: host %v, err %v", cfg, err)
-	}
-	if _, err := RESTConfig("", "no-such-context"); err == nil || !strings.Contains(err.Error(), "no-such-context") {
-		t.Fatalf("an unknown --context: want an error naming it, got %v", err)
-	}
-	c, err := NewClients(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.MachineConfig.MachineconfigurationV1().MachineConfigPools().List(testContext(t), metav1.ListOptions{Limit: 1}); err != nil {
-		t.Fatalf("list pools through NewClients: %v", err)
 	}
 }
 

@@ -1,4 +1,4 @@
-package kube
+package nodeagent
 
 import (
 	"testing"
@@ -8,19 +8,20 @@ import (
 
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
+	"github.com/mcotui/mcotui/platform/kube"
 )
 
 // TestTargetNode: the desiredConfig annotation and the MachineConfigNode's desired
 // config are written together; a decision made on an outdated node is refused.
 func TestTargetNode(t *testing.T) {
 	ctx := testContext(t)
-	c, err := NewClients(env.Config)
+	c, err := kube.NewClients(env.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
 	node := createNode(t, "target-0", map[string]string{"node-role.kubernetes.io/worker": ""}, nil)
 
-	if err := TargetNode(ctx, c, node, nil, "worker", "rendered-worker-1", "test-controller"); err != nil {
+	if err := kube.TargetNode(ctx, c, node, nil, "worker", "rendered-worker-1", "test-controller"); err != nil {
 		t.Fatal(err)
 	}
 	n := getNode(t, "target-0")
@@ -37,7 +38,7 @@ func TestTargetNode(t *testing.T) {
 	}
 
 	// node is now outdated: the target must be decided again.
-	err = TargetNode(ctx, c, node, nil, "worker", "rendered-worker-2", "test-controller")
+	err = kube.TargetNode(ctx, c, node, nil, "worker", "rendered-worker-2", "test-controller")
 	if !apierrors.IsConflict(err) {
 		t.Fatalf("target on an outdated node: err = %v, want a conflict", err)
 	}
@@ -51,7 +52,7 @@ func TestTargetNode(t *testing.T) {
 	if err := a.SetConditions(ctx, "rendered-worker-1", phase.UpToDate("target-0")); err != nil {
 		t.Fatal(err)
 	}
-	if err := TargetNode(ctx, c, getNode(t, "target-0"), nil, "worker", "rendered-worker-2", "test-controller"); err != nil {
+	if err := kube.TargetNode(ctx, c, getNode(t, "target-0"), nil, "worker", "rendered-worker-2", "test-controller"); err != nil {
 		t.Fatal(err)
 	}
 	mcn, err = c.MachineConfig.MachineconfigurationV1().MachineConfigNodes().Get(ctx, "target-0", metav1.GetOptions{})
@@ -69,7 +70,7 @@ func TestTargetNode(t *testing.T) {
 	if err := a.SetConditions(ctx, "rendered-worker-2", phase.UpToDate("target-0")); err != nil {
 		t.Fatal(err)
 	}
-	if err := TargetNode(ctx, c, getNode(t, "target-0"), stale, "worker", "rendered-worker-3", "test-controller"); err != nil {
+	if err := kube.TargetNode(ctx, c, getNode(t, "target-0"), stale, "worker", "rendered-worker-3", "test-controller"); err != nil {
 		t.Fatalf("target with a stale cached MachineConfigNode: %v", err)
 	}
 	mcn, err = c.MachineConfig.MachineconfigurationV1().MachineConfigNodes().Get(ctx, "target-0", metav1.GetOptions{})
@@ -83,7 +84,7 @@ func TestTargetNode(t *testing.T) {
 	// A node never targeted gets no MachineConfigNode: the schema requires a desired
 	// config.
 	fresh := createNode(t, "target-1", nil, nil)
-	if err := SyncMachineConfigNode(ctx, c, fresh, "worker", nil, "test-controller"); err != nil {
+	if err := kube.SyncMachineConfigNode(ctx, c, fresh, "worker", nil, "test-controller"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.MachineConfig.MachineconfigurationV1().MachineConfigNodes().Get(ctx, "target-1", metav1.GetOptions{}); !apierrors.IsNotFound(err) {

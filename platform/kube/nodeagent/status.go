@@ -1,4 +1,4 @@
-package kube
+package nodeagent
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
+	"github.com/mcotui/mcotui/platform/kube"
 )
 
 // Pool names for nodes whose pool is derived from their role labels.
@@ -78,7 +79,7 @@ func (a *NodeAgent) setConditions(ctx context.Context, desired string, conds []p
 				return err
 			}
 		}
-		if mcn, err = mcns.Create(ctx, newMachineConfigNode(node, pool, desired), metav1.CreateOptions{}); err != nil {
+		if mcn, err = mcns.Create(ctx, kube.NewMachineConfigNode(node, pool, desired), metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("create: %w", err)
 		}
 	case err != nil:
@@ -106,21 +107,6 @@ func (a *NodeAgent) setConditions(ctx context.Context, desired string, conds []p
 		return fmt.Errorf("update status: %w", err)
 	}
 	return nil
-}
-
-func newMachineConfigNode(node *corev1.Node, pool, desired string) *mcfgv1.MachineConfigNode {
-	return &mcfgv1.MachineConfigNode{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: node.Name,
-			// Deleting the Node deletes its MachineConfigNode (where a garbage collector runs).
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: node.Name, UID: node.UID}},
-		},
-		Spec: mcfgv1.MachineConfigNodeSpec{
-			Node:          mcfgv1.MCOObjectReference{Name: node.Name},
-			Pool:          mcfgv1.MCOObjectReference{Name: pool},
-			ConfigVersion: mcfgv1.MachineConfigNodeSpecMachineConfigVersion{Desired: desired},
-		},
-	}
 }
 
 // statusVersion is status.configVersion: desired as the agent works toward it, current

@@ -15,8 +15,8 @@ import (
 	"github.com/mcotui/mcotui/core/ignconfig"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/platform/host"
-	"github.com/mcotui/mcotui/platform/host/hostsim"
-	"github.com/mcotui/mcotui/platform/kube"
+	"github.com/mcotui/mcotui/platform/kube/nodeagent"
+	"github.com/mcotui/mcotui/sim/hostsim"
 	"github.com/mcotui/mcotui/store"
 )
 
@@ -130,7 +130,7 @@ func (n *simNode) layDown(ctx context.Context, mc *mcfgv1.MachineConfig) error {
 func (n *simNode) run(ctx context.Context) error {
 	d := n.d
 	log := d.log.With("node", n.name)
-	cluster, err := kube.NewNodeAgent(ctx, d.opts.Config, n.name, n.pool, kube.NodeAgentOptions{
+	cluster, err := nodeagent.NewNodeAgent(ctx, d.opts.Config, n.name, n.pool, nodeagent.NodeAgentOptions{
 		DrainRetry: d.scaled(2 * time.Second), Logger: log,
 	})
 	if err != nil {

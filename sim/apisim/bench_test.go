@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
-	"github.com/mcotui/mcotui/platform/kube"
+	"github.com/mcotui/mcotui/platform/kube/nodeagent"
 )
 
 // BenchmarkFanOut500 is one write to a node while 500 watchers, each selecting one
@@ -81,7 +81,7 @@ func BenchmarkFanOut500(b *testing.B) {
 	}
 }
 
-// BenchmarkAgents300 is the demo's shape end to end: 300 kube.NodeAgents, each with its
+// BenchmarkAgents300 is the demo's shape end to end: 300 nodeagent.NodeAgents, each with its
 // own clients watching its Node and MachineConfigNode by name over HTTP. One op is a
 // write to one node until its agent is told of it. It reports the heap in use with
 // every agent connected (heap-MiB).
@@ -89,7 +89,7 @@ func BenchmarkAgents300(b *testing.B) {
 	const n = 300
 	ctx := b.Context()
 	srv, c := start(b, Options{})
-	agents := make([]*kube.NodeAgent, n)
+	agents := make([]*nodeagent.NodeAgent, n)
 	for i := range n {
 		createNode(b, c.Kube, fmt.Sprint("node-", i), nil)
 	}
@@ -97,7 +97,7 @@ func BenchmarkAgents300(b *testing.B) {
 	errs := make(chan error, n)
 	for i := range n {
 		wg.Go(func() {
-			a, err := kube.NewNodeAgent(ctx, srv.Config(), fmt.Sprint("node-", i), "worker", kube.NodeAgentOptions{})
+			a, err := nodeagent.NewNodeAgent(ctx, srv.Config(), fmt.Sprint("node-", i), "worker", nodeagent.NodeAgentOptions{})
 			if err != nil {
 				errs <- err
 				return

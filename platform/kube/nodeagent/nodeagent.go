@@ -1,4 +1,4 @@
-package kube
+package nodeagent
 
 import (
 	"context"
@@ -29,16 +29,13 @@ import (
 
 	"github.com/mcotui/mcotui/core/disruption"
 	"github.com/mcotui/mcotui/core/nodeanno"
+	"github.com/mcotui/mcotui/platform/kube"
 )
 
 const (
 	// AgentComponent names the agent to the API server: the source of its Events and
 	// its user agent.
 	AgentComponent = "mcotui-agent"
-
-	// MachineConfigurationName is the one MachineConfiguration MCO reads, holding the
-	// node disruption policy.
-	MachineConfigurationName = "cluster"
 
 	// DefaultDrainRetry is the pause between two drain attempts.
 	DefaultDrainRetry = 10 * time.Second
@@ -75,7 +72,7 @@ type NodeAgentOptions struct {
 type NodeAgent struct {
 	name    string
 	pool    string // as given to NewNodeAgent; "" derives it from the node's roles
-	clients *Clients
+	clients *kube.Clients
 	clock   clock.Clock
 	log     *slog.Logger
 
@@ -115,7 +112,7 @@ func NewNodeAgent(ctx context.Context, cfg *rest.Config, node, pool string, opts
 	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.UserAgent = AgentComponent
-	clients, err := NewClients(cfg)
+	clients, err := kube.NewClients(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("node agent for node %s: %w", node, err)
 	}
@@ -202,7 +199,7 @@ func NewNodeAgent(ctx context.Context, cfg *rest.Config, node, pool string, opts
 // requireMachineConfigNodes fails unless the cluster serves the MachineConfigNode
 // resource: an informer on a resource that is not served would retry, and
 // WaitForCacheSync wait, forever.
-func requireMachineConfigNodes(c *Clients) error {
+func requireMachineConfigNodes(c *kube.Clients) error {
 	gv := mcfgv1.GroupVersion.String()
 	list, err := c.MachineConfig.Discovery().ServerResourcesForGroupVersion(gv)
 	if err != nil && !apierrors.IsNotFound(err) {
@@ -288,12 +285,12 @@ func (a *NodeAgent) MachineConfig(ctx context.Context, name string) (*mcfgv1.Mac
 // (disruption.Merge). Without that object, or without its CustomResourceDefinition
 // (the API server answers 404 Not Found to both), it is the defaults alone.
 func (a *NodeAgent) DisruptionPolicy(ctx context.Context) (disruption.Policy, error) {
-	mc, err := a.clients.Operator.OperatorV1().MachineConfigurations().Get(ctx, MachineConfigurationName, metav1.GetOptions{})
+	mc, err := a.clients.Operator.OperatorV1().MachineConfigurations().Get(ctx, kube.MachineConfigurationName, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		return disruption.DefaultPolicy(), nil
 	case err != nil:
-		return disruption.Policy{}, fmt.Errorf("get MachineConfiguration %s: %w", MachineConfigurationName, err)
+		return disruption.Policy{}, fmt.Errorf("get MachineConfiguration %s: %w", kube.MachineConfigurationName, err)
 	}
 	return disruption.Merge(disruption.DefaultPolicy(), mc.Spec.NodeDisruptionPolicy), nil
 }

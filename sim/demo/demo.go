@@ -1,6 +1,6 @@
 // Package demo runs a simulated cluster for `mcotui demo`: the real controller and one
 // real agent per node, against an API server the caller provides, with the nodes' hosts,
-// kubelets and workload controllers simulated (platform/host/hostsim and this package),
+// kubelets and workload controllers simulated (sim/hostsim and this package),
 // and a story played on it: a config rolled out to the workers, a node degrading and
 // recovering, a second config that drains and reboots every node, and a boot image mode
 // change. Timings are a real cluster's, compressed by Options.Speed.

@@ -20,8 +20,8 @@ import (
 	"github.com/mcotui/mcotui/core/bootimage"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
-	"github.com/mcotui/mcotui/demo"
 	"github.com/mcotui/mcotui/platform/kube/kubetest"
+	"github.com/mcotui/mcotui/sim/demo"
 )
 
 // The demo against the real kube-apiserver of kubetest: the story is played by the real

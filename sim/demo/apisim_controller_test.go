@@ -17,8 +17,8 @@ import (
 	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/platform/kube"
-	"github.com/mcotui/mcotui/platform/kube/apisim"
 	"github.com/mcotui/mcotui/platform/kube/kubetest"
+	"github.com/mcotui/mcotui/sim/apisim"
 )
 
 // TestControllerRendersAndTargets runs mcotui's controller on apisim, as `mcotui demo`

@@ -22,6 +22,7 @@ import (
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
 	"github.com/mcotui/mcotui/platform/kube"
+	"github.com/mcotui/mcotui/platform/kube/nodeagent"
 )
 
 // runPod creates a pod on node and marks it Running, as its kubelet would.
@@ -141,7 +142,7 @@ func TestEviction(t *testing.T) {
 	}
 }
 
-// TestDrainHelper runs kubectl's drain helper as platform/kube's Drain configures it.
+// TestDrainHelper runs kubectl's drain helper as platform/kube/nodeagent's Drain configures it.
 func TestDrainHelper(t *testing.T) {
 	ctx := testContext(t)
 	_, c := start(t, Options{})
@@ -191,7 +192,7 @@ func TestDrainHelper(t *testing.T) {
 	}
 }
 
-// TestNodeAgent runs platform/kube's NodeAgent, the agent's access to the cluster, on
+// TestNodeAgent runs platform/kube/nodeagent's NodeAgent, the agent's access to the cluster, on
 // apisim: what `mcotui demo` does for every simulated node.
 func TestNodeAgent(t *testing.T) {
 	ctx := testContext(t)
@@ -205,7 +206,7 @@ func TestNodeAgent(t *testing.T) {
 	}
 	createNode(t, c.Kube, "worker-1", nil)
 
-	a, err := kube.NewNodeAgent(ctx, srv.Config(), "worker-0", "", kube.NodeAgentOptions{DrainRetry: 100 * time.Millisecond, EvictTimeout: time.Second})
+	a, err := nodeagent.NewNodeAgent(ctx, srv.Config(), "worker-0", "", nodeagent.NodeAgentOptions{DrainRetry: 100 * time.Millisecond, EvictTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
