@@ -122,6 +122,14 @@ func SetRenderDegraded(status *mcfgv1.MachineConfigPoolStatus, pool string, rend
 	setCondition(status, mcfgv1.MachineConfigPoolRenderDegraded, corev1.ConditionFalse, "", "", now)
 }
 
+// PoolUpdated says the pool has finished rolling out its target: it reports Updated,
+// for the generation of its spec, with its target as its configuration.
+func PoolUpdated(p *mcfgv1.MachineConfigPool) bool {
+	c := FindCondition(&p.Status, mcfgv1.MachineConfigPoolUpdated)
+	return c != nil && c.Status == corev1.ConditionTrue && p.Status.Configuration.Name == p.Spec.Configuration.Name &&
+		p.Status.ObservedGeneration == p.Generation
+}
+
 // FindCondition returns the pool condition of type t, or nil.
 func FindCondition(status *mcfgv1.MachineConfigPoolStatus, t mcfgv1.MachineConfigPoolConditionType) *mcfgv1.MachineConfigPoolCondition {
 	for i := range status.Conditions {

@@ -1,10 +1,10 @@
 // Command gencrds copies the CustomResourceDefinitions that `mcotui install` applies
 // from the github.com/openshift/api module the build uses into deploy/crds, and lists
 // where each came from in deploy/crds/SOURCES. go:embed cannot reach into another
-// module, so the copies are committed; a test in package main fails when they differ
+// module, so the copies are committed; a test of cmd/cluster fails when they differ
 // from the module's, so that they cannot drift.
 //
-// Run it from the repository root with `go generate .` (see cmd_install.go).
+// Run it with `go generate ./deploy` (see deploy/deploy.go).
 package main
 
 import (
@@ -29,7 +29,7 @@ var crds = []string{
 
 const (
 	module = "github.com/openshift/api"
-	outDir = "deploy/crds"
+	outDir = "crds" // relative to deploy/, where go generate runs it
 )
 
 func main() {
@@ -59,7 +59,7 @@ func run() error {
 			return err
 		}
 	}
-	sources := fmt.Sprintf("# Copied by deploy/gencrds (go generate .) from %s@%s.\n# Do not edit; regenerate after changing the module's version.\n", module, ver)
+	sources := fmt.Sprintf("# Copied by deploy/gencrds (go generate ./deploy) from %s@%s.\n# Do not edit; regenerate after changing the module's version.\n", module, ver)
 	for _, rel := range crds {
 		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
 		if err != nil {

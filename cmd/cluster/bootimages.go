@@ -1,0 +1,466 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
+	operatorv1 "github.com/openshift/api/operator/v1"
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/mcotui/mcotui/cmd/cmdutil"
+	"github.com/mcotui/mcotui/controller"
+	"github.com/mcotui/mcotui/core/bootimage"
+	"github.com/mcotui/mcotui/platform/kube"
+)
+
+// bootImageFormats are the values of bootimages' --output; "" is the table.
+var bootImageFormats = []string{"wide", "json", "yaml"}
+
+var bootImageModes = []operatorv1.MachineManagerSelectorMode{operatorv1.All, operatorv1.None, operatorv1.Partial}
+
+func NewCmdBootImages(f *cmdutil.Factory) *cobra.Command {
+	s := f.IOStreams
+	var kf cmdutil.KubeFlags
+	var output string
+	cmd := &cobra.Command{
+		Use:   "bootimages",
+		Short: "Show which MachineSets get boot image updates, and each one's image against the target",
+		Long: `bootimages shows boot image management as MCO's boot image controller (and mcotui's
+controller) applies it: the mode of MachineConfiguration/cluster's
+spec.managedBootImages for Machine API MachineSets (All, None, or Partial with a label
+selector over MachineSet labels; the platform's default when none is set: All on AWS
+and GCP, None elsewhere), the target images from the coreos-bootimages ConfigMap's
+CoreOS stream metadata, and for every MachineSet in openshift-machine-api whether the
+mode selects it, and whether it boots the target image, needs an update, or is
+skipped and why (owned by another object, Windows, a custom image, ...). Then the
+BootImageUpdateProgressing and BootImageUpdateDegraded conditions.
+
+It reads only. Change the mode with ` + "`mcotui bootimages set-mode`" + `.`,
+		Example: `  # The mode and every MachineSet's image
+  mcotui bootimages
+
+  # With the reason behind each MachineSet's status
+  mcotui bootimages -o wide
+
+  # For scripts
+  mcotui bootimages -o json | jq '.machineSets[] | select(.status == "NeedsUpdate") | .name'`,
+		Args: cmdutil.UsageArgs(cobra.NoArgs),
+		RunE: func(c *cobra.Command, _ []string) error {
+			if output != "" && !slices.Contains(bootImageFormats, output) {
+				return cmdutil.UsageHelp(fmt.Errorf("--output %q is not a format; use one of %s", output, strings.Join(bootImageFormats, ", ")))
+			}
+			clients, err := kf.Clients()
+			if err != nil {
+				return err
+			}
+			in, err := readBootImageInputs(c.Context(), clients)
+			if err != nil {
+				return err
+			}
+			rep, err := controller.CheckBootImages(in)
+			if err != nil {
+				return err
+			}
+			view := newBootImagesView(in, rep)
+			if output == "json" || output == "yaml" {
+				return cmdutil.PrintKubeObject(s.Out, output, view)
+			}
+			return writeBootImages(s.Out, view, output == "wide")
+		},
+	}
+	kf.Add(cmd.Flags(), f.Version)
+	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: "+strings.Join(bootImageFormats, ", ")+" (default: the table)")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(bootImageFormats, cobra.ShellCompDirectiveNoFileComp))
+	cmd.AddCommand(newSetModeCmd(f))
+	return cmd
+}
+
+func newSetModeCmd(f *cmdutil.Factory) *cobra.Command {
+	s := f.IOStreams
+	var kf cmdutil.KubeFlags
+	var selector string
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "set-mode All|None|Partial [--selector k=v,...] [--dry-run]",
+		Short: "Set the boot image mode of Machine API MachineSets",
+		Long: `set-mode sets the selection of the machine manager for Machine API MachineSets in
+MachineConfiguration/cluster's spec.managedBootImages, as MCO reads it:
+
+  All      every MachineSet's boot image follows the cluster's release
+  None     no MachineSet's boot image is changed
+  Partial  only MachineSets whose labels match --selector (a label selector such as
+           region=east,update-boot-image=true or 'tier in (a,b)')
+
+Other machine managers in the list are left as they are. MachineConfiguration/cluster is
+created if it does not exist (as on a cluster without MCO).
+
+--dry-run changes nothing and lists which MachineSets the mode would select, which it
+would skip and why, and what would happen to each selected one's boot image.`,
+		Example: `  # Stop boot image updates
+  mcotui bootimages set-mode None
+
+  # Only the MachineSets labelled for it; first see which ones
+  mcotui bootimages set-mode Partial --selector update-boot-image=true --dry-run
+  mcotui bootimages set-mode Partial --selector update-boot-image=true`,
+		Args: cmdutil.UsageArgs(cobra.ExactArgs(1)),
+		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			if len(args) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return []cobra.Completion{"All", "None", "Partial"}, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			sel, err := parseSelection(args[0], selector)
+			if err != nil {
+				return cmdutil.UsageHelp(err)
+			}
+			clients, err := kf.Clients()
+			if err != nil {
+				return err
+			}
+			if dryRun {
+				return dryRunMode(c.Context(), s.Out, clients, sel)
+			}
+			return setMode(c.Context(), s.Out, clients, sel)
+		},
+	}
+	kf.Add(cmd.Flags(), f.Version)
+	cmd.Flags().StringVar(&selector, "selector", "", "with Partial: the label selector over MachineSet labels, e.g. region=east,update-boot-image=true")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "change nothing; list which MachineSets the mode would select")
+	return cmd
+}
+
+// parseSelection checks the mode and its selector.
+func parseSelection(mode, selector string) (operatorv1.MachineManagerSelector, error) {
+	i := slices.IndexFunc(bootImageModes, func(m operatorv1.MachineManagerSelectorMode) bool { return strings.EqualFold(string(m), mode) })
+	if i < 0 {
+		return operatorv1.MachineManagerSelector{}, fmt.Errorf("mode %q: use All, None or Partial", mode)
+	}
+	sel := operatorv1.MachineManagerSelector{Mode: bootImageModes[i]}
+	switch {
+	case sel.Mode == operatorv1.Partial && selector == "":
+		return sel, fmt.Errorf("mode Partial needs --selector, a label selector over MachineSet labels such as update-boot-image=true")
+	case sel.Mode != operatorv1.Partial && selector != "":
+		return sel, fmt.Errorf("--selector is only for mode Partial; mode %s selects %s", sel.Mode, map[operatorv1.MachineManagerSelectorMode]string{operatorv1.All: "every MachineSet", operatorv1.None: "no MachineSet"}[sel.Mode])
+	case selector != "":
+		ls, err := metav1.ParseToLabelSelector(selector)
+		if err != nil {
+			return sel, fmt.Errorf("--selector %q: %w", selector, err)
+		}
+		sel.Partial = &operatorv1.PartialSelector{MachineResourceSelector: ls}
+	}
+	return sel, nil
+}
+
+// withSelection returns managers with the Machine API MachineSets entry set to sel.
+func withSelection(managers []operatorv1.MachineManager, sel operatorv1.MachineManagerSelector) []operatorv1.MachineManager {
+	out := make([]operatorv1.MachineManager, 0, len(managers)+1)
+	found := false
+	for _, m := range managers {
+		m = *m.DeepCopy()
+		if m.Resource == operatorv1.MachineSets && m.APIGroup == operatorv1.MachineAPI {
+			m.Selection, found = sel, true
+		}
+		out = append(out, m)
+	}
+	if !found {
+		out = append(out, operatorv1.MachineManager{Resource: operatorv1.MachineSets, APIGroup: operatorv1.MachineAPI, Selection: sel})
+	}
+	return out
+}
+
+func describeSelection(sel operatorv1.MachineManagerSelector) string {
+	if sel.Partial != nil && sel.Partial.MachineResourceSelector != nil {
+		return fmt.Sprintf("%s (selector %s)", sel.Mode, metav1.FormatLabelSelector(sel.Partial.MachineResourceSelector))
+	}
+	return string(sel.Mode)
+}
+
+func setMode(ctx context.Context, w io.Writer, c *kube.Clients, sel operatorv1.MachineManagerSelector) error {
+	mcs := c.Operator.OperatorV1().MachineConfigurations()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cfg, err := mcs.Get(ctx, bootimage.MachineConfigurationName, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			_, err = mcs.Create(ctx, &operatorv1.MachineConfiguration{
+				ObjectMeta: metav1.ObjectMeta{Name: bootimage.MachineConfigurationName},
+				Spec: operatorv1.MachineConfigurationSpec{
+					StaticPodOperatorSpec: operatorv1.StaticPodOperatorSpec{OperatorSpec: operatorv1.OperatorSpec{ManagementState: operatorv1.Managed}},
+					ManagedBootImages:     operatorv1.ManagedBootImages{MachineManagers: withSelection(nil, sel)},
+					// The schema requires the SSH key actions; None is MCO's default.
+					NodeDisruptionPolicy: operatorv1.NodeDisruptionPolicyConfig{SSHKey: operatorv1.NodeDisruptionPolicySpecSSHKey{
+						Actions: []operatorv1.NodeDisruptionPolicySpecAction{{Type: operatorv1.NoneSpecAction}},
+					}},
+				},
+			}, metav1.CreateOptions{FieldManager: "mcotui"})
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		cfg.Spec.ManagedBootImages.MachineManagers = withSelection(cfg.Spec.ManagedBootImages.MachineManagers, sel)
+		_, err = mcs.Update(ctx, cfg, metav1.UpdateOptions{FieldManager: "mcotui"})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("set the boot image mode in machineconfiguration %s: %w", bootimage.MachineConfigurationName, err)
+	}
+	fmt.Fprintf(w, "machineconfiguration.operator.openshift.io/%s boot image mode of Machine API MachineSets set to %s\n", bootimage.MachineConfigurationName, describeSelection(sel))
+	return nil
+}
+
+func dryRunMode(ctx context.Context, w io.Writer, c *kube.Clients, sel operatorv1.MachineManagerSelector) error {
+	in, err := readBootImageInputs(ctx, c)
+	if err != nil {
+		return err
+	}
+	cfg := &operatorv1.MachineConfiguration{ObjectMeta: metav1.ObjectMeta{Name: bootimage.MachineConfigurationName}}
+	if in.Configuration != nil {
+		cfg = in.Configuration.DeepCopy()
+	}
+	cfg.Spec.ManagedBootImages.MachineManagers = withSelection(cfg.Spec.ManagedBootImages.MachineManagers, sel)
+	in.Configuration = cfg
+	rep, err := controller.CheckBootImages(in)
+	if err != nil {
+		return err
+	}
+	v := newBootImagesView(in, rep)
+	fmt.Fprintf(w, "Dry run: mode %s would select %d of %d MachineSets.\n", describeSelection(sel), len(rep.Selection.Selected), len(in.MachineSets))
+	var selected, skipped, notSelected []string
+	for _, r := range v.MachineSets {
+		switch r.Selected {
+		case "yes":
+			line := r.Name + ": " + r.Status
+			if r.Status == "NeedsUpdate" {
+				line += " from " + r.Current + " to " + r.Target
+			} else if r.Message != "" {
+				line += ": " + r.Message
+			}
+			selected = append(selected, line)
+		case "skipped":
+			skipped = append(skipped, r.Name+": "+r.Message)
+		default:
+			notSelected = append(notSelected, r.Name)
+		}
+	}
+	list := func(title string, items []string) {
+		fmt.Fprintf(w, "%s (%d):\n", title, len(items))
+		for _, it := range items {
+			fmt.Fprintf(w, "  %s\n", it)
+		}
+	}
+	list("Selected", selected)
+	list("Skipped", skipped)
+	list("Not selected", notSelected)
+	return nil
+}
+
+// readBootImageInputs reads what a boot image sync reads. A cluster without the
+// MachineConfiguration or MachineSet API reads as one without the objects.
+func readBootImageInputs(ctx context.Context, c *kube.Clients) (controller.BootImageInputs, error) {
+	var in controller.BootImageInputs
+	cfg, err := c.Operator.OperatorV1().MachineConfigurations().Get(ctx, bootimage.MachineConfigurationName, metav1.GetOptions{})
+	switch {
+	case err == nil:
+		in.Configuration = cfg
+	case !apierrors.IsNotFound(err):
+		return in, fmt.Errorf("get machineconfiguration %s: %w", bootimage.MachineConfigurationName, err)
+	}
+	list, err := c.Machine.MachineV1beta1().MachineSets(bootimage.MachineAPINamespace).List(ctx, metav1.ListOptions{})
+	switch {
+	case err == nil:
+		for i := range list.Items {
+			in.MachineSets = append(in.MachineSets, &list.Items[i])
+		}
+	case !apierrors.IsNotFound(err):
+		return in, fmt.Errorf("list machinesets in %s: %w", bootimage.MachineAPINamespace, err)
+	}
+	cm, err := c.Kube.CoreV1().ConfigMaps(bootimage.ConfigMapNamespace).Get(ctx, bootimage.ConfigMapName, metav1.GetOptions{})
+	switch {
+	case err == nil:
+		in.ConfigMap = cm
+	case !apierrors.IsNotFound(err):
+		return in, fmt.Errorf("get configmap %s/%s: %w", bootimage.ConfigMapNamespace, bootimage.ConfigMapName, err)
+	}
+	if nodes, err := c.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err == nil {
+		for i := range nodes.Items {
+			in.Nodes = append(in.Nodes, &nodes.Items[i])
+		}
+	}
+	return in, nil
+}
+
+// bootImagesView is what `mcotui bootimages` prints, in every format.
+type bootImagesView struct {
+	Mode      string `json:"mode"`
+	Selector  string `json:"selector,omitempty"`
+	Defaulted bool   `json:"defaulted"`
+	Platform  string `json:"platform"`
+	// Stream and Release name the target images; StreamError says why there are none.
+	Stream      string             `json:"stream,omitempty"`
+	Release     string             `json:"release,omitempty"`
+	StreamError string             `json:"streamError,omitempty"`
+	MachineSets []bootImageRow     `json:"machineSets"`
+	Skipped     string             `json:"skipped,omitempty"`
+	Conditions  []metav1.Condition `json:"conditions,omitempty"`
+}
+
+type bootImageRow struct {
+	Name     string `json:"name"`
+	Platform string `json:"platform"`
+	// Selected is yes, no, or skipped (selected but left alone).
+	Selected string `json:"selected"`
+	// Status is UpToDate, NeedsUpdate, Skipped, Error, or "" when not selected.
+	Status  string `json:"status,omitempty"`
+	Current string `json:"current,omitempty"`
+	Target  string `json:"target,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+func newBootImagesView(in controller.BootImageInputs, rep controller.BootImageReport) bootImagesView {
+	v := bootImagesView{Mode: string(rep.Selection.Mode), Defaulted: rep.Selection.Defaulted, Platform: string(rep.Platform)}
+	if v.Platform == "" {
+		v.Platform = "None"
+	}
+	for _, m := range rep.Managers {
+		if m.Resource == operatorv1.MachineSets && m.APIGroup == operatorv1.MachineAPI && m.Selection.Partial != nil && m.Selection.Partial.MachineResourceSelector != nil {
+			v.Selector = metav1.FormatLabelSelector(m.Selection.Partial.MachineResourceSelector)
+		}
+	}
+	if in.ConfigMap != nil {
+		v.Release = in.ConfigMap.Data["releaseVersion"]
+		if st, err := bootimage.StreamFromConfigMap(in.ConfigMap); err == nil {
+			v.Stream = st.Name
+		} else {
+			v.StreamError = err.Error()
+		}
+	} else {
+		v.StreamError = fmt.Sprintf("configmap %s/%s not found", bootimage.ConfigMapNamespace, bootimage.ConfigMapName)
+	}
+	platformOf := map[string]string{}
+	for _, ms := range in.MachineSets {
+		platformOf[ms.Name] = msPlatform(ms)
+	}
+	rows := map[string]bootImageRow{}
+	for _, name := range rep.Selection.NotSelected {
+		rows[name] = bootImageRow{Name: name, Selected: "no"}
+	}
+	for _, sk := range rep.Selection.Skipped {
+		rows[sk.MachineSet] = bootImageRow{Name: sk.MachineSet, Selected: "skipped", Status: "Skipped", Message: sk.Message}
+	}
+	for _, r := range rep.Results {
+		row := bootImageRow{Name: r.MachineSet, Selected: "yes", Current: r.Current, Target: r.Target}
+		switch r.Outcome {
+		case bootimage.Patch:
+			row.Status = "NeedsUpdate"
+		case bootimage.UpToDate:
+			row.Status = "UpToDate"
+		default:
+			row.Status, row.Message = "Skipped", r.Skip.Message
+		}
+		rows[r.MachineSet] = row
+	}
+	for name, err := range rep.Failed {
+		rows[name] = bootImageRow{Name: name, Selected: "yes", Status: "Error", Message: err.Error()}
+	}
+	names := make([]string, 0, len(in.MachineSets))
+	for _, ms := range in.MachineSets {
+		names = append(names, ms.Name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		row, ok := rows[name]
+		if !ok {
+			row = bootImageRow{Name: name, Selected: "yes", Status: "Error"}
+		}
+		row.Platform = platformOf[name]
+		v.MachineSets = append(v.MachineSets, row)
+	}
+	v.Skipped = bootimage.Summary(rep.Stats().Skipped)
+	if in.Configuration != nil {
+		for _, t := range []string{bootimage.ConditionProgressing, bootimage.ConditionDegraded} {
+			if c := meta.FindStatusCondition(in.Configuration.Status.Conditions, t); c != nil {
+				v.Conditions = append(v.Conditions, *c)
+			}
+		}
+	}
+	return v
+}
+
+// msPlatform names the platform of a MachineSet's providerSpec.
+func msPlatform(ms *machinev1beta1.MachineSet) string {
+	if p := controller.InferPlatform([]*machinev1beta1.MachineSet{ms}); p != "" {
+		return string(p)
+	}
+	return "Other"
+}
+
+func writeBootImages(w io.Writer, v bootImagesView, wide bool) error {
+	mode := v.Mode
+	if v.Selector != "" {
+		mode += " (selector " + v.Selector + ")"
+	}
+	if v.Defaulted {
+		mode += fmt.Sprintf(", the default on platform %s: MachineConfiguration/cluster sets no mode", v.Platform)
+	}
+	fmt.Fprintf(w, "Mode: %s\n", mode)
+	switch {
+	case v.StreamError != "":
+		fmt.Fprintf(w, "Target: none: %s\n", v.StreamError)
+	default:
+		release := ""
+		if v.Release != "" {
+			release = ", release " + v.Release
+		}
+		fmt.Fprintf(w, "Target: stream %s%s (configmap %s/%s)\n", v.Stream, release, bootimage.ConfigMapNamespace, bootimage.ConfigMapName)
+	}
+	fmt.Fprintln(w)
+	if len(v.MachineSets) == 0 {
+		fmt.Fprintf(w, "No MachineSets in %s.\n", bootimage.MachineAPINamespace)
+	} else {
+		tw := printers.GetNewTabWriter(w)
+		header := "NAME\tPLATFORM\tSELECTED\tSTATUS\tCURRENT\tTARGET"
+		if wide {
+			header += "\tMESSAGE"
+		}
+		fmt.Fprintln(tw, header)
+		for _, r := range v.MachineSets {
+			line := strings.Join([]string{r.Name, r.Platform, r.Selected, dash(r.Status), dash(r.Current), dash(r.Target)}, "\t")
+			if wide {
+				line += "\t" + r.Message
+			}
+			fmt.Fprintln(tw, line)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if v.Skipped != "" {
+		fmt.Fprintf(w, "\n%s\n", v.Skipped)
+	}
+	if len(v.Conditions) > 0 {
+		fmt.Fprintln(w)
+		tw := printers.GetNewTabWriter(w)
+		fmt.Fprintln(tw, "CONDITION\tSTATUS\tMESSAGE")
+		for _, c := range v.Conditions {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Type, c.Status, c.Message)
+		}
+		return tw.Flush()
+	}
+	return nil
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,176 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
+	operatorv1 "github.com/openshift/api/operator/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/mcotui/mcotui/cmd/cmdutil"
+	"github.com/mcotui/mcotui/cmd/internal/cmdtest"
+	"github.com/mcotui/mcotui/core/bootimage"
+	"github.com/mcotui/mcotui/platform/kube/kubetest"
+)
+
+// bootImageObjects creates the coreos-bootimages ConfigMap and three MachineSets from
+// core/bootimage's testdata: aws (labelled update-boot-image=true), gcp and win (a
+// Windows copy of aws), and removes them and MachineConfiguration/cluster at the end.
+func bootImageObjects(t *testing.T, env *kubetest.Env) {
+	t.Helper()
+	ctx := cmdtest.Context(t)
+	for _, ns := range []string{bootimage.MachineAPINamespace, bootimage.ConfigMapNamespace} {
+		if _, err := env.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	stream, err := os.ReadFile("core/bootimage/testdata/stream.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cms := env.Kube.CoreV1().ConfigMaps(bootimage.ConfigMapNamespace)
+	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: bootimage.ConfigMapName},
+		Data: map[string]string{bootimage.StreamKey: string(stream), "releaseVersion": "4.18.1"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	mcs := env.Operator.OperatorV1().MachineConfigurations()
+	t.Cleanup(func() {
+		_ = cms.Delete(context.Background(), bootimage.ConfigMapName, metav1.DeleteOptions{})
+		_ = mcs.Delete(context.Background(), bootimage.MachineConfigurationName, metav1.DeleteOptions{})
+	})
+	load := func(file, name string, edit func(*machinev1beta1.MachineSet)) *machinev1beta1.MachineSet {
+		b, err := os.ReadFile("core/bootimage/testdata/" + file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ms machinev1beta1.MachineSet
+		if err := yaml.UnmarshalStrict(b, &ms); err != nil {
+			t.Fatal(err)
+		}
+		ms.Name = name
+		if edit != nil {
+			edit(&ms)
+		}
+		return &ms
+	}
+	sets := env.Machine.MachineV1beta1().MachineSets(bootimage.MachineAPINamespace)
+	for _, ms := range []*machinev1beta1.MachineSet{
+		load("aws-machineset.yaml", "aws", nil),
+		load("gcp-machineset.yaml", "gcp", func(ms *machinev1beta1.MachineSet) {
+			ms.Annotations = map[string]string{bootimage.ArchAnnotation: "kubernetes.io/arch=amd64"}
+		}),
+		load("aws-machineset.yaml", "win", func(ms *machinev1beta1.MachineSet) {
+			delete(ms.Labels, "update-boot-image")
+			ms.Spec.Template.Labels[bootimage.OSIDLabel] = bootimage.OSIDWindows
+		}),
+	} {
+		if _, err := sets.Create(ctx, ms, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = sets.Delete(context.Background(), ms.Name, metav1.DeleteOptions{}) })
+	}
+}
+
+func TestBootImagesCommands(t *testing.T) {
+	env := cluster.Env(t)
+	bootImageObjects(t, env)
+	ctx := cmdtest.Context(t)
+	mcs := env.Operator.OperatorV1().MachineConfigurations()
+
+	// No MachineConfiguration: the default of mixed AWS and GCP MachineSets (no one
+	// platform) is None.
+	code, out, errOut := runMcotui(t, env, "bootimages")
+	if code != 0 {
+		t.Fatalf("bootimages: exit %d: %s", code, errOut)
+	}
+	want := `Mode: None, the default on platform None: MachineConfiguration/cluster sets no mode
+Target: stream rhcos-4.18, release 4.18.1 (configmap openshift-machine-config-operator/coreos-bootimages)
+
+NAME   PLATFORM   SELECTED   STATUS   CURRENT   TARGET
+aws    AWS        no         -        -         -
+gcp    GCP        no         -        -         -
+win    AWS        no         -        -         -
+`
+	if out != want {
+		t.Errorf("bootimages:\n%s\nwant:\n%s", out, want)
+	}
+
+	// A dry run lists what Partial would select, and changes nothing.
+	code, out, errOut = runMcotui(t, env, "bootimages", "set-mode", "Partial", "--selector", "update-boot-image=true", "--dry-run")
+	if code != 0 {
+		t.Fatalf("dry run: exit %d: %s", code, errOut)
+	}
+	want = `Dry run: mode Partial (selector update-boot-image=true) would select 1 of 3 MachineSets.
+Selected (1):
+  aws: NeedsUpdate from ami-0fe05b1aa8dacfa90 to ami-0e5d1a7b2c8f3e496
+Skipped (0):
+Not selected (2):
+  gcp
+  win
+`
+	if out != want {
+		t.Errorf("dry run:\n%s\nwant:\n%s", out, want)
+	}
+	if _, err := mcs.Get(ctx, bootimage.MachineConfigurationName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the dry run created MachineConfiguration/cluster: %v", err)
+	}
+
+	// set-mode creates MachineConfiguration/cluster, then changes its mode.
+	code, out, errOut = runMcotui(t, env, "bootimages", "set-mode", "partial", "--selector", "update-boot-image=true")
+	if code != 0 || out != "machineconfiguration.operator.openshift.io/cluster boot image mode of Machine API MachineSets set to Partial (selector update-boot-image=true)\n" {
+		t.Fatalf("set-mode Partial: exit %d: %s%s", code, out, errOut)
+	}
+	cfg, err := mcs.Get(ctx, bootimage.MachineConfigurationName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := cfg.Spec.ManagedBootImages.MachineManagers; len(m) != 1 || m[0].Selection.Mode != operatorv1.Partial ||
+		m[0].Selection.Partial.MachineResourceSelector.MatchLabels["update-boot-image"] != "true" {
+		t.Errorf("machineManagers = %+v", m)
+	}
+	if code, _, errOut := runMcotui(t, env, "bootimages", "set-mode", "All"); code != 0 {
+		t.Fatalf("set-mode All: exit %d: %s", code, errOut)
+	}
+
+	code, out, errOut = runMcotui(t, env, "bootimages", "-o", "wide")
+	if code != 0 {
+		t.Fatalf("bootimages -o wide: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"Mode: All\n",
+		"aws    AWS        yes        NeedsUpdate   ami-0fe05b1aa8dacfa90",
+		"gcp    GCP        yes        NeedsUpdate   projects/rhcos-cloud/global/images/rhcos-412-85-202203181601-0-gcp-x86-64   projects/rhcos-cloud/global/images/rhcos-418-94-202502100215-0-gcp-x86-64",
+		"win    AWS        skipped    Skipped",
+		"1 skipped: win (its machines run Windows",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("bootimages -o wide lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, _ = runMcotui(t, env, "bootimages", "-o", "json")
+	var v bootImagesView
+	if err := json.Unmarshal([]byte(out), &v); code != 0 || err != nil || v.Mode != "All" || len(v.MachineSets) != 3 {
+		t.Errorf("bootimages -o json: exit %d, %v: %+v", code, err, v)
+	}
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bootimages", "set-mode", "Partial"}, "mode Partial needs --selector"},
+		{[]string{"bootimages", "set-mode", "All", "--selector", "a=b"}, "--selector is only for mode Partial"},
+		{[]string{"bootimages", "set-mode", "Some"}, `mode "Some": use All, None or Partial`},
+		{[]string{"bootimages", "set-mode", "Partial", "--selector", "a in"}, `--selector "a in"`},
+	} {
+		if code, _, errOut := mcotui.Cmd(t, tc.args...); code != cmdutil.ExitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d: %s", tc.args, code, errOut)
+		}
+	}
+}

@@ -1,0 +1,332 @@
+package cluster
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/duration"
+	"k8s.io/cli-runtime/pkg/printers"
+
+	"github.com/mcotui/mcotui/cmd/cmdutil"
+	"github.com/mcotui/mcotui/core/nodeanno"
+	"github.com/mcotui/mcotui/core/rollout"
+	"github.com/mcotui/mcotui/platform/kube"
+)
+
+// statusFormats are the values of status' --output; "" is the table.
+var statusFormats = []string{"wide", "json", "yaml"}
+
+func NewCmdStatus(f *cmdutil.Factory) *cobra.Command {
+	s := f.IOStreams
+	var kf cmdutil.KubeFlags
+	var output string
+	cmd := &cobra.Command{
+		Use:   "status [POOL]",
+		Short: "Show pools as `oc get mcp` does, then nodes as `oc get machineconfignodes` does",
+		Long: `status prints the MachineConfigPools with the columns of ` + "`oc get mcp`" + ` (CONFIG,
+UPDATED, UPDATING, DEGRADED and the machine counts), then one row per node with the
+columns of ` + "`oc get machineconfignodes`" + `: its pool, desired and current rendered config and
+whether it is updated. -o wide adds the update phase columns of
+` + "`oc get machineconfignodes -o wide`" + ` (UPDATEPREPARED ... UNCORDONEDNODE), each True (done),
+False (not started or not needed) or Unknown (in progress or failed).
+
+A node of a pool that has no MachineConfigNode yet (mcotui has never given it a config)
+is listed from its annotations, with the phase columns empty.
+
+It works the same on OpenShift, where MCO writes these objects, and on clusters where
+mcotui's controller and agents do. With POOL, only that pool and its nodes are shown.
+-o json and -o yaml print the objects as a v1 List.`,
+		Example: `  # Every pool and node
+  mcotui status
+
+  # The worker pool, with each node's update phases
+  mcotui status worker -o wide
+
+  # For scripts: how many worker nodes run the pool's config
+  mcotui status worker -o json | jq '.items[0].status.updatedMachineCount'`,
+		Args:              cmdutil.UsageArgs(cobra.MaximumNArgs(1)),
+		ValidArgsFunction: kf.CompletePools,
+		RunE: func(c *cobra.Command, args []string) error {
+			if output != "" && !slices.Contains(statusFormats, output) {
+				return cmdutil.UsageHelp(fmt.Errorf("--output %q is not a format; use one of %s", output, strings.Join(statusFormats, ", ")))
+			}
+			clients, err := kf.Clients()
+			if err != nil {
+				return err
+			}
+			pool := ""
+			if len(args) == 1 {
+				pool = args[0]
+			}
+			st, err := readStatus(c.Context(), clients, pool)
+			if err != nil {
+				return err
+			}
+			return writeStatus(s.Out, st, output, time.Now())
+		},
+	}
+	kf.Add(cmd.Flags(), f.Version)
+	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: "+strings.Join(statusFormats, ", ")+" (default: the tables)")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(statusFormats, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+// clusterStatus is what status shows.
+type clusterStatus struct {
+	Pools []*mcfgv1.MachineConfigPool
+	MCNs  []*mcfgv1.MachineConfigNode
+	// Unlisted are pool members without a MachineConfigNode, by name, with their pool.
+	Unlisted []unlistedNode
+}
+
+type unlistedNode struct {
+	Node *corev1.Node
+	Pool string
+}
+
+// readStatus reads the pools (only pool, when given), the MachineConfigNodes and the
+// nodes of the pools that have none.
+func readStatus(ctx context.Context, c *kube.Clients, pool string) (clusterStatus, error) {
+	var st clusterStatus
+	pools := c.MachineConfig.MachineconfigurationV1().MachineConfigPools()
+	poolList, err := pools.List(ctx, metav1.ListOptions{})
+	if apierrors.IsNotFound(err) {
+		return st, fmt.Errorf("the cluster does not serve MachineConfigPools: neither OpenShift's Machine Config Operator nor mcotui is installed (mcotui install | kubectl apply -f -)")
+	}
+	if err != nil {
+		return st, fmt.Errorf("list machineconfigpools: %w", err)
+	}
+	var all []*mcfgv1.MachineConfigPool
+	for i := range poolList.Items {
+		p := &poolList.Items[i]
+		all = append(all, p)
+		if pool == "" || p.Name == pool {
+			st.Pools = append(st.Pools, p)
+		}
+	}
+	if pool != "" && len(st.Pools) == 0 {
+		return st, fmt.Errorf("machineconfigpool %q not found (the cluster has %s)", pool, poolNames(all))
+	}
+	mcnList, err := c.MachineConfig.MachineconfigurationV1().MachineConfigNodes().List(ctx, metav1.ListOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		// An older OpenShift without the MachineConfigNode API: nodes from annotations.
+	case err != nil:
+		return st, fmt.Errorf("list machineconfignodes: %w", err)
+	}
+	have := map[string]bool{}
+	if mcnList != nil {
+		for i := range mcnList.Items {
+			m := &mcnList.Items[i]
+			have[m.Name] = true
+			if pool == "" || m.Spec.Pool.Name == pool {
+				st.MCNs = append(st.MCNs, m)
+			}
+		}
+	}
+	nodeList, err := c.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return st, fmt.Errorf("list nodes: %w", err)
+	}
+	nodes := make([]*corev1.Node, len(nodeList.Items))
+	for i := range nodeList.Items {
+		nodes[i] = &nodeList.Items[i]
+	}
+	for _, p := range st.Pools {
+		members, _ := rollout.Members(p, all, nodes)
+		for _, n := range members {
+			if !have[n.Name] {
+				st.Unlisted = append(st.Unlisted, unlistedNode{Node: n, Pool: p.Name})
+			}
+		}
+	}
+	slices.SortFunc(st.Pools, func(a, b *mcfgv1.MachineConfigPool) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(st.MCNs, func(a, b *mcfgv1.MachineConfigNode) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(st.Unlisted, func(a, b unlistedNode) int { return cmp.Compare(a.Node.Name, b.Node.Name) })
+	return st, nil
+}
+
+func poolNames(pools []*mcfgv1.MachineConfigPool) string {
+	if len(pools) == 0 {
+		return "no pools"
+	}
+	names := make([]string, len(pools))
+	for i, p := range pools {
+		names[i] = p.Name
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
+}
+
+// writeStatus prints st in format ("", wide, json, yaml); now ages the objects.
+func writeStatus(w io.Writer, st clusterStatus, format string, now time.Time) error {
+	switch format {
+	case "json", "yaml":
+		return writeStatusList(w, format, st)
+	}
+	if err := writePoolTable(w, st.Pools, now); err != nil {
+		return err
+	}
+	if len(st.MCNs) == 0 && len(st.Unlisted) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	return writeNodeTable(w, st, format == "wide", now)
+}
+
+// The columns of the CRDs' additionalPrinterColumns, as kubectl shows them.
+var (
+	poolColumns = []string{"NAME", "CONFIG", "UPDATED", "UPDATING", "DEGRADED", "MACHINECOUNT", "READYMACHINECOUNT", "UPDATEDMACHINECOUNT", "DEGRADEDMACHINECOUNT", "AGE"}
+	mcnColumns  = []string{"NAME", "POOLNAME", "DESIREDCONFIG", "CURRENTCONFIG", "UPDATED", "AGE"}
+	// mcnWide are the priority-1 columns and the condition each shows.
+	mcnWide = []struct {
+		header string
+		cond   mcfgv1.StateProgress
+	}{
+		{"UPDATEPREPARED", mcfgv1.MachineConfigNodeUpdatePrepared},
+		{"UPDATEEXECUTED", mcfgv1.MachineConfigNodeUpdateExecuted},
+		{"UPDATEPOSTACTIONCOMPLETE", mcfgv1.MachineConfigNodeUpdatePostActionComplete},
+		{"UPDATECOMPLETE", mcfgv1.MachineConfigNodeUpdateComplete},
+		{"RESUMED", mcfgv1.MachineConfigNodeResumed},
+		{"UPDATEDFILESANDOS", mcfgv1.MachineConfigNodeUpdateFilesAndOS},
+		{"CORDONEDNODE", mcfgv1.MachineConfigNodeUpdateCordoned},
+		{"DRAINEDNODE", mcfgv1.MachineConfigNodeUpdateDrained},
+		{"REBOOTEDNODE", mcfgv1.MachineConfigNodeUpdateRebooted},
+		{"UNCORDONEDNODE", mcfgv1.MachineConfigNodeUpdateUncordoned},
+	}
+)
+
+func writePoolTable(w io.Writer, pools []*mcfgv1.MachineConfigPool, now time.Time) error {
+	tw := printers.GetNewTabWriter(w)
+	fmt.Fprintln(tw, strings.Join(poolColumns, "\t"))
+	for _, p := range pools {
+		cond := func(t mcfgv1.MachineConfigPoolConditionType) string {
+			for _, c := range p.Status.Conditions {
+				if c.Type == t {
+					return string(c.Status)
+				}
+			}
+			return ""
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", p.Name, p.Status.Configuration.Name,
+			cond(mcfgv1.MachineConfigPoolUpdated), cond(mcfgv1.MachineConfigPoolUpdating), cond(mcfgv1.MachineConfigPoolDegraded),
+			p.Status.MachineCount, p.Status.ReadyMachineCount, p.Status.UpdatedMachineCount, p.Status.DegradedMachineCount,
+			kubeAge(p.CreationTimestamp, now))
+	}
+	return tw.Flush()
+}
+
+func writeNodeTable(w io.Writer, st clusterStatus, wide bool, now time.Time) error {
+	// Rows of nodes without a MachineConfigNode end in empty cells: the table is
+	// padded in a buffer and written without the spaces at the ends of lines.
+	var buf bytes.Buffer
+	tw := printers.GetNewTabWriter(&buf)
+	header := slices.Clone(mcnColumns)
+	if wide {
+		for _, c := range mcnWide {
+			header = append(header, c.header)
+		}
+	}
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	type row struct {
+		name  string
+		cells []string
+	}
+	var rows []row
+	for _, m := range st.MCNs {
+		current := ""
+		if m.Status.ConfigVersion != nil {
+			current = m.Status.ConfigVersion.Current
+		}
+		cells := []string{m.Name, m.Spec.Pool.Name, m.Spec.ConfigVersion.Desired, current,
+			mcnCondition(m, mcfgv1.MachineConfigNodeUpdated), kubeAge(m.CreationTimestamp, now)}
+		if wide {
+			for _, c := range mcnWide {
+				cells = append(cells, mcnCondition(m, c.cond))
+			}
+		}
+		rows = append(rows, row{m.Name, cells})
+	}
+	for _, u := range st.Unlisted {
+		n := u.Node
+		cells := []string{n.Name, u.Pool, nodeanno.Desired(n), nodeanno.Current(n), "", kubeAge(n.CreationTimestamp, now)}
+		if wide {
+			cells = append(cells, make([]string, len(mcnWide))...)
+		}
+		rows = append(rows, row{n.Name, cells})
+	}
+	slices.SortStableFunc(rows, func(a, b row) int { return cmp.Compare(a.name, b.name) })
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r.cells, "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for line := range strings.Lines(buf.String()) {
+		if _, err := fmt.Fprintln(w, strings.TrimRight(line, " \n")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func mcnCondition(m *mcfgv1.MachineConfigNode, t mcfgv1.StateProgress) string {
+	for _, c := range m.Status.Conditions {
+		if c.Type == string(t) {
+			return string(c.Status)
+		}
+	}
+	return ""
+}
+
+// kubeAge is kubectl's AGE: a human duration since t, "<unknown>" without a time.
+func kubeAge(t metav1.Time, now time.Time) string {
+	if t.IsZero() {
+		return "<unknown>"
+	}
+	return duration.HumanDuration(now.Sub(t.Time))
+}
+
+// writeStatusList prints the pools and MachineConfigNodes as a v1 List, as
+// `kubectl get mcp,mcn -o json` does.
+func writeStatusList(w io.Writer, format string, st clusterStatus) error {
+	items := make([]runtime.RawExtension, 0, len(st.Pools)+len(st.MCNs))
+	add := func(obj runtime.Object, gvk string) error {
+		b, err := json.Marshal(obj)
+		if err != nil {
+			return err
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			return err
+		}
+		m["apiVersion"], m["kind"] = mcfgv1.GroupVersion.String(), gvk
+		b, err = json.Marshal(m)
+		items = append(items, runtime.RawExtension{Raw: b})
+		return err
+	}
+	for _, p := range st.Pools {
+		if err := add(p, "MachineConfigPool"); err != nil {
+			return err
+		}
+	}
+	for _, m := range st.MCNs {
+		if err := add(m, "MachineConfigNode"); err != nil {
+			return err
+		}
+	}
+	return cmdutil.PrintKubeObject(w, format, map[string]any{"apiVersion": "v1", "kind": "List", "metadata": map[string]any{"resourceVersion": ""}, "items": items})
+}

@@ -1,0 +1,178 @@
+package interactive
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcotui/mcotui/sim/demo"
+)
+
+// TestDemoInTmuxRollsOutToEveryNode drives the real binary as a user would: `mcotui
+// demo` in a tmux pane, keys sent with send-keys, the screen read with capture-pane.
+// It picks the worker pool and waits until its grid shows a rollout reach every node,
+// and the narration line above the keys tell the story to its end.
+func TestDemoInTmuxRollsOutToEveryNode(t *testing.T) {
+	tmuxBin, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Fatal("tmux is not installed; this test runs `mcotui demo` in a tmux pane. Install it: sudo apt-get install -y tmux (or make testbin)")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "mcotui")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	// A server of the test's own, so that a developer's tmux is neither seen nor touched.
+	socket := filepath.Join(dir, "tmux.sock")
+	tmux := func(args ...string) (string, error) {
+		out, err := exec.Command(tmuxBin, append([]string{"-S", socket, "-f", "/dev/null"}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	const workers = 5
+	if out, err := tmux("new-session", "-d", "-s", "demo", "-x", "200", "-y", "60",
+		bin, "demo", "--nodes", fmt.Sprint(3+workers), "--speed", "10", "--log", filepath.Join(dir, "demo.log")); err != nil {
+		t.Fatalf("tmux new-session: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { _, _ = tmux("kill-server") })
+
+	// The story's step while a worker is degraded lasts a second and a half at --speed
+	// 10: every capture looks for it.
+	var told []string
+	for i := range workers {
+		told = append(told, narrated(fmt.Sprintf(demo.StepDegraded, fmt.Sprintf("worker-%d", i))))
+	}
+	toldDegraded := false
+	var screen string
+	capture := func() string {
+		out, err := tmux("capture-pane", "-p", "-t", "demo")
+		if err != nil {
+			return screen // the pane is gone; keep the last screen for the report
+		}
+		screen = out
+		for _, line := range told {
+			toldDegraded = toldDegraded || strings.Contains(out, line)
+		}
+		return out
+	}
+	fail := func(format string, args ...any) {
+		t.Helper()
+		log, _ := os.ReadFile(filepath.Join(dir, "demo.log"))
+		t.Fatalf(format+"\nlast screen:\n%s\nlog (last 4k):\n%s", append(args, screen, tail(string(log), 4096))...)
+	}
+	// Not a timing assertion: the demo at --speed 10 needs well under a minute; the
+	// deadline only stops a test that would otherwise hang.
+	deadline := time.Now().Add(4 * time.Minute)
+	waitFor := func(what string, cond func(string) bool) {
+		t.Helper()
+		for !cond(capture()) {
+			if time.Now().After(deadline) {
+				fail("timed out waiting for %s", what)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+
+	var initial string
+	waitFor("the worker pool in the pools pane", func(s string) bool {
+		initial = poolConfig(s, "worker")
+		return initial != ""
+	})
+	// The `:` command line, as k9s has it: `:pool worker` scopes the grid to a pool.
+	if out, err := tmux("send-keys", "-t", "demo", ":", "pool worker", "Enter"); err != nil {
+		t.Fatalf("tmux send-keys: %v\n%s", err, out)
+	}
+	waitFor("the grid to show the worker pool only", func(s string) bool {
+		return strings.Contains(s, "Nodes: pool worker") && len(gridRows(s)) == workers
+	})
+	progressing := false
+	waitFor("every worker Updated on a new config", func(s string) bool {
+		rows := gridRows(s)
+		if len(rows) != workers {
+			return false
+		}
+		done := 0
+		for _, r := range rows {
+			if r.current != r.desired {
+				progressing = true
+			}
+			if r.updated == "✓" && r.current == r.desired && r.current != initial {
+				done++
+			}
+		}
+		return progressing && done == workers
+	})
+
+	// Seen or not, it is only logged: on a loaded machine two captures can be further
+	// apart than the step lasts. TestStoryPlaysToTheEnd (demo/) checks every step and
+	// its order; this test checks that the narration line reaches the screen.
+	t.Logf("a capture showed the degraded worker's step: %t", toldDegraded)
+	waitFor("the narration to tell the story's end", func(s string) bool {
+		return strings.Contains(s, narrated(demo.StepEnd))
+	})
+
+	if out, err := tmux("send-keys", "-t", "demo", "q"); err != nil {
+		t.Fatalf("tmux send-keys q: %v\n%s", err, out)
+	}
+	waitFor("mcotui to exit after q", func(string) bool {
+		_, err := tmux("has-session", "-t", "demo")
+		return err != nil
+	})
+}
+
+// narrated is a story step as the TUI's narration line shows it.
+func narrated(step string) string { return "▸ " + step }
+
+// poolConfig is the CONFIG column of pool's row in the pools pane.
+func poolConfig(screen, pool string) string {
+	for _, line := range strings.Split(screen, "\n") {
+		f := strings.Fields(line)
+		if len(f) > 2 && f[0] == pool && (f[2] == "True" || f[2] == "False") {
+			return f[1]
+		}
+	}
+	return ""
+}
+
+type gridRow struct{ name, updated, current, desired string }
+
+// gridRows are the worker rows of the nodes grid: NAME POOL, ten phase columns
+// (UPDATED is the eighth), IN PHASE (may be empty), CURRENT, DESIRED.
+func gridRows(screen string) []gridRow {
+	var rows []gridRow
+	for _, line := range strings.Split(screen, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 14 || !strings.HasPrefix(f[0], "worker-") || f[1] != "worker" {
+			continue
+		}
+		rows = append(rows, gridRow{name: f[0], updated: f[9], current: f[len(f)-2], desired: f[len(f)-1]})
+	}
+	return rows
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// TestDemoSendsTheLatestStep: the demo's story never waits for the TUI, which reads
+// the latest step.
+func TestDemoSendsTheLatestStep(t *testing.T) {
+	ch := make(chan string, 1)
+	for _, s := range []string{"first", "second", "third"} {
+		sendLatest(ch, s) // nothing reads: it must not block
+	}
+	if got := <-ch; got != "third" {
+		t.Errorf("read %q, want the latest, third", got)
+	}
+	select {
+	case s := <-ch:
+		t.Errorf("%q left behind the latest", s)
+	default:
+	}
+}

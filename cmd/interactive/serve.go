@@ -1,0 +1,122 @@
+package interactive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
+
+	"github.com/mcotui/mcotui/cmd/cmdutil"
+	"github.com/mcotui/mcotui/platform/kube"
+	"github.com/mcotui/mcotui/tui"
+	"github.com/mcotui/mcotui/tui/action"
+	"github.com/mcotui/mcotui/tui/model"
+	"github.com/mcotui/mcotui/tui/serve"
+	"github.com/mcotui/mcotui/tui/source"
+)
+
+type serveOptions struct {
+	kf             cmdutil.KubeFlags
+	listen         string
+	hostKey        string
+	authorizedKeys string
+}
+
+func newServeCmd(f *cmdutil.Factory) *cobra.Command {
+	s := f.IOStreams
+	o := &serveOptions{}
+	cmd := &cobra.Command{
+		Use:   "serve --authorized-keys FILE [--listen :2222] [--host-key FILE]",
+		Short: "Serve the TUI over SSH, each key read-only or admin",
+		Long: `serve runs an SSH server that opens mcotui's TUI in every session, on the cluster of the
+kubeconfig context (--kubeconfig, --context) it runs with: on a bastion, or in the
+cluster under a service account. One set of watches serves every session.
+
+Clients authenticate with a public key, and only with one.
+
+` + serve.AuthorizedKeysFormat + `
+
+The host key is read from --host-key; when the file does not exist an ed25519 key is
+generated and saved there (mode 0600). Keep it: a new one makes every client warn.
+
+Actions run with serve's own Kubernetes credentials, whoever the SSH user is, and are
+logged with the key's comment. Sessions need a terminal (ssh -t); NO_COLOR sent by the
+client (ssh -o SetEnv=NO_COLOR=1) draws without colour.`,
+		Example: `  mcotui serve --authorized-keys /etc/mcotui/authorized_keys --host-key /var/lib/mcotui/host_ed25519
+  ssh -p 2222 -t bastion.example.com`,
+		Args: cmdutil.UsageArgs(cobra.NoArgs),
+		RunE: func(c *cobra.Command, _ []string) error {
+			if o.authorizedKeys == "" {
+				return cmdutil.UsageHelp(errors.New("--authorized-keys is required: serve lets in only the keys it lists"))
+			}
+			return runServe(c.Context(), s, o)
+		},
+	}
+	fl := cmd.Flags()
+	o.kf.Add(fl, f.Version)
+	fl.StringVar(&o.listen, "listen", ":2222", "address to listen on")
+	fl.StringVar(&o.hostKey, "host-key", "mcotui_host_ed25519", "host key file; generated (ed25519, mode 0600) when missing")
+	fl.StringVar(&o.authorizedKeys, "authorized-keys", "", "authorized keys file, each key marked role=admin or role=read-only (required)")
+	return cmd
+}
+
+func runServe(ctx context.Context, s cmdutil.IOStreams, o *serveOptions) error {
+	log := slog.New(slog.NewTextHandler(s.ErrOut, nil))
+	// client-go logs through klog; a server's log is its stderr, in one format.
+	klog.SetLogger(logr.FromSlogHandler(log.Handler()))
+
+	cfg, err := kube.RESTConfig(o.kf.Kubeconfig, o.kf.Context)
+	if err != nil {
+		return cmdutil.UsageErr(err)
+	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	cluster, err := source.New(ctx, cfg, source.Options{Context: contextName(o.kf.Kubeconfig, o.kf.Context), Logger: log})
+	if err != nil {
+		return err
+	}
+	defer cluster.Close()
+
+	srv, err := serve.New(serve.Options{
+		HostKeyPath:        o.hostKey,
+		AuthorizedKeysPath: o.authorizedKeys,
+		Subscribe: func() (model.Source, func()) {
+			sub := cluster.Subscribe()
+			return sub, sub.Close
+		},
+		Actions: func(user string) action.Actions { return source.NewActions(cluster, user) },
+		Logger:  log,
+		TUI:     tui.Options{Coalesce: coalesce},
+	})
+	if err != nil {
+		return cmdutil.UsageErr(err)
+	}
+	ln, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		return cmdutil.UsageErr(fmt.Errorf("--listen %s: %w", o.listen, err))
+	}
+	info := cluster.Info()
+	log.Info("serving the TUI over SSH", "listen", ln.Addr().String(), "context", info.Context, "cluster", info.Cluster)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down; open sessions get 10s to end")
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		_ = srv.Close()
+	}
+	return nil
+}

@@ -1,0 +1,230 @@
+package interactive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/term"
+	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+
+	"github.com/mcotui/mcotui/cmd/cmdutil"
+	"github.com/mcotui/mcotui/controller"
+	"github.com/mcotui/mcotui/platform/kube"
+	"github.com/mcotui/mcotui/tui"
+	"github.com/mcotui/mcotui/tui/action"
+	"github.com/mcotui/mcotui/tui/source"
+)
+
+// syncWait is how long the TUI waits for the cluster's objects before it opens: long
+// enough that a healthy cluster never shows an empty screen that then fills in, short
+// enough that an unhealthy one shows its trouble in the status line soon.
+const syncWait = 15 * time.Second
+
+// coalesce gathers the events of a burst (a rollout wave updating many
+// MachineConfigNodes at once) into one frame.
+const coalesce = 30 * time.Millisecond
+
+// tuiOptions are the root command's flags: `mcotui` alone opens the TUI.
+type tuiOptions struct {
+	kf        cmdutil.KubeFlags
+	readOnly  bool
+	logFile   string
+	namespace string
+	// narration is shown above the TUI's footer (tui.Options.Narration): the demo's
+	// story. Not a flag; nil for `mcotui`.
+	narration <-chan string
+}
+
+// addTUI makes the root command open the TUI when it is run without a subcommand, and
+// adds `serve`, the TUI over SSH, so that main.go needs one line for both.
+func AddTUI(root *cobra.Command, f *cmdutil.Factory) {
+	s := f.IOStreams
+	root.AddCommand(newServeCmd(f))
+	o := &tuiOptions{}
+	root.Args = cmdutil.UsageArgs(cobra.NoArgs)
+	root.RunE = func(c *cobra.Command, _ []string) error { return runTUI(c.Context(), s, o) }
+	root.Long += `
+
+Run without a command, mcotui opens its terminal UI on the current kubeconfig context
+(--kubeconfig, --context, $KUBECONFIG as kubectl reads them): the pools as
+` + "`oc get mcp`" + ` shows them, every node's update phase by phase, boot images and configs.
+It can pause and resume a pool, change its maxUnavailable, preview and start a rollout,
+roll back, retry a failed node and switch boot image modes; each change is confirmed
+first and says what it writes. When no mcotui controller holds its Lease (in
+--namespace), D drives a pool's rollout from the terminal while it stays open, as the
+controller would, holding that Lease meanwhile. On OpenShift, where the Machine Config
+Operator runs, only pausing, maxUnavailable and boot image modes are offered.
+--read-only offers no change at all. Press ? for every key. NO_COLOR (any value) draws
+without colour.
+
+` + "`mcotui serve`" + ` serves the same UI over SSH.`
+	fl := root.Flags()
+	o.kf.Add(fl, f.Version)
+	fl.BoolVar(&o.readOnly, "read-only", false, "offer no action that changes the cluster")
+	fl.StringVar(&o.logFile, "log", "", "append the TUI's log (watch errors, actions taken) to this file")
+	fl.StringVar(&o.namespace, "namespace", controller.DefaultNamespace, "the namespace of mcotui's controller Lease, which the TUI holds while it drives a rollout")
+}
+
+// runTUI opens the TUI on s's terminal.
+func runTUI(ctx context.Context, s cmdutil.IOStreams, o *tuiOptions) error {
+	in, inOK := s.In.(*os.File)
+	out, outOK := s.Out.(*os.File)
+	if !inOK || !outOK || !term.IsTerminal(in.Fd()) || !term.IsTerminal(out.Fd()) {
+		return cmdutil.UsageErr(errors.New("the TUI needs a terminal; for scripts use `mcotui status`, `mcotui rollout` or `mcotui bootimages`"))
+	}
+	log, closeLog, err := tuiLogger(o.logFile)
+	if err != nil {
+		return cmdutil.UsageErr(err)
+	}
+	defer closeLog()
+
+	cfg, err := kube.RESTConfig(o.kf.Kubeconfig, o.kf.Context)
+	if err != nil {
+		return cmdutil.UsageErr(err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cluster, err := source.New(ctx, cfg, source.Options{Context: contextName(o.kf.Kubeconfig, o.kf.Context), Logger: log})
+	if err != nil {
+		return err
+	}
+	defer cluster.Close()
+	wait, cancelWait := context.WithTimeout(ctx, syncWait)
+	if err := cluster.WaitForSync(wait); err != nil {
+		// Open anyway: the status line says what is wrong, and the data fills in once
+		// the API server answers.
+		log.Warn("opening before the cluster's objects are listed", "err", err)
+	}
+	cancelWait()
+
+	sub := cluster.Subscribe()
+	defer sub.Close()
+	opts := tui.Options{ReadOnly: o.readOnly, NoColor: os.Getenv("NO_COLOR") != "", Coalesce: coalesce, Narration: o.narration}
+	var driver *tuiDriver
+	if !o.readOnly {
+		opts.Actions = source.NewActions(cluster, os.Getenv("USER"))
+		clients, err := kube.NewClients(cfg)
+		if err != nil {
+			return err
+		}
+		driver = newTUIDriver(ctx, clients, o.namespace, log)
+		opts.Driver = driver
+	}
+	p := tea.NewProgram(tui.New(sub, opts), tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out))
+	_, err = p.Run()
+	// What the TUI drove stops with it, and releases the Lease before the process ends.
+	cancel()
+	if driver != nil {
+		driver.wait()
+	}
+	if err != nil && !errors.Is(err, tea.ErrProgramKilled) {
+		return fmt.Errorf("the TUI stopped: %w", err)
+	}
+	return nil
+}
+
+// tuiDriver drives a pool's rollout for the TUI (action.Driver) with the controller's
+// DrivePool, as mcotui-tui@HOST:PID on the controller's Lease, for as long as the TUI
+// runs.
+type tuiDriver struct {
+	ctx       context.Context // ends when the TUI does
+	clients   *kube.Clients
+	namespace string
+	identity  string
+	log       *slog.Logger
+
+	// The TUI calls Drive on a goroutine of its own, which may start after the
+	// program has ended and wait has begun: mu orders each drive's running.Add
+	// before wait's running.Wait, and closed refuses a drive that comes later, which
+	// wait would not wait for.
+	mu      sync.Mutex
+	closed  bool
+	running sync.WaitGroup
+}
+
+// newTUIDriver drives on the Lease in namespace; "" is mcotui's controller's
+// namespace, where its Lease is unless the controller was told otherwise.
+func newTUIDriver(ctx context.Context, clients *kube.Clients, namespace string, log *slog.Logger) *tuiDriver {
+	if namespace == "" {
+		namespace = controller.DefaultNamespace
+	}
+	return &tuiDriver{ctx: ctx, clients: clients, namespace: namespace, identity: cmdutil.DriverIdentity("mcotui-tui"), log: log}
+}
+
+// Lease implements action.Driver.
+func (d *tuiDriver) Lease() string { return d.namespace + "/" + controller.LeaseName }
+
+// Drive implements action.Driver.
+func (d *tuiDriver) Drive(ctx context.Context, pool string, report func(action.DriveReport)) error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return fmt.Errorf("drive pool %s: the TUI has ended; nothing was driven", pool)
+	}
+	d.running.Add(1)
+	d.mu.Unlock()
+	defer d.running.Done()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(d.ctx, cancel)()
+	_, err := controller.DrivePool(ctx, d.clients, pool, controller.DriveOptions{
+		Identity: d.identity, Namespace: d.namespace, Logger: d.log.With("drive", pool),
+	}, func(r controller.DriveReport) {
+		report(action.DriveReport{
+			Leading: r.Leading, Target: r.Step.Target, Targets: r.Step.Targets,
+			End: r.End != "", Message: r.Message, Err: r.Err,
+		})
+	})
+	return err
+}
+
+// wait waits until every drive has ended and released the Lease, and refuses any drive
+// after it; the TUI's context must have ended first.
+func (d *tuiDriver) wait() {
+	d.mu.Lock()
+	d.closed = true
+	d.mu.Unlock()
+	d.running.Wait()
+}
+
+// tuiLogger is where the TUI's log goes: a file when --log names one, else nowhere,
+// since the terminal is the TUI's. client-go logs through klog to stderr, which would
+// draw over the screen; klog is process-wide, and this process is the TUI, so it is
+// pointed at the same place.
+func tuiLogger(path string) (*slog.Logger, func(), error) {
+	if path == "" {
+		klog.SetLogger(logr.Discard())
+		return slog.New(slog.DiscardHandler), func() {}, nil
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--log: %w", err)
+	}
+	h := slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelInfo})
+	klog.SetLogger(logr.FromSlogHandler(h))
+	return slog.New(h), func() { klog.SetLogger(logr.Discard()); _ = f.Close() }, nil
+}
+
+// contextName is the kubeconfig context in use, for the status line: --context, else
+// the kubeconfig's current context, else "in-cluster" (a pod's service account).
+func contextName(kubeconfig, context string) string {
+	if context != "" {
+		return context
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
+	raw, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).RawConfig()
+	if err == nil && raw.CurrentContext != "" {
+		return raw.CurrentContext
+	}
+	return "in-cluster"
+}

@@ -1,0 +1,117 @@
+// Package cmdtest is what the tests of the command groups share: running a command tree
+// in-process as main does, the one real control plane of a test binary, started by the
+// first test that needs it, and a pool rolled out by the real controller.
+package cmdtest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcotui/mcotui/cmd/cmdutil"
+	"github.com/mcotui/mcotui/platform/kube/kubetest"
+)
+
+// Cluster is a test binary's control plane (kubetest), started by the first test that
+// needs it and stopped by Main. Tests that need none do not pay for it.
+type Cluster struct {
+	once sync.Once
+	env  *kubetest.Env
+	err  error
+}
+
+// Env returns the control plane, starting it on first use. A control plane that cannot
+// start fails the test (for missing binaries: run `make testbin`).
+func (c *Cluster) Env(t testing.TB) *kubetest.Env {
+	t.Helper()
+	c.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		c.env, c.err = kubetest.Start(ctx)
+	})
+	if c.err != nil {
+		t.Fatalf("the test control plane did not start: %v", c.err)
+	}
+	return c.env
+}
+
+// Main runs the tests of a command package from the module's root, where the command
+// tests name their fixtures (testdata/...) as a user at the root would, and where `go
+// build .` builds the binary; then it stops the control plane if a test started it.
+func Main(m *testing.M, c *Cluster) {
+	if err := chdirModuleRoot(); err != nil {
+		fmt.Fprintf(os.Stderr, "cmdtest: %v\n", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if c.env != nil {
+		if err := c.env.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "stop the test control plane: %v\n", err)
+			if code == 0 {
+				code = 1
+			}
+		}
+	}
+	os.Exit(code)
+}
+
+func chdirModuleRoot() error {
+	dir, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return os.Chdir(dir)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return fmt.Errorf("no go.mod above the test's directory")
+		}
+		dir = parent
+	}
+}
+
+// Context bounds a test's calls, so that a stuck one fails the test with a message.
+func Context(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// Runner runs the command lines of the root it builds as main does, with the version
+// "dev": each command group's tests build a root of their commands.
+type Runner func(*cmdutil.Factory) *cobra.Command
+
+// Run runs args on the streams s and returns the exit code.
+func (r Runner) Run(args []string, s cmdutil.IOStreams) int {
+	f := &cmdutil.Factory{IOStreams: s, Version: "dev"}
+	return cmdutil.Execute(r(f), args, s)
+}
+
+// Cmd runs args with an empty standard input and returns the exit code and outputs.
+func (r Runner) Cmd(t testing.TB, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = r.Run(args, cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+	return code, out.String(), errOut.String()
+}
+
+// WantLines fails t for each of lines that output lacks.
+func WantLines(t *testing.T, output string, lines ...string) {
+	t.Helper()
+	for _, l := range lines {
+		if !strings.Contains(output, l) {
+			t.Errorf("output lacks %q:\n%s", l, output)
+		}
+	}
+}

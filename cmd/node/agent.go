@@ -1,0 +1,187 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/cobra"
+
+	"github.com/mcotui/mcotui/agent"
+	"github.com/mcotui/mcotui/cmd/cmdutil"
+	"github.com/mcotui/mcotui/platform/host"
+	"github.com/mcotui/mcotui/platform/kube"
+	"github.com/mcotui/mcotui/platform/kube/nodeagent"
+	"github.com/mcotui/mcotui/store"
+)
+
+// failpointEnv arms a crash-test failpoint in the agent, like the hidden --failpoint.
+const failpointEnv = "MCOTUI_FAILPOINT"
+
+// defaultStateDir is where the agent keeps its journal, snapshots and original backups.
+const defaultStateDir = "/var/lib/mcotui"
+
+type agentOptions struct {
+	node, pool          string
+	root, stateDir      string
+	kubeconfig, context string
+	drainTimeout        time.Duration
+	metricsAddr, bootID string
+	failpoint           string
+	// version is the binary's, for the log.
+	version string
+}
+
+func NewCmdAgent(f *cmdutil.Factory) *cobra.Command {
+	s := f.IOStreams
+	o := agentOptions{version: f.Version}
+	c := &cobra.Command{
+		Use:   "agent --node NAME",
+		Short: "Apply the node's desired rendered MachineConfig and report each phase (runs on every node)",
+		Long: `Run the on-host agent for one node. It watches its Node and MachineConfigNode, and when
+the node's machineconfiguration.openshift.io/desiredConfig annotation names a rendered
+MachineConfig other than currentConfig, it updates the node as MCO's daemon does:
+prepare (refusing a change a running node cannot make), cordon and drain when the node
+disruption policy says so, write files, units, the core user's SSH keys, kernel
+arguments and the OS image, run the post-config actions or reboot, validate what is on
+disk, uncordon and mark the node Done. Each phase is a MachineConfigNode condition with
+MCO's types, reasons and messages, and the state, reason and currentConfig annotations
+follow MCO's.
+
+Every step is journaled in --state-dir before it happens, so the agent resumes after a
+crash or a reboot where it stopped; 'mcotui journal' reads that journal on the host.
+Between updates a drift monitor watches the managed files.
+
+Run it as a DaemonSet pod with the host's filesystem mounted at --root (host tools then
+run chrooted into it), or as a systemd unit with --root /. It talks to systemd and logind
+on the system bus (DBUS_SYSTEM_BUS_ADDRESS, else /var/run/dbus/system_bus_socket).
+
+It refuses to start on a cluster where the Machine Config Operator runs.`,
+		Example: `  # As a systemd unit on the node
+  mcotui agent --node "$(hostname)" --root / --kubeconfig /etc/mcotui/kubeconfig
+
+  # In a DaemonSet pod (NODE_NAME from the downward API)
+  mcotui agent --root /rootfs --metrics-addr :9101`,
+		Args: cmdutil.UsageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.failpoint == "" {
+				o.failpoint = os.Getenv(failpointEnv)
+			}
+			if o.node == "" {
+				return cmdutil.UsageErr(errors.New("--node is required (or set NODE_NAME)"))
+			}
+			if err := agent.CheckFailpoint(o.failpoint); err != nil {
+				return cmdutil.UsageErr(err)
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			return runAgent(ctx, s, o)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&o.node, "node", os.Getenv("NODE_NAME"), "the node this agent updates (default $NODE_NAME)")
+	fl.StringVar(&o.pool, "pool", "", "the node's MachineConfigPool, for its MachineConfigNode (default: from its role labels)")
+	fl.StringVar(&o.root, "root", "/", "where the host's filesystem is: / on the host, the host mount in a pod")
+	fl.StringVar(&o.stateDir, "state-dir", defaultStateDir, "the agent's journal, snapshots and original file backups (on the agent's filesystem)")
+	fl.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or the pod's service account)")
+	fl.StringVar(&o.context, "context", "", "kubeconfig context to use")
+	fl.DurationVar(&o.drainTimeout, "drain-timeout", agent.DefaultDrainTimeout, "after this long blocked, the drain reports NodeDegraded (and keeps trying)")
+	fl.StringVar(&o.metricsAddr, "metrics-addr", ":9101", `serve Prometheus metrics at http://ADDR/metrics ("" to disable)`)
+	fl.StringVar(&o.bootID, "boot-id-file", host.BootIDPath, "the kernel's boot id, read to know that the node rebooted")
+	fl.StringVar(&o.failpoint, "failpoint", "", "crash tests only: SIGKILL the agent at this failpoint (also "+failpointEnv+")")
+	_ = fl.MarkHidden("failpoint")
+	return c
+}
+
+func runAgent(ctx context.Context, s cmdutil.IOStreams, o agentOptions) error {
+	log := slog.New(slog.NewTextHandler(s.ErrOut, nil)).With("component", "agent")
+	restCfg, err := kube.RESTConfig(o.kubeconfig, o.context)
+	if err != nil {
+		return cmdutil.UsageErr(err)
+	}
+	clients, err := kube.NewClients(restCfg)
+	if err != nil {
+		return err
+	}
+	root, err := host.NewRoot(o.root)
+	if err != nil {
+		return cmdutil.UsageErr(fmt.Errorf("--root: %w", err))
+	}
+	journal, err := store.Open(filepath.Join(o.stateDir, store.FileName), store.Options{})
+	if err != nil {
+		return err
+	}
+	cluster, err := nodeagent.NewNodeAgent(ctx, restCfg, o.node, o.pool, nodeagent.NodeAgentOptions{Logger: log})
+	if err != nil {
+		return err
+	}
+	defer cluster.Close()
+	systemd, err := host.NewSystemd(ctx)
+	if err != nil {
+		return err
+	}
+	defer systemd.Close()
+	logind, err := host.NewLogind(ctx)
+	if err != nil {
+		return err
+	}
+	defer logind.Close()
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	metrics := agent.NewMetrics(reg)
+	if o.metricsAddr != "" {
+		_, stopMetrics, err := serveMetrics(o.metricsAddr, reg, log)
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
+	}
+
+	a, err := agent.New(agent.Config{
+		Node: o.node, Cluster: cluster, Journal: journal,
+		Root: root, Systemd: systemd, Logind: logind, OS: host.NewOSTree(o.root, nil),
+		StateDir: o.stateDir, BootIDFile: o.bootID, DrainTimeout: o.drainTimeout,
+		MCOPresent: func(ctx context.Context) (bool, string, error) { return kube.DetectMCO(ctx, clients.Kube) },
+		Metrics:    metrics, Log: log, Failpoint: o.failpoint,
+	})
+	if err != nil {
+		return err
+	}
+	log.Info("agent starting", "node", o.node, "root", o.root, "stateDir", o.stateDir, "version", o.version)
+	return a.Run(ctx)
+}
+
+// serveMetrics serves reg on addr until the returned function is called, and returns
+// the address it listens on.
+func serveMetrics(addr string, reg *prometheus.Registry, log *slog.Logger) (string, func(), error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", nil, cmdutil.UsageErr(fmt.Errorf("--metrics-addr %s: %w", addr, err))
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("metrics server stopped", "err", err)
+		}
+	}()
+	log.Info("serving metrics", "addr", ln.Addr().String())
+	return ln.Addr().String(), func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	}, nil
+}

@@ -1,0 +1,210 @@
+package offline
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/mcotui/mcotui/cmd/cmdutil"
+	"github.com/mcotui/mcotui/core/manifest"
+	"github.com/mcotui/mcotui/core/render"
+)
+
+// renderFormats are the values of render's --output, the first the default.
+var renderFormats = []string{"yaml", "json", "name"}
+
+func NewCmdRender(f *cmdutil.Factory) *cobra.Command {
+	s := f.IOStreams
+	var pool, output string
+	cmd := &cobra.Command{
+		Use:   "render --pool NAME PATH...",
+		Short: "Merge a pool's MachineConfigs into its rendered MachineConfig",
+		Long: `render reads MachineConfigPools and MachineConfigs from manifest files and
+directories (YAML or JSON, any number of documents per file, in any order; a directory
+contributes its *.yaml, *.yml and *.json files, recursively; other kinds are ignored),
+selects the MachineConfigs that the pool's machineConfigSelector matches, merges them
+as the Machine Config Operator does and prints the rendered MachineConfig.
+
+Merge order and rules are MCO's: MachineConfigs with the worker role come first, then
+the others, each group by name, so a custom pool's own configs override the worker
+configs it also selects. Ignition configs merge as Ignition merges them: what a later
+config sets for a file, link or directory (same path), a unit or a user (same name)
+wins over an earlier one; a file that leaves overwrite unset gets overwrite: true.
+Kernel arguments and extensions are concatenated; fips is on if any config turns it
+on; realtime or 64k-pages wins over the default kernel; osImageURL comes from the last
+config that sets it.
+
+The name is rendered-<pool>-<hash>, where the hash covers the merged spec and nothing
+else, computed exactly as MCO computes it: the same inputs give the same name in any
+order and on any machine, and any change to the merged spec changes it.
+
+Exit status: 0 when rendered; 1 when the pool is unknown, selects no MachineConfig, or
+an input is invalid (the error names the object and, where it has one, its position);
+2 for a usage error such as a missing path.`,
+		Example: `  # Render the worker pool of a directory of manifests
+  mcotui render --pool worker manifests/
+
+  # Only the rendered name, e.g. to compare with a pool's spec.configuration.name
+  mcotui render --pool infra -o name pools.yaml machineconfigs/
+
+  # As JSON, for jq
+  mcotui render --pool master -o json cluster/ | jq .spec.kernelArguments`,
+		Args: cmdutil.UsageArgs(cobra.MinimumNArgs(1)),
+		RunE: func(c *cobra.Command, paths []string) error {
+			if pool == "" {
+				return cmdutil.UsageHelp(errors.New("--pool is required: name the MachineConfigPool to render"))
+			}
+			if !slices.Contains(renderFormats, output) {
+				return cmdutil.UsageHelp(fmt.Errorf("--output %q is not a format; use one of %s", output, strings.Join(renderFormats, ", ")))
+			}
+			for _, p := range paths {
+				if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+					return cmdutil.UsageErr(fmt.Errorf("%s: no such file or directory", p))
+				}
+			}
+			docs, err := manifest.Load(paths...)
+			if err != nil {
+				return err
+			}
+			r, err := renderPool(docs, pool)
+			if err != nil {
+				return err
+			}
+			for _, w := range r.Warnings {
+				fmt.Fprintf(s.ErrOut, "Warning: %s\n", w)
+			}
+			return printRendered(s, r.Config, output)
+		},
+	}
+	cmd.Flags().StringVar(&pool, "pool", "", "the MachineConfigPool to render (required)")
+	cmd.Flags().StringVarP(&output, "output", "o", renderFormats[0], "output format: "+strings.Join(renderFormats, ", "))
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(renderFormats, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+// renderPool renders the pool named poolName from docs. Errors about one object carry
+// its position in the files the user named.
+func renderPool(docs []manifest.Document, poolName string) (*render.Rendered, error) {
+	var pools []*mcfgv1.MachineConfigPool
+	var mcs []*mcfgv1.MachineConfig
+	// Names are unique in a cluster; a name given twice makes the result depend on which
+	// one wins, so it is an error, not a silent last-wins.
+	where := map[string]manifest.Document{}
+	for _, d := range docs {
+		switch o := d.Object.(type) {
+		case *mcfgv1.MachineConfigPool:
+			pools = append(pools, o)
+		case *mcfgv1.MachineConfig:
+			mcs = append(mcs, o)
+		default:
+			continue
+		}
+		key := d.Kind + "/" + d.Name
+		if first, ok := where[key]; ok {
+			return nil, fmt.Errorf("%s: %s %q is also defined at %s; names must be unique, so remove or rename one",
+				renderPosition(d), d.Kind, d.Name, renderPosition(first))
+		}
+		where[key] = d
+	}
+
+	i := slices.IndexFunc(pools, func(p *mcfgv1.MachineConfigPool) bool { return p.Name == poolName })
+	if i < 0 {
+		if len(pools) == 0 {
+			return nil, fmt.Errorf("pool %q: the inputs hold no MachineConfigPool; add the pool's manifest to the paths", poolName)
+		}
+		names := make([]string, len(pools))
+		for i, p := range pools {
+			names[i] = p.Name
+		}
+		slices.Sort(names)
+		return nil, fmt.Errorf("pool %q: no MachineConfigPool of that name in the inputs (they hold %s)", poolName, strings.Join(names, ", "))
+	}
+
+	r, err := render.Render(pools[i], mcs)
+	if err != nil {
+		return nil, locateRenderError(err, poolName, func(name string) (manifest.Document, bool) {
+			d, ok := where[render.Kind+"/"+name]
+			return d, ok
+		})
+	}
+	return r, nil
+}
+
+// locateRenderError puts each MachineConfig that err blames at its position in the
+// inputs, one per line, and returns err unchanged when it blames none. core/render
+// wraps its errors only as "pool NAME: ..." around a *render.SourceError or a join of
+// them, which is the shape handled here; the pool is said again where it helps.
+func locateRenderError(err error, poolName string, find func(name string) (manifest.Document, bool)) error {
+	var lines []string
+	var blamedName string // of the last SourceError met
+	var blames func(error) bool
+	blames = func(e error) bool {
+		switch u := e.(type) {
+		case *render.SourceError:
+			blamedName = u.Name
+			line := u.Error()
+			if d, ok := find(u.Name); ok {
+				line = renderPosition(d) + ": " + line
+			}
+			lines = append(lines, line)
+			return true
+		case interface{ Unwrap() []error }:
+			found := false
+			for _, e := range u.Unwrap() {
+				if !blames(e) {
+					lines = append(lines, e.Error())
+				} else {
+					found = true
+				}
+			}
+			return found
+		case interface{ Unwrap() error }:
+			return blames(u.Unwrap())
+		}
+		return false
+	}
+	if !blames(err) {
+		return err
+	}
+	if len(lines) == 1 {
+		// A position leads the line, as in compiler errors; the pool is the user's own
+		// --pool, so it is said only where no position is.
+		if _, ok := find(blamedName); ok {
+			return errors.New(lines[0])
+		}
+		return fmt.Errorf("pool %q: %s", poolName, lines[0])
+	}
+	return fmt.Errorf("pool %q cannot be rendered:\n  %s", poolName, strings.Join(lines, "\n  "))
+}
+
+func renderPosition(d manifest.Document) string {
+	return fmt.Sprintf("%s:%d:%d", d.File, d.Line, d.Column)
+}
+
+func printRendered(s cmdutil.IOStreams, mc *mcfgv1.MachineConfig, format string) error {
+	var out []byte
+	var err error
+	switch format {
+	case "name":
+		out = []byte(mc.Name + "\n")
+	case "json":
+		// Four spaces, as kubectl's -o json.
+		out, err = json.MarshalIndent(mc, "", "    ")
+		out = append(out, '\n')
+	default:
+		out, err = yaml.Marshal(mc)
+	}
+	if err != nil {
+		return fmt.Errorf("print %s: %w", mc.Name, err)
+	}
+	_, err = s.Out.Write(out)
+	return err
+}

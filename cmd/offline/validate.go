@@ -1,0 +1,176 @@
+package offline
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcotui/mcotui/cmd/cmdutil"
+	"github.com/mcotui/mcotui/core/validate"
+)
+
+func NewCmdValidate(f *cmdutil.Factory) *cobra.Command {
+	s := f.IOStreams
+	var output string
+	c := &cobra.Command{
+		Use:   "validate FILE...",
+		Short: "Check MachineConfig manifests and Ignition configs",
+		Long: `Check MachineConfig manifests (YAML or JSON, one or many documents per file, List
+kinds expanded) and raw Ignition configs (spec 3.0.0 to 3.5.0). A document that is an
+object with an "ignition" key and no "kind" is a raw Ignition config; "-" reads standard
+input.
+
+Each problem is one line on standard output:
+
+  FILE:LINE:COL: error|warning: JSON-PATH: message
+
+LINE and COL point at the field in the file as written, YAML or JSON. JSON-PATH is a
+JSONPath from the root of the document the problem is in: $ is the document itself,
+.name a key, ['a.b/c'] a key that is not a plain name, [0] a list index. In a
+MachineConfig, the Ignition config is under $.spec.config, as in
+$.spec.config.storage.files[0].path; in a raw Ignition config it is the root, as in
+$.storage.files[0].path. Problems are sorted by file, line and column; a summary goes
+to standard error.
+
+What is checked:
+  - Ignition's own validation of each config, spec 3.0.0 to 3.5.0, as Ignition parses it
+  - MachineConfig fields: apiVersion, kernelType, osImageURL, unknown spec fields, and
+    the machineconfiguration.openshift.io/role label the standard pools select by
+  - MachineConfigPool and MachineConfiguration objects decode; other kinds are not checked
+  - warnings for what only a machine's first boot applies, which a running node cannot
+    change (mcotui and MCO refuse it): storage disks, raid, filesystems, luks,
+    directories and links, file append, passwd groups, users other than core, core user
+    fields other than sshAuthorizedKeys and passwordHash, Ignition's kernelArguments
+    section (use spec.kernelArguments), and fips
+
+Exit status: 0 when there are no errors (warnings allowed), 1 when there are errors,
+2 on a usage error such as a missing or unreadable file, in which case nothing is
+checked.`,
+		Example: `  # Check a MachineConfig before applying it
+  mcotui validate 99-worker-chrony.yaml
+
+  # Check every manifest of a directory and a raw Ignition config
+  mcotui validate manifests/*.yaml bootstrap.ign
+
+  # Machine-readable report
+  mcotui validate -o json 99-worker-chrony.yaml`,
+		Args: cmdutil.UsageArgs(cobra.MinimumNArgs(1)),
+		RunE: func(_ *cobra.Command, args []string) error {
+			if output != "text" && output != "json" {
+				return cmdutil.UsageErr(fmt.Errorf("-o %q: use text or json", output))
+			}
+			files, err := readInputs(args, s.In)
+			if err != nil {
+				return cmdutil.UsageErr(err)
+			}
+			var probs []validate.Problem
+			for _, f := range files {
+				probs = append(probs, validate.File(f.name, f.data)...)
+			}
+			validate.Sort(probs)
+			if err := writeProblems(s.Out, output, probs); err != nil {
+				return err
+			}
+			errs := summarize(s.ErrOut, probs, len(files))
+			if errs > 0 {
+				return cmdutil.ExitCode(cmdutil.ExitError)
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVarP(&output, "output", "o", "text", "report format: text or json")
+	return c
+}
+
+type inputFile struct {
+	name string
+	data []byte
+}
+
+// readInputs reads every named file before any is checked, so that a bad name stops the
+// command before it reports anything.
+func readInputs(names []string, stdin io.Reader) ([]inputFile, error) {
+	files := make([]inputFile, 0, len(names))
+	for _, name := range names {
+		var data []byte
+		var err error
+		if name == "-" {
+			name = "<stdin>"
+			data, err = io.ReadAll(stdin)
+		} else {
+			data, err = os.ReadFile(name)
+		}
+		if err != nil {
+			return nil, readError(name, err)
+		}
+		files = append(files, inputFile{name: name, data: data})
+	}
+	return files, nil
+}
+
+// readError says why name cannot be read, without repeating the name as os errors do.
+func readError(name string, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s: no such file", name)
+	case isDir(name):
+		return fmt.Errorf("%s is a directory: name its files, for example %s/*.yaml", name, name)
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Errorf("cannot read %s: %w", name, err)
+}
+
+func isDir(name string) bool {
+	st, err := os.Stat(name)
+	return err == nil && st.IsDir()
+}
+
+func writeProblems(w io.Writer, format string, probs []validate.Problem) error {
+	if format == "json" {
+		if probs == nil {
+			probs = []validate.Problem{} // [] rather than null
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(probs)
+	}
+	for _, p := range probs {
+		if _, err := fmt.Fprintln(w, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// summarize writes the counts to w and returns the number of errors.
+func summarize(w io.Writer, probs []validate.Problem, files int) int {
+	var errs, warns int
+	for _, p := range probs {
+		if p.Severity == validate.Error {
+			errs++
+		} else {
+			warns++
+		}
+	}
+	if errs+warns == 0 {
+		fmt.Fprintf(w, "no problems in %s\n", plural(files, "file"))
+	} else {
+		fmt.Fprintf(w, "%s, %s in %s\n", plural(errs, "error"), plural(warns, "warning"), plural(files, "file"))
+	}
+	return errs
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

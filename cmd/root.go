@@ -1,0 +1,66 @@
+// Package cmd is mcotui's command tree: the root command, which opens the TUI, wires
+// the command groups (offline, cluster, node, interactive) together, and prints the
+// version. Each group's package holds its commands; cmdutil what they share.
+package cmd
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcotui/mcotui/cmd/cluster"
+	"github.com/mcotui/mcotui/cmd/cmdutil"
+	"github.com/mcotui/mcotui/cmd/interactive"
+	"github.com/mcotui/mcotui/cmd/node"
+	"github.com/mcotui/mcotui/cmd/offline"
+)
+
+// Run executes the command line args and returns the process exit code.
+func Run(args []string, f *cmdutil.Factory) int {
+	return cmdutil.Execute(NewRootCmd(f), args, f.IOStreams)
+}
+
+// NewRootCmd is `mcotui` with every command.
+func NewRootCmd(f *cmdutil.Factory) *cobra.Command {
+	root := cmdutil.NewRoot(f.IOStreams)
+	root.Short = "Roll machine configuration out to Kubernetes nodes and watch every node's progress"
+	root.Long = `mcotui applies rendered MachineConfigs (Ignition files, systemd units, SSH keys,
+kernel arguments, OS image) to Kubernetes nodes and shows every node's update phases.
+It speaks the API of OpenShift's Machine Config Operator: beside MCO on OpenShift, in
+its place on any other cluster.
+
+Offline tools work on manifest files and need no cluster:
+  mcotui validate   check MachineConfigs and Ignition configs
+  mcotui render     merge a pool's MachineConfigs into its rendered config
+  mcotui diff       show what a config change does to a node`
+	interactive.AddTUI(root, f) // mcotui without a command opens the TUI; adds serve
+	root.AddCommand(
+		offline.NewCmdValidate(f),
+		offline.NewCmdRender(f),
+		offline.NewCmdDiff(f),
+		node.NewCmdAgent(f),
+		node.NewCmdJournal(f),
+		cluster.NewCmdController(f),
+		cluster.NewCmdStatus(f),
+		cluster.NewCmdRollout(f),
+		cluster.NewCmdPause(f),
+		cluster.NewCmdResume(f),
+		cluster.NewCmdBootImages(f),
+		cluster.NewCmdInstall(f),
+		interactive.NewCmdDemo(f),
+		newCmdVersion(f),
+	)
+	return root
+}
+
+func newCmdVersion(f *cmdutil.Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the mcotui version",
+		Args:  cmdutil.UsageArgs(cobra.NoArgs),
+		RunE: func(*cobra.Command, []string) error {
+			fmt.Fprintf(f.Out, "mcotui %s\n", f.Version)
+			return nil
+		},
+	}
+}
