@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/printers"
-	"k8s.io/client-go/util/retry"
 
 	"github.com/mcotui/mcotui/cmd/cmdutil"
 	"github.com/mcotui/mcotui/controller"
@@ -161,23 +160,6 @@ func parseSelection(mode, selector string) (operatorv1.MachineManagerSelector, e
 	return sel, nil
 }
 
-// withSelection returns managers with the Machine API MachineSets entry set to sel.
-func withSelection(managers []operatorv1.MachineManager, sel operatorv1.MachineManagerSelector) []operatorv1.MachineManager {
-	out := make([]operatorv1.MachineManager, 0, len(managers)+1)
-	found := false
-	for _, m := range managers {
-		m = *m.DeepCopy()
-		if m.Resource == operatorv1.MachineSets && m.APIGroup == operatorv1.MachineAPI {
-			m.Selection, found = sel, true
-		}
-		out = append(out, m)
-	}
-	if !found {
-		out = append(out, operatorv1.MachineManager{Resource: operatorv1.MachineSets, APIGroup: operatorv1.MachineAPI, Selection: sel})
-	}
-	return out
-}
-
 func describeSelection(sel operatorv1.MachineManagerSelector) string {
 	if sel.Partial != nil && sel.Partial.MachineResourceSelector != nil {
 		return fmt.Sprintf("%s (selector %s)", sel.Mode, metav1.FormatLabelSelector(sel.Partial.MachineResourceSelector))
@@ -186,32 +168,8 @@ func describeSelection(sel operatorv1.MachineManagerSelector) string {
 }
 
 func setMode(ctx context.Context, w io.Writer, c *kube.Clients, sel operatorv1.MachineManagerSelector) error {
-	mcs := c.Operator.OperatorV1().MachineConfigurations()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cfg, err := mcs.Get(ctx, bootimage.MachineConfigurationName, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			_, err = mcs.Create(ctx, &operatorv1.MachineConfiguration{
-				ObjectMeta: metav1.ObjectMeta{Name: bootimage.MachineConfigurationName},
-				Spec: operatorv1.MachineConfigurationSpec{
-					StaticPodOperatorSpec: operatorv1.StaticPodOperatorSpec{OperatorSpec: operatorv1.OperatorSpec{ManagementState: operatorv1.Managed}},
-					ManagedBootImages:     operatorv1.ManagedBootImages{MachineManagers: withSelection(nil, sel)},
-					// The schema requires the SSH key actions; None is MCO's default.
-					NodeDisruptionPolicy: operatorv1.NodeDisruptionPolicyConfig{SSHKey: operatorv1.NodeDisruptionPolicySpecSSHKey{
-						Actions: []operatorv1.NodeDisruptionPolicySpecAction{{Type: operatorv1.NoneSpecAction}},
-					}},
-				},
-			}, metav1.CreateOptions{FieldManager: "mcotui"})
-			return err
-		}
-		if err != nil {
-			return err
-		}
-		cfg.Spec.ManagedBootImages.MachineManagers = withSelection(cfg.Spec.ManagedBootImages.MachineManagers, sel)
-		_, err = mcs.Update(ctx, cfg, metav1.UpdateOptions{FieldManager: "mcotui"})
+	if err := kube.SetBootImageMode(ctx, c, sel, nil, "mcotui"); err != nil {
 		return err
-	})
-	if err != nil {
-		return fmt.Errorf("set the boot image mode in machineconfiguration %s: %w", bootimage.MachineConfigurationName, err)
 	}
 	fmt.Fprintf(w, "machineconfiguration.operator.openshift.io/%s boot image mode of Machine API MachineSets set to %s\n", bootimage.MachineConfigurationName, describeSelection(sel))
 	return nil
@@ -226,7 +184,7 @@ func dryRunMode(ctx context.Context, w io.Writer, c *kube.Clients, sel operatorv
 	if in.Configuration != nil {
 		cfg = in.Configuration.DeepCopy()
 	}
-	cfg.Spec.ManagedBootImages.MachineManagers = withSelection(cfg.Spec.ManagedBootImages.MachineManagers, sel)
+	cfg.Spec.ManagedBootImages.MachineManagers = bootimage.WithMachineSetSelection(cfg.Spec.ManagedBootImages.MachineManagers, sel)
 	in.Configuration = cfg
 	rep, err := controller.CheckBootImages(in)
 	if err != nil {

@@ -1,15 +1,14 @@
 package cluster
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/mcotui/mcotui/cmd/cmdutil"
+	"github.com/mcotui/mcotui/platform/kube"
 )
 
 func NewCmdPause(f *cmdutil.Factory) *cobra.Command  { return newPauseResumeCmd(f, true) }
@@ -70,12 +69,8 @@ do not leave a pool paused for long. Pausing a pool that is paused changes nothi
 				fmt.Fprintf(s.Out, "machineconfigpool.machineconfiguration.openshift.io/%s already %s\n", name, past)
 				return nil
 			}
-			patch, err := json.Marshal(map[string]any{"spec": map[string]any{"paused": paused}})
-			if err != nil {
+			if err := kube.SetPoolPaused(c.Context(), clients, name, paused, "mcotui"); err != nil {
 				return err
-			}
-			if _, err := pools.Patch(c.Context(), name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "mcotui"}); err != nil {
-				return fmt.Errorf("%s machineconfigpool %s: %w", verb, name, err)
 			}
 			fmt.Fprintf(s.Out, "machineconfigpool.machineconfiguration.openshift.io/%s %s\n", name, past)
 			return nil

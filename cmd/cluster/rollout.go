@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/cli-runtime/pkg/printers"
 
@@ -130,17 +128,12 @@ func parseMaxUnavailable(v string) (intstr.IntOrString, error) {
 }
 
 func runRollout(ctx context.Context, s cmdutil.IOStreams, c *kube.Clients, name string, mu *intstr.IntOrString, o rolloutOptions) error {
-	pools := c.MachineConfig.MachineconfigurationV1().MachineConfigPools()
 	if mu != nil {
-		patch, err := json.Marshal(map[string]any{"spec": map[string]any{"maxUnavailable": mu}})
-		if err != nil {
-			return err
-		}
-		if _, err := pools.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "mcotui"}); err != nil {
+		if err := kube.SetMaxUnavailable(ctx, c, name, *mu, "mcotui"); err != nil {
 			if apierrors.IsNotFound(err) {
 				return fmt.Errorf("machineconfigpool %q not found", name)
 			}
-			return fmt.Errorf("set maxUnavailable of machineconfigpool %s: %w", name, err)
+			return err
 		}
 		fmt.Fprintf(s.Out, "machineconfigpool.machineconfiguration.openshift.io/%s maxUnavailable set to %s\n", name, mu.String())
 	}

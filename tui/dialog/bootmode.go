@@ -111,17 +111,9 @@ func (d *BootMode) selection() (operatorv1.MachineManagerSelector, error) {
 func (d *BootMode) preview(sel operatorv1.MachineManagerSelector) (bootimage.Selection, error) {
 	var managers []operatorv1.MachineManager
 	if m := d.c.Store.MachineConfiguration(); m != nil {
-		managers = slices.Clone(m.Spec.ManagedBootImages.MachineManagers)
+		managers = m.Spec.ManagedBootImages.MachineManagers
 	}
-	entry := operatorv1.MachineManager{Resource: operatorv1.MachineSets, APIGroup: operatorv1.MachineAPI, Selection: sel}
-	if i := slices.IndexFunc(managers, func(m operatorv1.MachineManager) bool {
-		return m.Resource == operatorv1.MachineSets && m.APIGroup == operatorv1.MachineAPI
-	}); i >= 0 {
-		managers[i] = entry
-	} else {
-		managers = append(managers, entry)
-	}
-	return bootimage.Select(d.c.Info.Platform, managers, d.c.Store.MachineSets())
+	return bootimage.Select(d.c.Info.Platform, bootimage.WithMachineSetSelection(managers, sel), d.c.Store.MachineSets())
 }
 
 // Update implements common.Component.

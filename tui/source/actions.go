@@ -2,7 +2,6 @@ package source
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,14 +11,10 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/mcotui/mcotui/core/bootimage"
-	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/platform/kube"
 	"github.com/mcotui/mcotui/tui/action"
@@ -47,39 +42,20 @@ func NewActions(c *Cluster, who string) *Actions {
 
 var _ action.Actions = (*Actions)(nil)
 
-func (a *Actions) patchPool(ctx context.Context, pool string, spec map[string]any) error {
-	patch, err := json.Marshal(map[string]any{"spec": spec})
-	if err != nil {
-		return err
-	}
-	_, err = a.c.clients.MachineConfig.MachineconfigurationV1().MachineConfigPools().Patch(ctx, pool,
-		types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
-	return err
-}
-
 // SetPaused implements action.Actions.
 func (a *Actions) SetPaused(ctx context.Context, pool string, paused bool) error {
-	verb := "resume"
-	if paused {
-		verb = "pause"
-	}
-	if err := a.patchPool(ctx, pool, map[string]any{"paused": paused}); err != nil {
-		return fmt.Errorf("%s MachineConfigPool %s: %w", verb, pool, err)
+	if err := kube.SetPoolPaused(ctx, a.c.clients, pool, paused, FieldManager); err != nil {
+		return err
 	}
 	a.log.Info("set spec.paused", "pool", pool, "paused", paused)
 	return nil
 }
 
-// SetMaxUnavailable implements action.Actions. The value is checked as the rollout
-// reads it before it is written, so that a value the rollout would refuse never reaches
-// the pool.
+// SetMaxUnavailable implements action.Actions with kube.SetMaxUnavailable, which
+// checks the value as the rollout reads it before it is written.
 func (a *Actions) SetMaxUnavailable(ctx context.Context, pool string, v intstr.IntOrString) error {
-	check := &mcfgv1.MachineConfigPool{ObjectMeta: metav1.ObjectMeta{Name: pool}, Spec: mcfgv1.MachineConfigPoolSpec{MaxUnavailable: &v}}
-	if _, err := rollout.MaxUnavailable(check, 1); err != nil {
+	if err := kube.SetMaxUnavailable(ctx, a.c.clients, pool, v, FieldManager); err != nil {
 		return err
-	}
-	if err := a.patchPool(ctx, pool, map[string]any{"maxUnavailable": v}); err != nil {
-		return fmt.Errorf("set maxUnavailable of MachineConfigPool %s to %s: %w", pool, v.String(), err)
 	}
 	a.log.Info("set spec.maxUnavailable", "pool", pool, "maxUnavailable", v.String())
 	return nil
@@ -124,29 +100,12 @@ func (a *Actions) Rollout(ctx context.Context, pool string, confirmed []string) 
 	return step, errors.Join(errs...)
 }
 
-// RollBack implements action.Actions. The pool is read afresh and written with the
-// version read, so that a pool whose target moved meanwhile is not pinned to a config
-// the user did not see.
+// RollBack implements action.Actions with kube.RollBackPool, which reads the pool
+// afresh, so that a pool whose target moved meanwhile is not pinned to a config the
+// user did not see.
 func (a *Actions) RollBack(ctx context.Context, pool, to, from string) error {
-	pools := a.c.clients.MachineConfig.MachineconfigurationV1().MachineConfigPools()
-	p, err := pools.Get(ctx, pool, metav1.GetOptions{})
-	if err != nil {
-		return fmt.Errorf("roll back pool %s: %w", pool, err)
-	}
-	if cur := p.Spec.Configuration.Name; cur != from {
-		return fmt.Errorf("roll back pool %s: its target is now %s, not %s; nothing was written, look again", pool, cur, from)
-	}
-	if p.Annotations == nil {
-		p.Annotations = map[string]string{}
-	}
-	p.Annotations[rollout.RollbackToAnnotation] = to
-	p.Annotations[rollout.RollbackFromAnnotation] = from
-	p.Spec.Configuration.Name = to
-	if _, err := pools.Update(ctx, p, metav1.UpdateOptions{FieldManager: FieldManager}); err != nil {
-		if apierrors.IsConflict(err) {
-			return fmt.Errorf("roll back pool %s: the pool changed while it was written; look again and retry", pool)
-		}
-		return fmt.Errorf("roll back pool %s: %w", pool, err)
+	if err := kube.RollBackPool(ctx, a.c.clients, pool, to, from, FieldManager); err != nil {
+		return err
 	}
 	a.log.Info("rolled back", "pool", pool, "to", to, "from", from)
 	return nil
@@ -186,23 +145,15 @@ func (a *Actions) Retry(ctx context.Context, pool, node string) error {
 		return fmt.Errorf("retry node %s: it is not failing at pool %s's target %s", node, pool, step.Target)
 	}
 	i := slices.IndexFunc(nodes, func(n *corev1.Node) bool { return n.Name == node })
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		"resourceVersion": nodes[i].ResourceVersion,
-		"annotations":     map[string]any{nodeanno.StateKey: nodeanno.StateWorking, nodeanno.ReasonKey: ""},
-	}})
-	if err != nil {
+	if err := kube.RetryNode(ctx, a.c.clients, nodes[i], FieldManager); err != nil {
 		return err
-	}
-	if _, err := a.c.clients.Kube.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager}); err != nil {
-		return fmt.Errorf("retry node %s: %w", node, err)
 	}
 	a.log.Info("retry node", "pool", pool, "node", node)
 	return nil
 }
 
-// SetBootImageMode implements action.Actions: it replaces the Machine API MachineSets
-// entry of spec.managedBootImages.machineManagers (adding it when there is none) and
-// keeps every other machine manager as it is.
+// SetBootImageMode implements action.Actions with kube.SetBootImageMode, on the
+// MachineConfiguration the cache shows: a change made meanwhile is refused.
 func (a *Actions) SetBootImageMode(ctx context.Context, sel operatorv1.MachineManagerSelector) error {
 	name := bootimage.MachineConfigurationName
 	if a.c.mcfg == nil {
@@ -212,28 +163,8 @@ func (a *Actions) SetBootImageMode(ctx context.Context, sel operatorv1.MachineMa
 	if err != nil {
 		return fmt.Errorf("set the boot image mode: MachineConfiguration %s: %w", name, err)
 	}
-	managers := slices.Clone(cur.Spec.ManagedBootImages.MachineManagers)
-	entry := operatorv1.MachineManager{Resource: operatorv1.MachineSets, APIGroup: operatorv1.MachineAPI, Selection: sel}
-	if i := slices.IndexFunc(managers, func(m operatorv1.MachineManager) bool {
-		return m.Resource == operatorv1.MachineSets && m.APIGroup == operatorv1.MachineAPI
-	}); i >= 0 {
-		managers[i] = entry
-	} else {
-		managers = append(managers, entry)
-	}
-	patch, err := json.Marshal(map[string]any{
-		"metadata": map[string]any{"resourceVersion": cur.ResourceVersion},
-		"spec":     map[string]any{"managedBootImages": map[string]any{"machineManagers": managers}},
-	})
-	if err != nil {
+	if err := kube.SetBootImageMode(ctx, a.c.clients, sel, cur, FieldManager); err != nil {
 		return err
-	}
-	_, err = a.c.clients.Operator.OperatorV1().MachineConfigurations().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
-	if apierrors.IsConflict(err) {
-		return fmt.Errorf("set the boot image mode: MachineConfiguration %s changed since it was shown; look again and retry", name)
-	}
-	if err != nil {
-		return fmt.Errorf("set the boot image mode in MachineConfiguration %s: %w", name, err)
 	}
 	a.log.Info("set boot image mode", "mode", sel.Mode)
 	return nil
