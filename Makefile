@@ -65,7 +65,7 @@ bench: testbin
 	$(GO) test -run '^$$' -bench . -benchmem ./core/... ./store/... ./agent/... ./tui/...
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3000x ./sim/apisim/
 	$(GO) test -run '^$$' -bench Rollout -benchtime 1x -timeout 60m ./controller/
-	$(GO) test -run '^$$' -bench Status -benchtime 5x -timeout 30m .
+	$(GO) test -run '^$$' -bench Status -benchtime 5x -timeout 30m ./cmd/cluster/
 
 fuzz:
 	./hack/fuzz.sh $(FUZZTIME)

@@ -100,7 +100,7 @@ func (n *liveNode) startBinary(t *testing.T, failpoint string) *agentProcess {
 	return p
 }
 
-// failpointEnvName is the variable main reads (cmd_agent.go's failpointEnv).
+// failpointEnvName is the variable main reads (cmd/node/agent.go's failpointEnv).
 const failpointEnvName = "MCOTUI_FAILPOINT"
 
 func (p *agentProcess) kill() {

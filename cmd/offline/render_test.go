@@ -14,8 +14,8 @@ import (
 	"github.com/mcotui/mcotui/cmd/cmdutil"
 )
 
-// The flag is render's own: test files of package main share one flag set, so a
-// second "-update" would panic at start-up.
+// The flag is render's own, named apart from status' and install's golden flags, which
+// once shared its test binary (a second "-update" would panic at start-up).
 var updateRender = flag.Bool("update-render", false, "rewrite testdata/render/*.golden from the current output")
 
 const renderData = "testdata/render"

@@ -1,6 +1,6 @@
 // Package screentest keeps the last screen a Bubble Tea program drew, for tests that
 // run the real program (teatest) and wait for what a user would see. It is not
-// internal because package main's tests use it too; only tests import it.
+// internal because the command tests (cmd/...) use it too; only tests import it.
 package screentest
 
 import (

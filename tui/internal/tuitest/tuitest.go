@@ -120,7 +120,7 @@ var _ action.Actions = (*Actions)(nil)
 // Driver is an action.Driver for tests of the UI alone: it reports that it holds the
 // Lease, then Reports one by one, then drives on until its context ends, as a Driver
 // whose pool is still rolling out does. Tests of what driving does to a cluster use
-// the controller's driver against a real API server (package main).
+// the controller's driver against a real API server (cmd/interactive).
 type Driver struct {
 	Reports []action.DriveReport
 	// Err, when set, is what Drive returns at once, reporting nothing, as a Driver
