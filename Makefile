@@ -30,13 +30,17 @@ testbin:
 	./hack/system-deps.sh
 	./hack/testbin.sh $(TESTBIN)
 
+# The agent's in-process failpoint tests need the failpoints build tag; the crash tests
+# in ./... build their tagged binary themselves.
 test: testbin lint
 	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -tags failpoints -run 'Failpoint' ./agent/
 
 # The agent's crash tests alone: the real binary killed with SIGKILL at every failpoint.
 # make test runs them too, as part of ./...
 test-crash: testbin
 	$(GO) test -count=1 -run TestCrash -v ./agent/...
+	$(GO) test -count=1 -tags failpoints -run 'Failpoint' -v ./agent/
 
 # The end-to-end rollout alone: 50 kwok nodes with real agents, two controller processes.
 # make test runs it too, as part of ./...

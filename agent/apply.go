@@ -47,6 +47,9 @@ type applier struct {
 	// wrote is called after each file this process writes, with the count so far; the
 	// file failpoints hang on it.
 	wrote func(n int)
+	// writingFiles is true while stepFiles writes the update's files: the failpoints
+	// inside a file write fire only then.
+	writingFiles bool
 }
 
 // prepare checks everything that can be checked before the first write, takes the

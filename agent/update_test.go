@@ -464,57 +464,6 @@ func TestSupersededBeforeWritingStartsOver(t *testing.T) {
 	}
 }
 
-// TestResumeAtEveryFailpoint crashes the update at each failpoint in process and runs
-// a fresh agent: the update must end as if nothing had happened, each side effect
-// once. The crash tests do the same to the real binary with SIGKILL.
-func TestResumeAtEveryFailpoint(t *testing.T) {
-	for _, fp := range Failpoints {
-		t.Run(fp, func(t *testing.T) {
-			s := newScenario(t, configA(t), configC(t))
-			s.c.pods = []string{"default/web-0", "default/web-1"}
-			s.c.setDesired(cfgC)
-			// The failpoint stays armed until it fires: those after the reboot fire in
-			// the process that runs after the boot.
-			armed, fired := fp, false
-			for i := 0; i < 6 && !s.done(); i++ {
-				reboots := s.h.logind.Reboots()
-				ended := s.run(armed, s.done)
-				switch {
-				case ended == "crash "+fp:
-					armed, fired = "", true
-				case ended != "reboot" && ended != "until":
-					t.Fatalf("run %d ended %s; journal %s", i+1, ended, s.journalText())
-				}
-				if s.h.logind.Reboots() > reboots {
-					s.boot("")
-				}
-			}
-			if !fired {
-				t.Fatalf("failpoint %s never fired; journal %s", fp, s.journalText())
-			}
-			if !s.done() {
-				t.Fatalf("not done; journal %s", s.journalText())
-			}
-			s.requireFiles(configC(t))
-			if s.c.unschedulable() {
-				t.Fatal("left cordoned")
-			}
-			if got := s.h.logind.Reboots(); got != 1 {
-				t.Fatalf("%d reboots, want 1", got)
-			}
-			if len(s.c.evicted) != 2 {
-				t.Fatalf("evicted %v, want each pod once", s.c.evicted)
-			}
-			if s.c.cordons != 1 {
-				t.Fatalf("cordoned %d times", s.c.cordons)
-			}
-			if us, _ := s.h.journal.List(); len(us) != 1 || us[0].Result != store.ResultDone {
-				t.Fatalf("journal %s", s.journalText())
-			}
-		})
-	}
-}
-
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)

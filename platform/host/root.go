@@ -30,6 +30,8 @@ type Root struct {
 	dir string
 	// now names temporary files; injected so tests are repeatable.
 	now func() time.Time
+	// hook is told of the points inside WriteFile (writehook.go).
+	hook func(point, path string)
 }
 
 // SymlinkError says a path passes through, or ends at, a symbolic link.
@@ -258,7 +260,7 @@ func (r *Root) WriteFile(p string, data []byte, mode fs.FileMode, uid, gid int) 
 		return &fs.PathError{Op: "create", Path: p, Err: err}
 	}
 	f := os.NewFile(uintptr(fd), tmp)
-	err = writeSynced(f, data, mode, uid, gid)
+	err = writeSynced(f, data, mode, uid, gid, func() { r.at(WriteTempWritten, p) })
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -269,6 +271,7 @@ func (r *Root) WriteFile(p string, data []byte, mode fs.FileMode, uid, gid int) 
 		_ = unix.Unlinkat(dirfd, tmp, 0)
 		return &fs.PathError{Op: "write", Path: p, Err: err}
 	}
+	r.at(WriteRenamed, p)
 	if err := unix.Fsync(dirfd); err != nil {
 		return &fs.PathError{Op: "sync directory of", Path: p, Err: err}
 	}
@@ -277,7 +280,8 @@ func (r *Root) WriteFile(p string, data []byte, mode fs.FileMode, uid, gid int) 
 
 // writeSynced writes data and sets mode and owner explicitly (the umask must not decide
 // a config's mode), then fsyncs so the rename that follows publishes complete data.
-func writeSynced(f *os.File, data []byte, mode fs.FileMode, uid, gid int) error {
+// written is called between the writes and the fsync.
+func writeSynced(f *os.File, data []byte, mode fs.FileMode, uid, gid int, written func()) error {
 	if _, err := io.Copy(f, bytes.NewReader(data)); err != nil {
 		return err
 	}
@@ -288,6 +292,7 @@ func writeSynced(f *os.File, data []byte, mode fs.FileMode, uid, gid int) error 
 	if err := unix.Fchmod(int(f.Fd()), posixMode(mode)); err != nil {
 		return err
 	}
+	written()
 	return f.Sync()
 }
 
