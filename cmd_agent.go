@@ -163,7 +163,7 @@ func runAgent(ctx context.Context, s streams, o agentOptions) error {
 
 	a, err := agent.New(agent.Config{
 		Node: o.node, Cluster: cluster, Journal: journal,
-		Root: root, Systemd: systemd, Logind: logind, OS: host.NewOSTree(o.root, nil),
+		Root: root, Systemd: systemd, Logind: logind, OS: host.NewOSTree(o.root, nil), UnitLog: host.NewUnitLog(o.root, nil),
 		StateDir: o.stateDir, BootIDFile: o.bootID, DrainTimeout: o.drainTimeout,
 		MCOPresent: func(ctx context.Context) (bool, string, error) { return kube.DetectMCO(ctx, clients.Kube) },
 		Metrics:    metrics, Log: log, Failpoint: o.failpoint, FailpointAnnounce: o.announce,

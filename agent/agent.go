@@ -41,6 +41,9 @@ type Config struct {
 	Systemd Systemd
 	Logind  Rebooter
 	OS      OSUpdater
+	// UnitLog reads a unit's journal, to say why a post-config action failed; nil says
+	// that it was not read.
+	UnitLog UnitLogger
 	// StateDir holds the journal's companions: snapshots and original backups.
 	StateDir string
 	// BootIDFile is read to tell whether the node rebooted (host.BootIDPath).

@@ -24,6 +24,11 @@ type Systemd interface {
 	UnitFileState(ctx context.Context, unit string) (string, error)
 }
 
+// UnitLogger reads the last lines of a unit's journal; *host.UnitLog implements it.
+type UnitLogger interface {
+	Tail(ctx context.Context, unit string, n int) ([]string, error)
+}
+
 // Rebooter reboots the node; *host.Logind implements it.
 type Rebooter interface {
 	Reboot(ctx context.Context) error

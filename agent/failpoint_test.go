@@ -155,4 +155,3 @@ func TestResumeAtEveryFailpoint(t *testing.T) {
 		})
 	}
 }
-

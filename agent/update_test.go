@@ -33,6 +33,8 @@ type scenario struct {
 	// between a failure and the retry.
 	backoff time.Duration
 	boots   int
+	// unitLog is the agents' journal reader; nil leaves them without one.
+	unitLog UnitLogger
 }
 
 func newScenario(t *testing.T, current *mcfgv1.MachineConfig, others ...*mcfgv1.MachineConfig) *scenario {
@@ -57,7 +59,7 @@ func (s *scenario) agent(failpoint string) *Agent {
 	s.t.Helper()
 	a, err := New(Config{
 		Node: "worker-0", Cluster: s.c, Journal: s.h.journal, Root: s.h.root, Systemd: s.h.sd,
-		Logind: s.h.lg, OS: s.h.os, StateDir: s.h.stateDir, BootIDFile: s.h.bootIDFile,
+		Logind: s.h.lg, OS: s.h.os, UnitLog: s.unitLog, StateDir: s.h.stateDir, BootIDFile: s.h.bootIDFile,
 		MinBackoff: s.backoff, MaxBackoff: max(s.backoff, 50*time.Millisecond),
 		Metrics:   NewMetrics(prometheus.NewRegistry()),
 		Failpoint: failpoint, Crash: func(name string) { panic(crashed{name}) },
