@@ -171,7 +171,7 @@ func runAgent(ctx context.Context, s streams, o agentOptions) error {
 	if err != nil {
 		return err
 	}
-	log.Info("agent starting", "node", o.node, "root", o.root, "stateDir", o.stateDir, "version", version)
+	log.Info("agent starting", "node", o.node, "root", o.root, "stateDir", o.stateDir, "bus", o.busAddress, "version", version)
 	return a.Run(ctx)
 }
 

@@ -183,8 +183,8 @@ type node struct {
 }
 
 // newNode creates a kwok node named prefix plus a random suffix, Done on cfgBase, and
-// boots a machine whose agent runs as it.
-func newNode(t *testing.T, prefix string) *node {
+// boots a machine whose agent runs as it. Each of opts may change the machine's Options.
+func newNode(t *testing.T, prefix string, opts ...func(*Options)) *node {
 	t.Helper()
 	clusterObjects(t)
 	ctx := t.Context()
@@ -203,7 +203,11 @@ func newNode(t *testing.T, prefix string) *node {
 	n.ns = ns
 	n.mcn = recordMCN(t, name)
 	began := time.Now()
-	n.m = Start(t, Options{Node: name, Binary: mcotuiBin, Kubeconfig: env.KubeconfigPath})
+	o := Options{Node: name, Binary: mcotuiBin, Kubeconfig: env.KubeconfigPath}
+	for _, f := range opts {
+		f(&o)
+	}
+	n.m = Start(t, o)
 	t.Logf("vm %s: booted in %s", name, time.Since(began).Round(time.Second))
 	return n
 }

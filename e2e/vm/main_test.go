@@ -24,6 +24,9 @@ func TestMain(m *testing.M) {
 		}
 		bin, cleanup, err := BuildMcotui()
 		mcotuiBin = bin
-		return cleanup, err
+		return func() {
+			cleanup()
+			failpointBuild.cleanup()
+		}, err
 	})
 }

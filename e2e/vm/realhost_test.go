@@ -86,7 +86,12 @@ var rebootPhases = []struct {
 // drains the kwok node, writes, really reboots the guest, validates after boot,
 // uncordons and reports Done.
 func TestVMRebootUpdate(t *testing.T) {
-	n := newNode(t, "vm-reboot")
+	rebootUpdate(t, newNode(t, "vm-reboot"))
+}
+
+// rebootUpdate is test 1 on n's machine, however its agent runs (test 4 runs it as a
+// DaemonSet pod would).
+func rebootUpdate(t *testing.T, n *node) {
 	m := n.m
 	n.runPod("web")
 	boot1 := m.Boots()[0]
@@ -94,10 +99,7 @@ func TestVMRebootUpdate(t *testing.T) {
 		t.Fatalf("boot id %q (%v), the shell announced %q", id, err, boot1)
 	}
 	// The agent runs before the change: Done on the base config, nothing to do.
-	n.m.Await(t, "the agent active", func() (bool, string) {
-		r, err := m.Exec(m.Context(), "systemctl is-active "+AgentUnit)
-		return err == nil && strings.TrimSpace(r.Stdout) == "active", fmt.Sprintf("%+v %v", r, err)
-	})
+	awaitAgentActive(t, m)
 
 	began := time.Now()
 	n.patch(map[string]string{nodeanno.DesiredConfigKey: cfgReboot})
