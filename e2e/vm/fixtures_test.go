@@ -164,6 +164,8 @@ func clusterObjects(t *testing.T) {
 							Type: operatorv1.RestartSpecAction, Restart: &operatorv1.RestartService{ServiceName: "restartme.service"},
 						}}},
 					},
+					// MCO's default for a key change, which the schema requires spelled out.
+					SSHKey: operatorv1.NodeDisruptionPolicySpecSSHKey{Actions: []operatorv1.NodeDisruptionPolicySpecAction{{Type: operatorv1.NoneSpecAction}}},
 				},
 			},
 		}

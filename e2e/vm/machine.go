@@ -273,8 +273,9 @@ func (m *Machine) qemuArgs() []string {
 		"-drive", "file=" + m.overlay + ",format=qcow2,if=virtio",
 		"-drive", "file=" + m.testDisk + ",format=raw,if=virtio,readonly=on",
 		// The control plane and nothing else: restrict=on cuts the guest off from the
-		// host and the world except for this guestfwd, served by this very binary.
-		"-nic", "user,model=virtio-net-pci,restrict=on,guestfwd=tcp:" + apiserverGuestAddr + "-cmd:exec " + shellQuote(exe),
+		// host and the world except for this guestfwd, served by this very binary (slirp
+		// runs the command itself, with glib's shell-style word splitting: no shell).
+		"-nic", "user,model=virtio-net-pci,restrict=on,guestfwd=tcp:" + apiserverGuestAddr + "-cmd:" + shellQuote(exe),
 		"-device", "virtio-serial-pci",
 		"-chardev", "socket,id=ctl,path=" + m.ctlSock + ",server=on,wait=off",
 		"-device", "virtserialport,chardev=ctl,name=mcotui.ctl",
