@@ -37,7 +37,7 @@ testbin:
 # in ./... (and the VM tests) build their tagged binary themselves.
 test: testbin lint
 	$(GO) test -race -count=1 -timeout 45m -skip '^TestVMExtended' ./...
-	$(GO) test -race -count=1 -tags failpoints -run 'Failpoint' ./agent/
+	$(GO) test -race -count=1 -tags failpoints -run 'TestResumeAtEveryFailpoint|TestFailpoint|TestWriteFailpoints' ./agent/
 
 # The real-host tests alone: the agent on a Debian guest in QEMU with real systemd,
 # logind reboots and power cuts, against the test control plane. One guest at a time.
@@ -48,7 +48,7 @@ test-vm: testbin
 # make test runs them too, as part of ./...
 test-crash: testbin
 	$(GO) test -count=1 -run TestCrash -v ./agent/...
-	$(GO) test -count=1 -tags failpoints -run 'Failpoint' -v ./agent/
+	$(GO) test -count=1 -tags failpoints -run 'TestResumeAtEveryFailpoint|TestFailpoint|TestWriteFailpoints' -v ./agent/
 
 # The end-to-end rollout alone: 50 kwok nodes with real agents, two controller processes.
 # make test runs it too, as part of ./...
