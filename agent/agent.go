@@ -41,6 +41,9 @@ type Config struct {
 	Systemd Systemd
 	Logind  Rebooter
 	OS      OSUpdater
+	// UnitLog reads a unit's journal, to say why a post-config action failed; nil says
+	// that it was not read.
+	UnitLog UnitLogger
 	// StateDir holds the journal's companions: snapshots and original backups.
 	StateDir string
 	// BootIDFile is read to tell whether the node rebooted (host.BootIDPath).
@@ -62,10 +65,13 @@ type Config struct {
 	Log     *slog.Logger
 	Now     func() time.Time
 
-	// Failpoint is the name of a failpoint (failpoint.go) at which the agent crashes;
-	// Crash does the crashing (SIGKILL to itself unless a test says otherwise).
-	Failpoint string
-	Crash     func(name string)
+	// Failpoint is the name of a failpoint (failpoint.go) at which the agent crashes, in
+	// a build with the failpoints tag only; Crash does the crashing: SIGKILL to itself,
+	// or, with FailpointAnnounce, a line on that file and a wait forever for the power
+	// to be cut, unless a test says otherwise.
+	Failpoint         string
+	FailpointAnnounce string
+	Crash             func(name string)
 }
 
 // Agent runs the updates of one node.
@@ -117,11 +123,16 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.Crash == nil {
+	switch {
+	case cfg.Crash != nil:
+	case cfg.FailpointAnnounce != "":
+		cfg.Crash = announcer(cfg.FailpointAnnounce)
+	default:
 		cfg.Crash = crash
 	}
 	a := &Agent{cfg: cfg, log: cfg.Log.With("node", cfg.Node), configs: map[string]configdiff.Config{}}
 	a.ap = &applier{root: cfg.Root, systemd: cfg.Systemd, os: cfg.OS, stateDir: cfg.StateDir}
+	a.armWritePoint()
 	return a, nil
 }
 

@@ -24,6 +24,11 @@ type Systemd interface {
 	UnitFileState(ctx context.Context, unit string) (string, error)
 }
 
+// UnitLogger reads the last lines of a unit's journal; *host.UnitLog implements it.
+type UnitLogger interface {
+	Tail(ctx context.Context, unit string, n int) ([]string, error)
+}
+
 // Rebooter reboots the node; *host.Logind implements it.
 type Rebooter interface {
 	Reboot(ctx context.Context) error
@@ -47,6 +52,9 @@ type applier struct {
 	// wrote is called after each file this process writes, with the count so far; the
 	// file failpoints hang on it.
 	wrote func(n int)
+	// writingFiles is true while stepFiles writes the update's files: the failpoints
+	// inside a file write fire only then.
+	writingFiles bool
 }
 
 // prepare checks everything that can be checked before the first write, takes the

@@ -52,7 +52,8 @@ func agentBinary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "mcotui")
-		cmd := exec.Command("go", "build", "-o", binPath, ".")
+		// The failpoints exist only in a build with their tag.
+		cmd := exec.Command("go", "build", "-tags", "failpoints", "-o", binPath, ".")
 		cmd.Dir = ".." // the module root
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)

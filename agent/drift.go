@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
-	"slices"
 	"sync"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
+	"github.com/mcotui/mcotui/platform/host"
 )
 
 // The drift monitor watches the files the node's current config manages (files, unit
@@ -36,6 +36,9 @@ const (
 type driftMonitor struct {
 	config string
 	files  map[string]hostFile
+	// watched maps each watched directory, as the agent's filesystem names it, to the
+	// host's name for it: they differ where a link on the way was resolved in the root.
+	watched map[string]string
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -67,13 +70,14 @@ func (a *Agent) startDrift(ctx context.Context, config string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("drift monitor: %w", err)
 	}
-	for _, dir := range watchDirs(a.cfg.Root.Dir(), files) {
+	watched := watchDirs(a.cfg.Root, files)
+	for dir := range watched {
 		if err := w.Add(dir); err != nil {
 			a.log.Warn("drift monitor cannot watch a directory; it is rechecked every minute", "dir", dir, "err", err)
 		}
 	}
 	mctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	m := &driftMonitor{config: config, files: files, cancel: cancel, done: make(chan struct{})}
+	m := &driftMonitor{config: config, files: files, watched: watched, cancel: cancel, done: make(chan struct{})}
 	a.drift = m
 	ms := a.checkDrift(m, sortedKeys(files))
 	a.reportDrift(mctx, m, ms)
@@ -104,22 +108,24 @@ func (a *Agent) stopDriftLocked() {
 	a.drift = nil
 }
 
-// watchDirs is the directory of each managed file, or its nearest existing ancestor, on
-// the agent's filesystem.
-func watchDirs(root string, files map[string]hostFile) []string {
-	var dirs []string
+// watchDirs is the directory of each managed file, or its nearest existing ancestor,
+// resolved inside the root (/home is var/home on ostree hosts, and an absolute link
+// followed by inotify would be taken from the agent's own root, not the host's), mapped
+// to the host's name for it.
+func watchDirs(root *host.Root, files map[string]hostFile) map[string]string {
+	dirs := map[string]string{}
 	for p := range files {
-		d := path.Dir(p)
-		for d != "/" {
-			if ok, _ := isDir(filepath.Join(root, d)); ok {
+		for d := path.Dir(p); ; d = path.Dir(d) {
+			if at, err := root.ResolveDir(d); err == nil {
+				dirs[at] = d
 				break
 			}
-			d = path.Dir(d)
+			if d == "/" {
+				break
+			}
 		}
-		dirs = append(dirs, filepath.Join(root, d))
 	}
-	slices.Sort(dirs)
-	return slices.Compact(dirs)
+	return dirs
 }
 
 func (a *Agent) watchDrift(ctx context.Context, m *driftMonitor, w *fsnotify.Watcher) {
@@ -156,16 +162,20 @@ func (a *Agent) watchDrift(ctx context.Context, m *driftMonitor, w *fsnotify.Wat
 // managedEvent reports whether an event on the agent's filesystem is about a managed
 // file, or a directory on the way to one.
 func (a *Agent) managedEvent(m *driftMonitor, name string) bool {
-	rel, err := filepath.Rel(a.cfg.Root.Dir(), name)
-	if err != nil {
-		return false
+	// An event names the watched directory's entry, or the directory itself.
+	p, ok := m.watched[name]
+	if !ok {
+		dir, watched := m.watched[filepath.Dir(name)]
+		if !watched {
+			return false
+		}
+		p = path.Join(dir, filepath.Base(name))
 	}
-	p := "/" + filepath.ToSlash(rel)
 	if _, ok := m.files[p]; ok {
 		return true
 	}
 	for f := range m.files {
-		if len(f) > len(p) && f[:len(p)] == p && f[len(p)] == '/' {
+		if len(f) > len(p) && f[:len(p)] == p && (p == "/" || f[len(p)] == '/') {
 			return true
 		}
 	}

@@ -85,11 +85,3 @@ func syncDir(dir string) error {
 }
 
 func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
-
-func isDir(p string) (bool, error) {
-	st, err := os.Stat(p)
-	if err != nil {
-		return false, err
-	}
-	return st.IsDir(), nil
-}

@@ -17,6 +17,8 @@ import (
 // The steps of an update (see steps in update.go). Each is idempotent.
 
 func (a *Agent) stepPrepare(ctx context.Context, r *run) error {
+	// Crash here: the journal holds the plan in phase Prepare and nothing else happened;
+	// the next process runs Prepare again.
 	a.failpoint(FailAfterBegin)
 	p := r.plan
 	if err := a.cfg.Cluster.Annotate(ctx, map[string]string{nodeanno.StateKey: nodeanno.StateWorking, nodeanno.ReasonKey: ""}); err != nil {
@@ -44,6 +46,8 @@ func (a *Agent) stepCordon(ctx context.Context, r *run) error {
 		_ = a.cfg.Cluster.SetConditions(ctx, r.plan.To, phase.Executing(), phase.CordonFailed(err))
 		return err
 	}
+	// Crash here: the node is cordoned (the API server has it), the journal says Cordon;
+	// the next process cordons again, which changes nothing.
 	a.failpoint(FailAfterCordon)
 	return a.cfg.Cluster.SetConditions(ctx, r.plan.To, phase.Executing(), phase.CordonDone())
 }
@@ -108,6 +112,8 @@ func (a *Agent) stepDrain(ctx context.Context, r *run) error {
 	evicted := func(pod string) {
 		a.cfg.Cluster.Event(corev1.EventTypeNormal, "Evicted", "Evicted pod "+pod)
 		if a.evictions.Add(1) == 1 {
+			// Crash here: one pod is evicted, the journal says Drain; the next process
+			// drains again and evicts only the pods still on the node.
 			a.failpoint(FailDuringDrain)
 		}
 	}
@@ -184,6 +190,12 @@ func (a *Agent) sshChange(c configdiff.Changes) bool {
 func (a *Agent) stepFiles(ctx context.Context, r *run) error {
 	c := r.plan.Changes
 	_ = a.cfg.Cluster.SetConditions(ctx, r.plan.To, phase.Executing(), phase.Applying(a.osChange(c), a.sshChange(c)))
+	// The file failpoints sit right after the write they follow (Root.WriteFile
+	// returned: the file is renamed into place and its directory synced). Crash there:
+	// that file, and those before it, are durably the config's; the next process skips
+	// them (ensure finds them holding the config) and writes the rest. The failpoints
+	// inside a write (write-temp, write-renamed) fire from the root's write hook
+	// (armWritePoint) while writingFiles is set.
 	a.ap.wrote = func(n int) {
 		switch n {
 		case 1:
@@ -192,13 +204,16 @@ func (a *Agent) stepFiles(ctx context.Context, r *run) error {
 			a.failpoint(FailAfterFile2)
 		}
 	}
-	defer func() { a.ap.wrote = nil }()
+	a.ap.writingFiles = true
+	defer func() { a.ap.wrote, a.ap.writingFiles = nil, false }()
 	if err := a.ap.applyFiles(r.plan); err != nil {
 		return err
 	}
 	if err := a.ap.applyCoreUser(r.plan); err != nil {
 		return err
 	}
+	// Crash here: every file and the core user's keys are durably written; the journal
+	// says ApplyFiles, whose rerun writes nothing.
 	a.failpoint(FailAfterFiles)
 	return nil
 }
@@ -207,6 +222,8 @@ func (a *Agent) stepUnits(ctx context.Context, r *run) error {
 	if err := a.ap.applyUnits(ctx, r.plan); err != nil {
 		return err
 	}
+	// Crash here: unit files and drop-ins are durable, enablement and masks are
+	// systemd's links (made by systemd, synced by it or not: a rerun makes them again).
 	a.failpoint(FailAfterUnits)
 	return nil
 }
@@ -250,10 +267,14 @@ func (a *Agent) stepReboot(ctx context.Context, r *run) error {
 	if err := a.cfg.Cluster.Annotate(ctx, map[string]string{postConfigActionKey: postConfigRebooting}); err != nil {
 		return err
 	}
+	// Crash here: the boot id being left is journaled, the reboot not yet asked for; the
+	// next process finds the same boot id and asks for it.
 	a.failpoint(FailBeforeReboot)
 	if err := a.cfg.Logind.Reboot(ctx); err != nil {
 		return err
 	}
+	// Crash here: logind has the reboot; the next process, after the boot, finds a new
+	// boot id and goes on with Rebooted.
 	a.failpoint(FailAfterReboot)
 	a.cfg.Cluster.Event(corev1.EventTypeNormal, "Reboot", "Node will reboot into config "+r.plan.To)
 	a.log.Info("reboot requested; waiting to be stopped", "bootID", boot)
@@ -285,6 +306,7 @@ func (a *Agent) stepValidate(ctx context.Context, r *run) error {
 	if len(ms) > 0 {
 		return fmt.Errorf("unexpected on-disk state validating against %s: %s", r.plan.To, describeMismatches(ms))
 	}
+	// Crash here: the disk matched; the journal says Validate, which checks again.
 	a.failpoint(FailAfterValidate)
 	return nil
 }
@@ -296,6 +318,8 @@ func (a *Agent) stepUncordon(ctx context.Context, r *run) error {
 			return err
 		}
 	}
+	// Crash here: the node is schedulable, the journal says Uncordon; the rerun
+	// uncordons again, which changes nothing.
 	a.failpoint(FailAfterUncordon)
 	return a.cfg.Cluster.SetConditions(ctx, p.To, phase.Completing(), phase.UncordonDone(p.AdminCordoned))
 }
@@ -326,6 +350,8 @@ func (a *Agent) stepComplete(ctx context.Context, r *run) error {
 		}
 	}
 	a.cfg.Cluster.Event(corev1.EventTypeNormal, "Updated", fmt.Sprintf("Node %s Updated to %s", a.cfg.Node, p.To))
+	// Crash here: the cluster says Done, the journal says Complete; the next process
+	// completes again (idempotent writes) and finishes the journal.
 	a.failpoint(FailBeforeDone)
 	return nil
 }

@@ -304,7 +304,12 @@ func (a *Agent) rollBack(ctx context.Context, r *run, report error) error {
 	if err := a.ap.rollback(ctx, r.u.ID, r.plan); err != nil {
 		report = fmt.Errorf("%w; rolling back also failed, the host may hold part of %s: %v", report, r.plan.To, err)
 	} else {
-		report = fmt.Errorf("%w; everything the update wrote was rolled back", report)
+		again := ""
+		if r.u.Reached(phasePostActions) {
+			// The services were restarted on the new files: restart them on the old.
+			again = a.restartRolledBack(ctx, r.plan)
+		}
+		report = fmt.Errorf("%w; everything the update wrote was rolled back%s", report, again)
 	}
 	return a.finishFailed(ctx, r, report)
 }

@@ -33,6 +33,8 @@ type scenario struct {
 	// between a failure and the retry.
 	backoff time.Duration
 	boots   int
+	// unitLog is the agents' journal reader; nil leaves them without one.
+	unitLog UnitLogger
 }
 
 func newScenario(t *testing.T, current *mcfgv1.MachineConfig, others ...*mcfgv1.MachineConfig) *scenario {
@@ -57,7 +59,7 @@ func (s *scenario) agent(failpoint string) *Agent {
 	s.t.Helper()
 	a, err := New(Config{
 		Node: "worker-0", Cluster: s.c, Journal: s.h.journal, Root: s.h.root, Systemd: s.h.sd,
-		Logind: s.h.lg, OS: s.h.os, StateDir: s.h.stateDir, BootIDFile: s.h.bootIDFile,
+		Logind: s.h.lg, OS: s.h.os, UnitLog: s.unitLog, StateDir: s.h.stateDir, BootIDFile: s.h.bootIDFile,
 		MinBackoff: s.backoff, MaxBackoff: max(s.backoff, 50*time.Millisecond),
 		Metrics:   NewMetrics(prometheus.NewRegistry()),
 		Failpoint: failpoint, Crash: func(name string) { panic(crashed{name}) },
@@ -461,57 +463,6 @@ func TestSupersededBeforeWritingStartsOver(t *testing.T) {
 	s.requireFiles(configB(t))
 	if s.c.unschedulable() {
 		t.Fatal("a superseded update left the node cordoned")
-	}
-}
-
-// TestResumeAtEveryFailpoint crashes the update at each failpoint in process and runs
-// a fresh agent: the update must end as if nothing had happened, each side effect
-// once. The crash tests do the same to the real binary with SIGKILL.
-func TestResumeAtEveryFailpoint(t *testing.T) {
-	for _, fp := range Failpoints {
-		t.Run(fp, func(t *testing.T) {
-			s := newScenario(t, configA(t), configC(t))
-			s.c.pods = []string{"default/web-0", "default/web-1"}
-			s.c.setDesired(cfgC)
-			// The failpoint stays armed until it fires: those after the reboot fire in
-			// the process that runs after the boot.
-			armed, fired := fp, false
-			for i := 0; i < 6 && !s.done(); i++ {
-				reboots := s.h.logind.Reboots()
-				ended := s.run(armed, s.done)
-				switch {
-				case ended == "crash "+fp:
-					armed, fired = "", true
-				case ended != "reboot" && ended != "until":
-					t.Fatalf("run %d ended %s; journal %s", i+1, ended, s.journalText())
-				}
-				if s.h.logind.Reboots() > reboots {
-					s.boot("")
-				}
-			}
-			if !fired {
-				t.Fatalf("failpoint %s never fired; journal %s", fp, s.journalText())
-			}
-			if !s.done() {
-				t.Fatalf("not done; journal %s", s.journalText())
-			}
-			s.requireFiles(configC(t))
-			if s.c.unschedulable() {
-				t.Fatal("left cordoned")
-			}
-			if got := s.h.logind.Reboots(); got != 1 {
-				t.Fatalf("%d reboots, want 1", got)
-			}
-			if len(s.c.evicted) != 2 {
-				t.Fatalf("evicted %v, want each pod once", s.c.evicted)
-			}
-			if s.c.cordons != 1 {
-				t.Fatalf("cordoned %d times", s.c.cordons)
-			}
-			if us, _ := s.h.journal.List(); len(us) != 1 || us[0].Result != store.ResultDone {
-				t.Fatalf("journal %s", s.journalText())
-			}
-		})
 	}
 }
 

@@ -38,7 +38,8 @@ type agentOptions struct {
 	kubeconfig, context string
 	drainTimeout        time.Duration
 	metricsAddr, bootID string
-	failpoint           string
+	failpoint, announce string
+	busAddress          string
 	// version is the binary's, for the log.
 	version string
 }
@@ -64,8 +65,12 @@ crash or a reboot where it stopped; 'mcotui journal' reads that journal on the h
 Between updates a drift monitor watches the managed files.
 
 Run it as a DaemonSet pod with the host's filesystem mounted at --root (host tools then
-run chrooted into it), or as a systemd unit with --root /. It talks to systemd and logind
-on the system bus (DBUS_SYSTEM_BUS_ADDRESS, else /var/run/dbus/system_bus_socket).
+run chrooted into it: rpm-ostree, bootc, journalctl), or as a systemd unit with --root /.
+It talks to systemd and logind on the host's system bus: --bus-address, else
+DBUS_SYSTEM_BUS_ADDRESS, else the host's socket under --root
+(ROOT/run/dbus/system_bus_socket; /var/run/dbus/system_bus_socket with --root /). The
+boot id is the kernel's (/proc, which a pod shares with the host), and the journal is
+kept under --root by default, so that it survives the pod and the reboots.
 
 It refuses to start on a cluster where the Machine Config Operator runs.`,
 		Example: `  # As a systemd unit on the node
@@ -77,6 +82,9 @@ It refuses to start on a cluster where the Machine Config Operator runs.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.failpoint == "" {
 				o.failpoint = os.Getenv(failpointEnv)
+			}
+			if o.announce == "" {
+				o.announce = os.Getenv(failpointEnv + "_ANNOUNCE")
 			}
 			if o.node == "" {
 				return cmdutil.UsageErr(errors.New("--node is required (or set NODE_NAME)"))
@@ -93,14 +101,17 @@ It refuses to start on a cluster where the Machine Config Operator runs.`,
 	fl.StringVar(&o.node, "node", os.Getenv("NODE_NAME"), "the node this agent updates (default $NODE_NAME)")
 	fl.StringVar(&o.pool, "pool", "", "the node's MachineConfigPool, for its MachineConfigNode (default: from its role labels)")
 	fl.StringVar(&o.root, "root", "/", "where the host's filesystem is: / on the host, the host mount in a pod")
-	fl.StringVar(&o.stateDir, "state-dir", defaultStateDir, "the agent's journal, snapshots and original file backups (on the agent's filesystem)")
+	fl.StringVar(&o.stateDir, "state-dir", "", "the agent's journal, snapshots and original file backups (default "+defaultStateDir+" under --root)")
+	fl.StringVar(&o.busAddress, "bus-address", "", "the host's system D-Bus (default $DBUS_SYSTEM_BUS_ADDRESS, else ROOT/run/dbus/system_bus_socket)")
 	fl.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or the pod's service account)")
 	fl.StringVar(&o.context, "context", "", "kubeconfig context to use")
 	fl.DurationVar(&o.drainTimeout, "drain-timeout", agent.DefaultDrainTimeout, "after this long blocked, the drain reports NodeDegraded (and keeps trying)")
 	fl.StringVar(&o.metricsAddr, "metrics-addr", ":9101", `serve Prometheus metrics at http://ADDR/metrics ("" to disable)`)
 	fl.StringVar(&o.bootID, "boot-id-file", host.BootIDPath, "the kernel's boot id, read to know that the node rebooted")
 	fl.StringVar(&o.failpoint, "failpoint", "", "crash tests only: SIGKILL the agent at this failpoint (also "+failpointEnv+")")
+	fl.StringVar(&o.announce, "failpoint-announce", "", "power-cut tests only: at the failpoint, write a line to this file (the serial console) and wait (also "+failpointEnv+"_ANNOUNCE)")
 	_ = fl.MarkHidden("failpoint")
+	_ = fl.MarkHidden("failpoint-announce")
 	return c
 }
 
@@ -113,6 +124,12 @@ func runAgent(ctx context.Context, s cmdutil.IOStreams, o agentOptions) error {
 	clients, err := kube.NewClients(restCfg)
 	if err != nil {
 		return err
+	}
+	if o.stateDir == "" {
+		o.stateDir = filepath.Join(o.root, defaultStateDir)
+	}
+	if o.busAddress == "" {
+		o.busAddress = host.SystemBusAddressUnder(o.root)
 	}
 	root, err := host.NewRoot(o.root)
 	if err != nil {
@@ -127,12 +144,12 @@ func runAgent(ctx context.Context, s cmdutil.IOStreams, o agentOptions) error {
 		return err
 	}
 	defer cluster.Close()
-	systemd, err := host.NewSystemd(ctx)
+	systemd, err := host.NewSystemd(ctx, host.WithBusAddress(o.busAddress))
 	if err != nil {
 		return err
 	}
 	defer systemd.Close()
-	logind, err := host.NewLogind(ctx)
+	logind, err := host.NewLogind(ctx, host.WithBusAddress(o.busAddress))
 	if err != nil {
 		return err
 	}
@@ -151,15 +168,15 @@ func runAgent(ctx context.Context, s cmdutil.IOStreams, o agentOptions) error {
 
 	a, err := agent.New(agent.Config{
 		Node: o.node, Cluster: cluster, Journal: journal,
-		Root: root, Systemd: systemd, Logind: logind, OS: host.NewOSTree(o.root, nil),
+		Root: root, Systemd: systemd, Logind: logind, OS: host.NewOSTree(o.root, nil), UnitLog: host.NewUnitLog(o.root, nil),
 		StateDir: o.stateDir, BootIDFile: o.bootID, DrainTimeout: o.drainTimeout,
 		MCOPresent: func(ctx context.Context) (bool, string, error) { return kube.DetectMCO(ctx, clients.Kube) },
-		Metrics:    metrics, Log: log, Failpoint: o.failpoint,
+		Metrics:    metrics, Log: log, Failpoint: o.failpoint, FailpointAnnounce: o.announce,
 	})
 	if err != nil {
 		return err
 	}
-	log.Info("agent starting", "node", o.node, "root", o.root, "stateDir", o.stateDir, "version", o.version)
+	log.Info("agent starting", "node", o.node, "root", o.root, "stateDir", o.stateDir, "bus", o.busAddress, "version", o.version)
 	return a.Run(ctx)
 }
 

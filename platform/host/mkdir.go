@@ -12,8 +12,9 @@ import (
 // MkdirAll makes sure the directory p exists with mode and owner, creating missing
 // directories above it as WriteFile does (0755, root's), and p itself if needed. An
 // existing p gets mode and owner set, so that a directory whose permissions matter
-// (the core user's ~/.ssh, 0700) converges on them. Like every Root method it refuses a
-// symbolic link anywhere on the way, p included. The parent is fsynced so a new
+// (the core user's ~/.ssh, 0700) converges on them. Links above p are resolved inside
+// the root, as for every Root method; p itself being a link is refused, since its mode
+// and owner would be set on whatever it points to. The parent is fsynced so a new
 // directory survives a crash.
 func (r *Root) MkdirAll(p string, mode fs.FileMode, uid, gid int) error {
 	if err := checkSyntax(p); err != nil {
@@ -33,7 +34,8 @@ func (r *Root) MkdirAll(p string, mode fs.FileMode, uid, gid int) error {
 	case errors.Is(err, unix.ELOOP):
 		return &SymlinkError{Path: p, At: p}
 	case errors.Is(err, unix.ENOTDIR):
-		if r.isLink(p) {
+		// O_DIRECTORY|O_NOFOLLOW on a link says ENOTDIR on some kernels, ELOOP on others.
+		if _, isLink := readLinkAt(dirfd, base); isLink {
 			return &SymlinkError{Path: p, At: p}
 		}
 		return &fs.PathError{Op: "mkdir", Path: p, Err: err}

@@ -13,7 +13,6 @@ import (
 	"os"
 	"path"
 	"strconv"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -22,24 +21,42 @@ import (
 // Root is the host's filesystem as the agent sees it: "/" when the agent runs as a
 // systemd unit, the host's mount (say /rootfs) when it runs in a DaemonSet pod.
 //
-// Every path is resolved one component at a time with openat(O_NOFOLLOW) from a
-// descriptor of the root, so a symbolic link anywhere on the way, or a ".." that would
-// climb out, is refused by the kernel rather than by a check that a concurrent change
-// could outrun.
+// The directories above a path are resolved by the kernel inside the root (see
+// openDirInRoot): links on the way are followed as chroot would, absolute ones from the
+// root, and nothing leads out of it, whatever a concurrent change does. The file itself
+// is then opened from that directory with O_NOFOLLOW: a managed file that is a link is
+// refused, never written or read through.
 type Root struct {
 	dir string
 	// now names temporary files; injected so tests are repeatable.
 	now func() time.Time
+	// openDir resolves a directory inside the root; tests swap in the fallback.
+	openDir func(rootfd int, dir string) (int, error)
+	// hook is told of the points inside WriteFile (writehook.go).
+	hook func(point, path string)
 }
 
-// SymlinkError says a path passes through, or ends at, a symbolic link.
+// SymlinkError says a path ends at a symbolic link, or passes through one that cannot
+// be followed inside the root.
 type SymlinkError struct {
-	Path string // the path asked for
-	At   string // the component that is a link
+	Path   string // the path asked for
+	At     string // the component that is a link
+	Target string // where the link points, when it is one on the way to Path
+	Why    string // why a link on the way cannot be followed; empty when At is Path
 }
+
+// The reasons a link on the way to a file is refused.
+const (
+	dangling = "which leads to nothing inside the root (links are resolved inside the root, as under chroot)"
+	notDir   = "which is not a directory inside the root"
+	loop     = "which leads through too many links or through a /proc magic link"
+)
 
 func (e *SymlinkError) Error() string {
-	return fmt.Sprintf("%s: %s is a symbolic link on the host; mcotui never writes or reads through symlinks", e.Path, e.At)
+	if e.Why == "" {
+		return fmt.Sprintf("%s: %s is a symbolic link on the host; mcotui never writes or reads a file through a link", e.Path, e.At)
+	}
+	return fmt.Sprintf("%s: %s is a symbolic link on the host to %q, %s", e.Path, e.At, e.Target, e.Why)
 }
 
 // NewRoot returns the host filesystem rooted at dir, which must be an existing directory.
@@ -51,15 +68,15 @@ func NewRoot(dir string) (*Root, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("host root %s is not a directory", dir)
 	}
-	return &Root{dir: dir, now: time.Now}, nil
+	return &Root{dir: dir, now: time.Now, openDir: openDirInRoot}, nil
 }
 
 // Dir is the root directory on the agent's own filesystem.
 func (r *Root) Dir() string { return r.dir }
 
 // CheckPath refuses a path the agent must never touch: one that is not absolute, not
-// clean (".", "..", "//"), the root itself, or that passes through or ends at a symbolic
-// link on the host. Components that do not exist yet are fine: they will be created as
+// clean (".", "..", "//"), the root itself, that ends at a symbolic link on the host, or
+// that passes through one leading to nothing, or to no directory, inside the root. Components that do not exist yet are fine: they will be created as
 // directories. It changes nothing, so an update can check every path before writing
 // any.
 func (r *Root) CheckPath(p string) error {
@@ -99,59 +116,6 @@ func checkSyntax(p string) error {
 		return errors.New(`"/" is not a file`)
 	}
 	return nil
-}
-
-// openParent opens the directory holding p, walking from the root without following
-// links. With create, missing directories are made with mode 0755, as Ignition does,
-// and each one's parent is fsynced before the walk goes on: the directory fsync that
-// WriteFile ends with makes the file's name durable, not the names of directories made
-// on the way to it, and a file whose directory is lost to a power cut is lost with it.
-func (r *Root) openParent(p string, create bool) (int, error) {
-	fd, err := unix.Open(r.dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return -1, &fs.PathError{Op: "open", Path: r.dir, Err: err}
-	}
-	dir := path.Dir(p)
-	if dir == "/" {
-		return fd, nil
-	}
-	walked := ""
-	for _, name := range strings.Split(dir[1:], "/") {
-		walked += "/" + name
-		next, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if errors.Is(err, unix.ENOENT) && create {
-			err = unix.Mkdirat(fd, name, 0o755)
-			if err == nil {
-				err = unix.Fsync(fd)
-			}
-			if err == nil || errors.Is(err, unix.EEXIST) {
-				next, err = unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-			}
-		}
-		unix.Close(fd)
-		switch {
-		case errors.Is(err, unix.ELOOP):
-			return -1, &SymlinkError{Path: p, At: walked}
-		case errors.Is(err, unix.ENOTDIR):
-			if r.isLink(walked) {
-				return -1, &SymlinkError{Path: p, At: walked}
-			}
-			return -1, fmt.Errorf("%s: %s is not a directory on the host", p, walked)
-		case errors.Is(err, unix.ENOENT):
-			return -1, &fs.PathError{Op: "open", Path: p, Err: fs.ErrNotExist}
-		case err != nil:
-			return -1, &fs.PathError{Op: "open", Path: walked, Err: err}
-		}
-		fd = next
-	}
-	return fd, nil
-}
-
-// isLink tells a link to a file (ENOTDIR under O_DIRECTORY|O_NOFOLLOW on some kernels)
-// from a plain file, only to word the error.
-func (r *Root) isLink(p string) bool {
-	st, err := os.Lstat(r.dir + p)
-	return err == nil && st.Mode()&fs.ModeSymlink != 0
 }
 
 // FileInfo is what the host has at a path.
@@ -258,7 +222,7 @@ func (r *Root) WriteFile(p string, data []byte, mode fs.FileMode, uid, gid int) 
 		return &fs.PathError{Op: "create", Path: p, Err: err}
 	}
 	f := os.NewFile(uintptr(fd), tmp)
-	err = writeSynced(f, data, mode, uid, gid)
+	err = writeSynced(f, data, mode, uid, gid, func() { r.at(WriteTempWritten, p) })
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -269,6 +233,7 @@ func (r *Root) WriteFile(p string, data []byte, mode fs.FileMode, uid, gid int) 
 		_ = unix.Unlinkat(dirfd, tmp, 0)
 		return &fs.PathError{Op: "write", Path: p, Err: err}
 	}
+	r.at(WriteRenamed, p)
 	if err := unix.Fsync(dirfd); err != nil {
 		return &fs.PathError{Op: "sync directory of", Path: p, Err: err}
 	}
@@ -277,7 +242,8 @@ func (r *Root) WriteFile(p string, data []byte, mode fs.FileMode, uid, gid int) 
 
 // writeSynced writes data and sets mode and owner explicitly (the umask must not decide
 // a config's mode), then fsyncs so the rename that follows publishes complete data.
-func writeSynced(f *os.File, data []byte, mode fs.FileMode, uid, gid int) error {
+// written is called between the writes and the fsync.
+func writeSynced(f *os.File, data []byte, mode fs.FileMode, uid, gid int, written func()) error {
 	if _, err := io.Copy(f, bytes.NewReader(data)); err != nil {
 		return err
 	}
@@ -288,6 +254,7 @@ func writeSynced(f *os.File, data []byte, mode fs.FileMode, uid, gid int) error 
 	if err := unix.Fchmod(int(f.Fd()), posixMode(mode)); err != nil {
 		return err
 	}
+	written()
 	return f.Sync()
 }
 

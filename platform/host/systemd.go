@@ -324,3 +324,16 @@ func busErr(err error) error {
 	}
 	return be
 }
+
+// SystemBusAddressUnder is the host's system bus for an agent that sees the host's
+// filesystem at root: DBUS_SYSTEM_BUS_ADDRESS when set, else the host's socket under root
+// (root/run/dbus/system_bus_socket) when root is not "/", as in a DaemonSet pod with the
+// host mounted at /rootfs: the pod's own /var/run/dbus is not the host's, or absent.
+// It names /run, not /var/run, because /var/run is a link to /run on the host, and an
+// absolute link would lead back into the container's /run.
+func SystemBusAddressUnder(root string) string {
+	if a := os.Getenv("DBUS_SYSTEM_BUS_ADDRESS"); a != "" || root == "" || root == "/" {
+		return SystemBusAddress()
+	}
+	return "unix:path=" + strings.TrimSuffix(root, "/") + "/run/dbus/system_bus_socket"
+}
