@@ -12,7 +12,7 @@ export MCOTUI_TESTBIN := $(TESTBIN)
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(TESTBIN)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 
-.PHONY: all build demo test test-crash e2e testbin lint vet fmt-check staticcheck bench fuzz clean
+.PHONY: all build demo test test-crash e2e test-vm testbin lint vet fmt-check staticcheck bench fuzz clean
 
 FUZZTIME ?= 1m
 
@@ -29,9 +29,17 @@ demo: build
 testbin:
 	./hack/system-deps.sh
 	./hack/testbin.sh $(TESTBIN)
+	./hack/vmimage.sh $(TESTBIN)
 
+# The VM tests (e2e/vm) named TestVMExtended* run only in make test-vm, to keep a cold
+# CI within its time; each boots a QEMU guest under TCG (a minute or more here).
 test: testbin lint
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 45m -skip '^TestVMExtended' ./...
+
+# The real-host tests alone: the agent on a Debian guest in QEMU with real systemd,
+# logind reboots and power cuts, against the test control plane. One guest at a time.
+test-vm: testbin
+	$(GO) test -count=1 -v -timeout 90m ./e2e/vm/
 
 # The agent's crash tests alone: the real binary killed with SIGKILL at every failpoint.
 # make test runs them too, as part of ./...

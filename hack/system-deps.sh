@@ -2,7 +2,9 @@
 # Makes sure the Debian packages the integration tests use are installed: dbus-daemon (a
 # private system bus for the systemd and logind doubles), util-linux (setpriv, which
 # kubetest uses so the control plane dies with the test binary) and tmux (the demo's
-# test drives the real binary in a tmux pane). As root it installs what
+# test drives the real binary in a tmux pane), and for the VM test bed (e2e/vm) QEMU
+# (qemu-system-x86, qemu-utils for qemu-img), mmdebstrap (builds the guest image) and
+# e2fsprogs (mke2fs, debugfs). As root it installs what
 # is missing with apt-get; otherwise it says what to install and fails.
 set -euo pipefail
 
@@ -10,12 +12,17 @@ missing=()
 command -v dbus-daemon >/dev/null || missing+=(dbus-daemon)
 command -v setpriv >/dev/null || missing+=(util-linux)
 command -v tmux >/dev/null || missing+=(tmux)
+command -v qemu-system-x86_64 >/dev/null || missing+=(qemu-system-x86)
+command -v qemu-img >/dev/null || missing+=(qemu-utils)
+command -v mmdebstrap >/dev/null || missing+=(mmdebstrap)
+command -v debugfs >/dev/null || missing+=(e2fsprogs)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then
-	echo "system-deps: missing Debian packages: ${missing[*]}; run: sudo apt-get install -y ${missing[*]}" >&2
+	echo "system-deps: missing Debian packages: ${missing[*]}; run: sudo apt-get install -y --no-install-recommends ${missing[*]}" >&2
 	exit 1
 fi
 echo "system-deps: installing ${missing[*]}"
 apt-get update -qq
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+# Without recommends: QEMU's pull in a desktop's worth of packages.
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,154 @@
+package vm
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// ImageKey is the guest image's version, VM_IMAGE_KEY in hack/vmimage.sh.
+const ImageKey = "bookworm-1"
+
+// Image is one built guest image.
+type Image struct {
+	Dir, Disk, Kernel, Initrd string
+}
+
+// FindImage finds the guest image under $MCOTUI_TESTBIN (else the module's .testbin),
+// or says how to build it.
+func FindImage() (Image, error) {
+	dir := os.Getenv("MCOTUI_TESTBIN")
+	if dir == "" {
+		root, err := moduleRoot()
+		if err != nil {
+			return Image{}, err
+		}
+		dir = filepath.Join(root, ".testbin")
+	}
+	d := filepath.Join(dir, "vm-"+ImageKey)
+	img := Image{Dir: d, Disk: filepath.Join(d, "disk.img"), Kernel: filepath.Join(d, "vmlinuz"), Initrd: filepath.Join(d, "initrd.img")}
+	for _, f := range []string{img.Disk, img.Kernel, img.Initrd, filepath.Join(d, ".done")} {
+		if _, err := os.Stat(f); err != nil {
+			return Image{}, fmt.Errorf("the VM image %s is not built (%v): run `make testbin` (as root: hack/system-deps.sh, then hack/vmimage.sh .testbin)", d, err)
+		}
+	}
+	return img, nil
+}
+
+// Tools are the host programs the test bed runs.
+type Tools struct {
+	QEMU, QEMUImg, Mke2fs, Debugfs string
+}
+
+// FindTools finds QEMU, qemu-img, mke2fs and debugfs, or says which Debian packages
+// give them.
+func FindTools() (Tools, error) {
+	var t Tools
+	var missing []string
+	for _, x := range []struct {
+		dst       *string
+		name, pkg string
+	}{
+		{&t.QEMU, "qemu-system-x86_64", "qemu-system-x86"},
+		{&t.QEMUImg, "qemu-img", "qemu-utils"},
+		{&t.Mke2fs, "mke2fs", "e2fsprogs"},
+		{&t.Debugfs, "debugfs", "e2fsprogs"},
+	} {
+		p, err := exec.LookPath(x.name)
+		if err != nil {
+			missing = append(missing, fmt.Sprintf("%s (Debian package %s)", x.name, x.pkg))
+			continue
+		}
+		*x.dst = p
+	}
+	if len(missing) > 0 {
+		return t, fmt.Errorf("missing %s: run `make testbin` as root (hack/system-deps.sh installs them)", strings.Join(missing, ", "))
+	}
+	return t, nil
+}
+
+func moduleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return "", fmt.Errorf("go env GOMOD names no go.mod (%q): run the test from inside the mcotui module", gomod)
+	}
+	return filepath.Dir(gomod), nil
+}
+
+// BuildMcotui builds the module's main package as the guest runs it (static, no cgo)
+// into a new temporary folder, with the given build tags (for example the agent's
+// failpoints). The returned function removes it.
+func BuildMcotui(tags ...string) (bin string, cleanup func(), err error) {
+	root, err := moduleRoot()
+	if err != nil {
+		return "", nil, err
+	}
+	dir, err := os.MkdirTemp("", "mcotui-vm-bin-")
+	if err != nil {
+		return "", nil, fmt.Errorf("create a folder for the mcotui binary: %w", err)
+	}
+	bin = filepath.Join(dir, "mcotui")
+	args := []string{"build", "-trimpath", "-o", bin}
+	if len(tags) > 0 {
+		args = append(args, "-tags", strings.Join(tags, ","))
+	}
+	build := exec.Command("go", append(args, ".")...)
+	build.Dir = root
+	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
+	if out, err := build.CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("go %s . in %s: %w\n%s", strings.Join(args, " "), root, err, out)
+	}
+	return bin, func() { os.RemoveAll(dir) }, nil
+}
+
+// forwardEnv, set in QEMU's environment, makes the test binary QEMU starts for each of
+// the guest's connections to the control plane a forwarder to that address.
+const forwardEnv = "MCOTUI_VM_FORWARD_TO"
+
+// ServeForwarder is the first call of TestMain. QEMU's guestfwd runs this test binary
+// for each connection the guest opens to 10.0.2.100:6443, with the connection on its
+// stdin and stdout and forwardEnv naming the API server's 127.0.0.1 address: then it
+// copies bytes both ways and exits. Otherwise it returns at once.
+func ServeForwarder() {
+	addr := os.Getenv(forwardEnv)
+	if addr == "" {
+		return
+	}
+	os.Exit(forward(addr, os.Stdin, os.Stdout))
+}
+
+func forward(addr string, in io.Reader, out io.Writer) int {
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "vm forwarder: %v\n", err)
+		return 1
+	}
+	defer conn.Close()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_, _ = io.Copy(conn, in)
+		// The guest closed its side: let the server finish what it is sending.
+		if tc, ok := conn.(*net.TCPConn); ok {
+			_ = tc.CloseWrite()
+		}
+	}()
+	_, err = io.Copy(out, conn)
+	if err != nil && !errors.Is(err, net.ErrClosed) {
+		return 1
+	}
+	// The server closed: nothing more can pass, whatever the guest still sends.
+	return 0
+}

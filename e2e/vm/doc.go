@@ -1,0 +1,50 @@
+// Package vm is the real-host test bed: the agent on a real Linux guest (Debian
+// bookworm with systemd as PID 1, real logind, real reboots, power cuts) in QEMU with
+// TCG, driven by a real control plane on this machine (platform/kube/kubetest).
+//
+// # The guest
+//
+// hack/vmimage.sh builds the image once per key into .testbin/vm-<key>/ (make testbin
+// does): an ext4 root disk, its kernel and initrd. It has Fedora CoreOS's layout (/home,
+// /usr/local, /opt, /srv, /root and /mnt are links into /var), a core user, a
+// persistent journal that is also forwarded to the serial console, and these units:
+//
+//   - mcotui-test-shell.service runs the harness's commands (Machine.Exec), read from the
+//     virtio-serial port mcotui.ctl; on start it says MCOTUI-READY with the boot id.
+//   - mcotui-agent.service runs /var/lib/mcotui-test/agent.sh at boot, as an installed
+//     agent unit would (Restart=always).
+//   - example.service (ExecStart and ExecReload append a timestamp to
+//     /run/example.started and /run/example.reloaded) and tobemasked.service, for
+//     configs to change, reload and mask.
+//
+// # A machine
+//
+// Start(t, opts) makes a copy-on-write overlay of the base disk (qemu-img, qcow2), so a
+// test never changes the image, and a second, read-only disk (ext4 made by mke2fs -d,
+// label mcotui-test, mounted at /var/lib/mcotui-test) with the mcotui binary under test
+// (BuildMcotui), agent.sh (Options.AgentScript, by default the agent as a systemd unit
+// with --root /) and the guest's kubeconfig. It boots the guest and returns once the
+// guest's shell answers. The guest reaches the control plane only through QEMU's user
+// network (restrict=on): 10.0.2.100:6443 is a guestfwd whose every connection is
+// handed to this test binary run as a forwarder to the API server's 127.0.0.1 port
+// (ServeForwarder, which TestMain must call first). The kubeconfig names the API server
+// there, with tls-server-name set to the name in its certificate.
+//
+// Machine.Exec runs a shell script in the guest as root; Machine.PowerCut kills QEMU
+// with SIGKILL (the guest's page cache is lost, what it synced is in the overlay);
+// Machine.Boot powers it on again on the same overlay; a reboot from inside the guest
+// (the agent, through logind) restarts QEMU's machine in the same process, and
+// Machine.WaitBoot sees the next boot id. Machine.ReadFileOffline reads a file from the
+// disk while the machine is off (debugfs on a raw copy of the overlay), byte for byte.
+//
+// # Waiting
+//
+// This machine is slow and loaded (TCG on two shared cores), so nothing waits on a fixed
+// budget: Machine.Context is cancelled only when neither the serial console nor the
+// control channel has said anything new for Options.StallTimeout, and Machine.Await
+// polls a condition under it. A failed test prints the console's tail and the agent's
+// journal (journalctl -u mcotui-agent, over Exec while the guest runs, else read out of
+// the disk image).
+//
+// `make test-vm` runs every test here; `make test` runs those not named TestVMExtended*.
+package vm

@@ -1,0 +1,389 @@
+package vm
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coreos/ignition/v2/config/v3_5/types"
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	operatorv1 "github.com/openshift/api/operator/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/mcotui/mcotui/core/ignconfig"
+	"github.com/mcotui/mcotui/core/nodeanno"
+	"github.com/mcotui/mcotui/core/phase"
+)
+
+// The configs the tests move nodes between. cfgBase is what the guest image is: it
+// manages nothing, so a new machine is Done on it as booted.
+const (
+	cfgBase   = "rendered-worker-vmbase"
+	cfgReboot = "rendered-worker-vmreboot" // test 1: keys, files, units: drain and reboot
+	cfgReload = "rendered-worker-vmreload" // test 2: files under the Reload and Restart paths
+)
+
+// Paths the node disruption policy of the tests' MachineConfiguration maps to actions.
+const (
+	reloadDir  = "/etc/mcotui-vm/reload"  // Reload example.service
+	restartDir = "/etc/mcotui-vm/restart" // Restart restartme.service
+)
+
+type fileSpec struct {
+	path, data string
+	mode       int
+}
+
+type unitSpec struct {
+	name, contents string
+	enabled, mask  *bool
+	dropins        map[string]string
+}
+
+func boolp(b bool) *bool { return &b }
+
+// machineConfig builds a rendered MachineConfig: files as data: URLs (base64), units
+// with their drop-ins, and core's SSH keys.
+func machineConfig(t testing.TB, name string, files []fileSpec, units []unitSpec, keys []string) *mcfgv1.MachineConfig {
+	t.Helper()
+	cfg := ignconfig.Empty()
+	for _, f := range files {
+		tf := types.File{Node: types.Node{Path: f.path}}
+		if f.mode != 0 {
+			m := f.mode
+			tf.Mode = &m
+		}
+		src := "data:;base64," + base64.StdEncoding.EncodeToString([]byte(f.data))
+		tf.Contents.Source = &src
+		cfg.Storage.Files = append(cfg.Storage.Files, tf)
+	}
+	for _, u := range units {
+		tu := types.Unit{Name: u.name, Enabled: u.enabled, Mask: u.mask}
+		if u.contents != "" {
+			c := u.contents
+			tu.Contents = &c
+		}
+		names := make([]string, 0, len(u.dropins))
+		for d := range u.dropins {
+			names = append(names, d)
+		}
+		slices.Sort(names)
+		for _, d := range names {
+			c := u.dropins[d]
+			tu.Dropins = append(tu.Dropins, types.Dropin{Name: d, Contents: &c})
+		}
+		cfg.Systemd.Units = append(cfg.Systemd.Units, tu)
+	}
+	if len(keys) > 0 {
+		u := types.PasswdUser{Name: "core"}
+		for _, k := range keys {
+			u.SSHAuthorizedKeys = append(u.SSHAuthorizedKeys, types.SSHAuthorizedKey(k))
+		}
+		cfg.Passwd.Users = append(cfg.Passwd.Users, u)
+	}
+	raw, err := ignconfig.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &mcfgv1.MachineConfig{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "machineconfiguration.openshift.io/v1", Kind: "MachineConfig"},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       mcfgv1.MachineConfigSpec{Config: runtime.RawExtension{Raw: raw}},
+	}
+}
+
+const (
+	keyNew = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIMcotuiVmTestKeyNew vm@example"
+
+	// helloScript is a file under /usr/local/bin (a link into /var on this layout) that
+	// hello.service runs at boot: its marker names the boot it ran in.
+	helloScript   = "#!/bin/sh\ncat /proc/sys/kernel/random/boot_id >/var/lib/hello.marker\n"
+	helloUnit     = "[Unit]\nDescription=hello from the config\nAfter=local-fs.target\n\n[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/usr/local/bin/mcotui-hello\n\n[Install]\nWantedBy=multi-user.target\n"
+	exampleDropin = "[Service]\nEnvironment=MCOTUI_DROPIN=from-config\n"
+)
+
+var rebootFiles = []fileSpec{
+	{"/usr/local/bin/mcotui-hello", helloScript, 0o755},
+	{"/etc/mcotui-vm/settings.conf", "setting=1\n", 0o644},
+	{"/etc/mcotui-vm/secret.conf", "secret=s3cr3t\n", 0o600},
+	{"/etc/mcotui-vm/group-readable.conf", "shared=yes\n", 0o640},
+}
+
+func rebootConfig(t testing.TB) *mcfgv1.MachineConfig {
+	return machineConfig(t, cfgReboot, rebootFiles, []unitSpec{
+		{name: "hello.service", contents: helloUnit, enabled: boolp(true)},
+		{name: "example.service", dropins: map[string]string{"10-mcotui.conf": exampleDropin}},
+		{name: "tobemasked.service", mask: boolp(true)},
+	}, []string{keyNew})
+}
+
+var reloadFiles = []fileSpec{
+	{reloadDir + "/app.conf", "reloaded=1\n", 0o644},
+	{restartDir + "/app.conf", "restarted=1\n", 0o600},
+}
+
+func reloadConfig(t testing.TB) *mcfgv1.MachineConfig {
+	return machineConfig(t, cfgReload, reloadFiles, nil, nil)
+}
+
+var clusterOnce sync.Once
+
+// clusterObjects creates the rendered configs and the cluster MachineConfiguration
+// with the tests' node disruption policy, once per test binary.
+func clusterObjects(t *testing.T) {
+	t.Helper()
+	clusterOnce.Do(func() {
+		ctx := context.Background()
+		for _, mc := range []*mcfgv1.MachineConfig{machineConfig(t, cfgBase, nil, nil, nil), rebootConfig(t), reloadConfig(t)} {
+			if _, err := env.MachineConfig.MachineconfigurationV1().MachineConfigs().Create(ctx, mc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+				t.Fatalf("create MachineConfig %s: %v", mc.Name, err)
+			}
+		}
+		mcfg := &operatorv1.MachineConfiguration{
+			ObjectMeta: metav1.ObjectMeta{Name: "cluster"},
+			Spec: operatorv1.MachineConfigurationSpec{
+				StaticPodOperatorSpec: operatorv1.StaticPodOperatorSpec{OperatorSpec: operatorv1.OperatorSpec{ManagementState: operatorv1.Managed}},
+				NodeDisruptionPolicy: operatorv1.NodeDisruptionPolicyConfig{
+					Files: []operatorv1.NodeDisruptionPolicySpecFile{
+						{Path: reloadDir, Actions: []operatorv1.NodeDisruptionPolicySpecAction{{
+							Type: operatorv1.ReloadSpecAction, Reload: &operatorv1.ReloadService{ServiceName: "example.service"},
+						}}},
+						{Path: restartDir, Actions: []operatorv1.NodeDisruptionPolicySpecAction{{
+							Type: operatorv1.RestartSpecAction, Restart: &operatorv1.RestartService{ServiceName: "restartme.service"},
+						}}},
+					},
+					// MCO's default for a key change, which the schema requires spelled out.
+					SSHKey: operatorv1.NodeDisruptionPolicySpecSSHKey{Actions: []operatorv1.NodeDisruptionPolicySpecAction{{Type: operatorv1.NoneSpecAction}}},
+				},
+			},
+		}
+		if _, err := env.Operator.OperatorV1().MachineConfigurations().Create(ctx, mcfg, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatalf("create MachineConfiguration cluster: %v", err)
+		}
+	})
+}
+
+// node is one kwok Node whose agent runs in a VM.
+type node struct {
+	t    *testing.T
+	name string
+	ns   string
+	m    *Machine
+	mcn  *mcnRecorder
+}
+
+// newNode creates a kwok node named prefix plus a random suffix, Done on cfgBase, and
+// boots a machine whose agent runs as it.
+func newNode(t *testing.T, prefix string) *node {
+	t.Helper()
+	clusterObjects(t)
+	ctx := t.Context()
+	name := prefix + "-" + strings.ToLower(rand.Text()[:5])
+	if _, err := env.CreateNode(ctx, name, map[string]string{"node-role.kubernetes.io/worker": ""}); err != nil {
+		t.Fatal(err)
+	}
+	n := &node{t: t, name: name}
+	n.patch(map[string]string{
+		nodeanno.CurrentConfigKey: cfgBase, nodeanno.DesiredConfigKey: cfgBase, nodeanno.StateKey: nodeanno.StateDone,
+	})
+	ns, err := env.CreateNamespace(ctx, name+"-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.ns = ns
+	n.mcn = recordMCN(t, name)
+	began := time.Now()
+	n.m = Start(t, Options{Node: name, Binary: mcotuiBin, Kubeconfig: env.KubeconfigPath})
+	t.Logf("vm %s: booted in %s", name, time.Since(began).Round(time.Second))
+	return n
+}
+
+func (n *node) patch(anns map[string]string) {
+	n.t.Helper()
+	// The agent writes the node too: retry on conflicts, on a fresh read.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		node, err := env.Kube.CoreV1().Nodes().Get(n.t.Context(), n.name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if node.Annotations == nil {
+			node.Annotations = map[string]string{}
+		}
+		for k, v := range anns {
+			node.Annotations[k] = v
+		}
+		_, err = env.Kube.CoreV1().Nodes().Update(n.t.Context(), node, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		n.t.Fatalf("node %s: %v", n.name, err)
+	}
+}
+
+func (n *node) get() *corev1.Node {
+	n.t.Helper()
+	node, err := env.Kube.CoreV1().Nodes().Get(n.t.Context(), n.name, metav1.GetOptions{})
+	if err != nil {
+		n.t.Fatalf("node %s: %v", n.name, err)
+	}
+	return node
+}
+
+// awaitState waits until the node is in state on config current.
+func (n *node) awaitState(current, state string) {
+	n.t.Helper()
+	n.m.Await(n.t, fmt.Sprintf("node %s %s on %s", n.name, state, current), func() (bool, string) {
+		node := n.get()
+		return nodeanno.Current(node) == current && nodeanno.State(node) == state,
+			fmt.Sprintf("annotations %v, unschedulable %t", node.Annotations, node.Spec.Unschedulable)
+	})
+}
+
+func (n *node) condition(typ mcfgv1.StateProgress) metav1.Condition {
+	mcn, err := env.MachineConfig.MachineconfigurationV1().MachineConfigNodes().Get(n.t.Context(), n.name, metav1.GetOptions{})
+	if err != nil {
+		return metav1.Condition{}
+	}
+	c, _ := phase.Find(mcn.Status.Conditions, typ)
+	return c
+}
+
+func (n *node) runPod(name string) {
+	n.t.Helper()
+	_, err := env.RunPod(n.t.Context(), &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: n.ns, Name: name},
+		Spec:       corev1.PodSpec{NodeName: n.name},
+	})
+	if err != nil {
+		n.t.Fatal(err)
+	}
+}
+
+func (n *node) pods() []string {
+	n.t.Helper()
+	pods, err := env.Kube.CoreV1().Pods(n.ns).List(n.t.Context(), metav1.ListOptions{})
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	var names []string
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil {
+			names = append(names, p.Name)
+		}
+	}
+	return names
+}
+
+// seenCondition is one status of one MachineConfigNode condition, first seen at seq.
+type seenCondition struct {
+	typ    string
+	status metav1.ConditionStatus
+}
+
+// mcnRecorder watches a MachineConfigNode and keeps, for each condition type and
+// status, when it was first seen (in the order of the watch's events) and with what
+// message; and whether the Node was ever seen unschedulable.
+type mcnRecorder struct {
+	mu         sync.Mutex
+	seq        int
+	first      map[seenCondition]int
+	messages   map[seenCondition]string
+	cordoned   bool
+	nodeEvents int
+}
+
+func recordMCN(t *testing.T, name string) *mcnRecorder {
+	r := &mcnRecorder{first: map[seenCondition]int{}, messages: map[seenCondition]string{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	sel := fields.OneTermEqualSelector("metadata.name", name).String()
+	go func() {
+		for ctx.Err() == nil {
+			w, err := env.MachineConfig.MachineconfigurationV1().MachineConfigNodes().Watch(ctx, metav1.ListOptions{FieldSelector: sel})
+			if err != nil {
+				time.Sleep(200 * time.Millisecond)
+				continue
+			}
+			for ev := range w.ResultChan() {
+				mcn, ok := ev.Object.(*mcfgv1.MachineConfigNode)
+				if !ok || ev.Type == watch.Error {
+					continue
+				}
+				r.mu.Lock()
+				for _, c := range mcn.Status.Conditions {
+					k := seenCondition{c.Type, c.Status}
+					if _, ok := r.first[k]; !ok {
+						r.seq++
+						r.first[k] = r.seq
+						r.messages[k] = c.Message
+					}
+				}
+				r.mu.Unlock()
+			}
+			w.Stop()
+		}
+	}()
+	go func() {
+		for ctx.Err() == nil {
+			w, err := env.Kube.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{FieldSelector: sel})
+			if err != nil {
+				time.Sleep(200 * time.Millisecond)
+				continue
+			}
+			for ev := range w.ResultChan() {
+				node, ok := ev.Object.(*corev1.Node)
+				if !ok {
+					continue
+				}
+				r.mu.Lock()
+				r.nodeEvents++
+				if node.Spec.Unschedulable {
+					r.cordoned = true
+				}
+				r.mu.Unlock()
+			}
+			w.Stop()
+		}
+	}()
+	return r
+}
+
+// seen returns when typ was first seen with status, or 0.
+func (r *mcnRecorder) seen(typ mcfgv1.StateProgress, status metav1.ConditionStatus) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.first[seenCondition{string(typ), status}]
+}
+
+func (r *mcnRecorder) everCordoned() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.cordoned
+}
+
+func (r *mcnRecorder) String() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	keys := make([]seenCondition, 0, len(r.first))
+	for k := range r.first {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b seenCondition) int { return r.first[a] - r.first[b] })
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "\n  %d %s=%s %q", r.first[k], k.typ, k.status, r.messages[k])
+	}
+	return b.String()
+}

@@ -1,0 +1,797 @@
+package vm
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Paths in the guest.
+const (
+	TestDiskMount = "/var/lib/mcotui-test" // the per-test disk, read-only
+	AgentUnit     = "mcotui-agent.service"
+	GuestBinary   = TestDiskMount + "/mcotui"
+	GuestKubeconf = TestDiskMount + "/kubeconfig"
+	// apiserverGuestAddr is where the guest reaches the control plane (a guestfwd).
+	apiserverGuestAddr = "10.0.2.100:6443"
+)
+
+// Options say what machine Start makes.
+type Options struct {
+	// Node is the node name the agent runs as (--node).
+	Node string
+	// Binary is the mcotui binary to copy into the guest (BuildMcotui).
+	Binary string
+	// Kubeconfig is the host's kubeconfig for the control plane (kubetest's
+	// KubeconfigPath); the guest gets a copy that reaches it through QEMU.
+	Kubeconfig string
+	// AgentScript, when set, is /var/lib/mcotui-test/agent.sh, which mcotui-agent.service
+	// runs at boot. By default it runs the agent as a systemd unit would:
+	// mcotui agent --node NODE --root / --kubeconfig ... plus AgentArgs.
+	AgentScript string
+	AgentArgs   []string
+	// Files are more files for the test disk, by name under /var/lib/mcotui-test.
+	Files map[string][]byte
+	// StallTimeout is how long the console and the control channel may both be silent
+	// before Context ends and waits fail: long, since a loaded machine is slow but
+	// never silent for minutes while a guest works. Default 4 minutes.
+	StallTimeout time.Duration
+	// CPUs and MemoryMB of the guest; defaults 2 and 1024.
+	CPUs, MemoryMB int
+}
+
+// ExecResult is what a command run in the guest gave.
+type ExecResult struct {
+	Stdout, Stderr string
+	Code           int
+}
+
+// Machine is one guest. Its methods may be called from several goroutines.
+type Machine struct {
+	t     testing.TB
+	opts  Options
+	img   Image
+	tools Tools
+	dir   string
+	ctx   context.Context // ends when the test does
+	// The files of this machine.
+	overlay, testDisk, ctlSock, consolePath string
+	apiserverAddr                           string
+
+	mu         sync.Mutex
+	cond       *sync.Cond // signalled on every change below
+	console    bytes.Buffer
+	consoleLog *os.File
+	powerOnAt  int       // console offset of the current power-on
+	lastSign   time.Time // the last output on the console or the control channel
+	qemu       *exec.Cmd
+	running    bool
+	exitErr    error
+	powerOns   int
+	ctl        net.Conn
+	ctlW       *bufio.Writer
+	readyBoots []boot // boots the guest's shell announced, in order
+	results    map[string]ExecResult
+	execMu     sync.Mutex // one command at a time: the guest's shell runs them in turn
+}
+
+// Start makes and boots a machine, failing t when it cannot. Everything it started is
+// stopped when the test ends; when the test failed, the console's tail and the agent's
+// journal are logged first.
+func Start(t testing.TB, opts Options) *Machine {
+	t.Helper()
+	img, err := FindImage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := FindTools()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts.Node == "" || opts.Binary == "" || opts.Kubeconfig == "" {
+		t.Fatalf("vm.Start: Options need Node, Binary and Kubeconfig: %+v", opts)
+	}
+	if opts.StallTimeout == 0 {
+		opts.StallTimeout = 4 * time.Minute
+	}
+	if opts.CPUs == 0 {
+		opts.CPUs = 2
+	}
+	if opts.MemoryMB == 0 {
+		opts.MemoryMB = 1024
+	}
+	// A short folder: the control socket's path must fit in a sockaddr_un.
+	dir, err := os.MkdirTemp("", "mcotui-vm-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &Machine{t: t, opts: opts, img: img, tools: tools, dir: dir, ctx: ctx, results: map[string]ExecResult{},
+		overlay: filepath.Join(dir, "root.qcow2"), testDisk: filepath.Join(dir, "test.img"),
+		ctlSock: filepath.Join(dir, "ctl.sock"), consolePath: filepath.Join(dir, "console.log")}
+	m.cond = sync.NewCond(&m.mu)
+	t.Cleanup(func() {
+		if t.Failed() {
+			m.dumpForFailure()
+		}
+		cancel()
+		m.stop()
+		if m.consoleLog != nil {
+			m.consoleLog.Close()
+		}
+		if t.Failed() {
+			// Keep the console log for the reader; the disks are large.
+			os.Remove(m.overlay)
+			os.Remove(m.testDisk)
+			t.Logf("vm %s: console log kept in %s", opts.Node, m.consolePath)
+		} else {
+			os.RemoveAll(dir)
+		}
+	})
+	if m.consoleLog, err = os.Create(m.consolePath); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.makeDisks(); err != nil {
+		t.Fatalf("vm %s: %v", opts.Node, err)
+	}
+	if err := m.powerOn(); err != nil {
+		t.Fatalf("vm %s: %v", opts.Node, err)
+	}
+	if _, err := m.WaitBoot(m.Context(), ""); err != nil {
+		t.Fatalf("vm %s: first boot: %v", opts.Node, err)
+	}
+	return m
+}
+
+// Name is the node name the machine's agent runs as.
+func (m *Machine) Name() string { return m.opts.Node }
+
+func (m *Machine) makeDisks() error {
+	out, err := exec.Command(m.tools.QEMUImg, "create", "-q", "-f", "qcow2", "-b", m.img.Disk, "-F", "raw", m.overlay).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("qemu-img create the overlay of %s: %w: %s", m.img.Disk, err, out)
+	}
+	kubeconfig, addr, err := guestKubeconfig(m.opts.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	m.apiserverAddr = addr
+	content := filepath.Join(m.dir, "testdisk")
+	if err := os.Mkdir(content, 0o755); err != nil {
+		return err
+	}
+	script := m.opts.AgentScript
+	if script == "" {
+		args := []string{GuestBinary, "agent", "--node", shellQuote(m.opts.Node), "--root", "/", "--kubeconfig", GuestKubeconf}
+		for _, a := range m.opts.AgentArgs {
+			args = append(args, shellQuote(a))
+		}
+		script = "#!/bin/sh\n# The agent as a systemd unit runs it on a host.\nexec " + strings.Join(args, " ") + "\n"
+	}
+	bin, err := os.ReadFile(m.opts.Binary)
+	if err != nil {
+		return fmt.Errorf("read the mcotui binary: %w", err)
+	}
+	files := map[string][]byte{"mcotui": bin, "agent.sh": []byte(script), "kubeconfig": kubeconfig}
+	for name, data := range m.opts.Files {
+		files[name] = data
+	}
+	size := int64(16 << 20)
+	for name, data := range files {
+		mode := os.FileMode(0o644)
+		switch name {
+		case "mcotui", "agent.sh":
+			mode = 0o755
+		case "kubeconfig":
+			mode = 0o600
+		}
+		p := filepath.Join(content, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, data, mode); err != nil {
+			return err
+		}
+		size += int64(len(data)) + 4096
+	}
+	size += size / 4 // ext4's metadata
+	out, err = exec.Command(m.tools.Mke2fs, "-q", "-t", "ext4", "-L", "mcotui-test", "-d", content, m.testDisk, strconv.FormatInt(size>>10, 10)+"K").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("mke2fs the test disk: %w: %s", err, out)
+	}
+	return os.RemoveAll(content)
+}
+
+// guestKubeconfig rewrites the host's kubeconfig for the guest: the server is the
+// guestfwd address, and the TLS server name is the host the certificate was made for.
+// It returns the host's API server address, for the forwarder.
+func guestKubeconfig(path string) ([]byte, string, error) {
+	cfg, err := clientcmd.LoadFromFile(path)
+	if err != nil {
+		return nil, "", fmt.Errorf("read kubeconfig %s: %w", path, err)
+	}
+	var addr string
+	for name, c := range cfg.Clusters {
+		u, err := url.Parse(c.Server)
+		if err != nil {
+			return nil, "", fmt.Errorf("kubeconfig %s: cluster %s: server %q: %w", path, name, c.Server, err)
+		}
+		if addr != "" && addr != u.Host {
+			return nil, "", fmt.Errorf("kubeconfig %s: clusters on %s and %s; the guest can reach one", path, addr, u.Host)
+		}
+		addr = u.Host
+		if c.TLSServerName == "" {
+			c.TLSServerName = u.Hostname()
+		}
+		c.Server = "https://" + apiserverGuestAddr
+		if c.CertificateAuthority != "" || len(c.CertificateAuthorityData) == 0 && !c.InsecureSkipTLSVerify {
+			return nil, "", fmt.Errorf("kubeconfig %s: cluster %s must embed its CA (certificate-authority-data)", path, name)
+		}
+	}
+	for name, a := range cfg.AuthInfos {
+		if a.ClientCertificate != "" || a.ClientKey != "" || a.TokenFile != "" {
+			return nil, "", fmt.Errorf("kubeconfig %s: user %s refers to files the guest does not have; embed them", path, name)
+		}
+	}
+	if addr == "" {
+		return nil, "", fmt.Errorf("kubeconfig %s names no cluster", path)
+	}
+	b, err := clientcmd.Write(*cfg)
+	if err != nil {
+		return nil, "", fmt.Errorf("write the guest's kubeconfig: %w", err)
+	}
+	return b, addr, nil
+}
+
+func (m *Machine) qemuArgs() []string {
+	exe, _ := os.Executable()
+	return []string{
+		"-accel", "tcg", // never KVM: it fails on these machines
+		"-smp", strconv.Itoa(m.opts.CPUs), "-m", strconv.Itoa(m.opts.MemoryMB),
+		"-nodefaults", "-no-user-config", "-display", "none", "-monitor", "none",
+		"-serial", "stdio",
+		"-kernel", m.img.Kernel, "-initrd", m.img.Initrd,
+		"-append", "console=ttyS0 root=/dev/vda rw quiet systemd.show_status=yes",
+		"-drive", "file=" + m.overlay + ",format=qcow2,if=virtio",
+		"-drive", "file=" + m.testDisk + ",format=raw,if=virtio,readonly=on",
+		// The control plane and nothing else: restrict=on cuts the guest off from the
+		// host and the world except for this guestfwd, served by this very binary (slirp
+		// runs the command itself, with glib's shell-style word splitting: no shell).
+		"-nic", "user,model=virtio-net-pci,restrict=on,guestfwd=tcp:" + apiserverGuestAddr + "-cmd:" + shellQuote(exe),
+		"-device", "virtio-serial-pci",
+		"-chardev", "socket,id=ctl,path=" + m.ctlSock + ",server=on,wait=off",
+		"-device", "virtserialport,chardev=ctl,name=mcotui.ctl",
+	}
+}
+
+// powerOn starts QEMU on the machine's disks.
+func (m *Machine) powerOn() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.running {
+		return errors.New("power on: QEMU is already running")
+	}
+	os.Remove(m.ctlSock)
+	cmd := exec.Command(m.tools.QEMU, m.qemuArgs()...)
+	cmd.Env = append(os.Environ(), forwardEnv+"="+m.apiserverAddr)
+	cmd.Stdin = nil
+	cmd.Stdout = consoleWriter{m}
+	cmd.Stderr = consoleWriter{m}
+	// QEMU dies with the test binary, even one killed outright.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	m.powerOnAt = m.console.Len()
+	fmt.Fprintf(m.consoleLog, "\n=== vm: power on %d at %s ===\n", m.powerOns+1, time.Now().Format(time.RFC3339))
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", m.tools.QEMU, err)
+	}
+	m.qemu, m.running, m.exitErr = cmd, true, nil
+	m.powerOns++
+	m.lastSign = time.Now()
+	go func() {
+		err := cmd.Wait()
+		m.mu.Lock()
+		if m.qemu == cmd {
+			m.running, m.exitErr = false, err
+			if m.ctl != nil {
+				m.ctl.Close()
+			}
+		}
+		m.cond.Broadcast()
+		m.mu.Unlock()
+	}()
+	go m.connectCtl(cmd)
+	return nil
+}
+
+// connectCtl connects to QEMU's control socket as soon as it exists and reads the
+// guest shell's lines until QEMU ends.
+func (m *Machine) connectCtl(cmd *exec.Cmd) {
+	var conn net.Conn
+	for {
+		m.mu.Lock()
+		alive := m.qemu == cmd && m.running
+		m.mu.Unlock()
+		if !alive || m.ctx.Err() != nil {
+			return
+		}
+		c, err := net.Dial("unix", m.ctlSock)
+		if err == nil {
+			conn = c
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	m.mu.Lock()
+	if m.qemu != cmd || !m.running {
+		m.mu.Unlock()
+		conn.Close()
+		return
+	}
+	m.ctl, m.ctlW = conn, bufio.NewWriter(conn)
+	m.mu.Unlock()
+	r := bufio.NewReader(conn)
+	for {
+		line, err := r.ReadString('\n')
+		if line != "" {
+			m.ctlLine(strings.TrimRight(line, "\r\n"))
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (m *Machine) ctlLine(line string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.lastSign = time.Now()
+	defer m.cond.Broadcast()
+	f := strings.Split(line, " ")
+	switch {
+	case len(f) == 2 && f[0] == "MCOTUI-READY":
+		m.readyBoots = append(m.readyBoots, boot{id: f[1], powerOn: m.powerOns})
+		fmt.Fprintf(m.consoleLog, "\n=== vm: shell ready, boot id %s ===\n", f[1])
+	case len(f) == 5 && f[0] == "MCOTUI-RESULT":
+		code, _ := strconv.Atoi(f[2])
+		stdout, _ := base64.StdEncoding.DecodeString(f[3])
+		stderr, _ := base64.StdEncoding.DecodeString(f[4])
+		m.results[f[1]] = ExecResult{Stdout: string(stdout), Stderr: string(stderr), Code: code}
+	}
+}
+
+type consoleWriter struct{ m *Machine }
+
+func (w consoleWriter) Write(p []byte) (int, error) {
+	m := w.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.console.Write(p)
+	m.consoleLog.Write(p)
+	m.lastSign = time.Now()
+	m.cond.Broadcast()
+	return len(p), nil
+}
+
+// Context ends when the test ends, or when the console and the control channel have
+// both been silent for Options.StallTimeout: the guest is stuck, or something it waits
+// for never comes.
+func (m *Machine) Context() context.Context {
+	ctx, cancel := context.WithCancelCause(m.ctx)
+	go func() {
+		defer cancel(nil)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				m.mu.Lock()
+				quiet := time.Since(m.lastSign)
+				m.mu.Unlock()
+				if quiet > m.opts.StallTimeout {
+					cancel(fmt.Errorf("vm %s: nothing on the console or the control channel for %s", m.opts.Node, quiet.Round(time.Second)))
+					return
+				}
+			}
+		}
+	}()
+	return ctx
+}
+
+// waitFor waits under ctx until cond (called with m.mu held) holds.
+func (m *Machine) waitFor(ctx context.Context, cond func() bool) error {
+	stop := context.AfterFunc(ctx, func() {
+		m.mu.Lock()
+		m.cond.Broadcast()
+		m.mu.Unlock()
+	})
+	defer stop()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for !cond() {
+		if ctx.Err() != nil {
+			return cause(ctx)
+		}
+		m.cond.Wait()
+	}
+	return nil
+}
+
+func cause(ctx context.Context) error {
+	if c := context.Cause(ctx); c != nil {
+		return c
+	}
+	return ctx.Err()
+}
+
+// WaitBoot waits until the guest's shell announces, in the current power-on, a boot
+// whose id is not notID, and returns the latest such id. With notID "" any boot of the
+// current power-on will do.
+func (m *Machine) WaitBoot(ctx context.Context, notID string) (string, error) {
+	var id string
+	var exited error
+	err := m.waitFor(ctx, func() bool {
+		for i := len(m.readyBoots) - 1; i >= 0; i-- {
+			b := m.readyBoots[i]
+			if b.powerOn != m.powerOns {
+				break
+			}
+			if b.id != notID {
+				id = b.id
+				return true
+			}
+		}
+		if !m.running {
+			exited = fmt.Errorf("QEMU exited (%v)", m.exitErr)
+			return true
+		}
+		return false
+	})
+	if err == nil {
+		err = exited
+	}
+	if err != nil {
+		return "", fmt.Errorf("vm %s: waiting for the guest to boot: %w\n%s", m.opts.Node, err, m.ConsoleTail(30))
+	}
+	return id, nil
+}
+
+// BootID is the guest's current boot id, read in the guest.
+func (m *Machine) BootID(ctx context.Context) (string, error) {
+	r, err := m.Exec(ctx, "cat /proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return "", err
+	}
+	if r.Code != 0 {
+		return "", fmt.Errorf("read the boot id: exit %d: %s", r.Code, r.Stderr)
+	}
+	return strings.TrimSpace(r.Stdout), nil
+}
+
+// Boots are the boot ids the guest announced, across power-ons and reboots, in order.
+func (m *Machine) Boots() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ids := make([]string, len(m.readyBoots))
+	for i, b := range m.readyBoots {
+		ids[i] = b.id
+	}
+	return ids
+}
+
+// boot is one boot the guest's shell announced, in the powerOn-th power-on.
+type boot struct {
+	id      string
+	powerOn int
+}
+
+// Exec runs script with bash as root in the guest, stdin empty, and returns its output
+// and exit status. It fails when the guest reboots or powers off before answering.
+func (m *Machine) Exec(ctx context.Context, script string) (ExecResult, error) {
+	m.execMu.Lock()
+	defer m.execMu.Unlock()
+	id := strings.ToLower(rand.Text()[:10])
+	m.mu.Lock()
+	if !m.running || m.ctlW == nil {
+		m.mu.Unlock()
+		return ExecResult{}, fmt.Errorf("exec %q: the machine is not running", short(script))
+	}
+	boots, conn := len(m.readyBoots), m.ctl
+	_, err := fmt.Fprintf(m.ctlW, "%s %s\n", id, base64.StdEncoding.EncodeToString([]byte(script)))
+	if err == nil {
+		err = m.ctlW.Flush()
+	}
+	m.mu.Unlock()
+	if err != nil {
+		return ExecResult{}, fmt.Errorf("exec %q: send: %w", short(script), err)
+	}
+	var res ExecResult
+	var lost error
+	err = m.waitFor(ctx, func() bool {
+		if r, ok := m.results[id]; ok {
+			delete(m.results, id)
+			res = r
+			return true
+		}
+		switch {
+		case !m.running || m.ctl != conn:
+			lost = errors.New("the machine powered off")
+		case len(m.readyBoots) > boots:
+			lost = errors.New("the guest rebooted")
+		}
+		return lost != nil
+	})
+	if err == nil {
+		err = lost
+	}
+	if err != nil {
+		return ExecResult{}, fmt.Errorf("exec %q in vm %s: %w", short(script), m.opts.Node, err)
+	}
+	return res, nil
+}
+
+// Run is Exec for a script that must succeed: it fails t otherwise, and returns stdout.
+func (m *Machine) Run(t testing.TB, script string) string {
+	t.Helper()
+	r, err := m.Exec(m.Context(), script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Code != 0 {
+		t.Fatalf("vm %s: %q: exit %d\nstdout: %s\nstderr: %s", m.opts.Node, short(script), r.Code, r.Stdout, r.Stderr)
+	}
+	return r.Stdout
+}
+
+func short(s string) string {
+	s = strings.ReplaceAll(s, "\n", "; ")
+	if len(s) > 120 {
+		s = s[:117] + "..."
+	}
+	return s
+}
+
+// WaitConsole waits until the serial console of the current power-on matches re, and
+// returns the match.
+func (m *Machine) WaitConsole(ctx context.Context, re *regexp.Regexp) (string, error) {
+	var match string
+	err := m.waitFor(ctx, func() bool {
+		match = re.FindString(m.console.String()[m.powerOnAt:])
+		return match != "" || !m.running
+	})
+	if err == nil && match == "" {
+		err = fmt.Errorf("QEMU exited (%v)", m.exitErr)
+	}
+	if err != nil {
+		return "", fmt.Errorf("vm %s: waiting for %q on the console: %w", m.opts.Node, re, err)
+	}
+	return match, nil
+}
+
+// Console is everything the serial console said, across power-ons.
+func (m *Machine) Console() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.console.String()
+}
+
+// ConsoleTail is the console's last n lines.
+func (m *Machine) ConsoleTail(n int) string {
+	return lastLines(m.Console(), n)
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Await polls cond until it holds, failing t when the machine stalls (see Context) or
+// QEMU exits. cond says what it saw, for the failure message.
+func (m *Machine) Await(t testing.TB, what string, cond func() (bool, string)) {
+	t.Helper()
+	ctx := m.Context()
+	var last string
+	for {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		last = state
+		m.mu.Lock()
+		running, exitErr := m.running, m.exitErr
+		m.mu.Unlock()
+		if !running {
+			t.Fatalf("vm %s: waiting for %s: QEMU exited (%v); last seen: %s", m.opts.Node, what, exitErr, last)
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("vm %s: waiting for %s: %v; last seen: %s", m.opts.Node, what, cause(ctx), last)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// PowerCut kills QEMU with SIGKILL, as pulling the plug would: what the guest had not
+// synced is lost.
+func (m *Machine) PowerCut() {
+	m.t.Helper()
+	m.mu.Lock()
+	cmd, running := m.qemu, m.running
+	m.mu.Unlock()
+	if !running {
+		m.t.Fatalf("vm %s: power cut: the machine is not running", m.opts.Node)
+	}
+	_ = cmd.Process.Kill()
+	if err := m.waitFor(m.ctx, func() bool { return !m.running }); err != nil {
+		m.t.Fatalf("vm %s: power cut: %v", m.opts.Node, err)
+	}
+	m.mu.Lock()
+	fmt.Fprintf(m.consoleLog, "\n=== vm: power cut at %s ===\n", time.Now().Format(time.RFC3339))
+	m.mu.Unlock()
+}
+
+// Boot powers the machine on again (after PowerCut or Shutdown) on the same disks and
+// returns the new boot's id once the guest's shell answers.
+func (m *Machine) Boot() string {
+	m.t.Helper()
+	if err := m.powerOn(); err != nil {
+		m.t.Fatalf("vm %s: %v", m.opts.Node, err)
+	}
+	id, err := m.WaitBoot(m.Context(), "")
+	if err != nil {
+		m.t.Fatalf("vm %s: %v", m.opts.Node, err)
+	}
+	return id
+}
+
+// Shutdown powers the guest off cleanly (systemctl poweroff) and waits for QEMU to end.
+func (m *Machine) Shutdown(ctx context.Context) error {
+	m.mu.Lock()
+	running := m.running
+	m.mu.Unlock()
+	if !running {
+		return nil
+	}
+	// The answer may never come: the guest goes down.
+	_, _ = m.Exec(ctx, "systemctl --no-block poweroff")
+	return m.waitFor(ctx, func() bool { return !m.running })
+}
+
+// Running reports whether QEMU runs.
+func (m *Machine) Running() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.running
+}
+
+func (m *Machine) stop() {
+	m.mu.Lock()
+	cmd, running := m.qemu, m.running
+	m.mu.Unlock()
+	if running {
+		_ = cmd.Process.Kill()
+		_ = m.waitFor(context.Background(), func() bool { return !m.running })
+	}
+}
+
+// ReadFileOffline reads a file from the machine's root disk while it is off, byte for
+// byte, as the disk holds it (debugfs on a raw copy of the overlay). Give the path as
+// the disk has it: through /var/home, not the /home link.
+func (m *Machine) ReadFileOffline(guestPath string) ([]byte, error) {
+	raw, err := m.rawCopy()
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(raw)
+	var out, errb bytes.Buffer
+	cmd := exec.Command(m.tools.Debugfs, "-R", "cat "+guestPath, raw)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("debugfs cat %s: %w: %s", guestPath, err, errb.String())
+	}
+	if strings.Contains(errb.String(), "File not found") {
+		return nil, fmt.Errorf("debugfs cat %s: %w", guestPath, os.ErrNotExist)
+	}
+	return out.Bytes(), nil
+}
+
+// rawCopy converts the overlay into a raw image debugfs can read; the machine must be off.
+func (m *Machine) rawCopy() (string, error) {
+	if m.Running() {
+		return "", errors.New("the machine is running: power it off first (PowerCut or Shutdown)")
+	}
+	raw := filepath.Join(m.dir, "root-copy.raw")
+	out, err := exec.Command(m.tools.QEMUImg, "convert", "-O", "raw", m.overlay, raw).CombinedOutput()
+	if err != nil {
+		os.Remove(raw)
+		return "", fmt.Errorf("qemu-img convert the overlay: %w: %s", err, out)
+	}
+	return raw, nil
+}
+
+// journalOffline is the agent's journal read out of the disk image.
+func (m *Machine) journalOffline() (string, error) {
+	raw, err := m.rawCopy()
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(raw)
+	dst := filepath.Join(m.dir, "journal")
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dst)
+	if out, err := exec.Command(m.tools.Debugfs, "-R", "rdump /var/log/journal "+dst, raw).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("debugfs rdump /var/log/journal: %w: %s", err, out)
+	}
+	jctl, err := exec.LookPath("journalctl")
+	if err != nil {
+		return "", fmt.Errorf("journal files copied out, but no journalctl on this machine to read them: %w", err)
+	}
+	out, err := exec.Command(jctl, "--directory", filepath.Join(dst, "journal"), "-u", AgentUnit, "--no-pager", "-n", "300").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("journalctl --directory: %w: %s", err, out)
+	}
+	return string(out), nil
+}
+
+// AgentJournal is the agent unit's journal, read in the guest if it runs, else from
+// the disk image.
+func (m *Machine) AgentJournal(ctx context.Context, lines int) (string, error) {
+	if m.Running() {
+		r, err := m.Exec(ctx, fmt.Sprintf("journalctl -u %s --no-pager -n %d", AgentUnit, lines))
+		if err != nil {
+			return "", err
+		}
+		return r.Stdout + r.Stderr, nil
+	}
+	return m.journalOffline()
+}
+
+func (m *Machine) dumpForFailure() {
+	m.t.Logf("vm %s: serial console, last 120 lines:\n%s", m.opts.Node, m.ConsoleTail(120))
+	// Bounded like any other wait: by the guest's silence.
+	ctx, cancel := context.WithCancel(m.Context())
+	defer cancel()
+	j, err := m.AgentJournal(ctx, 300)
+	if err != nil && m.Running() {
+		m.stop()
+		j, err = m.journalOffline()
+	}
+	if err != nil {
+		m.t.Logf("vm %s: the agent's journal could not be read: %v", m.opts.Node, err)
+		return
+	}
+	m.t.Logf("vm %s: journalctl -u %s:\n%s", m.opts.Node, AgentUnit, j)
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '/' || r == '-' || r == '_' || r == '.' || r == ':' || r == '=' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
