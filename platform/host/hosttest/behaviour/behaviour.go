@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/godbus/dbus/v5"
 
@@ -300,6 +301,47 @@ func (s *suite) restartReload(t *testing.T) {
 	s.jobResult(t, "restart", s.sd.Restart(ctx, u), "done")
 	s.jobResult(t, "reload a running unit with ExecReload", s.sd.Reload(ctx, u), "done")
 	s.jobResult(t, "restart again", s.sd.Restart(ctx, u), "done")
+	// Stopped, it cannot be reloaded: the job's result is "invalid".
+	m := s.conn.Object("org.freedesktop.systemd1", "/org/freedesktop/systemd1")
+	if err := m.CallWithContext(ctx, "org.freedesktop.systemd1.Manager.StopUnit", 0, u, "replace").Err; err != nil {
+		t.Fatalf("%s: stop %s: %v", s.tg.Name, u, err)
+	}
+	s.awaitInactive(t, u)
+	s.jobResult(t, "reload a stopped unit with ExecReload", s.sd.Reload(ctx, u), "invalid")
+	// And once a restart of it failed, it does not run either.
+	if s.tg.FailJobs != nil {
+		s.tg.FailJobs(u)
+		s.jobResult(t, "restart made to fail", s.sd.Restart(ctx, u), "failed")
+		s.jobResult(t, "reload after a failed restart", s.sd.Reload(ctx, u), "invalid")
+	}
+}
+
+// awaitInactive waits until systemd has stopped unit: StopUnit returns when the job is
+// queued, and the doubles have no job to wait for. Each poll is one property read.
+func (s *suite) awaitInactive(t *testing.T, unit string) {
+	t.Helper()
+	if !s.tg.Runs {
+		return // the doubles stop a unit when the job is queued
+	}
+	m := s.conn.Object("org.freedesktop.systemd1", "/org/freedesktop/systemd1")
+	for {
+		var path dbus.ObjectPath
+		if err := m.CallWithContext(t.Context(), "org.freedesktop.systemd1.Manager.GetUnit", 0, unit).Store(&path); err != nil {
+			t.Fatalf("%s: get unit %s: %v", s.tg.Name, unit, err)
+		}
+		v, err := s.conn.Object("org.freedesktop.systemd1", path).GetProperty("org.freedesktop.systemd1.Unit.ActiveState")
+		if err != nil {
+			t.Fatalf("%s: ActiveState of %s: %v", s.tg.Name, unit, err)
+		}
+		if state, _ := v.Value().(string); state == "inactive" || state == "failed" {
+			return
+		}
+		select {
+		case <-t.Context().Done():
+			t.Fatalf("%s: %s never stopped", s.tg.Name, unit)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 func (s *suite) reloadNotApplicable(t *testing.T) {
