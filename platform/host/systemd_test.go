@@ -76,14 +76,17 @@ func TestRestartAndReloadCheckTheJobResult(t *testing.T) {
 	n := newNode(t)
 	n.unit(t, "/etc/systemd/system/foo.service", fooService)
 	ctx := t.Context()
-	ops := map[string]struct {
-		method string
-		do     func(context.Context, string) error
+	// Reload first: after a failed restart the unit does not run, and a reload of it
+	// ends "invalid", as on real systemd.
+	ops := []struct {
+		op, method string
+		do         func(context.Context, string) error
 	}{
-		"restart": {"RestartUnit", n.systemd.Restart},
-		"reload":  {"ReloadUnit", n.systemd.Reload},
+		{"reload", "ReloadUnit", n.systemd.Reload},
+		{"restart", "RestartUnit", n.systemd.Restart},
 	}
-	for op, c := range ops {
+	for _, c := range ops {
+		op := c.op
 		if err := c.do(ctx, "foo.service"); err != nil {
 			t.Errorf("%s with result done: %v", op, err)
 		}

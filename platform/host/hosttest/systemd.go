@@ -44,7 +44,11 @@ func (c Call) String() string {
 //     end with the JobRemoved signal, result "done" unless the test says otherwise. Like
 //     systemd they fail for a unit with no unit file (NoSuchUnit), a masked unit
 //     (UnitMasked), and a reload of a service with no ExecReload= (JobTypeNotApplicable).
-//     Units are not run: their files are all the double knows of them;
+//     Units are not run: their files are all the double knows of them, and each is taken
+//     to be running, as a booted host's units are, until it is stopped or a start or
+//     restart job of it does not end "done"; a reload of a unit that does not run ends
+//     "invalid", as systemd's does (real systemd also says so of a unit never started,
+//     which the double takes for running);
 //   - EnableUnitFiles, DisableUnitFiles, MaskUnitFiles, UnmaskUnitFiles and
 //     GetUnitFileState, on the files under its root directory, as systemctl does them.
 //
@@ -59,6 +63,8 @@ type Systemd struct {
 	results  map[callKey]string
 	holds    map[callKey]chan struct{}
 	failures map[callKey]*dbus.Error
+	// stopped are the units that do not run: stopped, or whose last start failed.
+	stopped map[string]bool
 }
 
 // callKey selects calls of one method for one unit; an empty unit selects every unit.
@@ -74,6 +80,7 @@ func NewSystemd(t testing.TB, bus *Bus, root string) *Systemd {
 		results:  map[callKey]string{},
 		holds:    map[callKey]chan struct{}{},
 		failures: map[callKey]*dbus.Error{},
+		stopped:  map[string]bool{},
 	}
 	s.conn = bus.serve(t, systemdName)
 	m := manager{s}
@@ -297,6 +304,16 @@ func (m manager) job(method, name, mode string) (dbus.ObjectPath, *dbus.Error) {
 	}
 	if r, ok := s.results[callKey{method, name}]; ok {
 		result = r
+	}
+	_, explicit := s.results[callKey{method, name}]
+	switch {
+	case method == "ReloadUnit" && s.stopped[name] && !explicit:
+		// systemd: "Unit cannot be reloaded because it is inactive." (job result invalid)
+		result = "invalid"
+	case method == "StartUnit" || method == "RestartUnit":
+		s.stopped[name] = result != "done"
+	case method == "StopUnit" && result == "done":
+		s.stopped[name] = true
 	}
 	hold := s.holds[callKey{method, name}]
 	if hold == nil {

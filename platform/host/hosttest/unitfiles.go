@@ -52,8 +52,10 @@ func noSuchUnitFile(name string) error {
 	return &busError{"org.freedesktop.systemd1.NoSuchUnit", fmt.Sprintf("Unit file %s does not exist.", name)}
 }
 
-func unitFileMasked(name string) error {
-	return &busError{"org.freedesktop.systemd1.UnitMasked", fmt.Sprintf("Unit file %s is masked.", name)}
+// unitFileMasked names the mask's path, not the unit, as systemd 252 does ("Unit file
+// /etc/systemd/system/foo.service is masked.", seen by the behaviour suite in the VM).
+func unitFileMasked(maskPath string) error {
+	return &busError{"org.freedesktop.systemd1.UnitMasked", fmt.Sprintf("Unit file %s is masked.", maskPath)}
 }
 
 func fileExists(p string) error {
@@ -275,7 +277,7 @@ func (u *unitFiles) enable(names []string, runtime, force bool) (bool, []unitFil
 		case err != nil:
 			return err
 		case un.masked:
-			return unitFileMasked(name)
+			return unitFileMasked(path.Join(un.maskedIn, name))
 		case un.notFound:
 			return noSuchUnitFile(name)
 		}
