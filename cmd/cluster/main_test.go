@@ -3,19 +3,12 @@ package cluster
 import (
 	"testing"
 
-	"github.com/spf13/cobra"
-
-	"github.com/mcotui/mcotui/cmd/cmdutil"
 	"github.com/mcotui/mcotui/cmd/internal/cmdtest"
 )
 
 // mcotui runs this group's commands as main does.
-var mcotui = cmdtest.Runner(func(f *cmdutil.Factory) *cobra.Command {
-	root := cmdutil.NewRoot(f.IOStreams)
-	root.AddCommand(NewCmdController(f), NewCmdStatus(f), NewCmdRollout(f), NewCmdPause(f),
-		NewCmdResume(f), NewCmdBootImages(f), NewCmdInstall(f))
-	return root
-})
+var mcotui = cmdtest.NewRunner(NewCmdController, NewCmdStatus, NewCmdRollout, NewCmdPause,
+	NewCmdResume, NewCmdBootImages, NewCmdInstall)
 
 // cluster is the package's one control plane, started by the first test that needs it.
 var cluster cmdtest.Cluster

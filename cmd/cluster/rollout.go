@@ -19,7 +19,6 @@ import (
 
 	"github.com/mcotui/mcotui/cmd/cmdutil"
 	"github.com/mcotui/mcotui/controller"
-	"github.com/mcotui/mcotui/core/configdiff"
 	"github.com/mcotui/mcotui/core/disruption"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
@@ -148,7 +147,7 @@ func runRollout(ctx context.Context, s cmdutil.IOStreams, c *kube.Clients, name 
 	if st.Pool.Spec.Configuration.Name == "" {
 		return fmt.Errorf("machineconfigpool %s has not been rendered yet (spec.configuration.name is empty); its RenderDegraded condition says why (mcotui status %s)", name, name)
 	}
-	forecast, err := rollout.Preview(st.Pool, rollout.PlanningView(st.Nodes), rollout.Options{}, newDiffer(c).diff)
+	forecast, err := rollout.Preview(st.Pool, rollout.PlanningView(st.Nodes), rollout.Options{}, controller.NewDiffer(c).Diff)
 	if err != nil {
 		return err
 	}
@@ -244,64 +243,6 @@ func startDriving(ctx context.Context, c *kube.Clients, pool string, o rolloutOp
 func (d *driving) stop() {
 	d.cancel()
 	<-d.done
-}
-
-// differ predicts each node's disruption from the two rendered configs and the
-// cluster's node disruption policy, fetching each config once.
-type differ struct {
-	c       *kube.Clients
-	configs map[string]configdiff.Config
-	policy  *disruption.Policy
-}
-
-func newDiffer(c *kube.Clients) *differ {
-	return &differ{c: c, configs: map[string]configdiff.Config{}}
-}
-
-func (d *differ) diff(from, to string) (disruption.Decision, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if d.policy == nil {
-		p := disruption.DefaultPolicy()
-		mc, err := d.c.Operator.OperatorV1().MachineConfigurations().Get(ctx, kube.MachineConfigurationName, metav1.GetOptions{})
-		switch {
-		case err == nil:
-			p = disruption.Merge(p, mc.Spec.NodeDisruptionPolicy)
-		case !apierrors.IsNotFound(err):
-			return disruption.Decision{}, fmt.Errorf("get machineconfiguration %s: %w", kube.MachineConfigurationName, err)
-		}
-		d.policy = &p
-	}
-	old, err := d.config(ctx, from)
-	if err != nil {
-		return disruption.Decision{}, err
-	}
-	cur, err := d.config(ctx, to)
-	if err != nil {
-		return disruption.Decision{}, err
-	}
-	return disruption.Evaluate(*d.policy, configdiff.Compute(old, cur)), nil
-}
-
-// config is the rendered config name; a node without a config (name "" or mcotui's
-// placeholder for a node it never configured) starts from an empty one.
-func (d *differ) config(ctx context.Context, name string) (configdiff.Config, error) {
-	if name == "" || rollout.IsPlaceholder(name) {
-		return configdiff.Config{}, nil
-	}
-	if c, ok := d.configs[name]; ok {
-		return c, nil
-	}
-	mc, err := d.c.MachineConfig.MachineconfigurationV1().MachineConfigs().Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return configdiff.Config{}, fmt.Errorf("get machineconfig %s: %w", name, err)
-	}
-	c, err := configdiff.FromMachineConfig(mc)
-	if err != nil {
-		return configdiff.Config{}, err
-	}
-	d.configs[name] = c
-	return c, nil
 }
 
 // writePlan prints the forecast: a summary, the waves, and the blocked nodes.

@@ -3,7 +3,6 @@ package cluster
 import (
 	"bytes"
 	"cmp"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,8 +12,6 @@ import (
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	"github.com/spf13/cobra"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
@@ -22,7 +19,6 @@ import (
 
 	"github.com/mcotui/mcotui/cmd/cmdutil"
 	"github.com/mcotui/mcotui/core/nodeanno"
-	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/platform/kube"
 )
 
@@ -71,7 +67,7 @@ mcotui's controller and agents do. With POOL, only that pool and its nodes are s
 			if len(args) == 1 {
 				pool = args[0]
 			}
-			st, err := readStatus(c.Context(), clients, pool)
+			st, err := kube.ReadStatus(c.Context(), clients, pool)
 			if err != nil {
 				return err
 			}
@@ -84,95 +80,8 @@ mcotui's controller and agents do. With POOL, only that pool and its nodes are s
 	return cmd
 }
 
-// clusterStatus is what status shows.
-type clusterStatus struct {
-	Pools []*mcfgv1.MachineConfigPool
-	MCNs  []*mcfgv1.MachineConfigNode
-	// Unlisted are pool members without a MachineConfigNode, by name, with their pool.
-	Unlisted []unlistedNode
-}
-
-type unlistedNode struct {
-	Node *corev1.Node
-	Pool string
-}
-
-// readStatus reads the pools (only pool, when given), the MachineConfigNodes and the
-// nodes of the pools that have none.
-func readStatus(ctx context.Context, c *kube.Clients, pool string) (clusterStatus, error) {
-	var st clusterStatus
-	pools := c.MachineConfig.MachineconfigurationV1().MachineConfigPools()
-	poolList, err := pools.List(ctx, metav1.ListOptions{})
-	if apierrors.IsNotFound(err) {
-		return st, fmt.Errorf("the cluster does not serve MachineConfigPools: neither OpenShift's Machine Config Operator nor mcotui is installed (mcotui install | kubectl apply -f -)")
-	}
-	if err != nil {
-		return st, fmt.Errorf("list machineconfigpools: %w", err)
-	}
-	var all []*mcfgv1.MachineConfigPool
-	for i := range poolList.Items {
-		p := &poolList.Items[i]
-		all = append(all, p)
-		if pool == "" || p.Name == pool {
-			st.Pools = append(st.Pools, p)
-		}
-	}
-	if pool != "" && len(st.Pools) == 0 {
-		return st, fmt.Errorf("machineconfigpool %q not found (the cluster has %s)", pool, poolNames(all))
-	}
-	mcnList, err := c.MachineConfig.MachineconfigurationV1().MachineConfigNodes().List(ctx, metav1.ListOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		// An older OpenShift without the MachineConfigNode API: nodes from annotations.
-	case err != nil:
-		return st, fmt.Errorf("list machineconfignodes: %w", err)
-	}
-	have := map[string]bool{}
-	if mcnList != nil {
-		for i := range mcnList.Items {
-			m := &mcnList.Items[i]
-			have[m.Name] = true
-			if pool == "" || m.Spec.Pool.Name == pool {
-				st.MCNs = append(st.MCNs, m)
-			}
-		}
-	}
-	nodeList, err := c.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return st, fmt.Errorf("list nodes: %w", err)
-	}
-	nodes := make([]*corev1.Node, len(nodeList.Items))
-	for i := range nodeList.Items {
-		nodes[i] = &nodeList.Items[i]
-	}
-	for _, p := range st.Pools {
-		members, _ := rollout.Members(p, all, nodes)
-		for _, n := range members {
-			if !have[n.Name] {
-				st.Unlisted = append(st.Unlisted, unlistedNode{Node: n, Pool: p.Name})
-			}
-		}
-	}
-	slices.SortFunc(st.Pools, func(a, b *mcfgv1.MachineConfigPool) int { return cmp.Compare(a.Name, b.Name) })
-	slices.SortFunc(st.MCNs, func(a, b *mcfgv1.MachineConfigNode) int { return cmp.Compare(a.Name, b.Name) })
-	slices.SortFunc(st.Unlisted, func(a, b unlistedNode) int { return cmp.Compare(a.Node.Name, b.Node.Name) })
-	return st, nil
-}
-
-func poolNames(pools []*mcfgv1.MachineConfigPool) string {
-	if len(pools) == 0 {
-		return "no pools"
-	}
-	names := make([]string, len(pools))
-	for i, p := range pools {
-		names[i] = p.Name
-	}
-	slices.Sort(names)
-	return strings.Join(names, ", ")
-}
-
 // writeStatus prints st in format ("", wide, json, yaml); now ages the objects.
-func writeStatus(w io.Writer, st clusterStatus, format string, now time.Time) error {
+func writeStatus(w io.Writer, st kube.ClusterStatus, format string, now time.Time) error {
 	switch format {
 	case "json", "yaml":
 		return writeStatusList(w, format, st)
@@ -229,7 +138,7 @@ func writePoolTable(w io.Writer, pools []*mcfgv1.MachineConfigPool, now time.Tim
 	return tw.Flush()
 }
 
-func writeNodeTable(w io.Writer, st clusterStatus, wide bool, now time.Time) error {
+func writeNodeTable(w io.Writer, st kube.ClusterStatus, wide bool, now time.Time) error {
 	// Rows of nodes without a MachineConfigNode end in empty cells: the table is
 	// padded in a buffer and written without the spaces at the ends of lines.
 	var buf bytes.Buffer
@@ -302,7 +211,7 @@ func kubeAge(t metav1.Time, now time.Time) string {
 
 // writeStatusList prints the pools and MachineConfigNodes as a v1 List, as
 // `kubectl get mcp,mcn -o json` does.
-func writeStatusList(w io.Writer, format string, st clusterStatus) error {
+func writeStatusList(w io.Writer, format string, st kube.ClusterStatus) error {
 	items := make([]runtime.RawExtension, 0, len(st.Pools)+len(st.MCNs))
 	add := func(obj runtime.Object, gvk string) error {
 		b, err := json.Marshal(obj)

@@ -17,6 +17,7 @@ import (
 	"github.com/mcotui/mcotui/cmd/cmdutil"
 	"github.com/mcotui/mcotui/cmd/internal/cmdtest"
 	"github.com/mcotui/mcotui/core/phase"
+	"github.com/mcotui/mcotui/platform/kube"
 	"github.com/mcotui/mcotui/platform/kube/kubetest"
 )
 
@@ -33,7 +34,7 @@ var updateStatus = flag.Bool("update-status", false, "rewrite testdata/status/*.
 // statusFixture is a cluster mid-rollout: the worker pool updating (one node done, one
 // in the middle of its update, one waiting), the master pool updated, and an infra node
 // that has no MachineConfigNode yet.
-func statusFixture(now time.Time) clusterStatus {
+func statusFixture(now time.Time) kube.ClusterStatus {
 	created := metav1.NewTime(now.Add(-(4*time.Hour + 42*time.Minute)))
 	cond := func(t mcfgv1.MachineConfigPoolConditionType, s corev1.ConditionStatus) mcfgv1.MachineConfigPoolCondition {
 		return mcfgv1.MachineConfigPoolCondition{Type: t, Status: s}
@@ -68,7 +69,7 @@ func statusFixture(now time.Time) clusterStatus {
 		m.Status.Conditions, _ = phase.Apply(nil, desired, at, conds...)
 		return m
 	}
-	return clusterStatus{
+	return kube.ClusterStatus{
 		Pools: []*mcfgv1.MachineConfigPool{
 			pool("master", masterCfg, [4]int32{3, 3, 3, 0}, "True", "False", "False"),
 			pool("worker", oldCfg, [4]int32{3, 2, 1, 0}, "False", "True", "False"),
@@ -80,7 +81,7 @@ func statusFixture(now time.Time) clusterStatus {
 				phase.Prepared("[Reboot]", true), phase.Executing(), phase.CordonDone(), phase.Draining("drain-"+newCfg, "uncordon-"+oldCfg)),
 			mcn("ci-worker-c", "worker", oldCfg, oldCfg, 19*time.Minute, phase.UpToDate("ci-worker-c")),
 		},
-		Unlisted: []unlistedNode{{Pool: "worker", Node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{
+		Unlisted: []kube.UnlistedNode{{Pool: "worker", Node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{
 			Name: "ci-worker-d", CreationTimestamp: metav1.NewTime(now.Add(-90 * time.Second)),
 		}}}},
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"sync"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -124,7 +123,7 @@ func runTUI(ctx context.Context, s cmdutil.IOStreams, o *tuiOptions) error {
 	// What the TUI drove stops with it, and releases the Lease before the process ends.
 	cancel()
 	if driver != nil {
-		driver.wait()
+		driver.Wait()
 	}
 	if err != nil && !errors.Is(err, tea.ErrProgramKilled) {
 		return fmt.Errorf("the TUI stopped: %w", err)
@@ -132,68 +131,26 @@ func runTUI(ctx context.Context, s cmdutil.IOStreams, o *tuiOptions) error {
 	return nil
 }
 
-// tuiDriver drives a pool's rollout for the TUI (action.Driver) with the controller's
-// DrivePool, as mcotui-tui@HOST:PID on the controller's Lease, for as long as the TUI
-// runs.
+// tuiDriver is the TUI's action.Driver: controller.PoolDriver as mcotui-tui@HOST:PID,
+// for as long as the TUI runs, its reports in the TUI's terms.
 type tuiDriver struct {
-	ctx       context.Context // ends when the TUI does
-	clients   *kube.Clients
-	namespace string
-	identity  string
-	log       *slog.Logger
-
-	// The TUI calls Drive on a goroutine of its own, which may start after the
-	// program has ended and wait has begun: mu orders each drive's running.Add
-	// before wait's running.Wait, and closed refuses a drive that comes later, which
-	// wait would not wait for.
-	mu      sync.Mutex
-	closed  bool
-	running sync.WaitGroup
+	*controller.PoolDriver
 }
 
 // newTUIDriver drives on the Lease in namespace; "" is mcotui's controller's
 // namespace, where its Lease is unless the controller was told otherwise.
 func newTUIDriver(ctx context.Context, clients *kube.Clients, namespace string, log *slog.Logger) *tuiDriver {
-	if namespace == "" {
-		namespace = controller.DefaultNamespace
-	}
-	return &tuiDriver{ctx: ctx, clients: clients, namespace: namespace, identity: cmdutil.DriverIdentity("mcotui-tui"), log: log}
+	return &tuiDriver{controller.NewPoolDriver(ctx, clients, namespace, cmdutil.DriverIdentity("mcotui-tui"), log)}
 }
-
-// Lease implements action.Driver.
-func (d *tuiDriver) Lease() string { return d.namespace + "/" + controller.LeaseName }
 
 // Drive implements action.Driver.
 func (d *tuiDriver) Drive(ctx context.Context, pool string, report func(action.DriveReport)) error {
-	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
-		return fmt.Errorf("drive pool %s: the TUI has ended; nothing was driven", pool)
-	}
-	d.running.Add(1)
-	d.mu.Unlock()
-	defer d.running.Done()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	defer context.AfterFunc(d.ctx, cancel)()
-	_, err := controller.DrivePool(ctx, d.clients, pool, controller.DriveOptions{
-		Identity: d.identity, Namespace: d.namespace, Logger: d.log.With("drive", pool),
-	}, func(r controller.DriveReport) {
+	return d.PoolDriver.Drive(ctx, pool, func(r controller.DriveReport) {
 		report(action.DriveReport{
 			Leading: r.Leading, Target: r.Step.Target, Targets: r.Step.Targets,
 			End: r.End != "", Message: r.Message, Err: r.Err,
 		})
 	})
-	return err
-}
-
-// wait waits until every drive has ended and released the Lease, and refuses any drive
-// after it; the TUI's context must have ended first.
-func (d *tuiDriver) wait() {
-	d.mu.Lock()
-	d.closed = true
-	d.mu.Unlock()
-	d.running.Wait()
 }
 
 // tuiLogger is where the TUI's log goes: a file when --log names one, else nowhere,

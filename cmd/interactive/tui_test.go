@@ -163,7 +163,7 @@ func TestTUIDrivesAPool(t *testing.T) {
 	}
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
 	stop()
-	driver.wait()
+	driver.Wait()
 
 	if !screen.Seen(" driving td ") {
 		t.Error("the status line never said the terminal drives td")
@@ -171,8 +171,8 @@ func TestTUIDrivesAPool(t *testing.T) {
 	if n, at := most(); n > 1 {
 		t.Errorf("%d nodes unavailable at once (%s); maxUnavailable is 1", n, at)
 	}
-	if w := c.DesiredConfigWriters(t); len(w) != 1 || !w[driver.identity] {
-		t.Errorf("desiredConfig written by %v, want %s alone", w, driver.identity)
+	if w := c.DesiredConfigWriters(t); len(w) != 1 || !w[driver.Identity()] {
+		t.Errorf("desiredConfig written by %v, want %s alone", w, driver.Identity())
 	}
 	if !rollout.PoolUpdated(c.GetPool(t)) {
 		t.Errorf("pool td is not Updated: %+v", c.GetPool(t).Status)
@@ -224,8 +224,8 @@ func TestTUIQuitStopsTheDrive(t *testing.T) {
 			tm.Send(tea.KeyPressMsg{Code: 'y', Text: "y"})
 			if tc.driving {
 				screen.WaitFor(t, " driving tq ")
-				if holder, held, err := controller.LeaseHolder(ctx, c.Env.Kube, ns, controller.LeaseName, time.Now()); err != nil || !held || holder != driver.identity {
-					t.Fatalf("while driving: lease holder %q held %t err %v; want %s", holder, held, err, driver.identity)
+				if holder, held, err := controller.LeaseHolder(ctx, c.Env.Kube, ns, controller.LeaseName, time.Now()); err != nil || !held || holder != driver.Identity() {
+					t.Fatalf("while driving: lease holder %q held %t err %v; want %s", holder, held, err, driver.Identity())
 				}
 			}
 			tm.Send(tea.KeyPressMsg{Code: 'q', Text: "q"})
@@ -233,7 +233,7 @@ func TestTUIQuitStopsTheDrive(t *testing.T) {
 
 			waited := make(chan struct{})
 			go func() {
-				driver.wait()
+				driver.Wait()
 				close(waited)
 			}()
 			select {

@@ -92,6 +92,17 @@ func Context(t *testing.T) context.Context {
 // "dev": each command group's tests build a root of their commands.
 type Runner func(*cmdutil.Factory) *cobra.Command
 
+// NewRunner runs the commands that cmds build under a bare root (cmdutil.NewRoot).
+func NewRunner(cmds ...func(*cmdutil.Factory) *cobra.Command) Runner {
+	return func(f *cmdutil.Factory) *cobra.Command {
+		root := cmdutil.NewRoot(f.IOStreams)
+		for _, c := range cmds {
+			root.AddCommand(c(f))
+		}
+		return root
+	}
+}
+
 // Run runs args on the streams s and returns the exit code.
 func (r Runner) Run(args []string, s cmdutil.IOStreams) int {
 	f := &cmdutil.Factory{IOStreams: s, Version: "dev"}
