@@ -151,7 +151,7 @@ func waitRolledOut(t *testing.T, pool, target string, nodes []string, timeout ti
 // first, every MachineConfigNode follows its node's desired config, and at the end the
 // pool's status counts and conditions say Updated, as kubectl shows them.
 func TestRolloutRespectsMaxUnavailable(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	pool := createPool(t, "roll", ptr.To(intstr.FromInt32(2)), false)
 	v1 := machineConfig(t, "00-roll", "roll", "/etc/roll", "v1")
 	old := expectedRendered(t, pool, v1)
@@ -246,7 +246,7 @@ func TestRolloutRespectsMaxUnavailable(t *testing.T) {
 // TestPausedPoolGetsNoTargets: a paused pool is rendered but no node gets the new
 // config, and its status says so in MCO's words; once resumed the rollout completes.
 func TestPausedPoolGetsNoTargets(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	pool := createPool(t, "pause", nil, false)
 	v1 := machineConfig(t, "00-pause", "pause", "/etc/pause", "v1")
 	old := expectedRendered(t, pool, v1)
@@ -286,7 +286,7 @@ func setPaused(t *testing.T, pool string, paused bool) {
 	t.Helper()
 	p := getPool(t, pool)
 	p.Spec.Paused = paused
-	if _, err := env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Update(testContext(t), p, metav1.UpdateOptions{}); err != nil {
+	if _, err := env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Update(kubetest.Context(t), p, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -431,7 +431,7 @@ func TestRestartMidRollout(t *testing.T) {
 // tainted node that is Done counts as available in the pool's status; once resumed and
 // rolled out, no node keeps the taint.
 func TestUpdateInProgressTaint(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	pool := createPool(t, "taint", nil, false)
 	v1 := machineConfig(t, "00-taint", "taint", "/etc/taint", "v1")
 	old := expectedRendered(t, pool, v1)
