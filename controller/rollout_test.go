@@ -127,10 +127,12 @@ func (r *nodeRecorder) report() (maxUnavailable int, at string, order []string, 
 	return r.max, r.maxAt, slices.Clone(r.targetOrder), r.events
 }
 
-// waitRolledOut waits until every node runs target and the pool says Updated.
-func waitRolledOut(t *testing.T, pool, target string, nodes []string, timeout time.Duration) {
+// waitRolledOut waits until every node runs target and the pool says Updated. It
+// fails when no node and no pool count has moved for stall, not after a budget for the
+// whole rollout, which a loaded machine would miss.
+func waitRolledOut(t *testing.T, pool, target string, nodes []string, stall time.Duration) {
 	t.Helper()
-	kubetest.Eventually(t, timeout, "pool "+pool+" rolled out to "+target, func() (bool, string) {
+	kubetest.EventuallyProgress(t, stall, "pool "+pool+" rolled out to "+target, func() kubetest.Progress {
 		var behind []string
 		for _, name := range nodes {
 			n := getNode(t, name)
@@ -141,7 +143,8 @@ func waitRolledOut(t *testing.T, pool, target string, nodes []string, timeout ti
 		p := getPool(t, pool)
 		c := poolCondition(p, mcfgv1.MachineConfigPoolUpdated)
 		ok := len(behind) == 0 && c != nil && c.Status == corev1.ConditionTrue && p.Status.Configuration.Name == target
-		return ok, fmt.Sprintf("behind: %v; pool: %s", behind, condString(p))
+		mark := fmt.Sprintf("%v %d/%d %s", behind, p.Status.UpdatedMachineCount, p.Status.MachineCount, p.Status.Configuration.Name)
+		return kubetest.Progress{Done: ok, Mark: mark, State: fmt.Sprintf("behind: %v; pool: %s", behind, condString(p))}
 	})
 }
 
