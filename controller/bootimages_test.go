@@ -58,7 +58,7 @@ func loadMachineSet(t *testing.T, file, name string, edit func(*machinev1beta1.M
 
 func ensureNamespace(t *testing.T, name string) {
 	t.Helper()
-	_, err := env.Kube.CoreV1().Namespaces().Create(testContext(t), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	_, err := env.Kube.CoreV1().Namespaces().Create(kubetest.Context(t), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func ensureNamespace(t *testing.T, name string) {
 // by another object (both skipped), and an AWS one whose stub cannot be converted.
 func bootImageCluster(t *testing.T) {
 	t.Helper()
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	ensureNamespace(t, bootimage.MachineAPINamespace)
 	ensureNamespace(t, bootimage.ConfigMapNamespace)
 	cms := env.Kube.CoreV1().ConfigMaps(bootimage.ConfigMapNamespace)
@@ -139,7 +139,7 @@ func editValue(t *testing.T, ms *machinev1beta1.MachineSet, edit func(map[string
 // Machine API MachineSets.
 func setMode(t *testing.T, sel operatorv1.MachineManagerSelector) {
 	t.Helper()
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	mcs := env.Operator.OperatorV1().MachineConfigurations()
 	managers := []operatorv1.MachineManager{{Resource: operatorv1.MachineSets, APIGroup: operatorv1.MachineAPI, Selection: sel}}
 	_, err := mcs.Get(ctx, bootimage.MachineConfigurationName, metav1.GetOptions{})
@@ -183,7 +183,7 @@ func setMode(t *testing.T, sel operatorv1.MachineManagerSelector) {
 
 func machineSetImage(t *testing.T, name string) string {
 	t.Helper()
-	ms, err := env.Machine.MachineV1beta1().MachineSets(bootimage.MachineAPINamespace).Get(testContext(t), name, metav1.GetOptions{})
+	ms, err := env.Machine.MachineV1beta1().MachineSets(bootimage.MachineAPINamespace).Get(kubetest.Context(t), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func waitBootStatus(t *testing.T, progressing, degraded string) *operatorv1.Mach
 	var cfg *operatorv1.MachineConfiguration
 	kubetest.Eventually(t, 30*time.Second, "boot image conditions", func() (bool, string) {
 		var err error
-		cfg, err = env.Operator.OperatorV1().MachineConfigurations().Get(testContext(t), bootimage.MachineConfigurationName, metav1.GetOptions{})
+		cfg, err = env.Operator.OperatorV1().MachineConfigurations().Get(kubetest.Context(t), bootimage.MachineConfigurationName, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
 		}
@@ -233,7 +233,7 @@ func waitBootStatus(t *testing.T, progressing, degraded string) *operatorv1.Mach
 // TestBootImages runs the boot image loop through the three modes against MachineSets
 // in the API server.
 func TestBootImages(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	bootImageCluster(t)
 	startController(t, "lease-boot", "boot-a")
 

@@ -84,7 +84,7 @@ type Config struct {
 
 	// Platform is the infrastructure platform for boot images: the mode MCO applies
 	// when MachineConfiguration/cluster names none. Default: the platform every
-	// MachineSet's providerSpec names, when they agree (see InferPlatform).
+	// MachineSet's providerSpec names, when they agree (see bootimage.InferPlatform).
 	Platform configv1.PlatformType
 
 	// Clock times conditions. Default: the real clock.

@@ -8,9 +8,7 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -19,7 +17,6 @@ import (
 	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/rollout"
-	"github.com/mcotui/mcotui/platform/kube"
 	"github.com/mcotui/mcotui/platform/kube/kubetest"
 )
 
@@ -27,25 +24,8 @@ import (
 // ErrMCOPresent and says what it found, DrivePool refuses likewise; neither takes the
 // Lease.
 func TestRefusesWhereMCORuns(t *testing.T) {
-	ctx := testContext(t)
-	if _, err := env.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: kube.MCONamespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	labels := map[string]string{"k8s-app": "machine-config-daemon"}
-	ds := &appsv1.DaemonSet{
-		ObjectMeta: metav1.ObjectMeta{Name: kube.MCODaemonSet, Namespace: kube.MCONamespace},
-		Spec: appsv1.DaemonSetSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "mcd", Image: "example.com/mcd"}}},
-			},
-		},
-	}
-	if _, err := env.Kube.AppsV1().DaemonSets(kube.MCONamespace).Create(ctx, ds, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	defer env.Kube.AppsV1().DaemonSets(kube.MCONamespace).Delete(context.Background(), kube.MCODaemonSet, metav1.DeleteOptions{})
+	ctx := kubetest.Context(t)
+	kubetest.InstallFakeMCO(t, env.Kube)
 
 	err := controller.Run(ctx, controller.Config{Clients: clients(t), Namespace: leaseNamespace(t), LeaseName: "lease-mco"})
 	if !errors.Is(err, controller.ErrMCOPresent) || !strings.Contains(err.Error(), "found DaemonSet openshift-machine-config-operator/machine-config-daemon") {
@@ -65,7 +45,7 @@ func TestRefusesWhereMCORuns(t *testing.T) {
 // at most maxUnavailable nodes, a second step before they finish targets none, and the
 // next ones continue where the first left off.
 func TestDriverStep(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	pool := createPool(t, "drive", ptr.To(intstr.FromInt32(1)), false)
 	mc := machineConfig(t, "00-drive", "drive", "/etc/drive", "v1")
 	applyMC(t, mc)
@@ -111,7 +91,7 @@ func TestDriverStep(t *testing.T) {
 
 // TestLeaseHolder reads a controller's Lease while it runs and after it stops.
 func TestLeaseHolder(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	r := startController(t, "lease-holder", "holder-a")
 	kubetest.Eventually(t, 20*time.Second, "holder-a holds the lease", func() (bool, string) {
 		holder, held, err := controller.LeaseHolder(ctx, env.Kube, leaseNamespace(t), "lease-holder", time.Now())
@@ -130,7 +110,7 @@ func TestLeaseHolder(t *testing.T) {
 // TestLeadEndsWhenWorkFails: work that fails while the Lease is held ends the election
 // with its error and releases the Lease at once, for another candidate to take.
 func TestLeadEndsWhenWorkFails(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	boom := errors.New("boom")
 	e := controller.Election{Kube: env.Kube, Namespace: leaseNamespace(t), Name: "lease-fail", Identity: "fail-a",
 		LeaseDuration: time.Hour, RenewDeadline: 50 * time.Minute, RetryPeriod: 200 * time.Millisecond}
@@ -167,7 +147,7 @@ func TestLeadEndsWhenWorkFails(t *testing.T) {
 // until it expires (a TUI that quit right after starting a drive, then its next drive,
 // refused by its own stale Lease).
 func TestLeadReleasesALeaseItWonUnawares(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	ns := leaseNamespace(t)
 	now := metav1.NewMicroTime(time.Now())
 	lease := &coordinationv1.Lease{

@@ -66,7 +66,7 @@ func (d *drive) last() controller.DriveReport {
 // the pool's status Updated at the end, and the Lease released for a controller that
 // starts later.
 func TestDrivePool(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	pool := createPool(t, "dp", ptr.To(intstr.FromInt32(2)), false)
 	v1 := machineConfig(t, "00-dp", "dp", "/etc/dp", "v1")
 	applyMC(t, v1)
@@ -123,7 +123,7 @@ func TestDrivePool(t *testing.T) {
 // refuses, names the holder and writes nothing: a pool whose nodes need an update keeps
 // its nodes' desired configs, their taints and its status.
 func TestDrivePoolLeavesAHeldPoolAlone(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	pool := createPool(t, "dph", ptr.To(intstr.FromInt32(2)), false)
 	v1 := machineConfig(t, "00-dph", "dph", "/etc/dph", "v1")
 	applyMC(t, v1)
@@ -194,7 +194,7 @@ func TestDrivePoolLeavesAHeldPoolAlone(t *testing.T) {
 // TestDrivePoolStops: driving stops, naming the node, as soon as a node fails its
 // update; and at once on a paused pool, whose nodes it leaves untainted.
 func TestDrivePoolStops(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	pool := createPool(t, "dps", ptr.To(intstr.FromInt32(1)), false)
 	v1 := machineConfig(t, "00-dps", "dps", "/etc/dps", "v1")
 	applyMC(t, v1)

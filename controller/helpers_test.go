@@ -32,14 +32,6 @@ var env *kubetest.Env
 
 func TestMain(m *testing.M) { kubetest.Main(m, &env) }
 
-// testContext bounds a test, so that a stuck wait fails it with a message.
-func testContext(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 func clients(t *testing.T) *kube.Clients {
 	t.Helper()
 	c, err := kube.NewClients(env.Config)
@@ -142,7 +134,7 @@ func createPool(t *testing.T, name string, maxUnavailable *intstr.IntOrString, p
 			Paused:                paused,
 		},
 	}
-	created, err := env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Create(testContext(t), p, metav1.CreateOptions{})
+	created, err := env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Create(kubetest.Context(t), p, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("create pool %s: %v", name, err)
 	}
@@ -177,7 +169,7 @@ func machineConfig(t testing.TB, name, role, path, content string) *mcfgv1.Machi
 // deletes it when the test ends.
 func applyMC(t *testing.T, mc *mcfgv1.MachineConfig) {
 	t.Helper()
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	mcs := env.MachineConfig.MachineconfigurationV1().MachineConfigs()
 	existing, err := mcs.Get(ctx, mc.Name, metav1.GetOptions{})
 	switch {
@@ -212,7 +204,7 @@ func expectedRendered(t *testing.T, pool *mcfgv1.MachineConfigPool, mcs ...*mcfg
 // creation times (and so their rollout order within a zone) follow the index.
 func createNodes(t *testing.T, pool string, current string, zones ...string) []string {
 	t.Helper()
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	var names []string
 	for i, z := range zones {
 		name := fmt.Sprintf("%s-%d", pool, i)
@@ -244,14 +236,14 @@ func annotate(t *testing.T, node string, anns map[string]any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := env.Kube.CoreV1().Nodes().Patch(testContext(t), node, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+	if _, err := env.Kube.CoreV1().Nodes().Patch(kubetest.Context(t), node, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatalf("annotate node %s: %v", node, err)
 	}
 }
 
 func getNode(t *testing.T, name string) *corev1.Node {
 	t.Helper()
-	n, err := env.Kube.CoreV1().Nodes().Get(testContext(t), name, metav1.GetOptions{})
+	n, err := env.Kube.CoreV1().Nodes().Get(kubetest.Context(t), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +252,7 @@ func getNode(t *testing.T, name string) *corev1.Node {
 
 func getPool(t *testing.T, name string) *mcfgv1.MachineConfigPool {
 	t.Helper()
-	p, err := env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Get(testContext(t), name, metav1.GetOptions{})
+	p, err := env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Get(kubetest.Context(t), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

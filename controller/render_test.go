@@ -23,7 +23,7 @@ import (
 // its sources in merge order; a change to a source makes a new rendered config and
 // leaves the old one as it was.
 func TestRenderCreatesRenderedConfig(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	pool := createPool(t, "render", nil, false)
 	base := machineConfig(t, "00-render-base", "render", "/etc/base", "base")
 	motd := machineConfig(t, "10-render-motd", "render", "/etc/motd", "hello")
@@ -103,7 +103,7 @@ func TestRenderDegradedWhenNothingMatches(t *testing.T) {
 			c.Message == `Failed to render configuration for pool empty: pool "empty": machineConfigSelector matches no MachineConfig (it selects machineconfiguration.openshift.io/role=empty); add a MachineConfig with that label`
 		return ok, condString(p)
 	})
-	out, err := env.KubectlCommand(testContext(t), "get", "mcp", "empty", "--no-headers", "-o", "custom-columns=DEGRADED:.status.conditions[?(@.type==\"Degraded\")].status").CombinedOutput()
+	out, err := env.KubectlCommand(kubetest.Context(t), "get", "mcp", "empty", "--no-headers", "-o", "custom-columns=DEGRADED:.status.conditions[?(@.type==\"Degraded\")].status").CombinedOutput()
 	if err != nil || strings.TrimSpace(string(out)) != "True" {
 		t.Errorf("kubectl get mcp empty: DEGRADED %q (%v)", out, err)
 	}
@@ -135,7 +135,7 @@ func setPin(t *testing.T, pool string, to, from any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Patch(testContext(t), pool, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+	if _, err := env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Patch(kubetest.Context(t), pool, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -181,7 +181,7 @@ func TestRollbackPin(t *testing.T) {
 	// A pin to a config that does not exist is refused once and removed, not warned
 	// about at every sync.
 	setPin(t, "pin", "rendered-pin-gone", next)
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	for p := getPool(t, "pin"); p.Annotations[rollout.RollbackToAnnotation] != ""; p = getPool(t, "pin") {
 		if ctx.Err() != nil {
 			t.Fatalf("a pin to a missing config was never removed: %v", p.Annotations)

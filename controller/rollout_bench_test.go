@@ -231,21 +231,8 @@ func createBenchNodes(ctx context.Context, kc kubernetes.Interface, mc mcfgclien
 		if err != nil {
 			return fmt.Errorf("create node %s: %w", name, err)
 		}
-		_, err = mc.MachineconfigurationV1().MachineConfigNodes().Create(ctx, &mcfgv1.MachineConfigNode{
-			ObjectMeta: metav1.ObjectMeta{
-				Name:            name,
-				OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: name, UID: node.UID}},
-			},
-			Spec: mcfgv1.MachineConfigNodeSpec{
-				Node:          mcfgv1.MCOObjectReference{Name: name},
-				Pool:          mcfgv1.MCOObjectReference{Name: pool},
-				ConfigVersion: mcfgv1.MachineConfigNodeSpecMachineConfigVersion{Desired: current},
-			},
-		}, metav1.CreateOptions{})
-		if err != nil {
-			return fmt.Errorf("create machineconfignode %s: %w", name, err)
-		}
-		return nil
+		_, err = kubetest.CreateMachineConfigNode(ctx, mc, node, kubetest.MachineConfigNode{Pool: pool, Desired: current})
+		return err
 	})
 	if err != nil {
 		return err

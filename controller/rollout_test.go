@@ -127,10 +127,12 @@ func (r *nodeRecorder) report() (maxUnavailable int, at string, order []string, 
 	return r.max, r.maxAt, slices.Clone(r.targetOrder), r.events
 }
 
-// waitRolledOut waits until every node runs target and the pool says Updated.
-func waitRolledOut(t *testing.T, pool, target string, nodes []string, timeout time.Duration) {
+// waitRolledOut waits until every node runs target and the pool says Updated. It
+// fails when no node and no pool count has moved for stall, not after a budget for the
+// whole rollout, which a loaded machine would miss.
+func waitRolledOut(t *testing.T, pool, target string, nodes []string, stall time.Duration) {
 	t.Helper()
-	kubetest.Eventually(t, timeout, "pool "+pool+" rolled out to "+target, func() (bool, string) {
+	kubetest.EventuallyProgress(t, stall, "pool "+pool+" rolled out to "+target, func() kubetest.Progress {
 		var behind []string
 		for _, name := range nodes {
 			n := getNode(t, name)
@@ -141,7 +143,8 @@ func waitRolledOut(t *testing.T, pool, target string, nodes []string, timeout ti
 		p := getPool(t, pool)
 		c := poolCondition(p, mcfgv1.MachineConfigPoolUpdated)
 		ok := len(behind) == 0 && c != nil && c.Status == corev1.ConditionTrue && p.Status.Configuration.Name == target
-		return ok, fmt.Sprintf("behind: %v; pool: %s", behind, condString(p))
+		mark := fmt.Sprintf("%v %d/%d %s", behind, p.Status.UpdatedMachineCount, p.Status.MachineCount, p.Status.Configuration.Name)
+		return kubetest.Progress{Done: ok, Mark: mark, State: fmt.Sprintf("behind: %v; pool: %s", behind, condString(p))}
 	})
 }
 
@@ -151,7 +154,7 @@ func waitRolledOut(t *testing.T, pool, target string, nodes []string, timeout ti
 // first, every MachineConfigNode follows its node's desired config, and at the end the
 // pool's status counts and conditions say Updated, as kubectl shows them.
 func TestRolloutRespectsMaxUnavailable(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	pool := createPool(t, "roll", ptr.To(intstr.FromInt32(2)), false)
 	v1 := machineConfig(t, "00-roll", "roll", "/etc/roll", "v1")
 	old := expectedRendered(t, pool, v1)
@@ -246,7 +249,7 @@ func TestRolloutRespectsMaxUnavailable(t *testing.T) {
 // TestPausedPoolGetsNoTargets: a paused pool is rendered but no node gets the new
 // config, and its status says so in MCO's words; once resumed the rollout completes.
 func TestPausedPoolGetsNoTargets(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	pool := createPool(t, "pause", nil, false)
 	v1 := machineConfig(t, "00-pause", "pause", "/etc/pause", "v1")
 	old := expectedRendered(t, pool, v1)
@@ -286,7 +289,7 @@ func setPaused(t *testing.T, pool string, paused bool) {
 	t.Helper()
 	p := getPool(t, pool)
 	p.Spec.Paused = paused
-	if _, err := env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Update(testContext(t), p, metav1.UpdateOptions{}); err != nil {
+	if _, err := env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Update(kubetest.Context(t), p, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -431,7 +434,7 @@ func TestRestartMidRollout(t *testing.T) {
 // tainted node that is Done counts as available in the pool's status; once resumed and
 // rolled out, no node keeps the taint.
 func TestUpdateInProgressTaint(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	pool := createPool(t, "taint", nil, false)
 	v1 := machineConfig(t, "00-taint", "taint", "/etc/taint", "v1")
 	old := expectedRendered(t, pool, v1)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -43,6 +44,12 @@ const (
 	degradedNode = "infra-04"
 	// pauseAfter is how many worker nodes get the new config before the pool is paused.
 	pauseAfter = 6
+	// stallTimeout is how long the waits on many nodes let the cluster stand still
+	// before they fail. They wait on progress, not on a budget for the whole: fifty
+	// nodes take 40s on an idle 2-core machine and several times that when other test
+	// binaries load it, but each node's step (Ready, targeted, updated) takes seconds
+	// even then, so two minutes in which no node moves means the rollout stopped.
+	stallTimeout = 2 * time.Minute
 )
 
 var (
@@ -172,14 +179,14 @@ func TestRollout(t *testing.T) {
 			t.Fatalf("create node %s: %v", n, err)
 		}
 	}
-	kubetest.Eventually(t, time.Minute, "every node Ready (kwok)", func() (bool, string) {
+	kubetest.EventuallyProgress(t, stallTimeout, "every node Ready (kwok)", func() kubetest.Progress {
 		var notReady []string
 		for _, n := range listNodes(t) {
 			if !rollout.Ready(n) {
 				notReady = append(notReady, n.Name)
 			}
 		}
-		return len(notReady) == 0, fmt.Sprintf("not Ready: %v", notReady)
+		return kubetest.Progress{Done: len(notReady) == 0, Mark: strconv.Itoa(len(notReady)), State: fmt.Sprintf("not Ready: %v", notReady)}
 	})
 	logf("%d nodes Ready", len(names))
 
@@ -213,7 +220,7 @@ func TestRollout(t *testing.T) {
 	}
 	logf("%d agents running", len(names))
 
-	kubetest.Eventually(t, 2*time.Minute, "every agent reporting its node up to date, and both pools Updated", func() (bool, string) {
+	kubetest.EventuallyProgress(t, stallTimeout, "every agent reporting its node up to date, and both pools Updated", func() kubetest.Progress {
 		mcns := listMCNs(t)
 		var waiting []string
 		for _, n := range names {
@@ -224,9 +231,9 @@ func TestRollout(t *testing.T) {
 			}
 		}
 		if len(waiting) > 0 {
-			return false, fmt.Sprintf("no MachineConfigNode with Updated=True for %v", waiting)
+			return kubetest.Progress{Mark: strconv.Itoa(len(waiting)), State: fmt.Sprintf("no MachineConfigNode with Updated=True for %v", waiting)}
 		}
-		return poolsUpdated(t, rendered)
+		return poolsProgress(t, rendered)
 	})
 	hist.arm()
 	logf("installed: every node Done at its pool's rendered config; the maxUnavailable check is armed")
@@ -253,9 +260,9 @@ func TestRollout(t *testing.T) {
 	logf("machineconfig %s created; rolling out worker %s and infra %s", newMC.Name, target[workerPool], target[infraPool])
 
 	// --- Pause mid-rollout: nodes already targeted finish, no new one is targeted.
-	kubetest.Eventually(t, 2*time.Minute, fmt.Sprintf("%d worker nodes targeted", pauseAfter), func() (bool, string) {
+	kubetest.EventuallyProgress(t, stallTimeout, fmt.Sprintf("%d worker nodes targeted", pauseAfter), func() kubetest.Progress {
 		got := targeted(listNodes(t), poolOf, workerPool, target[workerPool])
-		return len(got) >= pauseAfter, fmt.Sprintf("targeted so far: %v", got)
+		return kubetest.Progress{Done: len(got) >= pauseAfter, Mark: strconv.Itoa(len(got)), State: fmt.Sprintf("targeted so far: %v", got)}
 	})
 	out := mcotui(t, "pause", workerPool)
 	if !strings.Contains(out, "machineconfigpool.machineconfiguration.openshift.io/worker paused") {
@@ -263,7 +270,7 @@ func TestRollout(t *testing.T) {
 	}
 	logf("mcotui pause worker: %s", strings.TrimSpace(out))
 	var frozen []string
-	kubetest.Eventually(t, 2*time.Minute, "the worker nodes targeted before the pause to finish", func() (bool, string) {
+	kubetest.EventuallyProgress(t, stallTimeout, "the worker nodes targeted before the pause to finish", func() kubetest.Progress {
 		nodes := listNodes(t)
 		frozen = targeted(nodes, poolOf, workerPool, target[workerPool])
 		var busy []string
@@ -272,7 +279,7 @@ func TestRollout(t *testing.T) {
 				busy = append(busy, n)
 			}
 		}
-		return len(busy) == 0, fmt.Sprintf("still updating: %v", busy)
+		return kubetest.Progress{Done: len(busy) == 0, Mark: fmt.Sprintf("%d/%d", len(busy), len(frozen)), State: fmt.Sprintf("still updating: %v", busy)}
 	})
 	kubetest.Eventually(t, time.Minute, "the worker pool's status to say it is paused", func() (bool, string) {
 		p := getPool(t, workerPool)
@@ -292,9 +299,9 @@ func TestRollout(t *testing.T) {
 	var killed []string
 	killLeader := func(afterTargets int, replacement string) {
 		t.Helper()
-		kubetest.Eventually(t, 2*time.Minute, fmt.Sprintf("%d worker nodes targeted", afterTargets), func() (bool, string) {
+		kubetest.EventuallyProgress(t, stallTimeout, fmt.Sprintf("%d worker nodes targeted", afterTargets), func() kubetest.Progress {
 			got := targeted(listNodes(t), poolOf, workerPool, target[workerPool])
-			return len(got) >= afterTargets, fmt.Sprintf("targeted: %d", len(got))
+			return kubetest.Progress{Done: len(got) >= afterTargets, Mark: strconv.Itoa(len(got)), State: fmt.Sprintf("targeted: %d", len(got))}
 		})
 		lease, err := env.Kube.CoordinationV1().Leases(leaseNamespace).Get(ctx, controller.LeaseName, metav1.GetOptions{})
 		if err != nil {
@@ -369,8 +376,8 @@ func TestRollout(t *testing.T) {
 	killLeader(len(frozen)+12, "ctrl-4")
 
 	// --- The end: both pools updated.
-	kubetest.Eventually(t, 3*time.Minute, "both pools Updated at the new configs", func() (bool, string) {
-		return poolsUpdated(t, target)
+	kubetest.EventuallyProgress(t, stallTimeout, "both pools Updated at the new configs", func() kubetest.Progress {
+		return poolsProgress(t, target)
 	})
 	logf("both pools Updated")
 
@@ -540,6 +547,34 @@ func poolsUpdated(t *testing.T, want map[string]string) (bool, string) {
 	}
 	sort.Strings(waiting)
 	return len(waiting) == 0, strings.Join(waiting, "; ")
+}
+
+// poolsProgress is poolsUpdated as EventuallyProgress reads it: the mark is how many
+// nodes are targeted at and done at the configs in want, and each pool's count of
+// updated machines, which grow as the rollout goes on (a pool's conditions may flap
+// while a degraded node retries, which is no progress).
+func poolsProgress(t *testing.T, want map[string]string) kubetest.Progress {
+	ok, state := poolsUpdated(t, want)
+	targets := map[string]bool{}
+	for _, cfg := range want {
+		targets[cfg] = true
+	}
+	desired, done := 0, 0
+	for _, n := range listNodes(t) {
+		if targets[nodeanno.Desired(n)] {
+			desired++
+			if rollout.DoneAt(n, nodeanno.Desired(n)) {
+				done++
+			}
+		}
+	}
+	mark := []string{fmt.Sprintf("targeted %d, done %d", desired, done)}
+	pools := slices.Sorted(maps.Keys(want))
+	for _, pool := range pools {
+		p := getPool(t, pool)
+		mark = append(mark, fmt.Sprintf("%s:%d/%d:%s", pool, p.Status.UpdatedMachineCount, p.Status.MachineCount, p.Status.Configuration.Name))
+	}
+	return kubetest.Progress{Done: ok, Mark: strings.Join(mark, " "), State: state}
 }
 
 // targeted are the nodes of pool whose desiredConfig is cfg, sorted.

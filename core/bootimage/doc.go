@@ -17,6 +17,9 @@
 //   - UpgradeStub upgrades the Ignition spec 2.x stub in a MachineSet's user-data
 //     secret to spec 3 before its MachineSet is patched, for the subset of spec 2 that
 //     stubs use, and refuses anything else with an error that says what to fix.
+//   - InferPlatform names the platform from the MachineSets' providerSpecs where no
+//     Infrastructure/cluster says it, and DefaultArch the architecture of MachineSets
+//     that name none: the control plane's, as MCO takes it.
 //   - SetConditions writes the BootImageUpdateProgressing and BootImageUpdateDegraded
 //     conditions with MCO's messages.
 //

@@ -1,7 +1,9 @@
-// Package manifest reads Kubernetes manifests (YAML or JSON, one or many documents per
-// file, List kinds expanded) into the MCO API objects mcotui works with. It keeps each
-// document's YAML node tree so that callers can point an error at the line and column of
-// the field the user wrote, in the file the user wrote.
+// Package manifest decodes Kubernetes manifests (YAML or JSON, one or many documents per
+// file, List kinds expanded) into the MCO API objects mcotui works with. It is handed
+// bytes and the name they came from; reading files is the caller's (platform/manifestfile
+// reads paths and directories). It keeps each document's YAML node tree so that callers
+// can point an error at the line and column of the field the user wrote, in the file
+// the user wrote.
 package manifest
 
 import (
@@ -322,9 +324,11 @@ var parserProblems = map[string]bool{
 	"found undefined tag handle":             true,
 }
 
-// Load reads the manifests in paths. A directory contributes its *.yaml, *.yml and
-// *.json files, recursively, in lexical order; a file is read whatever its name. An
-// unreadable path is an error naming it.
+// Load reads the manifests in paths, as platform/manifestfile.Load does. Core does no
+// I/O: this copy remains only for the root package's render command until the layout
+// change moves that command and switches it to manifestfile.Load; delete it (and
+// manifestFiles) then. (Not marked Deprecated: staticcheck would fail the build on the
+// one caller meanwhile.)
 func Load(paths ...string) ([]Document, error) {
 	var docs []Document
 	for _, p := range paths {

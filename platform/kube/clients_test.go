@@ -1,12 +1,10 @@
 package kube
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -16,13 +14,6 @@ import (
 var env *kubetest.Env
 
 func TestMain(m *testing.M) { kubetest.Main(m, &env) }
-
-// testContext bounds a test, so that a stuck call fails it instead of the binary's timeout.
-func testContext(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
 
 func TestRESTConfig(t *testing.T) {
 	cfg, err := RESTConfig(env.KubeconfigPath, "")
@@ -43,7 +34,7 @@ func TestRESTConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.MachineConfig.MachineconfigurationV1().MachineConfigPools().List(testContext(t), metav1.ListOptions{Limit: 1}); err != nil {
+	if _, err := c.MachineConfig.MachineconfigurationV1().MachineConfigPools().List(kubetest.Context(t), metav1.ListOptions{Limit: 1}); err != nil {
 		t.Fatalf("list pools through NewClients: %v", err)
 	}
 }

@@ -17,12 +17,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/yaml"
+
+	"github.com/mcotui/mcotui/platform/kube/kubetest"
 )
 
 // TestDetectMCO finds each sign of MCO on its own, and nothing on a cluster without
 // them.
 func TestDetectMCO(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	found, evidence, err := DetectMCO(ctx, env.Kube)
 	if err != nil || found {
 		t.Fatalf("on a cluster without MCO: found=%t evidence=%q err=%v", found, evidence, err)
@@ -37,14 +39,11 @@ func TestDetectMCO(t *testing.T) {
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "example.com/mco"}}},
 	}
 	t.Run("daemonset", func(t *testing.T) {
-		ds := &appsv1.DaemonSet{
-			ObjectMeta: metav1.ObjectMeta{Name: MCODaemonSet, Namespace: MCONamespace},
-			Spec:       appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: template},
+		// kubetest cannot import kube: its copy of the names must stay the same.
+		if kubetest.MCONamespace != MCONamespace || kubetest.MCODaemonSet != MCODaemonSet {
+			t.Fatalf("kubetest's fake MCO is %s/%s, kube looks for %s/%s", kubetest.MCONamespace, kubetest.MCODaemonSet, MCONamespace, MCODaemonSet)
 		}
-		if _, err := env.Kube.AppsV1().DaemonSets(MCONamespace).Create(ctx, ds, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		defer env.Kube.AppsV1().DaemonSets(MCONamespace).Delete(context.Background(), MCODaemonSet, metav1.DeleteOptions{})
+		kubetest.InstallFakeMCO(t, env.Kube)
 		expectMCO(t, "DaemonSet openshift-machine-config-operator/machine-config-daemon")
 	})
 	t.Run("deployment", func(t *testing.T) {
@@ -81,7 +80,7 @@ func TestDetectMCO(t *testing.T) {
 
 func expectMCO(t *testing.T, what string) {
 	t.Helper()
-	found, evidence, err := DetectMCO(testContext(t), env.Kube)
+	found, evidence, err := DetectMCO(kubetest.Context(t), env.Kube)
 	if err != nil || !found || !strings.Contains(evidence, "found "+what) {
 		t.Fatalf("found=%t evidence=%q err=%v, want evidence naming %s", found, evidence, err, what)
 	}
@@ -105,7 +104,7 @@ func installClusterOperatorCRD(t *testing.T) {
 		t.Fatal(err)
 	}
 	crds := env.Dynamic.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	if _, err := crds.Create(ctx, &unstructured.Unstructured{Object: crd}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}

@@ -203,8 +203,7 @@ func (tm *terminal) typ(t *testing.T, s string) {
 // nothing; an unknown key is refused at authentication. Every session shares the one
 // source.
 func TestSSH(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
+	ctx := kubetest.Context(t)
 	p := clustertest.SeedPool(ctx, t, env, "tssh", 2, 1)
 	s := startServer(t)
 	pools := env.MachineConfig.MachineconfigurationV1().MachineConfigPools()

@@ -11,14 +11,10 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 
-	"github.com/mcotui/mcotui/platform/kube"
 	"github.com/mcotui/mcotui/platform/kube/kubetest"
 	"github.com/mcotui/mcotui/tui/internal/clustertest"
 	"github.com/mcotui/mcotui/tui/model"
@@ -28,17 +24,10 @@ var env *kubetest.Env
 
 func TestMain(m *testing.M) { kubetest.Main(m, &env) }
 
-func testContext(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // newCluster starts a source on cfg and waits until it has listed everything.
 func newCluster(t *testing.T, cfg *rest.Config, opts Options) *Cluster {
 	t.Helper()
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	c, err := New(context.Background(), cfg, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +65,7 @@ func poolNamed(name string) func(model.Event) bool {
 // TestSnapshotAndEvents: a subscription's snapshot holds what the informers listed,
 // without managedFields or node images, and its channel carries each later change.
 func TestSnapshotAndEvents(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	p := clustertest.SeedPool(ctx, t, env, "tsnap", 2, 1)
 	c := newCluster(t, env.Config, Options{Context: "test"})
 	s := c.Subscribe()
@@ -132,7 +121,7 @@ func TestSnapshotAndEvents(t *testing.T) {
 // neither blocks the others nor grows without bound, and once it reads it gets the
 // latest state.
 func TestFanOut(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	p := clustertest.SeedPool(ctx, t, env, "tfan", 1, 0)
 	c := newCluster(t, env.Config, Options{Buffer: 2})
 	reader, stalled := c.Subscribe(), c.Subscribe()
@@ -186,34 +175,11 @@ func TestFanOut(t *testing.T) {
 // TestClusterKind: a cluster without the Machine Config Operator is mcotui-managed;
 // with MCO's daemon set it is OpenShift (MCO).
 func TestClusterKind(t *testing.T) {
-	ctx := testContext(t)
 	c := newCluster(t, env.Config, Options{})
 	if got := c.Info(); got.Cluster != model.ClusterManaged || got.MCO {
 		t.Fatalf("without MCO: %+v", got)
 	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: kube.MCONamespace}}
-	if _, err := env.Kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	labels := map[string]string{"k8s-app": kube.MCODaemonSet}
-	ds := &appsv1.DaemonSet{
-		ObjectMeta: metav1.ObjectMeta{Namespace: kube.MCONamespace, Name: kube.MCODaemonSet},
-		Spec: appsv1.DaemonSetSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "daemon", Image: "quay.io/openshift/mcd"}}},
-			},
-		},
-	}
-	if _, err := env.Kube.AppsV1().DaemonSets(kube.MCONamespace).Create(ctx, ds, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := env.Kube.AppsV1().DaemonSets(kube.MCONamespace).Delete(context.Background(), kube.MCODaemonSet, metav1.DeleteOptions{}); err != nil {
-			t.Error(err)
-		}
-	}()
+	kubetest.InstallFakeMCO(t, env.Kube)
 	mco := newCluster(t, env.Config, Options{})
 	if got := mco.Info(); got.Cluster != model.ClusterMCO || !got.MCO {
 		t.Fatalf("with MCO's daemon set: %+v", got)
@@ -240,7 +206,7 @@ func TestClose(t *testing.T) {
 // TestReconnecting: when the API server cannot be reached the source says it is
 // reconnecting and why, and says connected again once the watches are back.
 func TestReconnecting(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	u, err := url.Parse(env.Config.Host)
 	if err != nil {
 		t.Fatal(err)

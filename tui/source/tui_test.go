@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/rollout"
+	"github.com/mcotui/mcotui/platform/kube/kubetest"
 	"github.com/mcotui/mcotui/tui"
 	"github.com/mcotui/mcotui/tui/internal/clustertest"
 	"github.com/mcotui/mcotui/tui/internal/tuitest"
@@ -115,7 +116,7 @@ func cached(ctx context.Context, t *testing.T, c *Cluster, pool string, cond fun
 // and a rollback, each through its keys and its confirmation, change the object in the
 // API server.
 func TestTUIActionsChangeTheCluster(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	clustertest.SeedBootImages(ctx, t, env)
 	p := clustertest.SeedPool(ctx, t, env, "tact", 2, 1)
 	c := newCluster(t, env.Config, Options{Context: "test"})
@@ -201,7 +202,7 @@ func TestTUIActionsChangeTheCluster(t *testing.T) {
 
 // TestTUIRolloutStep: the preview's enter, confirmed, targets the node the plan picks.
 func TestTUIRolloutStep(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	p := clustertest.SeedPool(ctx, t, env, "tstep", 1, 1)
 	c := newCluster(t, env.Config, Options{})
 	tm := program(t, c, false)
@@ -219,7 +220,7 @@ func TestTUIRolloutStep(t *testing.T) {
 // TestTUIReadOnly: a read-only program offers no action: the action keys open no
 // confirmation, and nothing in the API server changes.
 func TestTUIReadOnly(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	p := clustertest.SeedPool(ctx, t, env, "tro", 2, 1)
 	c := newCluster(t, env.Config, Options{})
 	before, err := env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Get(ctx, p.Name, metav1.GetOptions{})

@@ -26,15 +26,6 @@ var env *kubetest.Env
 
 func TestMain(m *testing.M) { kubetest.Main(m, &env) }
 
-// testContext bounds a test by its deadline, or by a minute, so a stuck wait fails the
-// test with a message instead of running into the binary's timeout.
-func testContext(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // cleanup deletes what a test created, so that -count=N runs it again in the same
 // control plane. It runs after t.Context() is done, hence a context of its own.
 func cleanup(t *testing.T, what string, del func(context.Context) error) {
@@ -58,7 +49,7 @@ func TestServerIsTheBuiltVersion(t *testing.T) {
 }
 
 func TestKubectlReachesTheControlPlane(t *testing.T) {
-	out, err := env.KubectlCommand(testContext(t), "get", "crd", "machineconfignodes.machineconfiguration.openshift.io", "-o", "name").CombinedOutput()
+	out, err := env.KubectlCommand(kubetest.Context(t), "get", "crd", "machineconfignodes.machineconfiguration.openshift.io", "-o", "name").CombinedOutput()
 	if err != nil {
 		t.Fatalf("kubectl get crd: %v\n%s", err, out)
 	}
@@ -71,7 +62,7 @@ func TestKubectlReachesTheControlPlane(t *testing.T) {
 // that the code under test uses: the operator/v1 and machine/v1beta1 CRDs are served
 // and agree with the clients on group, version and resource.
 func TestBootImageResourcesServed(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	mc := &operatorv1.MachineConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: "cluster"},
 		Spec: operatorv1.MachineConfigurationSpec{
@@ -137,7 +128,7 @@ func rawMCN(name string, spec map[string]any) *unstructured.Unstructured {
 }
 
 func TestMachineConfigNodeSchema(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	mcns := env.MachineConfig.MachineconfigurationV1().MachineConfigNodes()
 	mcnResource := env.Dynamic.Resource(mcfgv1.GroupVersion.WithResource("machineconfignodes"))
 
@@ -191,7 +182,7 @@ func TestMachineConfigNodeSchema(t *testing.T) {
 }
 
 func TestMachineConfigPoolSchema(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	pools := env.Dynamic.Resource(mcfgv1.GroupVersion.WithResource("machineconfigpools"))
 	pool := func(name string, spec map[string]any) *unstructured.Unstructured {
 		return &unstructured.Unstructured{Object: map[string]any{
@@ -259,7 +250,7 @@ func requireInvalid(t *testing.T, err error, field string) {
 }
 
 func TestEvictionOnKwokNode(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	ns, err := env.CreateNamespace(ctx, "eviction-")
 	if err != nil {
 		t.Fatal(err)

@@ -18,11 +18,9 @@ import (
 	operatorclient "github.com/openshift/client-go/operator/clientset/versioned"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 
@@ -35,33 +33,7 @@ import (
 
 var env *kubetest.Env
 
-// cluster is the agent package's Cluster interface, copied here because kube must not
-// import agent: NodeAgent has to keep satisfying it.
-type cluster interface {
-	Node(ctx context.Context) (*corev1.Node, error)
-	Changes() <-chan struct{}
-	MachineConfig(ctx context.Context, name string) (*mcfgv1.MachineConfig, error)
-	DisruptionPolicy(ctx context.Context) (disruption.Policy, error)
-	Annotate(ctx context.Context, annotations map[string]string) error
-	Cordon(ctx context.Context) error
-	Uncordon(ctx context.Context) error
-	Drain(ctx context.Context, blocked func([]phase.Blocker), evicted func(pod string)) error
-	SetConditions(ctx context.Context, desired string, conds ...phase.Condition) error
-	Event(eventType, reason, message string)
-}
-
-var _ cluster = (*NodeAgent)(nil)
-
 func TestMain(m *testing.M) { kubetest.Main(m, &env) }
-
-// testContext bounds a test, so that a stuck wait fails it with a message instead of
-// running into the binary's timeout.
-func testContext(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
 
 // fast are the options of every test agent: drain attempts a fraction of a second apart.
 func fast(t *testing.T) NodeAgentOptions {
@@ -74,7 +46,7 @@ func fast(t *testing.T) NodeAgentOptions {
 
 func newAgent(t *testing.T, node, pool string, opts NodeAgentOptions) *NodeAgent {
 	t.Helper()
-	a, err := NewNodeAgent(testContext(t), env.Config, node, pool, opts)
+	a, err := NewNodeAgent(kubetest.Context(t), env.Config, node, pool, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,22 +54,9 @@ func newAgent(t *testing.T, node, pool string, opts NodeAgentOptions) *NodeAgent
 	return a
 }
 
-// createNode creates a node no kubelet (and no kwok) answers for: enough for
-// everything but draining.
-func createNode(t *testing.T, name string, labels, annotations map[string]string) *corev1.Node {
-	t.Helper()
-	n, err := env.Kube.CoreV1().Nodes().Create(testContext(t), &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Annotations: annotations},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("create node %s: %v", name, err)
-	}
-	return n
-}
-
 func getNode(t *testing.T, name string) *corev1.Node {
 	t.Helper()
-	n, err := env.Kube.CoreV1().Nodes().Get(testContext(t), name, metav1.GetOptions{})
+	n, err := env.Kube.CoreV1().Nodes().Get(kubetest.Context(t), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("get node %s: %v", name, err)
 	}
@@ -105,8 +64,8 @@ func getNode(t *testing.T, name string) *corev1.Node {
 }
 
 func TestCordonAndUncordon(t *testing.T) {
-	ctx := testContext(t)
-	createNode(t, "cordon-0", nil, nil)
+	ctx := kubetest.Context(t)
+	kubetest.CreateBareNode(t, env.Kube, "cordon-0", nil, nil)
 	a := newAgent(t, "cordon-0", "", fast(t))
 
 	if err := a.Cordon(ctx); err != nil {
@@ -144,8 +103,8 @@ func TestCordonAndUncordon(t *testing.T) {
 // An administrator's cordon survives the agent: Cordon leaves it unmarked, Uncordon
 // leaves it cordoned.
 func TestAdminCordonIsKept(t *testing.T) {
-	ctx := testContext(t)
-	n := createNode(t, "cordon-admin", nil, nil)
+	ctx := kubetest.Context(t)
+	n := kubetest.CreateBareNode(t, env.Kube, "cordon-admin", nil, nil)
 	n.Spec.Unschedulable = true
 	n, err := env.Kube.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}) // kubectl cordon
 	if err != nil {
@@ -177,8 +136,8 @@ func TestAdminCordonIsKept(t *testing.T) {
 }
 
 func TestAnnotate(t *testing.T) {
-	ctx := testContext(t)
-	createNode(t, "annotate-0", nil, map[string]string{"example.com/keep": "yes", nodeanno.ReasonKey: "old failure"})
+	ctx := kubetest.Context(t)
+	kubetest.CreateBareNode(t, env.Kube, "annotate-0", nil, map[string]string{"example.com/keep": "yes", nodeanno.ReasonKey: "old failure"})
 	a := newAgent(t, "annotate-0", "", fast(t))
 
 	err := a.Annotate(ctx, map[string]string{
@@ -229,9 +188,9 @@ func quiet(t *testing.T, a *NodeAgent) {
 }
 
 func TestChanges(t *testing.T) {
-	ctx := testContext(t)
-	createNode(t, "changes-0", nil, nil)
-	createNode(t, "changes-other", nil, nil)
+	ctx := kubetest.Context(t)
+	kubetest.CreateBareNode(t, env.Kube, "changes-0", nil, nil)
+	kubetest.CreateBareNode(t, env.Kube, "changes-other", nil, nil)
 	a := newAgent(t, "changes-0", "worker", fast(t))
 	quiet(t, a)
 
@@ -264,8 +223,8 @@ func TestChanges(t *testing.T) {
 }
 
 func TestDisruptionPolicy(t *testing.T) {
-	ctx := testContext(t)
-	createNode(t, "policy-0", nil, nil)
+	ctx := kubetest.Context(t)
+	kubetest.CreateBareNode(t, env.Kube, "policy-0", nil, nil)
 	a := newAgent(t, "policy-0", "", fast(t))
 
 	t.Run("without MachineConfiguration", func(t *testing.T) {
@@ -337,8 +296,8 @@ func TestDisruptionPolicy(t *testing.T) {
 }
 
 func TestMachineConfig(t *testing.T) {
-	ctx := testContext(t)
-	createNode(t, "mc-0", nil, nil)
+	ctx := kubetest.Context(t)
+	kubetest.CreateBareNode(t, env.Kube, "mc-0", nil, nil)
 	a := newAgent(t, "mc-0", "", fast(t))
 	if _, err := env.MachineConfig.MachineconfigurationV1().MachineConfigs().Create(ctx, &mcfgv1.MachineConfig{
 		ObjectMeta: metav1.ObjectMeta{Name: "rendered-worker-mc0"},
@@ -361,7 +320,7 @@ func TestMachineConfig(t *testing.T) {
 
 func getMCN(t *testing.T, name string) *mcfgv1.MachineConfigNode {
 	t.Helper()
-	mcn, err := env.MachineConfig.MachineconfigurationV1().MachineConfigNodes().Get(testContext(t), name, metav1.GetOptions{})
+	mcn, err := env.MachineConfig.MachineconfigurationV1().MachineConfigNodes().Get(kubetest.Context(t), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("get MachineConfigNode %s: %v", name, err)
 	}
@@ -378,8 +337,8 @@ func condition(t *testing.T, mcn *mcfgv1.MachineConfigNode, typ mcfgv1.StateProg
 }
 
 func TestSetConditions(t *testing.T) {
-	ctx := testContext(t)
-	node := createNode(t, "mcn-0", map[string]string{"node-role.kubernetes.io/worker": ""},
+	ctx := kubetest.Context(t)
+	node := kubetest.CreateBareNode(t, env.Kube, "mcn-0", map[string]string{"node-role.kubernetes.io/worker": ""},
 		map[string]string{nodeanno.CurrentConfigKey: "rendered-worker-a", nodeanno.DesiredConfigKey: "rendered-worker-b"})
 	a := newAgent(t, "mcn-0", "", fast(t))
 
@@ -467,10 +426,10 @@ func TestSetConditions(t *testing.T) {
 }
 
 func TestSetConditionsPool(t *testing.T) {
-	ctx := testContext(t)
-	createNode(t, "mcn-infra", map[string]string{"node-role.kubernetes.io/worker": "", "node-role.kubernetes.io/infra": ""}, nil)
-	createNode(t, "mcn-given", map[string]string{"node-role.kubernetes.io/worker": ""}, nil)
-	createNode(t, "mcn-two-roles", map[string]string{"node-role.kubernetes.io/infra": "", "node-role.kubernetes.io/gpu": ""}, nil)
+	ctx := kubetest.Context(t)
+	kubetest.CreateBareNode(t, env.Kube, "mcn-infra", map[string]string{"node-role.kubernetes.io/worker": "", "node-role.kubernetes.io/infra": ""}, nil)
+	kubetest.CreateBareNode(t, env.Kube, "mcn-given", map[string]string{"node-role.kubernetes.io/worker": ""}, nil)
+	kubetest.CreateBareNode(t, env.Kube, "mcn-two-roles", map[string]string{"node-role.kubernetes.io/infra": "", "node-role.kubernetes.io/gpu": ""}, nil)
 
 	if err := newAgent(t, "mcn-infra", "", fast(t)).SetConditions(ctx, "rendered-infra-a", phase.NeedsUpdate("mcn-infra")); err != nil {
 		t.Fatal(err)
@@ -504,7 +463,7 @@ func TestSetConditionsPool(t *testing.T) {
 // The schema refuses an empty status.configVersion.current, which the typed client
 // always sends: why statusVersion leaves configVersion out instead.
 func TestSchemaRefusesEmptyCurrent(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	mcns := env.MachineConfig.MachineconfigurationV1().MachineConfigNodes()
 	mcn, err := mcns.Create(ctx, &mcfgv1.MachineConfigNode{
 		ObjectMeta: metav1.ObjectMeta{Name: "mcn-empty-current"},
@@ -523,8 +482,8 @@ func TestSchemaRefusesEmptyCurrent(t *testing.T) {
 }
 
 func TestEvent(t *testing.T) {
-	ctx := testContext(t)
-	createNode(t, "event-0", nil, nil)
+	ctx := kubetest.Context(t)
+	kubetest.CreateBareNode(t, env.Kube, "event-0", nil, nil)
 	a := newAgent(t, "event-0", "", fast(t))
 	a.Event(corev1.EventTypeNormal, "SetDesiredConfig", "Targeted rendered-worker-b")
 
@@ -551,7 +510,7 @@ func TestEvent(t *testing.T) {
 func TestNewNodeAgentWithoutCRDs(t *testing.T) {
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Host += "/no-such-api" // every API answers 404, as a cluster without the CRDs does for theirs
-	_, err := NewNodeAgent(testContext(t), cfg, "crd-0", "", fast(t))
+	_, err := NewNodeAgent(kubetest.Context(t), cfg, "crd-0", "", fast(t))
 	if err == nil || !strings.Contains(err.Error(), "machineconfignodes.machineconfiguration.openshift.io/v1") || !strings.Contains(err.Error(), "mcotui install") {
 		t.Fatalf("want an error saying the CRDs are missing, got %v", err)
 	}
@@ -622,24 +581,8 @@ func bare(ns, name, node string, labels map[string]string) *corev1.Pod {
 	}
 }
 
-func podsOn(t *testing.T, node string) []string {
-	t.Helper()
-	list, err := env.Kube.CoreV1().Pods(metav1.NamespaceAll).List(testContext(t), metav1.ListOptions{
-		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", node).String(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, p := range list.Items {
-		names = append(names, p.Namespace+"/"+p.Name)
-	}
-	slices.Sort(names)
-	return names
-}
-
 func TestDrain(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	ns, err := env.CreateNamespace(ctx, "drain-")
 	if err != nil {
 		t.Fatal(err)
@@ -693,7 +636,7 @@ func TestDrain(t *testing.T) {
 	}
 	t.Logf("drained in %s", time.Since(began).Round(time.Millisecond))
 
-	if got, want := podsOn(t, node.Name), []string{ns + "/agent-drain-0"}; !slices.Equal(got, want) {
+	if got, want := kubetest.PodsOn(t, env.Kube, node.Name), []string{ns + "/agent-drain-0"}; !slices.Equal(got, want) {
 		t.Fatalf("pods on the node after the drain: %v, want only the DaemonSet's %v", got, want)
 	}
 	if got, want := rec.evictedPods(), []string{ns + "/bare", ns + "/web-6d4cf56db6-x7k2p"}; !slices.Equal(got, want) {
@@ -708,50 +651,17 @@ func TestDrain(t *testing.T) {
 	}
 }
 
-// budget creates a PodDisruptionBudget selecting app=<name> and sets its status as the
-// disruption controller would, allowing `allowed` disruptions.
-func budget(t *testing.T, ns, name string, allowed int32) {
-	t.Helper()
-	ctx := testContext(t)
-	minAvailable := intstr.FromInt32(1)
-	pdb, err := env.Kube.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, &policyv1.PodDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: policyv1.PodDisruptionBudgetSpec{
-			MinAvailable: &minAvailable,
-			Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
-		},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("create PodDisruptionBudget %s/%s: %v", ns, name, err)
-	}
-	setBudget(t, pdb, allowed)
-}
-
-func setBudget(t *testing.T, pdb *policyv1.PodDisruptionBudget, allowed int32) {
-	t.Helper()
-	pdb.Status = policyv1.PodDisruptionBudgetStatus{
-		ObservedGeneration: pdb.Generation,
-		DisruptionsAllowed: allowed,
-		CurrentHealthy:     1 + allowed,
-		DesiredHealthy:     1,
-		ExpectedPods:       1 + allowed,
-	}
-	if _, err := env.Kube.PolicyV1().PodDisruptionBudgets(pdb.Namespace).UpdateStatus(testContext(t), pdb, metav1.UpdateOptions{}); err != nil {
-		t.Fatalf("set the status of PodDisruptionBudget %s/%s: %v", pdb.Namespace, pdb.Name, err)
-	}
-}
-
 func openBudget(t *testing.T, ns, name string) {
 	t.Helper()
-	pdb, err := env.Kube.PolicyV1().PodDisruptionBudgets(ns).Get(testContext(t), name, metav1.GetOptions{})
+	pdb, err := env.Kube.PolicyV1().PodDisruptionBudgets(ns).Get(kubetest.Context(t), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	setBudget(t, pdb, 1)
+	kubetest.SetBudget(t, env.Kube, pdb, 1)
 }
 
 func TestDrainBlockedByBudget(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	ns, err := env.CreateNamespace(ctx, "drain-pdb-")
 	if err != nil {
 		t.Fatal(err)
@@ -765,7 +675,7 @@ func TestDrainBlockedByBudget(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	budget(t, ns, "guarded", 0)
+	kubetest.CreateBudget(t, env.Kube, ns, "guarded", 0)
 
 	a := newAgent(t, node.Name, "", fast(t))
 	rec := newRecorder()
@@ -799,7 +709,7 @@ func TestDrainBlockedByBudget(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("Drain did not finish within 30s of the budget opening")
 	}
-	if got := podsOn(t, node.Name); len(got) != 0 {
+	if got := kubetest.PodsOn(t, env.Kube, node.Name); len(got) != 0 {
 		t.Fatalf("pods left on the node: %v", got)
 	}
 	if got := rec.evictedPods(); !slices.Equal(got, []string{ns + "/free", ns + "/guarded"}) {
@@ -808,7 +718,7 @@ func TestDrainBlockedByBudget(t *testing.T) {
 }
 
 func TestDrainCancelled(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	ns, err := env.CreateNamespace(ctx, "drain-cancel-")
 	if err != nil {
 		t.Fatal(err)
@@ -820,7 +730,7 @@ func TestDrainCancelled(t *testing.T) {
 	if _, err := env.RunPod(ctx, bare(ns, "guarded", node.Name, map[string]string{"app": "guarded"})); err != nil {
 		t.Fatal(err)
 	}
-	budget(t, ns, "guarded", 0)
+	kubetest.CreateBudget(t, env.Kube, ns, "guarded", 0)
 
 	a := newAgent(t, node.Name, "", fast(t))
 	drainCtx, cancel := context.WithCancel(ctx)
@@ -841,7 +751,7 @@ func TestDrainCancelled(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Drain did not return within 5s of its context's cancel")
 	}
-	if got := podsOn(t, node.Name); !slices.Equal(got, []string{ns + "/guarded"}) {
+	if got := kubetest.PodsOn(t, env.Kube, node.Name); !slices.Equal(got, []string{ns + "/guarded"}) {
 		t.Fatalf("pods on the node after a cancelled drain: %v", got)
 	}
 }

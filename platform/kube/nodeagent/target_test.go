@@ -9,17 +9,18 @@ import (
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
 	"github.com/mcotui/mcotui/platform/kube"
+	"github.com/mcotui/mcotui/platform/kube/kubetest"
 )
 
 // TestTargetNode: the desiredConfig annotation and the MachineConfigNode's desired
 // config are written together; a decision made on an outdated node is refused.
 func TestTargetNode(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	c, err := kube.NewClients(env.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	node := createNode(t, "target-0", map[string]string{"node-role.kubernetes.io/worker": ""}, nil)
+	node := kubetest.CreateBareNode(t, env.Kube, "target-0", map[string]string{"node-role.kubernetes.io/worker": ""}, nil)
 
 	if err := kube.TargetNode(ctx, c, node, nil, "worker", "rendered-worker-1", "test-controller"); err != nil {
 		t.Fatal(err)
@@ -83,7 +84,7 @@ func TestTargetNode(t *testing.T) {
 
 	// A node never targeted gets no MachineConfigNode: the schema requires a desired
 	// config.
-	fresh := createNode(t, "target-1", nil, nil)
+	fresh := kubetest.CreateBareNode(t, env.Kube, "target-1", nil, nil)
 	if err := kube.SyncMachineConfigNode(ctx, c, fresh, "worker", nil, "test-controller"); err != nil {
 		t.Fatal(err)
 	}

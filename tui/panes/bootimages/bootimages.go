@@ -15,6 +15,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
 	operatorv1 "github.com/openshift/api/operator/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcotui/mcotui/core/bootimage"
@@ -109,36 +110,16 @@ func (m *Model) View() string {
 	return out
 }
 
-// defaultArch is the architecture of MachineSets that name none: the nodes' one, when
-// they all share it (the control plane's, on a single-architecture cluster).
+// defaultArch is the architecture of MachineSets that name none, by the rule the
+// controller applies (bootimage.DefaultArch: the control plane's, when it agrees).
 func (m *Model) defaultArch() string {
-	arch := ""
-	mixed := false
+	nodes := make([]*corev1.Node, 0, m.c.Store.Len())
 	m.c.Store.Each(func(n *model.Node) {
-		if n.Obj == nil {
-			return
-		}
-		a := n.Obj.Labels["kubernetes.io/arch"]
-		switch {
-		case a == "":
-		case arch == "":
-			arch = a
-		case a != arch:
-			mixed = true
+		if n.Obj != nil {
+			nodes = append(nodes, n.Obj)
 		}
 	})
-	if mixed {
-		return ""
-	}
-	switch arch {
-	case "amd64":
-		return "x86_64"
-	case "arm64":
-		return "aarch64"
-	case "ppc64le", "s390x":
-		return arch
-	}
-	return ""
+	return bootimage.DefaultArch(nodes)
 }
 
 func (m *Model) document() string {

@@ -5,6 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mcotui/mcotui/core/bootimage"
 	"github.com/mcotui/mcotui/tui/internal/fixture"
 	"github.com/mcotui/mcotui/tui/internal/tuitest"
 	"github.com/mcotui/mcotui/tui/model"
@@ -51,4 +55,51 @@ func TestBootImagesWithoutObjects(t *testing.T) {
 		}
 	}
 	tuitest.Golden(t, m.View())
+}
+
+// TestBootImagesDefaultArchPrefersControlPlane: a MachineSet that names no
+// architecture boots the control plane's, even when workers of another architecture
+// joined, as the controller decides (bootimage.DefaultArch). The pane's own rule once
+// called such a cluster multi-architecture and showed the MachineSet left alone while
+// the controller patched it; without control plane nodes the mixed workers still leave
+// it alone.
+func TestBootImagesDefaultArchPrefersControlPlane(t *testing.T) {
+	node := func(name, role, arch string) model.Event {
+		return model.NodeEvent(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+			"node-role.kubernetes.io/" + role: "", corev1.LabelArchStable: arch,
+		}}})
+	}
+	ms := fixture.MachineSet(fixture.MachineSetStale, "us-east-1a", fixture.OldAMI, true)
+	delete(ms.Annotations, bootimage.ArchAnnotation)
+	for _, tc := range []struct {
+		name  string
+		nodes []model.Event
+		want  string
+	}{
+		{"control plane amd64, a worker arm64", []model.Event{node("cp-0", "master", "amd64"), node("w-0", "worker", "arm64")}, "will be updated"},
+		{"no control plane, workers amd64 and arm64", []model.Event{node("w-0", "worker", "amd64"), node("w-1", "worker", "arm64")}, "left alone: " + string(bootimage.SkipNoArchitecture)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var ev []model.Event
+			for _, e := range fixture.BootImages() {
+				if e.Kind != model.KindMachineSet {
+					ev = append(ev, e)
+				}
+			}
+			ev = append(ev, model.MachineSetEvent(ms))
+			ev = append(ev, tc.nodes...)
+			m := bootimages.New(tuitest.Common(false, ev))
+			m.SetSize(200, 30)
+			v := tuitest.Plain(m.View())
+			var row string
+			for l := range strings.SplitSeq(v, "\n") {
+				if strings.Contains(l, fixture.MachineSetStale) {
+					row = l
+				}
+			}
+			if !strings.Contains(row, tc.want) {
+				t.Errorf("row of %s = %q, want it to say %q; view:\n%s", fixture.MachineSetStale, row, tc.want, v)
+			}
+		})
+	}
 }
