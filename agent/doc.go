@@ -11,8 +11,9 @@
 // journal holds the full target config, so nothing after the start needs the API to
 // know where the node is going.
 //
-// The agent writes to the host only through platform/host: files under a root prefix,
-// never through a symbolic link, atomically and durably; systemd and logind over D-Bus;
+// The agent writes to the host only through platform/host: files under a root prefix
+// (links above a file resolved inside the root, a file that is itself a link refused),
+// atomically and durably; systemd and logind over D-Bus;
 // rpm-ostree or bootc for kernel arguments and the OS image. Everything it uses is
 // injected (Config), so tests run it against a real API server, real files under a
 // temporary root and D-Bus doubles, and crash it with SIGKILL at named failpoints.

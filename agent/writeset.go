@@ -168,7 +168,8 @@ func touchedPaths(c configdiff.Changes, old, new configdiff.Config) []string {
 }
 
 // checkPaths refuses, before anything is written, any path the update would write that
-// is not absolute and clean, or that leads through a symbolic link on the host. A unit's
+// is not absolute and clean, that is a symbolic link on the host, or that leads through
+// one going nowhere inside the root (host.Root.CheckPath). A unit's
 // own path may be a link: that is how systemd masks a unit, and the unit is unmasked
 // through systemd before its file is written.
 func (ap *applier) checkPaths(paths []string) error {
