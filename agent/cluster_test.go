@@ -2,10 +2,10 @@ package agent_test
 
 import (
 	"github.com/mcotui/mcotui/agent"
-	"github.com/mcotui/mcotui/platform/kube"
+	"github.com/mcotui/mcotui/platform/kube/nodeagent"
 )
 
-// The agent reaches the cluster only through Cluster, which platform/kube's NodeAgent
-// implements; kube may not import agent, so the check that it still does lives here,
+// The agent reaches the cluster only through Cluster, which platform/kube/nodeagent's NodeAgent
+// implements; nodeagent may not import agent, so the check that it still does lives here,
 // where both are in reach, and fails the build of agent's tests when they drift.
-var _ agent.Cluster = (*kube.NodeAgent)(nil)
+var _ agent.Cluster = (*nodeagent.NodeAgent)(nil)
