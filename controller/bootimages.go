@@ -157,14 +157,6 @@ func CheckBootImages(in BootImageInputs) (BootImageReport, error) {
 	return rep, nil
 }
 
-// InferPlatform is bootimage.InferPlatform, kept only for the root package's
-// bootimages command until the layout change moves that command and it calls
-// bootimage.InferPlatform itself; delete it then. (Not marked Deprecated: staticcheck
-// would fail the build on the one caller meanwhile.)
-func InferPlatform(machineSets []*machinev1beta1.MachineSet) configv1.PlatformType {
-	return bootimage.InferPlatform(machineSets)
-}
-
 // bootImageLoop carries out CheckBootImages on the cluster.
 type bootImageLoop struct {
 	clients        *kube.Clients

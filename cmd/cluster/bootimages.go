@@ -355,7 +355,7 @@ func newBootImagesView(in controller.BootImageInputs, rep controller.BootImageRe
 
 // msPlatform names the platform of a MachineSet's providerSpec.
 func msPlatform(ms *machinev1beta1.MachineSet) string {
-	if p := controller.InferPlatform([]*machinev1beta1.MachineSet{ms}); p != "" {
+	if p := bootimage.InferPlatform([]*machinev1beta1.MachineSet{ms}); p != "" {
 		return string(p)
 	}
 	return "Other"

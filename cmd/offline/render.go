@@ -16,6 +16,7 @@ import (
 	"github.com/mcotui/mcotui/cmd/cmdutil"
 	"github.com/mcotui/mcotui/core/manifest"
 	"github.com/mcotui/mcotui/core/render"
+	"github.com/mcotui/mcotui/platform/manifestfile"
 )
 
 // renderFormats are the values of render's --output, the first the default.
@@ -70,7 +71,7 @@ an input is invalid (the error names the object and, where it has one, its posit
 					return cmdutil.UsageErr(fmt.Errorf("%s: no such file or directory", p))
 				}
 			}
-			docs, err := manifest.Load(paths...)
+			docs, err := manifestfile.Load(paths...)
 			if err != nil {
 				return err
 			}

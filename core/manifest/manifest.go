@@ -11,9 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
@@ -322,62 +319,6 @@ var parserProblems = map[string]bool{
 	"found duplicate %TAG directive":         true,
 	"found incompatible YAML document":       true,
 	"found undefined tag handle":             true,
-}
-
-// Load reads the manifests in paths, as platform/manifestfile.Load does. Core does no
-// I/O: this copy remains only for the root package's render command until the layout
-// change moves that command and switches it to manifestfile.Load; delete it (and
-// manifestFiles) then. (Not marked Deprecated: staticcheck would fail the build on the
-// one caller meanwhile.)
-func Load(paths ...string) ([]Document, error) {
-	var docs []Document
-	for _, p := range paths {
-		files, err := manifestFiles(p)
-		if err != nil {
-			return nil, err
-		}
-		for _, f := range files {
-			data, err := os.ReadFile(f)
-			if err != nil {
-				return nil, fmt.Errorf("read manifest: %w", err)
-			}
-			ds, err := Decode(f, data)
-			if err != nil {
-				return nil, err
-			}
-			docs = append(docs, ds...)
-		}
-	}
-	return docs, nil
-}
-
-func manifestFiles(p string) ([]string, error) {
-	st, err := os.Stat(p)
-	if err != nil {
-		return nil, fmt.Errorf("read manifest: %w", err)
-	}
-	if !st.IsDir() {
-		return []string{p}, nil
-	}
-	var files []string
-	err = filepath.WalkDir(p, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return nil
-		}
-		switch strings.ToLower(filepath.Ext(path)) {
-		case ".yaml", ".yml", ".json":
-			files = append(files, path)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read manifest directory %s: %w", p, err)
-	}
-	slices.Sort(files)
-	return files, nil
 }
 
 // MachineConfigs returns the MachineConfigs among docs, in document order.
