@@ -1,11 +1,9 @@
 package apisim
 
 import (
-	"context"
 	"encoding/json"
 	"slices"
 	"testing"
-	"time"
 
 	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
@@ -18,16 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/mcotui/mcotui/platform/kube"
+	"github.com/mcotui/mcotui/platform/kube/kubetest"
 )
-
-// testContext bounds a test, so that a stuck wait fails it with a message instead of
-// running into the binary's timeout.
-func testContext(t testing.TB) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
 
 // start runs a server for one test and the clients mcotui makes for it.
 func start(t testing.TB, opts Options) (*Server, *kube.Clients) {
@@ -51,13 +41,13 @@ func clientsFor(t testing.TB, srv *Server) *kube.Clients {
 
 func createNamespace(t testing.TB, c *kube.Clients, name string) {
 	t.Helper()
-	if _, err := c.Kube.CoreV1().Namespaces().Create(testContext(t), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+	if _, err := c.Kube.CoreV1().Namespaces().Create(kubetest.Context(t), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create namespace %s: %v", name, err)
 	}
 }
 
 func TestCreateGetListDelete(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	_, c := start(t, Options{})
 	nodes := c.Kube.CoreV1().Nodes()
 
@@ -129,7 +119,7 @@ func TestCreateGetListDelete(t *testing.T) {
 }
 
 func TestNamespaces(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	_, c := start(t, Options{})
 	cms := c.Kube.CoreV1().ConfigMaps("demo")
 	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a"}}, metav1.CreateOptions{}); !apierrors.IsNotFound(err) {
@@ -179,7 +169,7 @@ func TestNamespaces(t *testing.T) {
 }
 
 func TestUpdateConflict(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	_, c := start(t, Options{})
 	nodes := c.Kube.CoreV1().Nodes()
 	n, err := nodes.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}}, metav1.CreateOptions{})
@@ -229,7 +219,7 @@ func TestUpdateConflict(t *testing.T) {
 }
 
 func TestPatches(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	_, c := start(t, Options{})
 	nodes := c.Kube.CoreV1().Nodes()
 	n, err := nodes.Create(ctx, &corev1.Node{
@@ -326,7 +316,7 @@ func mapsEqual(a, b map[string]string) bool {
 }
 
 func TestStatusSubresourceAndGeneration(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	_, c := start(t, Options{})
 	pools := c.MachineConfig.MachineconfigurationV1().MachineConfigPools()
 	p, err := pools.Create(ctx, &mcfgv1.MachineConfigPool{
@@ -402,7 +392,7 @@ func TestStatusSubresourceAndGeneration(t *testing.T) {
 // TestEveryResource writes and reads back one object of each resource through its typed
 // client, so every entry of the table is reachable the way mcotui reaches it.
 func TestEveryResource(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	_, c := start(t, Options{})
 	createNamespace(t, c, "openshift-machine-api")
 	if _, err := c.MachineConfig.MachineconfigurationV1().MachineConfigNodes().Create(ctx, &mcfgv1.MachineConfigNode{ObjectMeta: metav1.ObjectMeta{Name: "n"}}, metav1.CreateOptions{}); err != nil {
@@ -450,7 +440,7 @@ func TestEveryResource(t *testing.T) {
 }
 
 func TestDiscovery(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	_, c := start(t, Options{})
 	for _, want := range []struct {
 		gv  string
@@ -506,9 +496,9 @@ func TestDiscovery(t *testing.T) {
 // TestProtobufClientGetsJSON: a client that prefers protobuf is answered in JSON, which
 // client-go decodes by the response's content type.
 func TestProtobufClientGetsJSON(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	srv, c := start(t, Options{})
-	createNode(t, c.Kube, "n", nil)
+	kubetest.CreateBareNode(t, c.Kube, "n", nil, nil)
 	cfg := srv.Config()
 	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	pc, err := kube.NewClients(cfg)

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
+	"github.com/mcotui/mcotui/platform/kube/kubetest"
 	"github.com/mcotui/mcotui/platform/kube/nodeagent"
 )
 
@@ -91,7 +92,7 @@ func BenchmarkAgents300(b *testing.B) {
 	srv, c := start(b, Options{})
 	agents := make([]*nodeagent.NodeAgent, n)
 	for i := range n {
-		createNode(b, c.Kube, fmt.Sprint("node-", i), nil)
+		kubetest.CreateBareNode(b, c.Kube, fmt.Sprint("node-", i), nil, nil)
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, n)

@@ -12,15 +12,17 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/util/retry"
+
+	"github.com/mcotui/mcotui/platform/kube/kubetest"
 )
 
 // TestConcurrentWriters: clients incrementing one counter through read-modify-write
 // with retries on conflict lose no increment, and a watcher sees every write once, in
 // resourceVersion order.
 func TestConcurrentWriters(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	_, c := start(t, Options{})
-	createNode(t, c.Kube, "counter", nil)
+	kubetest.CreateBareNode(t, c.Kube, "counter", nil, nil)
 	w, err := c.Kube.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=counter"})
 	if err != nil {
 		t.Fatal(err)

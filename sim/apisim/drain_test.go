@@ -3,6 +3,7 @@ package apisim
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -15,20 +16,19 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/kubectl/pkg/drain"
 
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
 	"github.com/mcotui/mcotui/platform/kube"
+	"github.com/mcotui/mcotui/platform/kube/kubetest"
 	"github.com/mcotui/mcotui/platform/kube/nodeagent"
 )
 
 // runPod creates a pod on node and marks it Running, as its kubelet would.
 func runPod(t testing.TB, c *kube.Clients, p *corev1.Pod) {
 	t.Helper()
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	created, err := c.Kube.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("create pod %s/%s: %v", p.Namespace, p.Name, err)
@@ -43,50 +43,12 @@ func pod(ns, name, node string, labels map[string]string) *corev1.Pod {
 	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels}, Spec: corev1.PodSpec{NodeName: node}}
 }
 
-// budget creates a PodDisruptionBudget selecting app=name with a status allowing
-// allowed disruptions, as the disruption controller would write it.
-func budget(t testing.TB, c *kube.Clients, ns, name string, allowed int32) {
-	t.Helper()
-	ctx := testContext(t)
-	one := intstr.FromInt32(1)
-	pdb, err := c.Kube.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, &policyv1.PodDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec:       policyv1.PodDisruptionBudgetSpec{MinAvailable: &one, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}}},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	setBudget(t, c, pdb, allowed)
-}
-
-func setBudget(t testing.TB, c *kube.Clients, pdb *policyv1.PodDisruptionBudget, allowed int32) {
-	t.Helper()
-	pdb.Status = policyv1.PodDisruptionBudgetStatus{ObservedGeneration: pdb.Generation, DisruptionsAllowed: allowed,
-		CurrentHealthy: 1 + allowed, DesiredHealthy: 1, ExpectedPods: 1 + allowed}
-	if _, err := c.Kube.PolicyV1().PodDisruptionBudgets(pdb.Namespace).UpdateStatus(testContext(t), pdb, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func podsOn(t testing.TB, c *kube.Clients, node string) []string {
-	t.Helper()
-	list, err := c.Kube.CoreV1().Pods("").List(testContext(t), metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", node).String()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, p := range list.Items {
-		names = append(names, p.Namespace+"/"+p.Name)
-	}
-	return names
-}
-
 func TestEviction(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	_, c := start(t, Options{})
 	createNamespace(t, c, "ns")
 	runPod(t, c, pod("ns", "guarded", "n", map[string]string{"app": "guarded"}))
-	budget(t, c, "ns", "guarded", 0)
+	kubetest.CreateBudget(t, c.Kube, "ns", "guarded", 0)
 	evict := func(name string) error {
 		return c.Kube.PolicyV1().Evictions("ns").Evict(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}})
 	}
@@ -107,11 +69,11 @@ func TestEviction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	setBudget(t, c, pdb, 1)
+	kubetest.SetBudget(t, c.Kube, pdb, 1)
 	if err := evict("guarded"); err != nil {
 		t.Fatalf("evicting with a disruption allowed: %v", err)
 	}
-	if got := podsOn(t, c, "n"); len(got) != 0 {
+	if got := kubetest.PodsOn(t, c.Kube, "n"); len(got) != 0 {
 		t.Fatalf("pods left after the eviction: %v", got)
 	}
 	pdb, err = c.Kube.PolicyV1().PodDisruptionBudgets("ns").Get(ctx, "guarded", metav1.GetOptions{})
@@ -131,7 +93,7 @@ func TestEviction(t *testing.T) {
 		t.Fatalf("evicting a pending pod: %v", err)
 	}
 	runPod(t, c, pod("ns", "twice", "n", map[string]string{"app": "twice"}))
-	budget(t, c, "ns", "twice", 1)
+	kubetest.CreateBudget(t, c.Kube, "ns", "twice", 1)
 	if _, err := c.Kube.PolicyV1().PodDisruptionBudgets("ns").Create(ctx, &policyv1.PodDisruptionBudget{
 		ObjectMeta: metav1.ObjectMeta{Name: "everything"}, Spec: policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{}},
 	}, metav1.CreateOptions{}); err != nil {
@@ -144,15 +106,15 @@ func TestEviction(t *testing.T) {
 
 // TestDrainHelper runs kubectl's drain helper as platform/kube/nodeagent's Drain configures it.
 func TestDrainHelper(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	_, c := start(t, Options{})
 	createNamespace(t, c, "ns")
-	createNode(t, c.Kube, "n", nil)
+	kubetest.CreateBareNode(t, c.Kube, "n", nil, nil)
 	bareWithEmptyDir := pod("ns", "bare", "n", nil)
 	bareWithEmptyDir.Spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
 	runPod(t, c, bareWithEmptyDir)
 	runPod(t, c, pod("ns", "guarded", "n", map[string]string{"app": "guarded"}))
-	budget(t, c, "ns", "guarded", 0)
+	kubetest.CreateBudget(t, c.Kube, "ns", "guarded", 0)
 	ds, err := c.Kube.AppsV1().DaemonSets("ns").Create(ctx, &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "agent"},
 		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "agent"}}}}, metav1.CreateOptions{})
 	if err != nil {
@@ -172,7 +134,7 @@ func TestDrainHelper(t *testing.T) {
 	if err := drain.RunNodeDrain(h, "n"); err == nil {
 		t.Fatal("the drain finished while a budget allowing no disruption guards a pod")
 	}
-	if got, want := podsOn(t, c, "n"), []string{"ns/agent-n", "ns/guarded"}; !slices.Equal(got, want) {
+	if got, want := kubetest.PodsOn(t, c.Kube, "n"), []string{"ns/agent-n", "ns/guarded"}; !slices.Equal(got, want) {
 		t.Fatalf("pods on the node after a blocked drain: %v, want %v\n%s", got, want, out.String())
 	}
 
@@ -180,14 +142,14 @@ func TestDrainHelper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	setBudget(t, c, pdb, 1)
+	kubetest.SetBudget(t, c.Kube, pdb, 1)
 	if err := drain.RunNodeDrain(h, "n"); err != nil {
 		t.Fatalf("drain once the budget allows it: %v\n%s", err, out.String())
 	}
-	if got, want := podsOn(t, c, "n"), []string{"ns/agent-n"}; !slices.Equal(got, want) {
+	if got, want := kubetest.PodsOn(t, c.Kube, "n"), []string{"ns/agent-n"}; !slices.Equal(got, want) {
 		t.Fatalf("pods on the node after the drain: %v, want only the DaemonSet's %v", got, want)
 	}
-	if got := podsOn(t, c, "m"); len(got) != 1 {
+	if got := kubetest.PodsOn(t, c.Kube, "m"); len(got) != 1 {
 		t.Fatalf("the drain touched another node's pods: %v", got)
 	}
 }
@@ -195,7 +157,7 @@ func TestDrainHelper(t *testing.T) {
 // TestNodeAgent runs platform/kube/nodeagent's NodeAgent, the agent's access to the cluster, on
 // apisim: what `mcotui demo` does for every simulated node.
 func TestNodeAgent(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	srv, c := start(t, Options{})
 	createNamespace(t, c, "ns")
 	srvNode, err := c.Kube.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "worker-0",
@@ -204,7 +166,7 @@ func TestNodeAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	createNode(t, c.Kube, "worker-1", nil)
+	kubetest.CreateBareNode(t, c.Kube, "worker-1", nil, nil)
 
 	a, err := nodeagent.NewNodeAgent(ctx, srv.Config(), "worker-0", "", nodeagent.NodeAgentOptions{DrainRetry: 100 * time.Millisecond, EvictTimeout: time.Second})
 	if err != nil {
@@ -225,9 +187,13 @@ func TestNodeAgent(t *testing.T) {
 	if err := a.Annotate(ctx, map[string]string{nodeanno.DesiredConfigKey: "rendered-worker-b", nodeanno.CurrentConfigKey: "rendered-worker-a"}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(ctx, t, "the agent's cache to see its writes", func() bool {
+	kubetest.Eventually(t, time.Minute, "the agent's cache to see its writes", func() (bool, string) {
 		n, err := a.Node(ctx)
-		return err == nil && n.Annotations[nodeanno.DesiredConfigKey] == "rendered-worker-b" && n.Spec.Unschedulable
+		if err != nil {
+			return false, err.Error()
+		}
+		return n.Annotations[nodeanno.DesiredConfigKey] == "rendered-worker-b" && n.Spec.Unschedulable,
+			fmt.Sprintf("desired %q, unschedulable %v", n.Annotations[nodeanno.DesiredConfigKey], n.Spec.Unschedulable)
 	})
 	select {
 	case <-a.Changes():
@@ -261,7 +227,7 @@ func TestNodeAgent(t *testing.T) {
 
 	runPod(t, c, pod("ns", "free", "worker-0", map[string]string{"app": "free"}))
 	runPod(t, c, pod("ns", "guarded", "worker-0", map[string]string{"app": "guarded"}))
-	budget(t, c, "ns", "guarded", 0)
+	kubetest.CreateBudget(t, c.Kube, "ns", "guarded", 0)
 	blocked := make(chan []phase.Blocker, 16)
 	done := make(chan error, 1)
 	go func() {
@@ -275,22 +241,25 @@ func TestNodeAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	setBudget(t, c, pdb, 1)
+	kubetest.SetBudget(t, c.Kube, pdb, 1)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if got := podsOn(t, c, "worker-0"); len(got) != 0 {
+	if got := kubetest.PodsOn(t, c.Kube, "worker-0"); len(got) != 0 {
 		t.Fatalf("pods left after the drain: %v", got)
 	}
 	if err := a.Uncordon(ctx); err != nil {
 		t.Fatal(err)
 	}
 	a.Event(corev1.EventTypeNormal, "Drained", "drained worker-0")
-	eventually(ctx, t, "the agent's event", func() bool {
+	kubetest.Eventually(t, time.Minute, "the agent's event", func() (bool, string) {
 		evs, err := c.Kube.CoreV1().Events("default").List(ctx, metav1.ListOptions{})
-		return err == nil && slices.ContainsFunc(evs.Items, func(e corev1.Event) bool {
+		if err != nil {
+			return false, err.Error()
+		}
+		return slices.ContainsFunc(evs.Items, func(e corev1.Event) bool {
 			return e.Reason == "Drained" && e.InvolvedObject.Name == "worker-0"
-		})
+		}), fmt.Sprintf("%d events in default", len(evs.Items))
 	})
 }
 

@@ -9,6 +9,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
+
+	"github.com/mcotui/mcotui/platform/kube/kubetest"
 )
 
 // candidate runs client-go's leader election on the Lease kube-system/demo until ctx
@@ -45,7 +47,7 @@ func candidate(ctx context.Context, t *testing.T, kube kubernetes.Interface, id 
 }
 
 func TestLeaderElection(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	_, c := start(t, Options{})
 	started := make(chan string, 4)
 	seen := make(chan string, 16)

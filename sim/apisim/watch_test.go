@@ -19,27 +19,19 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
-)
 
-func createNode(t testing.TB, c kubernetes.Interface, name string, lbls map[string]string) *corev1.Node {
-	t.Helper()
-	n, err := c.CoreV1().Nodes().Create(testContext(t), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: lbls}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("create node %s: %v", name, err)
-	}
-	return n
-}
+	"github.com/mcotui/mcotui/platform/kube/kubetest"
+)
 
 func label(t testing.TB, c kubernetes.Interface, node, k, v string) *corev1.Node {
 	t.Helper()
-	n, err := c.CoreV1().Nodes().Patch(testContext(t), node, types.MergePatchType,
+	n, err := c.CoreV1().Nodes().Patch(kubetest.Context(t), node, types.MergePatchType,
 		fmt.Appendf(nil, `{"metadata":{"labels":{%q:%q}}}`, k, v), metav1.PatchOptions{})
 	if err != nil {
 		t.Fatalf("label node %s: %v", node, err)
@@ -47,19 +39,11 @@ func label(t testing.TB, c kubernetes.Interface, node, k, v string) *corev1.Node
 	return n
 }
 
-// eventually polls cond until it holds or ctx ends.
-func eventually(ctx context.Context, t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	if err := wait.PollUntilContextCancel(ctx, 10*time.Millisecond, true, func(context.Context) (bool, error) { return cond(), nil }); err != nil {
-		t.Fatalf("waiting for %s: %v", what, err)
-	}
-}
-
 func TestInformers(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	requests := &requestLog{}
 	_, c := start(t, Options{Logger: slog.New(requests)})
-	createNode(t, c.Kube, "before", nil)
+	kubetest.CreateBareNode(t, c.Kube, "before", nil, nil)
 	if _, err := c.MachineConfig.MachineconfigurationV1().MachineConfigPools().Create(ctx, &mcfgv1.MachineConfigPool{ObjectMeta: metav1.ObjectMeta{Name: "worker"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -101,17 +85,17 @@ func TestInformers(t *testing.T) {
 		t.Fatalf("the pool lister after sync: %v", err)
 	}
 
-	createNode(t, c.Kube, "after", nil)
+	kubetest.CreateBareNode(t, c.Kube, "after", nil, nil)
 	label(t, c.Kube, "before", "v", "1")
 	label(t, c.Kube, "before", "v", "2")
 	if err := c.Kube.CoreV1().Nodes().Delete(ctx, "after", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"add before", "add after", "update before 1", "update before 2", "delete after"}
-	eventually(ctx, t, "the node informer's events", func() bool {
+	kubetest.Eventually(t, time.Minute, "the node informer's events", func() (bool, string) {
 		mu.Lock()
 		defer mu.Unlock()
-		return len(seen) >= len(want)
+		return len(seen) >= len(want), fmt.Sprintf("seen %q", seen)
 	})
 	mu.Lock()
 	defer mu.Unlock()
@@ -134,10 +118,10 @@ func TestInformers(t *testing.T) {
 // (WatchListClient): the current objects as ADDED, then a bookmark carrying the
 // initial-events-end annotation, then live events.
 func TestWatchList(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	_, c := start(t, Options{})
-	createNode(t, c.Kube, "a", nil)
-	createNode(t, c.Kube, "b", nil)
+	kubetest.CreateBareNode(t, c.Kube, "a", nil, nil)
+	kubetest.CreateBareNode(t, c.Kube, "b", nil, nil)
 	w, err := c.Kube.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{SendInitialEvents: new(true), AllowWatchBookmarks: true,
 		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan})
 	if err != nil {
@@ -169,10 +153,10 @@ func TestWatchList(t *testing.T) {
 }
 
 func TestFieldSelectedInformer(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	_, c := start(t, Options{})
-	createNode(t, c.Kube, "mine", nil)
-	createNode(t, c.Kube, "other", nil)
+	kubetest.CreateBareNode(t, c.Kube, "mine", nil, nil)
+	kubetest.CreateBareNode(t, c.Kube, "other", nil, nil)
 	kf := kubeinformers.NewSharedInformerFactoryWithOptions(c.Kube, 0, kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
 		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", "mine").String()
 	}))
@@ -190,10 +174,10 @@ func TestFieldSelectedInformer(t *testing.T) {
 	kf.WaitForCacheSync(ctx.Done())
 	label(t, c.Kube, "other", "a", "1")
 	label(t, c.Kube, "mine", "a", "1")
-	eventually(ctx, t, "the update of mine", func() bool {
+	kubetest.Eventually(t, time.Minute, "the update of mine", func() (bool, string) {
 		mu.Lock()
 		defer mu.Unlock()
-		return len(seen) >= 2
+		return len(seen) >= 2, fmt.Sprintf("seen %q", seen)
 	})
 	mu.Lock()
 	defer mu.Unlock()
@@ -208,7 +192,7 @@ func TestFieldSelectedInformer(t *testing.T) {
 // TestSelectorTransitions: an object that starts or stops matching a watch's
 // selectors is ADDED or DELETED for that watch, as kube-apiserver sends it.
 func TestSelectorTransitions(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	_, c := start(t, Options{})
 	createNamespace(t, c, "ns")
 	pods := c.Kube.CoreV1().Pods("ns")
@@ -243,11 +227,11 @@ func TestSelectorTransitions(t *testing.T) {
 }
 
 func TestWatchResume(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	_, c := start(t, Options{WatchHistory: 8})
-	n := createNode(t, c.Kube, "n", nil)
+	n := kubetest.CreateBareNode(t, c.Kube, "n", nil, nil)
 	label(t, c.Kube, "n", "v", "1")
-	createNode(t, c.Kube, "other", nil)
+	kubetest.CreateBareNode(t, c.Kube, "other", nil, nil)
 	label(t, c.Kube, "n", "v", "2")
 
 	w, err := c.Kube.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{ResourceVersion: n.ResourceVersion, FieldSelector: "metadata.name=n"})
@@ -298,9 +282,9 @@ func TestWatchResume(t *testing.T) {
 // its stream; the informer watches again from its last resourceVersion and misses
 // nothing.
 func TestDroppedWatcherRecovers(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	srv, c := start(t, Options{})
-	createNode(t, c.Kube, "n", nil)
+	kubetest.CreateBareNode(t, c.Kube, "n", nil, nil)
 	kf := kubeinformers.NewSharedInformerFactory(c.Kube, 0)
 	nodes := kf.Core().V1().Nodes()
 	nodes.Informer()
@@ -320,18 +304,21 @@ func TestDroppedWatcherRecovers(t *testing.T) {
 		}
 		return n
 	}
-	eventually(ctx, t, "the informer's watch", func() bool { return dropAll() > 0 })
+	kubetest.Eventually(t, time.Minute, "the informer's watch", func() (bool, string) { return dropAll() > 0, "no watch to drop" })
 	label(t, c.Kube, "n", "v", "after-drop")
-	eventually(ctx, t, "the informer to see the write made while it was not watching", func() bool {
+	kubetest.Eventually(t, time.Minute, "the informer to see the write made while it was not watching", func() (bool, string) {
 		n, err := nodes.Lister().Get("n")
-		return err == nil && n.Labels["v"] == "after-drop"
+		if err != nil {
+			return false, err.Error()
+		}
+		return n.Labels["v"] == "after-drop", fmt.Sprintf("label v=%q", n.Labels["v"])
 	})
 }
 
 // TestSlowWatcherNeverBlocksWriters: writes go on while a watcher reads nothing; the
 // watcher is dropped once its buffer is full.
 func TestSlowWatcherNeverBlocksWriters(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	srv, c := start(t, Options{WatchBuffer: 2})
 	s := srv.store
 	col := s.cols[corev1.SchemeGroupVersion.WithResource("nodes")]
@@ -340,7 +327,7 @@ func TestSlowWatcherNeverBlocksWriters(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 5 {
-		createNode(t, c.Kube, fmt.Sprint("n", i), nil)
+		kubetest.CreateBareNode(t, c.Kube, fmt.Sprint("n", i), nil, nil)
 	}
 	s.mu.RLock()
 	gone := w.gone
@@ -361,14 +348,14 @@ func TestSlowWatcherNeverBlocksWriters(t *testing.T) {
 // TestCloseLeavesNoGoroutines: after Close, nothing of the server runs, even with
 // informers watching when it closed.
 func TestCloseLeavesNoGoroutines(t *testing.T) {
-	ctx, cancel := context.WithCancel(testContext(t))
+	ctx, cancel := context.WithCancel(kubetest.Context(t))
 	defer cancel()
 	srv, err := Start(ctx, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := clientsFor(t, srv)
-	createNode(t, c.Kube, "n", nil)
+	kubetest.CreateBareNode(t, c.Kube, "n", nil, nil)
 	kf := kubeinformers.NewSharedInformerFactory(c.Kube, 0)
 	kf.Core().V1().Nodes().Informer()
 	kf.Core().V1().Pods().Informer()
@@ -381,9 +368,9 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 	cancel()
 	kf.Shutdown()
 	var left []string
-	eventually(testContext(t), t, "the server's goroutines to end", func() bool {
+	kubetest.Eventually(t, time.Minute, "the server's goroutines to end", func() (bool, string) {
 		left = serverGoroutines()
-		return len(left) == 0
+		return len(left) == 0, fmt.Sprintf("%d left", len(left))
 	})
 }
 
@@ -405,15 +392,15 @@ func serverGoroutines() []string {
 // TestPeriodicBookmarks: a watch that takes bookmarks learns of writes it does not
 // select, so that it can resume from a recent resourceVersion.
 func TestPeriodicBookmarks(t *testing.T) {
-	ctx := testContext(t)
+	ctx := kubetest.Context(t)
 	_, c := start(t, Options{BookmarkInterval: 20 * time.Millisecond})
-	createNode(t, c.Kube, "quiet", nil)
+	kubetest.CreateBareNode(t, c.Kube, "quiet", nil, nil)
 	w, err := c.Kube.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=quiet", AllowWatchBookmarks: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Stop()
-	busy := createNode(t, c.Kube, "busy", nil)
+	busy := kubetest.CreateBareNode(t, c.Kube, "busy", nil, nil)
 	for ev := range w.ResultChan() {
 		if ev.Type != watch.Bookmark {
 			t.Fatalf("a watch of quiet got %s %v", ev.Type, ev.Object)

@@ -26,8 +26,7 @@ import (
 // its desired config. It lives here, above both, so that platform's tests do not
 // depend on the controller.
 func TestControllerRendersAndTargets(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
+	ctx := kubetest.Context(t)
 	srv, err := apisim.Start(ctx, apisim.Options{Namespaces: []string{controller.DefaultNamespace}})
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package demo_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -31,12 +30,25 @@ var env *kubetest.Env
 
 func TestMain(m *testing.M) { kubetest.Main(m, &env) }
 
+// storyStall is how long the demo's story, at the tests' speed, may go without a step
+// or a node's state moving before its test fails: its longest quiet stretch is a
+// sleep of 15s of story time, 1.5s at speed 10, and a node's update moves its state
+// every few seconds of story time; a minute leaves a loaded machine ample room.
+const storyStall = time.Minute
+
+// lastStep is the story's latest step, for a failure's message.
+func lastStep(steps []string) string {
+	if len(steps) == 0 {
+		return "none"
+	}
+	return steps[len(steps)-1]
+}
+
 // awsTarget is the x86_64 us-east-1 AMI of the demo's stream metadata.
 const awsTarget = "ami-0e5d1a7b2c8f3e496"
 
 func TestStoryPlaysToTheEnd(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-	defer cancel()
+	ctx := kubetest.Context(t)
 	var (
 		mu    sync.Mutex
 		steps []string
@@ -64,36 +76,34 @@ func TestStoryPlaysToTheEnd(t *testing.T) {
 		t.Fatal("no workload pods at the start")
 	}
 
-	// What a user watching the nodes would see degrade, whenever it happens.
+	// The story takes as long as the loaded machine lets it: the wait fails only when
+	// neither the story's steps nor any node's state moved for storyStall. Each poll
+	// also records what a user watching the nodes would see degrade, whenever it happens.
 	degraded := map[string]bool{}
-	watchDone := make(chan struct{})
-	go func() {
-		defer close(watchDone)
-		for ctx.Err() == nil {
-			nodes, err := env.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-			if err == nil {
-				mu.Lock()
-				for _, n := range nodes.Items {
-					if nodeanno.State(&n) == nodeanno.StateDegraded {
-						degraded[n.Name] = true
-					}
-				}
-				mu.Unlock()
-			}
-			select {
-			case <-ctx.Done():
-			case <-d.StoryDone():
-				return
-			case <-time.After(50 * time.Millisecond):
-			}
+	kubetest.EventuallyProgress(t, storyStall, "the story to end", func() kubetest.Progress {
+		select {
+		case <-d.StoryDone():
+			return kubetest.Progress{Done: true}
+		default:
 		}
-	}()
-
-	select {
-	case <-d.StoryDone():
-	case <-ctx.Done():
-	}
-	<-watchDone
+		nodes, err := env.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		mu.Lock()
+		defer mu.Unlock()
+		mark := fmt.Sprint(len(steps), " steps")
+		if err != nil {
+			return kubetest.Progress{Mark: mark, State: err.Error()}
+		}
+		var states []string
+		for _, n := range nodes.Items {
+			if nodeanno.State(&n) == nodeanno.StateDegraded {
+				degraded[n.Name] = true
+			}
+			states = append(states, n.Name+"="+nodeanno.State(&n)+"@"+nodeanno.Current(&n))
+		}
+		slices.Sort(states)
+		mark += "; " + strings.Join(states, " ")
+		return kubetest.Progress{Mark: mark, State: mark + "; last step: " + lastStep(steps)}
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	if len(steps) == 0 || steps[len(steps)-1] != demo.StepEnd {
@@ -154,9 +164,7 @@ func TestStoryPlaysToTheEnd(t *testing.T) {
 
 	// Every worker was drained: no pod of the start is left, and each app is back to its
 	// replicas (three workers: storefront 3, checkout 2, recommender 1), all Ready.
-	if err := waitWorkloads(ctx, initialPods, map[string]int{"storefront": 3, "checkout": 2, "recommender": 1}); err != nil {
-		t.Error(err)
-	}
+	waitWorkloads(t, ctx, initialPods, map[string]int{"storefront": 3, "checkout": 2, "recommender": 1})
 
 	// Boot images: mode All, every MachineSet on the target AMI.
 	mc, err := env.Operator.OperatorV1().MachineConfigurations().Get(ctx, bootimage.MachineConfigurationName, metav1.GetOptions{})
@@ -166,41 +174,34 @@ func TestStoryPlaysToTheEnd(t *testing.T) {
 	if ms := mc.Spec.ManagedBootImages.MachineManagers; len(ms) != 1 || ms[0].Selection.Mode != operatorv1.All {
 		t.Errorf("machine managers %+v, want MachineSets in mode All", ms)
 	}
-	if err := waitAMIs(ctx); err != nil {
-		t.Error(err)
-	}
+	waitAMIs(t, ctx)
 }
 
 // waitAMIs waits until every MachineSet boots the target AMI: the controller patches
-// them shortly after the mode changes, and the story does not wait for it.
-func waitAMIs(ctx context.Context) error {
-	var last []string
-	for {
+// them shortly after the mode changes, and the story does not wait for it. It fails
+// once no MachineSet has changed for storyStall.
+func waitAMIs(t *testing.T, ctx context.Context) {
+	t.Helper()
+	kubetest.EventuallyProgress(t, storyStall, "every MachineSet on "+awsTarget, func() kubetest.Progress {
 		sets, err := env.Machine.MachineV1beta1().MachineSets(bootimage.MachineAPINamespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return err
+			return kubetest.Progress{State: err.Error()}
 		}
-		last = last[:0]
+		var last []string
 		ok := len(sets.Items) == 3
 		for _, ms := range sets.Items {
 			var v struct {
 				AMI struct{ ID string } `json:"ami"`
 			}
 			if err := json.Unmarshal(ms.Spec.Template.Spec.ProviderSpec.Value.Raw, &v); err != nil {
-				return err
+				return kubetest.Progress{State: fmt.Sprintf("MachineSet %s: %v", ms.Name, err)}
 			}
 			last = append(last, ms.Name+"="+v.AMI.ID)
 			ok = ok && v.AMI.ID == awsTarget
 		}
-		if ok {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("MachineSets not all on %s: %v", awsTarget, last)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+		state := fmt.Sprintf("MachineSets %v", last)
+		return kubetest.Progress{Done: ok, Mark: state, State: state}
+	})
 }
 
 func podNames(t *testing.T, ctx context.Context) map[string]bool {
@@ -217,13 +218,14 @@ func podNames(t *testing.T, ctx context.Context) map[string]bool {
 }
 
 // waitWorkloads waits until the shop's pods are all new, Ready, and as many per app as
-// want: the last drain's replacements may still be starting when the story ends.
-func waitWorkloads(ctx context.Context, initial map[string]bool, want map[string]int) error {
-	var last string
-	for {
+// want: the last drain's replacements may still be starting when the story ends. It
+// fails once the pods have not changed for storyStall.
+func waitWorkloads(t *testing.T, ctx context.Context, initial map[string]bool, want map[string]int) {
+	t.Helper()
+	kubetest.EventuallyProgress(t, storyStall, "the shop's workloads", func() kubetest.Progress {
 		pods, err := env.Kube.CoreV1().Pods("shop").List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return err
+			return kubetest.Progress{State: err.Error()}
 		}
 		got := map[string]int{}
 		var old []string
@@ -238,16 +240,9 @@ func waitWorkloads(ctx context.Context, initial map[string]bool, want map[string
 				got[p.Labels["app"]]++
 			}
 		}
-		if len(old) == 0 && maps.Equal(got, want) {
-			return nil
-		}
-		last = fmt.Sprintf("pods of the start still there: %v; Ready pods per app %v, want %v", old, got, want)
-		select {
-		case <-ctx.Done():
-			return errors.New(last)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+		state := fmt.Sprintf("pods of the start still there: %v; Ready pods per app %v, want %v", old, got, want)
+		return kubetest.Progress{Done: len(old) == 0 && maps.Equal(got, want), Mark: state, State: state}
+	})
 }
 
 // TestStepsFitOneLine: each step, with a node name as long as the demo's longest, fits the
