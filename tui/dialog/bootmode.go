@@ -8,6 +8,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
+	configv1 "github.com/openshift/api/config/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -32,6 +33,19 @@ type BootMode struct {
 	w, h     int
 }
 
+// BootImagePlatform is the platform whose default mode applies to Machine API
+// MachineSets, by the controller's rule (controller.CheckBootImages): the cluster's
+// Infrastructure platform, or, on a cluster without one, the platform every MachineSet's
+// providerSpec names (bootimage.InferPlatform). The pane and this dialog take it from
+// here so that they show the mode the controller applies: taking Info.Platform alone,
+// they showed None where the controller inferred AWS and patched the MachineSets.
+func BootImagePlatform(c *common.Common) configv1.PlatformType {
+	if p := c.Info.Platform; p != "" {
+		return p
+	}
+	return bootimage.InferPlatform(c.Store.MachineSets())
+}
+
 // NewBootMode returns the editor, starting from the current selection. editSelector
 // opens it in Partial mode with the selector ready to type.
 func NewBootMode(c *common.Common, editSelector bool) *BootMode {
@@ -53,7 +67,7 @@ func NewBootMode(c *common.Common, editSelector bool) *BootMode {
 			}
 		}
 	}
-	cur := bootimage.DefaultMode(c.Info.Platform)
+	cur := bootimage.DefaultMode(BootImagePlatform(c))
 	if d.old != nil {
 		cur = d.old.Mode
 		if p := d.old.Partial; p != nil && p.MachineResourceSelector != nil {
@@ -113,7 +127,7 @@ func (d *BootMode) preview(sel operatorv1.MachineManagerSelector) (bootimage.Sel
 	if m := d.c.Store.MachineConfiguration(); m != nil {
 		managers = m.Spec.ManagedBootImages.MachineManagers
 	}
-	return bootimage.Select(d.c.Info.Platform, bootimage.WithMachineSetSelection(managers, sel), d.c.Store.MachineSets())
+	return bootimage.Select(BootImagePlatform(d.c), bootimage.WithMachineSetSelection(managers, sel), d.c.Store.MachineSets())
 }
 
 // Update implements common.Component.
@@ -181,7 +195,7 @@ func (d *BootMode) View() string {
 		b.WriteString(" ")
 	}
 	if d.old == nil {
-		b.WriteString(st.Dim.Render("  now the platform's default, " + string(bootimage.DefaultMode(d.c.Info.Platform))))
+		b.WriteString(st.Dim.Render("  now the platform's default, " + string(bootimage.DefaultMode(BootImagePlatform(d.c)))))
 	} else {
 		b.WriteString(st.Dim.Render("  now " + action.DescribeSelection(*d.old)))
 	}

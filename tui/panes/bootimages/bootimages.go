@@ -95,8 +95,11 @@ func (m *Model) View() string {
 		return ""
 	}
 	title := " Boot images"
-	if p := m.c.Info.Platform; p != "" {
+	if p := dialog.BootImagePlatform(m.c); p != "" {
 		title += "  platform " + string(p)
+		if m.c.Info.Platform == "" {
+			title += " (from the MachineSets)"
+		}
 	}
 	if s, _ := m.c.Store.BootImageStream(); s != nil {
 		title += "  target stream " + s.Name
@@ -173,7 +176,7 @@ func (m *Model) document() string {
 	}
 	if !mapi {
 		table(w, string(operatorv1.MachineSets), string(operatorv1.MachineAPI),
-			modeStyle(m.c, bootimage.DefaultMode(m.c.Info.Platform)), st.Dim.Render("(not set: the platform's default)"))
+			modeStyle(m.c, bootimage.DefaultMode(dialog.BootImagePlatform(m.c))), st.Dim.Render("(not set: the platform's default)"))
 	}
 	if !m.c.ReadOnly && m.c.Keys.BootImageMode.Enabled() {
 		b.WriteString(st.Dim.Render("  m changes the mode, e edits the Partial selector, with a preview of what it selects"))
@@ -214,7 +217,8 @@ func (m *Model) document() string {
 func (m *Model) machineSets(b *strings.Builder, managers []operatorv1.MachineManager, section func(string, string), table func([]int, ...string)) {
 	st := m.c.Styles
 	sets := m.c.Store.MachineSets()
-	sel, err := bootimage.Select(m.c.Info.Platform, managers, sets)
+	platform := dialog.BootImagePlatform(m.c)
+	sel, err := bootimage.Select(platform, managers, sets)
 	if err != nil {
 		section("MachineSets", "")
 		b.WriteString(st.Error.Render("  " + err.Error()))
@@ -222,12 +226,18 @@ func (m *Model) machineSets(b *strings.Builder, managers []operatorv1.MachineMan
 		return
 	}
 	stream, streamErr := m.c.Store.BootImageStream()
-	opts := bootimage.Options{Platform: m.c.Info.Platform, DefaultArch: m.defaultArch()}
+	arch := m.defaultArch()
 	results := map[string]bootimage.Result{}
 	errs := map[string]error{}
 	if stream != nil {
 		for _, ms := range sets {
-			res, err := bootimage.Reconcile(ms, stream, opts)
+			// Each MachineSet is decided for the platform its providerSpec names, as
+			// controller.CheckBootImages decides it.
+			p := bootimage.PlatformOf(ms)
+			if p == "" {
+				p = platform
+			}
+			res, err := bootimage.Reconcile(ms, stream, bootimage.Options{Platform: p, DefaultArch: arch})
 			if err != nil {
 				errs[ms.Name] = err
 				continue

@@ -2,6 +2,7 @@ package bootimages_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -101,5 +102,33 @@ func TestBootImagesDefaultArchPrefersControlPlane(t *testing.T) {
 				t.Errorf("row of %s = %q, want it to say %q; view:\n%s", fixture.MachineSetStale, row, tc.want, v)
 			}
 		})
+	}
+}
+
+// TestBootImagesPlatformFromMachineSets: on a cluster without Infrastructure/cluster
+// (no platform in Info) and without MachineConfiguration/cluster, the pane takes the
+// platform from the MachineSets, as the controller does (bootimage.InferPlatform): the
+// MachineSets are AWS ones, so the default mode is All and the stale one will be
+// updated. The pane once took the platform from Info alone and showed mode None and
+// every MachineSet not selected while the controller patched them.
+func TestBootImagesPlatformFromMachineSets(t *testing.T) {
+	c := tuitest.Common(false, slices.DeleteFunc(fixture.Small(), func(e model.Event) bool { return e.Kind == model.KindMachineConfiguration }))
+	c.Info.Platform = ""
+	m := bootimages.New(c)
+	m.SetSize(200, 30)
+	v := tuitest.Plain(m.View())
+	for _, want := range []string{"platform AWS (from the MachineSets)", "selected by the platform's default mode All"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("missing %q in\n%s", want, v)
+		}
+	}
+	var row string
+	for l := range strings.SplitSeq(v, "\n") {
+		if strings.Contains(l, fixture.MachineSetStale) {
+			row = l
+		}
+	}
+	if !strings.Contains(row, "will be updated") {
+		t.Errorf("row of %s = %q, want it to say it will be updated; view:\n%s", fixture.MachineSetStale, row, v)
 	}
 }

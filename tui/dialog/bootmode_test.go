@@ -1,0 +1,34 @@
+package dialog_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mcotui/mcotui/tui/dialog"
+	"github.com/mcotui/mcotui/tui/internal/fixture"
+	"github.com/mcotui/mcotui/tui/internal/tuitest"
+	"github.com/mcotui/mcotui/tui/model"
+)
+
+// TestBootModePlatformFromMachineSets: on a cluster without Infrastructure/cluster (no
+// platform in Info) and without MachineConfiguration/cluster, the dialog starts from the
+// mode the controller applies, the default of the platform the MachineSets name
+// (bootimage.InferPlatform): All for the fixture's AWS MachineSets, selecting every one
+// but the Windows one. It once took the platform from Info alone and started from None,
+// selecting nothing, while the controller patched them.
+func TestBootModePlatformFromMachineSets(t *testing.T) {
+	c := tuitest.Common(false, slices.DeleteFunc(fixture.Small(), func(e model.Event) bool { return e.Kind == model.KindMachineConfiguration }))
+	c.Info.Platform = ""
+	if got := dialog.BootImagePlatform(c); got != fixture.Platform {
+		t.Errorf("BootImagePlatform = %q, want %q, the MachineSets' platform", got, fixture.Platform)
+	}
+	d := dialog.NewBootMode(c, false)
+	d.SetSize(100, 30)
+	v := tuitest.Plain(d.View())
+	for _, want := range []string{"now the platform's default, All", "(no selector: every MachineSet)", "Selects 3 of 4 MachineSets, 1 more left alone"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("missing %q in\n%s", want, v)
+		}
+	}
+}
