@@ -113,10 +113,7 @@ func (r BootImageReport) Stats() bootimage.Stats {
 // invalid mode or selector in MachineConfiguration/cluster); a missing or unreadable
 // stream is an error of each selected MachineSet.
 func CheckBootImages(in BootImageInputs) (BootImageReport, error) {
-	platform := in.Platform
-	if platform == "" {
-		platform = bootimage.InferPlatform(in.MachineSets)
-	}
+	platform := bootimage.ClusterPlatform(in.Platform, in.MachineSets)
 	var spec []operatorv1.MachineManager
 	if in.Configuration != nil {
 		spec = in.Configuration.Spec.ManagedBootImages.MachineManagers

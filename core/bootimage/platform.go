@@ -31,6 +31,16 @@ func InferPlatform(machineSets []*machinev1beta1.MachineSet) configv1.PlatformTy
 	return found
 }
 
+// ClusterPlatform is the platform whose default mode applies to Machine API MachineSets:
+// the cluster's Infrastructure platform when it has one, else the one its MachineSets
+// name (InferPlatform). The controller and the TUI both decide by it.
+func ClusterPlatform(infrastructure configv1.PlatformType, machineSets []*machinev1beta1.MachineSet) configv1.PlatformType {
+	if infrastructure != "" {
+		return infrastructure
+	}
+	return InferPlatform(machineSets)
+}
+
 // PlatformOf is the platform ms's providerSpec kind names, or "" for a kind this
 // package does not reconcile (or no providerSpec at all).
 func PlatformOf(ms *machinev1beta1.MachineSet) configv1.PlatformType {

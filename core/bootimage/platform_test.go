@@ -36,6 +36,21 @@ func TestInferPlatform(t *testing.T) {
 	}
 }
 
+// TestClusterPlatform: Infrastructure's platform wins over what the MachineSets name;
+// without one, the MachineSets decide.
+func TestClusterPlatform(t *testing.T) {
+	aws := []*machinev1beta1.MachineSet{awsMachineSet(t)}
+	if got := bootimage.ClusterPlatform(configv1.GCPPlatformType, aws); got != configv1.GCPPlatformType {
+		t.Errorf("Infrastructure GCP with AWS MachineSets: %q, want GCP", got)
+	}
+	if got := bootimage.ClusterPlatform("", aws); got != configv1.AWSPlatformType {
+		t.Errorf("no Infrastructure, AWS MachineSets: %q, want AWS", got)
+	}
+	if got := bootimage.ClusterPlatform("", nil); got != "" {
+		t.Errorf("no Infrastructure, no MachineSets: %q, want none", got)
+	}
+}
+
 func TestDefaultArch(t *testing.T) {
 	node := func(role, arch string) *corev1.Node {
 		labels := map[string]string{}

@@ -34,16 +34,13 @@ type BootMode struct {
 }
 
 // BootImagePlatform is the platform whose default mode applies to Machine API
-// MachineSets, by the controller's rule (controller.CheckBootImages): the cluster's
+// MachineSets, by the controller's rule (bootimage.ClusterPlatform, as controller.CheckBootImages decides): the cluster's
 // Infrastructure platform, or, on a cluster without one, the platform every MachineSet's
 // providerSpec names (bootimage.InferPlatform). The pane and this dialog take it from
 // here so that they show the mode the controller applies: taking Info.Platform alone,
 // they showed None where the controller inferred AWS and patched the MachineSets.
 func BootImagePlatform(c *common.Common) configv1.PlatformType {
-	if p := c.Info.Platform; p != "" {
-		return p
-	}
-	return bootimage.InferPlatform(c.Store.MachineSets())
+	return bootimage.ClusterPlatform(c.Info.Platform, c.Store.MachineSets())
 }
 
 // NewBootMode returns the editor, starting from the current selection. editSelector
