@@ -35,7 +35,12 @@
 // Machine.Boot powers it on again on the same overlay; a reboot from inside the guest
 // (the agent, through logind) restarts QEMU's machine in the same process, and
 // Machine.WaitBoot sees the next boot id. Machine.ReadFileOffline reads a file from the
-// disk while the machine is off (debugfs on a raw copy of the overlay), byte for byte.
+// disk while the machine is off (debugfs on a raw copy of the overlay whose ext4 journal
+// has been replayed, as the next mount would), byte for byte.
+//
+// The agent's power-cut tests run a binary built with the failpoints tag, armed on the
+// first boot only with the announce action on the serial console (/dev/ttyS0): the test
+// cuts the power when the line comes, then boots the machine again.
 //
 // # Waiting
 //

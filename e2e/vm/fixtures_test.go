@@ -326,10 +326,12 @@ func recordMCN(t *testing.T, name string) *mcnRecorder {
 					continue
 				}
 				r.mu.Lock()
+				// One number per event: conditions the agent writes in one update (say
+				// UpdateExecuted and AppliedFilesAndOS) come together, in no order.
+				r.seq++
 				for _, c := range mcn.Status.Conditions {
 					k := seenCondition{c.Type, c.Status}
 					if _, ok := r.first[k]; !ok {
-						r.seq++
 						r.first[k] = r.seq
 						r.messages[k] = c.Message
 					}

@@ -700,21 +700,38 @@ func (m *Machine) stop() {
 // byte, as the disk holds it (debugfs on a raw copy of the overlay). Give the path as
 // the disk has it: through /var/home, not the /home link.
 func (m *Machine) ReadFileOffline(guestPath string) ([]byte, error) {
+	files, err := m.ReadFilesOffline(guestPath)
+	if err != nil {
+		return nil, err
+	}
+	data, ok := files[guestPath]
+	if !ok {
+		return nil, fmt.Errorf("debugfs cat %s: %w", guestPath, os.ErrNotExist)
+	}
+	return data, nil
+}
+
+// ReadFilesOffline is ReadFileOffline of several files from one copy of the disk; a file
+// that does not exist is missing from the map.
+func (m *Machine) ReadFilesOffline(guestPaths ...string) (map[string][]byte, error) {
 	raw, err := m.rawCopy()
 	if err != nil {
 		return nil, err
 	}
 	defer os.Remove(raw)
-	var out, errb bytes.Buffer
-	cmd := exec.Command(m.tools.Debugfs, "-R", "cat "+guestPath, raw)
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("debugfs cat %s: %w: %s", guestPath, err, errb.String())
+	files := map[string][]byte{}
+	for _, p := range guestPaths {
+		var out, errb bytes.Buffer
+		cmd := exec.Command(m.tools.Debugfs, "-R", "cat "+p, raw)
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			return nil, fmt.Errorf("debugfs cat %s: %w: %s", p, err, errb.String())
+		}
+		if !strings.Contains(errb.String(), "File not found") {
+			files[p] = out.Bytes()
+		}
 	}
-	if strings.Contains(errb.String(), "File not found") {
-		return nil, fmt.Errorf("debugfs cat %s: %w", guestPath, os.ErrNotExist)
-	}
-	return out.Bytes(), nil
+	return files, nil
 }
 
 // rawCopy converts the overlay into a raw image debugfs can read; the machine must be off.
@@ -727,6 +744,20 @@ func (m *Machine) rawCopy() (string, error) {
 	if err != nil {
 		os.Remove(raw)
 		return "", fmt.Errorf("qemu-img convert the overlay: %w: %s", err, out)
+	}
+	// After a power cut what the guest fsynced may be only in ext4's journal, not yet at
+	// its home on the disk; debugfs does not replay the journal (it showed files the
+	// agent had synced as empty), so replay it first, as the kernel does at mount.
+	fsck, err := exec.LookPath("e2fsck")
+	if err != nil {
+		os.Remove(raw)
+		return "", fmt.Errorf("e2fsck (Debian package e2fsprogs), to replay the journal of the copy: %w", err)
+	}
+	out, err = exec.Command(fsck, "-E", "journal_only", "-p", raw).CombinedOutput()
+	var ee *exec.ExitError
+	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() < 4) { // 1 and 2: fixed
+		os.Remove(raw)
+		return "", fmt.Errorf("e2fsck -E journal_only the copy of the overlay: %w: %s", err, out)
 	}
 	return raw, nil
 }
