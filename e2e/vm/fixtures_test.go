@@ -286,7 +286,7 @@ func (n *node) pods() []string {
 	return names
 }
 
-// seenCondition is one status of one MachineConfigNode condition, first seen at seq.
+// seenCondition is one status of one MachineConfigNode condition.
 type seenCondition struct {
 	typ    string
 	status metav1.ConditionStatus
@@ -322,10 +322,12 @@ func recordMCN(t *testing.T, name string) *mcnRecorder {
 					continue
 				}
 				r.mu.Lock()
+				// One number per event: conditions the agent sets in one write (Executed
+				// with Applied) are seen at once, in no order between them.
+				r.seq++
 				for _, c := range mcn.Status.Conditions {
 					k := seenCondition{c.Type, c.Status}
 					if _, ok := r.first[k]; !ok {
-						r.seq++
 						r.first[k] = r.seq
 						r.messages[k] = c.Message
 					}
@@ -365,6 +367,13 @@ func (r *mcnRecorder) seen(typ mcfgv1.StateProgress, status metav1.ConditionStat
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.first[seenCondition{string(typ), status}]
+}
+
+// message is the message typ first had with status.
+func (r *mcnRecorder) message(typ mcfgv1.StateProgress, status metav1.ConditionStatus) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.messages[seenCondition{string(typ), status}]
 }
 
 func (r *mcnRecorder) everCordoned() bool {
