@@ -88,20 +88,22 @@ var rebootPhases = []struct {
 func TestVMRebootUpdate(t *testing.T) {
 	n := newNode(t, "vm-reboot")
 	m := n.m
+	ctx, cancel := m.Context()
+	defer cancel()
 	n.runPod("web")
 	boot1 := m.Boots()[0]
-	if id, err := m.BootID(m.Context()); err != nil || id != boot1 {
+	if id, err := m.BootID(ctx); err != nil || id != boot1 {
 		t.Fatalf("boot id %q (%v), the shell announced %q", id, err, boot1)
 	}
 	// The agent runs before the change: Done on the base config, nothing to do.
 	n.m.Await(t, "the agent active", func() (bool, string) {
-		r, err := m.Exec(m.Context(), "systemctl is-active "+AgentUnit)
+		r, err := m.Exec(ctx, "systemctl is-active "+AgentUnit)
 		return err == nil && strings.TrimSpace(r.Stdout) == "active", fmt.Sprintf("%+v %v", r, err)
 	})
 
 	began := time.Now()
 	n.patch(map[string]string{nodeanno.DesiredConfigKey: cfgReboot})
-	boot2, err := m.WaitBoot(m.Context(), boot1)
+	boot2, err := m.WaitBoot(ctx, boot1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +112,7 @@ func TestVMRebootUpdate(t *testing.T) {
 	t.Logf("vm %s: desiredConfig to the next boot %s, to Done %s", n.name,
 		rebootedAt.Sub(began).Round(time.Second), time.Since(began).Round(time.Second))
 
-	if id, err := m.BootID(m.Context()); err != nil || id != boot2 || id == boot1 {
+	if id, err := m.BootID(ctx); err != nil || id != boot2 || id == boot1 {
 		t.Fatalf("boot id after the update %q (%v); before %q, announced %q", id, err, boot1, boot2)
 	}
 	if boots := m.Boots(); len(boots) != 2 {
@@ -173,6 +175,8 @@ func TestVMRebootUpdate(t *testing.T) {
 func TestVMExtendedReloadRestartAndDrift(t *testing.T) {
 	n := newNode(t, "vm-reload")
 	m := n.m
+	ctx, cancel := m.Context()
+	defer cancel()
 	m.Run(t, `cat >/etc/systemd/system/restartme.service <<'EOF'
 [Unit]
 Description=a service the tests restart
@@ -207,7 +211,7 @@ systemctl daemon-reload && systemctl start restartme.service`)
 			t.Errorf("after the update: %q", got)
 		}
 		checkFiles(t, m, reloadFiles)
-		if id, err := m.BootID(m.Context()); err != nil || id != boot1 || len(m.Boots()) != 1 {
+		if id, err := m.BootID(ctx); err != nil || id != boot1 || len(m.Boots()) != 1 {
 			t.Errorf("boot id %q (%v), boots %v: want no reboot", id, err, m.Boots())
 		}
 		if n.mcn.everCordoned() || n.get().Spec.Unschedulable {
