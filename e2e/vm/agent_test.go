@@ -135,7 +135,10 @@ func powerCutAt(t *testing.T, fp string) {
 	}
 
 	n.patch(map[string]string{nodeanno.DesiredConfigKey: cfgReboot})
-	if _, err := m.WaitConsole(m.Context(), regexp.MustCompile(`MCOTUI-FAILPOINT `+regexp.QuoteMeta(fp)+`\r?\n`)); err != nil {
+	waitCtx, cancelWait := m.Context()
+	_, err := m.WaitConsole(waitCtx, regexp.MustCompile(`MCOTUI-FAILPOINT `+regexp.QuoteMeta(fp)+`\r?\n`))
+	cancelWait()
+	if err != nil {
 		t.Fatalf("failpoint %s never announced: %v", fp, err)
 	}
 	m.PowerCut()
@@ -171,8 +174,10 @@ func powerCutAt(t *testing.T, fp string) {
 	boot2 := m.Boot()
 	boot3 := boot2
 	if !cutIsTheReboot {
-		var err error
-		if boot3, err = m.WaitBoot(m.Context(), boot2); err != nil {
+		bootCtx, cancelBoot := m.Context()
+		boot3, err = m.WaitBoot(bootCtx, boot2)
+		cancelBoot()
+		if err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -211,8 +216,10 @@ func powerCutAt(t *testing.T, fp string) {
 
 func awaitAgentActive(t *testing.T, m *Machine) {
 	t.Helper()
+	ctx, cancel := m.Context()
+	defer cancel()
 	m.Await(t, "the agent active", func() (bool, string) {
-		r, err := m.Exec(m.Context(), "systemctl is-active "+AgentUnit)
+		r, err := m.Exec(ctx, "systemctl is-active "+AgentUnit)
 		return err == nil && strings.TrimSpace(r.Stdout) == "active", fmt.Sprintf("%+v %v", r, err)
 	})
 }

@@ -42,7 +42,9 @@ func TestVMSystemdBehaviour(t *testing.T) {
 	// copy in /var/tmp.
 	// The shell may answer before the test disk is mounted: starting the mount waits
 	// for it (the agent's own unit is ordered after it).
-	r, err := m.Exec(m.Context(), "systemctl start \"$(systemd-escape -p --suffix=mount "+TestDiskMount+")\" && "+
+	ctx, cancel := m.Context()
+	defer cancel()
+	r, err := m.Exec(ctx, "systemctl start \"$(systemd-escape -p --suffix=mount "+TestDiskMount+")\" && "+
 		"install -m 0755 "+TestDiskMount+"/behaviour.test /var/tmp/behaviour.test && "+
 		"/var/tmp/behaviour.test -test.v -test.count=1 -behaviour.bus unix:path=/run/dbus/system_bus_socket -behaviour.root / 2>&1")
 	if err != nil {

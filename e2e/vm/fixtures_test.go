@@ -290,7 +290,7 @@ func (n *node) pods() []string {
 	return names
 }
 
-// seenCondition is one status of one MachineConfigNode condition, first seen at seq.
+// seenCondition is one status of one MachineConfigNode condition.
 type seenCondition struct {
 	typ    string
 	status metav1.ConditionStatus
@@ -371,6 +371,13 @@ func (r *mcnRecorder) seen(typ mcfgv1.StateProgress, status metav1.ConditionStat
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.first[seenCondition{string(typ), status}]
+}
+
+// message is the message typ first had with status.
+func (r *mcnRecorder) message(typ mcfgv1.StateProgress, status metav1.ConditionStatus) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.messages[seenCondition{string(typ), status}]
 }
 
 func (r *mcnRecorder) everCordoned() bool {

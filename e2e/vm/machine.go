@@ -155,7 +155,9 @@ func Start(t testing.TB, opts Options) *Machine {
 	if err := m.powerOn(); err != nil {
 		t.Fatalf("vm %s: %v", opts.Node, err)
 	}
-	if _, err := m.WaitBoot(m.Context(), ""); err != nil {
+	bootCtx, cancelBoot := m.Context()
+	defer cancelBoot()
+	if _, err := m.WaitBoot(bootCtx, ""); err != nil {
 		t.Fatalf("vm %s: first boot: %v", opts.Node, err)
 	}
 	return m
@@ -390,13 +392,13 @@ func (w consoleWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Context ends when the test ends, or when the console and the control channel have
-// both been silent for Options.StallTimeout: the guest is stuck, or something it waits
-// for never comes.
-func (m *Machine) Context() context.Context {
-	ctx, cancel := context.WithCancelCause(m.ctx)
+// Context ends when the test ends, when cancel is called, or when the console and the
+// control channel have both been silent for Options.StallTimeout: the guest is stuck,
+// or something it waits for never comes. Call cancel when done with it.
+func (m *Machine) Context() (ctx context.Context, cancel context.CancelFunc) {
+	ctx, cancelCause := context.WithCancelCause(m.ctx)
 	go func() {
-		defer cancel(nil)
+		defer cancelCause(nil)
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
 		for {
@@ -408,13 +410,13 @@ func (m *Machine) Context() context.Context {
 				quiet := time.Since(m.lastSign)
 				m.mu.Unlock()
 				if quiet > m.opts.StallTimeout {
-					cancel(fmt.Errorf("vm %s: nothing on the console or the control channel for %s", m.opts.Node, quiet.Round(time.Second)))
+					cancelCause(fmt.Errorf("vm %s: nothing on the console or the control channel for %s", m.opts.Node, quiet.Round(time.Second)))
 					return
 				}
 			}
 		}
 	}()
-	return ctx
+	return ctx, func() { cancelCause(nil) }
 }
 
 // waitFor waits under ctx until cond (called with m.mu held) holds.
@@ -552,7 +554,9 @@ func (m *Machine) Exec(ctx context.Context, script string) (ExecResult, error) {
 // Run is Exec for a script that must succeed: it fails t otherwise, and returns stdout.
 func (m *Machine) Run(t testing.TB, script string) string {
 	t.Helper()
-	r, err := m.Exec(m.Context(), script)
+	ctx, cancel := m.Context()
+	defer cancel()
+	r, err := m.Exec(ctx, script)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -611,7 +615,8 @@ func lastLines(s string, n int) string {
 // QEMU exits. cond says what it saw, for the failure message.
 func (m *Machine) Await(t testing.TB, what string, cond func() (bool, string)) {
 	t.Helper()
-	ctx := m.Context()
+	ctx, cancel := m.Context()
+	defer cancel()
 	var last string
 	for {
 		ok, state := cond()
@@ -659,7 +664,9 @@ func (m *Machine) Boot() string {
 	if err := m.powerOn(); err != nil {
 		m.t.Fatalf("vm %s: %v", m.opts.Node, err)
 	}
-	id, err := m.WaitBoot(m.Context(), "")
+	ctx, cancel := m.Context()
+	defer cancel()
+	id, err := m.WaitBoot(ctx, "")
 	if err != nil {
 		m.t.Fatalf("vm %s: %v", m.opts.Node, err)
 	}
@@ -804,7 +811,7 @@ func (m *Machine) AgentJournal(ctx context.Context, lines int) (string, error) {
 func (m *Machine) dumpForFailure() {
 	m.t.Logf("vm %s: serial console, last 120 lines:\n%s", m.opts.Node, m.ConsoleTail(120))
 	// Bounded like any other wait: by the guest's silence.
-	ctx, cancel := context.WithCancel(m.Context())
+	ctx, cancel := m.Context()
 	defer cancel()
 	j, err := m.AgentJournal(ctx, 300)
 	if err != nil && m.Running() {

@@ -14,19 +14,21 @@ func TestVMExtendedHarness(t *testing.T) {
 	began := time.Now()
 	m := Start(t, Options{Node: "vm-harness", Binary: mcotuiBin, Kubeconfig: env.KubeconfigPath})
 	t.Logf("first boot: %s", time.Since(began).Round(time.Second))
+	ctx, cancel := m.Context()
+	defer cancel()
 	boot1 := m.Boots()[0]
 	if got := m.Run(t, "readlink /home /usr/local /root; id -u core; echo kept >/var/lib/before-reboot; sync"); got != "var/home\n../var/usrlocal\nvar/roothome\n1000\n" {
 		t.Fatalf("the guest's layout: %q", got)
 	}
-	if r, err := m.Exec(m.Context(), "echo out; echo err >&2; exit 3"); err != nil || r.Stdout != "out\n" || r.Stderr != "err\n" || r.Code != 3 {
+	if r, err := m.Exec(ctx, "echo out; echo err >&2; exit 3"); err != nil || r.Stdout != "out\n" || r.Stderr != "err\n" || r.Code != 3 {
 		t.Fatalf("exec: %+v, %v", r, err)
 	}
 
 	began = time.Now()
-	if _, err := m.Exec(m.Context(), "systemctl reboot"); err != nil && !strings.Contains(err.Error(), "rebooted") {
+	if _, err := m.Exec(ctx, "systemctl reboot"); err != nil && !strings.Contains(err.Error(), "rebooted") {
 		t.Logf("systemctl reboot: %v (the guest may go down before it answers)", err)
 	}
-	boot2, err := m.WaitBoot(m.Context(), boot1)
+	boot2, err := m.WaitBoot(ctx, boot1)
 	if err != nil {
 		t.Fatal(err)
 	}
