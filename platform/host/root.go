@@ -12,8 +12,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"strconv"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -28,8 +26,6 @@ import (
 // refused, never written or read through.
 type Root struct {
 	dir string
-	// now names temporary files; injected so tests are repeatable.
-	now func() time.Time
 	// openDir resolves a directory inside the root; tests swap in the fallback.
 	openDir func(rootfd int, dir string) (int, error)
 	// hook is told of the points inside WriteFile (writehook.go).
@@ -68,7 +64,7 @@ func NewRoot(dir string) (*Root, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("host root %s is not a directory", dir)
 	}
-	return &Root{dir: dir, now: time.Now, openDir: openDirInRoot}, nil
+	return &Root{dir: dir, openDir: openDirInRoot}, nil
 }
 
 // Dir is the root directory on the agent's own filesystem.
@@ -216,7 +212,13 @@ func (r *Root) WriteFile(p string, data []byte, mode fs.FileMode, uid, gid int) 
 	}
 	defer unix.Close(dirfd)
 	base := path.Base(p)
-	tmp := "." + base + ".mcotui-" + strconv.FormatInt(r.now().UnixNano(), 36)
+	// One temporary name per file, not per write: a write a crash or power cut
+	// interrupted leaves its temporary file behind, and the next write of the same file
+	// (the resumed update's) removes it here instead of leaving it forever.
+	tmp := tempName(base)
+	if err := unix.Unlinkat(dirfd, tmp, 0); err != nil && !errors.Is(err, unix.ENOENT) {
+		return &fs.PathError{Op: "remove the leftover temporary file of", Path: p, Err: err}
+	}
 	fd, err := unix.Openat(dirfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return &fs.PathError{Op: "create", Path: p, Err: err}
@@ -239,6 +241,9 @@ func (r *Root) WriteFile(p string, data []byte, mode fs.FileMode, uid, gid int) 
 	}
 	return nil
 }
+
+// tempName is where WriteFile writes base's new contents before renaming them over it.
+func tempName(base string) string { return "." + base + ".mcotui-tmp" }
 
 // writeSynced writes data and sets mode and owner explicitly (the umask must not decide
 // a config's mode), then fsyncs so the rename that follows publishes complete data.

@@ -74,3 +74,48 @@ func TestSystemBusAddressUnder(t *testing.T) {
 		t.Errorf("with DBUS_SYSTEM_BUS_ADDRESS set: %q", got)
 	}
 }
+
+// TestWriteRemovesAnInterruptedWritesTemporary: a write a power cut stopped after its
+// temporary file was synced leaves that file beside the target; the next write of the
+// same file (the resumed update's) takes its place, so no leftover accumulates. A
+// leftover that is a symbolic link is removed as a link: its target is not written.
+func TestWriteRemovesAnInterruptedWritesTemporary(t *testing.T) {
+	r, dir := newRoot(t)
+	etc := filepath.Join(dir, "etc")
+	if err := os.MkdirAll(etc, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	leftover := filepath.Join(etc, tempName("a.conf"))
+	if err := os.WriteFile(leftover, []byte("half"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(t.TempDir(), "outside")
+	if err := os.WriteFile(outside, []byte("untouched"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(etc, tempName("b.conf"))); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"a.conf", "b.conf"} {
+		if err := r.WriteFile("/etc/"+f, []byte("new "+f), 0o644, os.Getuid(), os.Getgid()); err != nil {
+			t.Fatalf("write /etc/%s over a leftover temporary: %v", f, err)
+		}
+		if got, err := os.ReadFile(filepath.Join(etc, f)); err != nil || string(got) != "new "+f {
+			t.Errorf("/etc/%s holds %q (%v)", f, got, err)
+		}
+	}
+	entries, err := os.ReadDir(etc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if !slices.Equal(names, []string{"a.conf", "b.conf"}) {
+		t.Errorf("/etc holds %v, want the two files alone", names)
+	}
+	if got, _ := os.ReadFile(outside); string(got) != "untouched" {
+		t.Errorf("the leftover link's target holds %q", got)
+	}
+}
