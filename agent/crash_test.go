@@ -2,7 +2,6 @@ package agent
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,12 +13,8 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/mcotui/mcotui/core/nodeanno"
+	"github.com/mcotui/mcotui/platform/kube/kubetest"
 	"github.com/mcotui/mcotui/store"
 )
 
@@ -263,29 +258,7 @@ func drainDone(us []store.Update) bool {
 // TestCrashBinaryRefusesOnMCOCluster: the agent binary refuses to start where MCO's
 // daemon DaemonSet exists, and says why.
 func TestCrashBinaryRefusesOnMCOCluster(t *testing.T) {
-	ctx := testCtx(t)
-	const ns = "openshift-machine-config-operator"
-	if _, err := env.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	labels := map[string]string{"k8s-app": "machine-config-daemon"}
-	ds := &appsv1.DaemonSet{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "machine-config-daemon"},
-		Spec: appsv1.DaemonSetSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "mcd", Image: "quay.io/openshift/mcd"}}},
-			},
-		},
-	}
-	if _, err := env.Kube.AppsV1().DaemonSets(ns).Create(ctx, ds, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	// Other tests share the control plane: MCO must be gone again after this one.
-	t.Cleanup(func() {
-		_ = env.Kube.AppsV1().DaemonSets(ns).Delete(context.Background(), ds.Name, metav1.DeleteOptions{})
-	})
+	kubetest.InstallFakeMCO(t, env.Kube)
 	n := newLiveNode(t, "crash-mco", nil, false)
 	n.h.journal = nil
 	p := n.startBinary(t, "")

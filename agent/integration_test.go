@@ -100,7 +100,7 @@ type liveNode struct {
 func newLiveNode(t *testing.T, name string, annotations map[string]string, unschedulable bool) *liveNode {
 	t.Helper()
 	clusterObjects(t)
-	ctx := testCtx(t)
+	ctx := kubetest.Context(t)
 	name += "-" + strings.ToLower(rand.Text()[:5])
 	if _, err := env.CreateNode(ctx, name, map[string]string{"node-role.kubernetes.io/worker": ""}); err != nil {
 		t.Fatal(err)
@@ -122,17 +122,11 @@ func newLiveNode(t *testing.T, name string, annotations map[string]string, unsch
 	return n
 }
 
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 func (n *liveNode) patch(anns map[string]string, unschedulable bool) {
 	n.t.Helper()
 	// The agent writes the node too: retry on conflicts, on a fresh read.
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		node, err := env.Kube.CoreV1().Nodes().Get(testCtx(n.t), n.name, metav1.GetOptions{})
+		node, err := env.Kube.CoreV1().Nodes().Get(kubetest.Context(n.t), n.name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -143,7 +137,7 @@ func (n *liveNode) patch(anns map[string]string, unschedulable bool) {
 			node.Annotations[k] = v
 		}
 		node.Spec.Unschedulable = unschedulable
-		_, err = env.Kube.CoreV1().Nodes().Update(testCtx(n.t), node, metav1.UpdateOptions{})
+		_, err = env.Kube.CoreV1().Nodes().Update(kubetest.Context(n.t), node, metav1.UpdateOptions{})
 		return err
 	})
 	if err != nil {
@@ -159,7 +153,7 @@ func (n *liveNode) setDesired(name string) {
 
 func (n *liveNode) get() *corev1.Node {
 	n.t.Helper()
-	node, err := env.Kube.CoreV1().Nodes().Get(testCtx(n.t), n.name, metav1.GetOptions{})
+	node, err := env.Kube.CoreV1().Nodes().Get(kubetest.Context(n.t), n.name, metav1.GetOptions{})
 	if err != nil {
 		n.t.Fatal(err)
 	}
@@ -167,7 +161,7 @@ func (n *liveNode) get() *corev1.Node {
 }
 
 func (n *liveNode) mcnCondition(typ mcfgv1.StateProgress) metav1.Condition {
-	mcn, err := env.MachineConfig.MachineconfigurationV1().MachineConfigNodes().Get(testCtx(n.t), n.name, metav1.GetOptions{})
+	mcn, err := env.MachineConfig.MachineconfigurationV1().MachineConfigNodes().Get(kubetest.Context(n.t), n.name, metav1.GetOptions{})
 	if err != nil {
 		return metav1.Condition{}
 	}
@@ -264,7 +258,7 @@ func (n *liveNode) awaitReboot() {
 // runPod runs a bare pod on the node.
 func (n *liveNode) runPod(name string, labels map[string]string) {
 	n.t.Helper()
-	_, err := env.RunPod(testCtx(n.t), &corev1.Pod{
+	_, err := env.RunPod(kubetest.Context(n.t), &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: n.ns, Name: name, Labels: labels},
 		Spec:       corev1.PodSpec{NodeName: n.name},
 	})
@@ -274,7 +268,7 @@ func (n *liveNode) runPod(name string, labels map[string]string) {
 }
 
 func (n *liveNode) podsLeft() []string {
-	pods, err := env.Kube.CoreV1().Pods(n.ns).List(testCtx(n.t), metav1.ListOptions{})
+	pods, err := env.Kube.CoreV1().Pods(n.ns).List(kubetest.Context(n.t), metav1.ListOptions{})
 	if err != nil {
 		n.t.Fatal(err)
 	}
@@ -362,7 +356,7 @@ func TestIntegrationBlockedDrainReportsBlockersThenCompletes(t *testing.T) {
 	n := newLiveNode(t, "it-pdb", nil, false)
 	n.runPod("guarded", map[string]string{"app": "guarded"})
 	minAvailable := intstr.FromInt32(1)
-	ctx := testCtx(t)
+	ctx := kubetest.Context(t)
 	pdb, err := env.Kube.PolicyV1().PodDisruptionBudgets(n.ns).Create(ctx, &policyv1.PodDisruptionBudget{
 		ObjectMeta: metav1.ObjectMeta{Namespace: n.ns, Name: "guarded"},
 		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &minAvailable,
@@ -544,7 +538,7 @@ func nodeEvents(t *testing.T, node string) map[string]int {
 	out := map[string]int{}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		evs, err := env.Kube.CoreV1().Events("").List(testCtx(t), metav1.ListOptions{})
+		evs, err := env.Kube.CoreV1().Events("").List(kubetest.Context(t), metav1.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
+	"github.com/mcotui/mcotui/platform/kube/kubetest"
 	"github.com/mcotui/mcotui/store"
 )
 
@@ -411,16 +412,16 @@ func TestDriftDetectedAndCleared(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go a.Run(ctx)
-	waitFor(t, "the drift monitor to watch", func() bool { a.driftMu.Lock(); defer a.driftMu.Unlock(); return a.drift != nil })
+	kubetest.Eventually(t, time.Minute, "the drift monitor to watch", func() (bool, string) { a.driftMu.Lock(); defer a.driftMu.Unlock(); return a.drift != nil, "" })
 	writeHostFile(t, s.h.dir, "/etc/mcotui/a.conf", "a=hand-edited\n", 0o644)
-	waitFor(t, "drift to be reported", func() bool { return s.c.annotation(nodeanno.StateKey) == nodeanno.StateDegraded })
+	kubetest.Eventually(t, time.Minute, "drift to be reported", func() (bool, string) { return s.c.annotation(nodeanno.StateKey) == nodeanno.StateDegraded, "" })
 	reason := s.c.annotation(nodeanno.ReasonKey)
 	if !strings.Contains(reason, "/etc/mcotui/a.conf: contents differ from line 1") {
 		t.Fatalf("reason %q", reason)
 	}
 	requireCondition(t, s.c, phase.NodeDegraded, metav1.ConditionTrue, "/etc/mcotui/a.conf")
 	writeHostFile(t, s.h.dir, "/etc/mcotui/a.conf", "a=1\n", 0o644)
-	waitFor(t, "drift to clear", func() bool { return s.c.annotation(nodeanno.StateKey) == nodeanno.StateDone })
+	kubetest.Eventually(t, time.Minute, "drift to clear", func() (bool, string) { return s.c.annotation(nodeanno.StateKey) == nodeanno.StateDone, "" })
 	if got := s.c.eventReasons(); got["ConfigDriftDetected"] != 1 || got["ConfigDriftResolved"] != 1 {
 		t.Fatalf("events %v", got)
 	}
@@ -428,8 +429,9 @@ func TestDriftDetectedAndCleared(t *testing.T) {
 	if err := os.Chmod(filepath.Join(s.h.dir, "etc/mcotui/b.conf"), 0o666); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "mode drift", func() bool {
-		return strings.Contains(s.c.annotation(nodeanno.ReasonKey), "mode is 0666, the config says 0600")
+	kubetest.Eventually(t, time.Minute, "mode drift", func() (bool, string) {
+		reason := s.c.annotation(nodeanno.ReasonKey)
+		return strings.Contains(reason, "mode is 0666, the config says 0600"), "reason " + reason
 	})
 }
 
@@ -444,15 +446,16 @@ func TestBlockedDrainReportsBlockersAndTimesOut(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go a.Run(ctx)
-	waitFor(t, "the blockers in Drained", func() bool {
-		return strings.Contains(s.c.condition(phase.Drained).Message, "pod default/web-0 is protected by PodDisruptionBudget default/web-pdb")
+	kubetest.Eventually(t, time.Minute, "the blockers in Drained", func() (bool, string) {
+		msg := s.c.condition(phase.Drained).Message
+		return strings.Contains(msg, "pod default/web-0 is protected by PodDisruptionBudget default/web-pdb"), "Drained: " + msg
 	})
-	waitFor(t, "the drain timeout in NodeDegraded", func() bool {
+	kubetest.Eventually(t, time.Minute, "the drain timeout in NodeDegraded", func() (bool, string) {
 		c := s.c.condition(phase.NodeDegraded)
-		return c.Status == metav1.ConditionTrue && strings.Contains(c.Message, "failed to drain node worker-0 after 200ms")
+		return c.Status == metav1.ConditionTrue && strings.Contains(c.Message, "failed to drain node worker-0 after 200ms"), fmt.Sprintf("NodeDegraded %s: %s", c.Status, c.Message)
 	})
 	close(s.c.drainGate) // the budget opens
-	waitFor(t, "the reboot", func() bool { return s.h.logind.Reboots() == 1 })
+	kubetest.Eventually(t, time.Minute, "the reboot", func() (bool, string) { return s.h.logind.Reboots() == 1, "" })
 	if s.c.annotation(nodeanno.StateKey) != nodeanno.StateWorking {
 		t.Fatalf("state %s after the drain got through", s.c.annotation(nodeanno.StateKey))
 	}
@@ -476,17 +479,6 @@ func TestSupersededBeforeWritingStartsOver(t *testing.T) {
 	s.requireFiles(configB(t))
 	if s.c.unschedulable() {
 		t.Fatal("a superseded update left the node cordoned")
-	}
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
