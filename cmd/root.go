@@ -35,9 +35,9 @@ Offline tools work on manifest files and need no cluster:
   mcotui diff       show what a config change does to a node`
 	interactive.AddTUI(root, f) // mcotui without a command opens the TUI; adds serve
 	root.AddCommand(
-		offline.NewCmdValidate(f),
-		offline.NewCmdRender(f),
-		offline.NewCmdDiff(f),
+		offline.NewCmdValidate(f, nil),
+		offline.NewCmdRender(f, nil),
+		offline.NewCmdDiff(f, nil),
 		node.NewCmdAgent(f),
 		node.NewCmdJournal(f),
 		cluster.NewCmdController(f),
