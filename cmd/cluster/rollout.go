@@ -32,18 +32,26 @@ const (
 	exitRolloutTimeout  = 2
 )
 
-type rolloutOptions struct {
-	kf             cmdutil.KubeFlags
-	maxUnavailable string
-	wait           bool
-	timeout        time.Duration
-	namespace      string
-	interval       time.Duration
+// RolloutOptions are `mcotui rollout`'s.
+type RolloutOptions struct {
+	IOStreams cmdutil.IOStreams
+	Kube      cmdutil.KubeFlags
+	// Pool is the MachineConfigPool whose rollout is shown.
+	Pool string
+	// MaxUnavailableFlag is --max-unavailable as given; MaxUnavailable is it read, nil
+	// when the flag is not given.
+	MaxUnavailableFlag string
+	MaxUnavailable     *intstr.IntOrString
+	// Wait follows the rollout, Timeout long at most, polling every Interval.
+	Wait              bool
+	Timeout, Interval time.Duration
+	// Namespace is that of the controller's Lease.
+	Namespace string
 }
 
-func NewCmdRollout(f *cmdutil.Factory) *cobra.Command {
-	s := f.IOStreams
-	o := rolloutOptions{}
+// NewCmdRollout is `mcotui rollout`; runF, when not nil, replaces the run step.
+func NewCmdRollout(f *cmdutil.Factory, runF func(*RolloutOptions) error) *cobra.Command {
+	o := &RolloutOptions{IOStreams: f.IOStreams}
 	cmd := &cobra.Command{
 		Use:   "rollout POOL [--max-unavailable N|N%] [--wait] [--timeout D]",
 		Short: "Show a pool's rollout plan, set its maxUnavailable, and follow it to the end",
@@ -85,35 +93,50 @@ error 2.`,
   # In CI: fail the pipeline when a node degrades
   mcotui rollout infra --max-unavailable 25% --wait || exit 1`,
 		Args:              cmdutil.UsageArgs(cobra.ExactArgs(1)),
-		ValidArgsFunction: o.kf.CompletePools,
-		RunE: func(c *cobra.Command, args []string) error {
-			var mu *intstr.IntOrString
-			if c.Flags().Changed("max-unavailable") {
-				v, err := parseMaxUnavailable(o.maxUnavailable)
-				if err != nil {
-					return cmdutil.UsageHelp(err)
-				}
-				mu = &v
-			}
-			if o.timeout <= 0 {
-				return cmdutil.UsageHelp(fmt.Errorf("--timeout %s: give a positive duration such as 30m", o.timeout))
-			}
-			clients, err := o.kf.Clients()
-			if err != nil {
-				return err
-			}
-			return runRollout(c.Context(), s, clients, args[0], mu, o)
-		},
+		ValidArgsFunction: o.Kube.CompletePools,
+		RunE:              cmdutil.RunE(o, runF),
 	}
 	fl := cmd.Flags()
-	o.kf.Add(fl, f.Version)
-	fl.StringVar(&o.maxUnavailable, "max-unavailable", "", "set the pool's spec.maxUnavailable first: a number of nodes (2) or a percentage of the pool (25%)")
-	fl.BoolVar(&o.wait, "wait", false, "follow the rollout until the pool is updated, a node degrades or --timeout passes")
-	fl.DurationVar(&o.timeout, "timeout", 30*time.Minute, "with --wait, give up after this long (exit 2)")
-	fl.StringVar(&o.namespace, "namespace", controller.DefaultNamespace, "the namespace of mcotui's controller Lease, to tell whether a controller drives the rollout")
-	fl.DurationVar(&o.interval, "poll-interval", time.Second, "with --wait, how often to look at the pool and its nodes")
+	o.Kube.Add(fl, f.Version)
+	fl.StringVar(&o.MaxUnavailableFlag, "max-unavailable", "", "set the pool's spec.maxUnavailable first: a number of nodes (2) or a percentage of the pool (25%)")
+	fl.BoolVar(&o.Wait, "wait", false, "follow the rollout until the pool is updated, a node degrades or --timeout passes")
+	fl.DurationVar(&o.Timeout, "timeout", 30*time.Minute, "with --wait, give up after this long (exit 2)")
+	fl.StringVar(&o.Namespace, "namespace", controller.DefaultNamespace, "the namespace of mcotui's controller Lease, to tell whether a controller drives the rollout")
+	fl.DurationVar(&o.Interval, "poll-interval", time.Second, "with --wait, how often to look at the pool and its nodes")
 	_ = fl.MarkHidden("poll-interval")
 	return cmd
+}
+
+// Complete takes the pool from the arguments and reads --max-unavailable, when given; a
+// bad value is a usage error.
+func (o *RolloutOptions) Complete(c *cobra.Command, args []string) error {
+	o.Pool = args[0]
+	if c.Flags().Changed("max-unavailable") {
+		v, err := parseMaxUnavailable(o.MaxUnavailableFlag)
+		if err != nil {
+			return cmdutil.UsageHelp(err)
+		}
+		o.MaxUnavailable = &v
+	}
+	return nil
+}
+
+// Validate checks the timeout.
+func (o *RolloutOptions) Validate() error {
+	if o.Timeout <= 0 {
+		return cmdutil.UsageHelp(fmt.Errorf("--timeout %s: give a positive duration such as 30m", o.Timeout))
+	}
+	return nil
+}
+
+// Run sets maxUnavailable when asked, prints the plan and who drives it, and with Wait
+// follows the rollout, driving it when nothing else does.
+func (o *RolloutOptions) Run(ctx context.Context) error {
+	clients, err := o.Kube.Clients()
+	if err != nil {
+		return err
+	}
+	return runRollout(ctx, o.IOStreams, clients, o)
 }
 
 // parseMaxUnavailable reads "2" as an integer and "25%" as a percentage.
@@ -126,7 +149,8 @@ func parseMaxUnavailable(v string) (intstr.IntOrString, error) {
 	return p, nil
 }
 
-func runRollout(ctx context.Context, s cmdutil.IOStreams, c *kube.Clients, name string, mu *intstr.IntOrString, o rolloutOptions) error {
+func runRollout(ctx context.Context, s cmdutil.IOStreams, c *kube.Clients, o *RolloutOptions) error {
+	name, mu := o.Pool, o.MaxUnavailable
 	if mu != nil {
 		if err := kube.SetMaxUnavailable(ctx, c, name, *mu, "mcotui"); err != nil {
 			if apierrors.IsNotFound(err) {
@@ -154,20 +178,20 @@ func runRollout(ctx context.Context, s cmdutil.IOStreams, c *kube.Clients, name 
 	if err := writePlan(s.Out, forecast, st); err != nil {
 		return err
 	}
-	who, nobody := whoDrives(ctx, c, o.namespace, o.wait, s.ErrOut)
+	who, nobody := whoDrives(ctx, c, o.Namespace, o.Wait, s.ErrOut)
 	if who != "" {
 		fmt.Fprintln(s.Out, who)
 	}
-	if !o.wait {
+	if !o.Wait {
 		return nil
 	}
 	if !nobody {
-		return followRollout(ctx, s.Out, c, name, o.timeout, o.interval, nil)
+		return followRollout(ctx, s.Out, c, name, o.Timeout, o.Interval, nil)
 	}
 	out := &lockedWriter{w: s.Out}
 	d := startDriving(ctx, c, name, o, out, s.ErrOut)
 	defer d.stop()
-	return followRollout(ctx, out, c, name, o.timeout, o.interval, d)
+	return followRollout(ctx, out, c, name, o.Timeout, o.Interval, d)
 }
 
 // whoDrives says what moves the rollout forward: MCO, a controller holding the Lease,
@@ -219,10 +243,10 @@ type driving struct {
 	err    error
 }
 
-func startDriving(ctx context.Context, c *kube.Clients, pool string, o rolloutOptions, out, errOut io.Writer) *driving {
+func startDriving(ctx context.Context, c *kube.Clients, pool string, o *RolloutOptions, out, errOut io.Writer) *driving {
 	ctx, cancel := context.WithCancel(ctx)
 	d := &driving{cancel: cancel, done: make(chan struct{})}
-	opts := controller.DriveOptions{Identity: rolloutIdentity(), Namespace: o.namespace, Interval: o.interval}
+	opts := controller.DriveOptions{Identity: rolloutIdentity(), Namespace: o.Namespace, Interval: o.Interval}
 	go func() {
 		defer close(d.done)
 		d.end, d.err = controller.DrivePool(ctx, c, pool, opts, func(r controller.DriveReport) {

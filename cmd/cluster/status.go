@@ -3,6 +3,7 @@ package cluster
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -25,10 +26,21 @@ import (
 // statusFormats are the values of status' --output; "" is the table.
 var statusFormats = []string{"wide", "json", "yaml"}
 
-func NewCmdStatus(f *cmdutil.Factory) *cobra.Command {
-	s := f.IOStreams
-	var kf cmdutil.KubeFlags
-	var output string
+// StatusOptions are `mcotui status`'s.
+type StatusOptions struct {
+	IOStreams cmdutil.IOStreams
+	Kube      cmdutil.KubeFlags
+	// Pool, when set, limits the tables to that pool and its nodes.
+	Pool string
+	// Output is "" (the tables) or one of statusFormats.
+	Output string
+	// Now ages the objects.
+	Now func() time.Time
+}
+
+// NewCmdStatus is `mcotui status`; runF, when not nil, replaces the run step.
+func NewCmdStatus(f *cmdutil.Factory, runF func(*StatusOptions) error) *cobra.Command {
+	o := &StatusOptions{IOStreams: f.IOStreams, Now: time.Now}
 	cmd := &cobra.Command{
 		Use:   "status [POOL]",
 		Short: "Show pools as `oc get mcp` does, then nodes as `oc get machineconfignodes` does",
@@ -54,30 +66,42 @@ mcotui's controller and agents do. With POOL, only that pool and its nodes are s
   # For scripts: how many worker nodes run the pool's config
   mcotui status worker -o json | jq '.items[0].status.updatedMachineCount'`,
 		Args:              cmdutil.UsageArgs(cobra.MaximumNArgs(1)),
-		ValidArgsFunction: kf.CompletePools,
-		RunE: func(c *cobra.Command, args []string) error {
-			if output != "" && !slices.Contains(statusFormats, output) {
-				return cmdutil.UsageHelp(fmt.Errorf("--output %q is not a format; use one of %s", output, strings.Join(statusFormats, ", ")))
-			}
-			clients, err := kf.Clients()
-			if err != nil {
-				return err
-			}
-			pool := ""
-			if len(args) == 1 {
-				pool = args[0]
-			}
-			st, err := kube.ReadStatus(c.Context(), clients, pool)
-			if err != nil {
-				return err
-			}
-			return writeStatus(s.Out, st, output, time.Now())
-		},
+		ValidArgsFunction: o.Kube.CompletePools,
+		RunE:              cmdutil.RunE(o, runF),
 	}
-	kf.Add(cmd.Flags(), f.Version)
-	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: "+strings.Join(statusFormats, ", ")+" (default: the tables)")
+	o.Kube.Add(cmd.Flags(), f.Version)
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "output format: "+strings.Join(statusFormats, ", ")+" (default: the tables)")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(statusFormats, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
+}
+
+// Complete takes the pool from the arguments.
+func (o *StatusOptions) Complete(_ *cobra.Command, args []string) error {
+	if len(args) == 1 {
+		o.Pool = args[0]
+	}
+	return nil
+}
+
+// Validate checks the format.
+func (o *StatusOptions) Validate() error {
+	if o.Output != "" && !slices.Contains(statusFormats, o.Output) {
+		return cmdutil.UsageHelp(fmt.Errorf("--output %q is not a format; use one of %s", o.Output, strings.Join(statusFormats, ", ")))
+	}
+	return nil
+}
+
+// Run reads the pools and nodes and prints them.
+func (o *StatusOptions) Run(ctx context.Context) error {
+	clients, err := o.Kube.Clients()
+	if err != nil {
+		return err
+	}
+	st, err := kube.ReadStatus(ctx, clients, o.Pool)
+	if err != nil {
+		return err
+	}
+	return writeStatus(o.IOStreams.Out, st, o.Output, o.Now())
 }
 
 // writeStatus prints st in format ("", wide, json, yaml); now ages the objects.
