@@ -75,10 +75,10 @@ func (o *BootImagesOptions) Complete(*cobra.Command, []string) error { return ni
 
 // Validate checks the format.
 func (o *BootImagesOptions) Validate() error {
-	if o.Output != "" && !slices.Contains(bootImageFormats, o.Output) {
-		return cmdutil.UsageHelp(fmt.Errorf("--output %q is not a format; use one of %s", o.Output, strings.Join(bootImageFormats, ", ")))
+	if o.Output == "" { // the table
+		return nil
 	}
-	return nil
+	return cmdutil.CheckOutput(o.Output, bootImageFormats)
 }
 
 // Run reads the boot image inputs, checks them as the controller does and prints them.

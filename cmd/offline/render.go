@@ -90,10 +90,7 @@ func (o *RenderOptions) Validate() error {
 	if o.Pool == "" {
 		return cmdutil.UsageHelp(errors.New("--pool is required: name the MachineConfigPool to render"))
 	}
-	if !slices.Contains(renderFormats, o.Output) {
-		return cmdutil.UsageHelp(fmt.Errorf("--output %q is not a format; use one of %s", o.Output, strings.Join(renderFormats, ", ")))
-	}
-	return nil
+	return cmdutil.CheckOutput(o.Output, renderFormats)
 }
 
 // Run loads the manifests, renders the pool and prints it. A missing path is a usage
