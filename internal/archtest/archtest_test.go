@@ -66,7 +66,7 @@ func TestRules(t *testing.T) {
 		{Path: "cmd/offline", Imports: []string{"core/render", "platform/manifestfile"}},
 		{Path: "core/render", Imports: []string{"core/ignconfig", "encoding/json"}, TestImports: []string{"os", "core/manifest"}},
 		{Path: "core/ignconfig"},
-		{Path: "core/manifest", Imports: []string{"os"}},
+		{Path: "core/manifest"},
 		{Path: "store", Imports: []string{"core/phase"}},
 		{Path: "core/phase"},
 		{Path: "agent", Imports: []string{"core/phase", "store", "platform/host"}, TestImports: []string{"platform/kube", "sim/hostsim"}},
