@@ -33,21 +33,21 @@ Offline tools work on manifest files and need no cluster:
   mcotui validate   check MachineConfigs and Ignition configs
   mcotui render     merge a pool's MachineConfigs into its rendered config
   mcotui diff       show what a config change does to a node`
-	interactive.AddTUI(root, f) // mcotui without a command opens the TUI; adds serve
+	interactive.AddTUI(root, f, nil) // mcotui without a command opens the TUI; adds serve
 	root.AddCommand(
-		offline.NewCmdValidate(f),
-		offline.NewCmdRender(f),
-		offline.NewCmdDiff(f),
+		offline.NewCmdValidate(f, nil),
+		offline.NewCmdRender(f, nil),
+		offline.NewCmdDiff(f, nil),
 		node.NewCmdAgent(f),
 		node.NewCmdJournal(f),
-		cluster.NewCmdController(f),
-		cluster.NewCmdStatus(f),
-		cluster.NewCmdRollout(f),
-		cluster.NewCmdPause(f),
-		cluster.NewCmdResume(f),
-		cluster.NewCmdBootImages(f),
-		cluster.NewCmdInstall(f),
-		interactive.NewCmdDemo(f),
+		cluster.NewCmdController(f, nil),
+		cluster.NewCmdStatus(f, nil),
+		cluster.NewCmdRollout(f, nil),
+		cluster.NewCmdPause(f, nil),
+		cluster.NewCmdResume(f, nil),
+		cluster.NewCmdBootImages(f, nil),
+		cluster.NewCmdInstall(f, nil),
+		interactive.NewCmdDemo(f, nil),
 		newCmdVersion(f),
 	)
 	return root

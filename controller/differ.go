@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/mcotui/mcotui/core/bootimage"
 	"github.com/mcotui/mcotui/core/configdiff"
 	"github.com/mcotui/mcotui/core/disruption"
 	"github.com/mcotui/mcotui/core/rollout"
@@ -34,12 +35,12 @@ func (d *Differ) Diff(from, to string) (disruption.Decision, error) {
 	defer cancel()
 	if d.policy == nil {
 		p := disruption.DefaultPolicy()
-		mc, err := d.c.Operator.OperatorV1().MachineConfigurations().Get(ctx, kube.MachineConfigurationName, metav1.GetOptions{})
+		mc, err := d.c.Operator.OperatorV1().MachineConfigurations().Get(ctx, bootimage.MachineConfigurationName, metav1.GetOptions{})
 		switch {
 		case err == nil:
 			p = disruption.Merge(p, mc.Spec.NodeDisruptionPolicy)
 		case !apierrors.IsNotFound(err):
-			return disruption.Decision{}, fmt.Errorf("get machineconfiguration %s: %w", kube.MachineConfigurationName, err)
+			return disruption.Decision{}, fmt.Errorf("get machineconfiguration %s: %w", bootimage.MachineConfigurationName, err)
 		}
 		d.policy = &p
 	}

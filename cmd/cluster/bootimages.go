@@ -26,10 +26,18 @@ var bootImageFormats = []string{"wide", "json", "yaml"}
 
 var bootImageModes = []operatorv1.MachineManagerSelectorMode{operatorv1.All, operatorv1.None, operatorv1.Partial}
 
-func NewCmdBootImages(f *cmdutil.Factory) *cobra.Command {
-	s := f.IOStreams
-	var kf cmdutil.KubeFlags
-	var output string
+// BootImagesOptions are `mcotui bootimages`'s.
+type BootImagesOptions struct {
+	IOStreams cmdutil.IOStreams
+	Kube      cmdutil.KubeFlags
+	// Output is "" (the table) or one of bootImageFormats.
+	Output string
+}
+
+// NewCmdBootImages is `mcotui bootimages` with its subcommands; runF, when not nil,
+// replaces the run step of bootimages itself.
+func NewCmdBootImages(f *cmdutil.Factory, runF func(*BootImagesOptions) error) *cobra.Command {
+	o := &BootImagesOptions{IOStreams: f.IOStreams}
 	cmd := &cobra.Command{
 		Use:   "bootimages",
 		Short: "Show which MachineSets get boot image updates, and each one's image against the target",
@@ -53,41 +61,63 @@ It reads only. Change the mode with ` + "`mcotui bootimages set-mode`" + `.`,
   # For scripts
   mcotui bootimages -o json | jq '.machineSets[] | select(.status == "NeedsUpdate") | .name'`,
 		Args: cmdutil.UsageArgs(cobra.NoArgs),
-		RunE: func(c *cobra.Command, _ []string) error {
-			if output != "" && !slices.Contains(bootImageFormats, output) {
-				return cmdutil.UsageHelp(fmt.Errorf("--output %q is not a format; use one of %s", output, strings.Join(bootImageFormats, ", ")))
-			}
-			clients, err := kf.Clients()
-			if err != nil {
-				return err
-			}
-			in, err := readBootImageInputs(c.Context(), clients)
-			if err != nil {
-				return err
-			}
-			rep, err := controller.CheckBootImages(in)
-			if err != nil {
-				return err
-			}
-			view := newBootImagesView(in, rep)
-			if output == "json" || output == "yaml" {
-				return cmdutil.PrintKubeObject(s.Out, output, view)
-			}
-			return writeBootImages(s.Out, view, output == "wide")
-		},
+		RunE: cmdutil.RunE(o, runF),
 	}
-	kf.Add(cmd.Flags(), f.Version)
-	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: "+strings.Join(bootImageFormats, ", ")+" (default: the table)")
+	o.Kube.Add(cmd.Flags(), f.Version)
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "output format: "+strings.Join(bootImageFormats, ", ")+" (default: the table)")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(bootImageFormats, cobra.ShellCompDirectiveNoFileComp))
-	cmd.AddCommand(newSetModeCmd(f))
+	cmd.AddCommand(NewCmdBootImagesSetMode(f, nil))
 	return cmd
 }
 
-func newSetModeCmd(f *cmdutil.Factory) *cobra.Command {
-	s := f.IOStreams
-	var kf cmdutil.KubeFlags
-	var selector string
-	var dryRun bool
+// Complete has nothing to fill.
+func (o *BootImagesOptions) Complete(*cobra.Command, []string) error { return nil }
+
+// Validate checks the format.
+func (o *BootImagesOptions) Validate() error {
+	if o.Output == "" { // the table
+		return nil
+	}
+	return cmdutil.CheckOutput(o.Output, bootImageFormats)
+}
+
+// Run reads the boot image inputs, checks them as the controller does and prints them.
+func (o *BootImagesOptions) Run(ctx context.Context) error {
+	clients, err := o.Kube.Clients()
+	if err != nil {
+		return err
+	}
+	in, err := readBootImageInputs(ctx, clients)
+	if err != nil {
+		return err
+	}
+	rep, err := controller.CheckBootImages(in)
+	if err != nil {
+		return err
+	}
+	view := newBootImagesView(in, rep)
+	if o.Output == "json" || o.Output == "yaml" {
+		return cmdutil.PrintKubeObject(o.IOStreams.Out, o.Output, view)
+	}
+	return writeBootImages(o.IOStreams.Out, view, o.Output == "wide")
+}
+
+// SetModeOptions are `mcotui bootimages set-mode`'s.
+type SetModeOptions struct {
+	IOStreams cmdutil.IOStreams
+	Kube      cmdutil.KubeFlags
+	// Mode is the mode argument as given and Selector --selector; Complete reads them
+	// into Selection.
+	Mode, Selector string
+	Selection      operatorv1.MachineManagerSelector
+	// DryRun changes nothing and lists what the mode would select.
+	DryRun bool
+}
+
+// NewCmdBootImagesSetMode is `mcotui bootimages set-mode`; runF, when not nil, replaces
+// the run step.
+func NewCmdBootImagesSetMode(f *cmdutil.Factory, runF func(*SetModeOptions) error) *cobra.Command {
+	o := &SetModeOptions{IOStreams: f.IOStreams}
 	cmd := &cobra.Command{
 		Use:   "set-mode All|None|Partial [--selector k=v,...] [--dry-run]",
 		Short: "Set the boot image mode of Machine API MachineSets",
@@ -117,25 +147,38 @@ would skip and why, and what would happen to each selected one's boot image.`,
 			}
 			return []cobra.Completion{"All", "None", "Partial"}, cobra.ShellCompDirectiveNoFileComp
 		},
-		RunE: func(c *cobra.Command, args []string) error {
-			sel, err := parseSelection(args[0], selector)
-			if err != nil {
-				return cmdutil.UsageHelp(err)
-			}
-			clients, err := kf.Clients()
-			if err != nil {
-				return err
-			}
-			if dryRun {
-				return dryRunMode(c.Context(), s.Out, clients, sel)
-			}
-			return setMode(c.Context(), s.Out, clients, sel)
-		},
+		RunE: cmdutil.RunE(o, runF),
 	}
-	kf.Add(cmd.Flags(), f.Version)
-	cmd.Flags().StringVar(&selector, "selector", "", "with Partial: the label selector over MachineSet labels, e.g. region=east,update-boot-image=true")
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "change nothing; list which MachineSets the mode would select")
+	o.Kube.Add(cmd.Flags(), f.Version)
+	cmd.Flags().StringVar(&o.Selector, "selector", "", "with Partial: the label selector over MachineSet labels, e.g. region=east,update-boot-image=true")
+	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "change nothing; list which MachineSets the mode would select")
 	return cmd
+}
+
+// Complete reads the mode and its selector into Selection; a bad one is a usage error.
+func (o *SetModeOptions) Complete(_ *cobra.Command, args []string) error {
+	o.Mode = args[0]
+	sel, err := parseSelection(o.Mode, o.Selector)
+	if err != nil {
+		return cmdutil.UsageHelp(err)
+	}
+	o.Selection = sel
+	return nil
+}
+
+// Validate has nothing left to check: Complete has read the mode and selector.
+func (o *SetModeOptions) Validate() error { return nil }
+
+// Run sets the mode, or with DryRun lists what it would select.
+func (o *SetModeOptions) Run(ctx context.Context) error {
+	clients, err := o.Kube.Clients()
+	if err != nil {
+		return err
+	}
+	if o.DryRun {
+		return dryRunMode(ctx, o.IOStreams.Out, clients, o.Selection)
+	}
+	return setMode(ctx, o.IOStreams.Out, clients, o.Selection)
 }
 
 // parseSelection checks the mode and its selector.

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"os/signal"
@@ -15,16 +16,24 @@ import (
 	"github.com/mcotui/mcotui/controller"
 )
 
-type controllerOptions struct {
-	kf                                        cmdutil.KubeFlags
-	namespace, identity, platform             string
-	leaseDuration, renewDeadline, retryPeriod time.Duration
-	verbose                                   bool
+// ControllerOptions are `mcotui controller`'s.
+type ControllerOptions struct {
+	IOStreams cmdutil.IOStreams
+	// Kube carries --kube-api-qps and --kube-api-burst too.
+	Kube                cmdutil.KubeFlags
+	Namespace, Identity string
+	// PlatformFlag is --platform as given; Complete reads it into Platform.
+	PlatformFlag                              string
+	Platform                                  configv1.PlatformType
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	Verbose                                   bool
+	// Version is the binary's, logged and written by the controller.
+	Version string
 }
 
-func NewCmdController(f *cmdutil.Factory) *cobra.Command {
-	s := f.IOStreams
-	o := controllerOptions{}
+// NewCmdController is `mcotui controller`; runF, when not nil, replaces the run step.
+func NewCmdController(f *cmdutil.Factory, runF func(*ControllerOptions) error) *cobra.Command {
+	o := &ControllerOptions{IOStreams: f.IOStreams, Version: f.Version}
 	cmd := &cobra.Command{
 		Use:   "controller",
 		Short: "Run the cluster-side controller: render pools, roll configs out to nodes, manage boot images",
@@ -55,55 +64,65 @@ It refuses to start where the Machine Config Operator runs, and says what it fou
   # From a workstation against a test cluster
   mcotui controller --kubeconfig ~/.kube/kind --namespace default -v`,
 		Args: cmdutil.UsageArgs(cobra.NoArgs),
-		RunE: func(c *cobra.Command, _ []string) error {
-			var platform configv1.PlatformType
-			switch strings.ToLower(o.platform) {
-			case "":
-			case "aws":
-				platform = configv1.AWSPlatformType
-			case "gcp":
-				platform = configv1.GCPPlatformType
-			case "none":
-				platform = configv1.NonePlatformType
-			default:
-				return cmdutil.UsageHelp(errors.New("--platform " + o.platform + ": use AWS, GCP or None"))
-			}
-			clients, err := o.kf.Clients()
-			if err != nil {
-				return err
-			}
-			level := slog.LevelInfo
-			if o.verbose {
-				level = slog.LevelDebug
-			}
-			log := slog.New(slog.NewTextHandler(s.ErrOut, &slog.HandlerOptions{Level: level})).With("component", "controller")
-			ctx, stop := signal.NotifyContext(c.Context(), syscall.SIGTERM, syscall.SIGINT)
-			defer stop()
-			log.Info("controller starting", "version", f.Version, "namespace", o.namespace)
-			return controller.Run(ctx, controller.Config{
-				Clients:       clients,
-				Namespace:     o.namespace,
-				Identity:      o.identity,
-				LeaseDuration: o.leaseDuration,
-				RenewDeadline: o.renewDeadline,
-				RetryPeriod:   o.retryPeriod,
-				Platform:      platform,
-				Logger:        log,
-				Version:       f.Version,
-			})
-		},
+		RunE: cmdutil.RunE(o, runF),
 	}
 	fl := cmd.Flags()
-	o.kf.Add(fl, f.Version)
-	fl.StringVar(&o.namespace, "namespace", controller.DefaultNamespace, "the namespace of the leader election Lease")
-	fl.StringVar(&o.identity, "identity", "", "this replica's name in the Lease and in managedFields (default: host name and process id)")
-	fl.StringVar(&o.platform, "platform", "", "the infrastructure platform whose default boot image mode applies when MachineConfiguration/cluster sets none: AWS, GCP or None (default: the platform the MachineSets name)")
-	fl.DurationVar(&o.leaseDuration, "lease-duration", controller.DefaultLeaseDuration, "how long a leader's lease lasts without renewal")
-	fl.DurationVar(&o.renewDeadline, "renew-deadline", controller.DefaultRenewDeadline, "how long the leader keeps trying to renew before it gives up leading")
-	fl.DurationVar(&o.retryPeriod, "retry-period", controller.DefaultRetryPeriod, "how often candidates try to take the lease")
-	fl.Float32Var(&o.kf.QPS, "kube-api-qps", controller.DefaultQPS, "requests per second the controller may send the API server, on average (as kube-controller-manager's flag)")
-	fl.IntVar(&o.kf.Burst, "kube-api-burst", controller.DefaultBurst, "requests the controller may send the API server in a burst above --kube-api-qps")
-	fl.BoolVarP(&o.verbose, "verbose", "v", false, "log at debug level")
+	o.Kube.Add(fl, f.Version)
+	fl.StringVar(&o.Namespace, "namespace", controller.DefaultNamespace, "the namespace of the leader election Lease")
+	fl.StringVar(&o.Identity, "identity", "", "this replica's name in the Lease and in managedFields (default: host name and process id)")
+	fl.StringVar(&o.PlatformFlag, "platform", "", "the infrastructure platform whose default boot image mode applies when MachineConfiguration/cluster sets none: AWS, GCP or None (default: the platform the MachineSets name)")
+	fl.DurationVar(&o.LeaseDuration, "lease-duration", controller.DefaultLeaseDuration, "how long a leader's lease lasts without renewal")
+	fl.DurationVar(&o.RenewDeadline, "renew-deadline", controller.DefaultRenewDeadline, "how long the leader keeps trying to renew before it gives up leading")
+	fl.DurationVar(&o.RetryPeriod, "retry-period", controller.DefaultRetryPeriod, "how often candidates try to take the lease")
+	fl.Float32Var(&o.Kube.QPS, "kube-api-qps", controller.DefaultQPS, "requests per second the controller may send the API server, on average (as kube-controller-manager's flag)")
+	fl.IntVar(&o.Kube.Burst, "kube-api-burst", controller.DefaultBurst, "requests the controller may send the API server in a burst above --kube-api-qps")
+	fl.BoolVarP(&o.Verbose, "verbose", "v", false, "log at debug level")
 	_ = cmd.RegisterFlagCompletionFunc("platform", cobra.FixedCompletions([]string{"AWS", "GCP", "None"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
+}
+
+// Complete reads --platform into Platform; an unknown one is a usage error.
+func (o *ControllerOptions) Complete(*cobra.Command, []string) error {
+	switch strings.ToLower(o.PlatformFlag) {
+	case "":
+	case "aws":
+		o.Platform = configv1.AWSPlatformType
+	case "gcp":
+		o.Platform = configv1.GCPPlatformType
+	case "none":
+		o.Platform = configv1.NonePlatformType
+	default:
+		return cmdutil.UsageHelp(errors.New("--platform " + o.PlatformFlag + ": use AWS, GCP or None"))
+	}
+	return nil
+}
+
+// Validate has nothing left to check: Complete has read --platform.
+func (o *ControllerOptions) Validate() error { return nil }
+
+// Run runs the controller until SIGTERM or SIGINT.
+func (o *ControllerOptions) Run(ctx context.Context) error {
+	clients, err := o.Kube.Clients()
+	if err != nil {
+		return err
+	}
+	level := slog.LevelInfo
+	if o.Verbose {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(o.IOStreams.ErrOut, &slog.HandlerOptions{Level: level})).With("component", "controller")
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	log.Info("controller starting", "version", o.Version, "namespace", o.Namespace)
+	return controller.Run(ctx, controller.Config{
+		Clients:       clients,
+		Namespace:     o.Namespace,
+		Identity:      o.Identity,
+		LeaseDuration: o.LeaseDuration,
+		RenewDeadline: o.RenewDeadline,
+		RetryPeriod:   o.RetryPeriod,
+		Platform:      o.Platform,
+		Logger:        log,
+		Version:       o.Version,
+	})
 }

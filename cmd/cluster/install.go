@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -12,9 +13,16 @@ import (
 	"github.com/mcotui/mcotui/deploy"
 )
 
-func NewCmdInstall(f *cmdutil.Factory) *cobra.Command {
-	s := f.IOStreams
-	o := deploy.Options{Version: f.Version}
+// InstallOptions are `mcotui install`'s.
+type InstallOptions struct {
+	IOStreams cmdutil.IOStreams
+	// Manifests are what the manifests are made of; Complete fills the default image.
+	Manifests deploy.Options
+}
+
+// NewCmdInstall is `mcotui install`; runF, when not nil, replaces the run step.
+func NewCmdInstall(f *cmdutil.Factory, runF func(*InstallOptions) error) *cobra.Command {
+	o := &InstallOptions{IOStreams: f.IOStreams, Manifests: deploy.Options{Version: f.Version}}
 	cmd := &cobra.Command{
 		Use:   "install [--namespace NS] [--image IMG]",
 		Short: "Print the manifests that install mcotui on a cluster, for kubectl apply -f -",
@@ -48,18 +56,31 @@ OpenShift: MCO runs there, and mcotui's agent and controller refuse to start bes
   # Review first
   mcotui install > mcotui.yaml && kubectl apply --dry-run=server -f mcotui.yaml`,
 		Args: cmdutil.UsageArgs(cobra.NoArgs),
-		RunE: func(*cobra.Command, []string) error {
-			if msgs := validation.IsDNS1123Label(o.Namespace); len(msgs) > 0 {
-				return cmdutil.UsageHelp(fmt.Errorf("--namespace %q: %s", o.Namespace, strings.Join(msgs, "; ")))
-			}
-			if o.Image == "" {
-				o.Image = deploy.DefaultImage + ":" + deploy.ImageTag(o.Version)
-			}
-			return deploy.Write(s.Out, o)
-		},
+		RunE: cmdutil.RunE(o, runF),
 	}
-	cmd.Flags().StringVar(&o.Namespace, "namespace", controller.DefaultNamespace, "the namespace of mcotui's agent, controller and Lease")
-	cmd.Flags().StringVar(&o.Image, "image", "", "the mcotui container image (default "+deploy.DefaultImage+":<this binary's version>, latest for a dev build)")
-	cmd.Flags().BoolVar(&o.BootImages, "boot-images", false, "also let the controller upgrade Ignition stubs in openshift-machine-api (for boot image management)")
+	cmd.Flags().StringVar(&o.Manifests.Namespace, "namespace", controller.DefaultNamespace, "the namespace of mcotui's agent, controller and Lease")
+	cmd.Flags().StringVar(&o.Manifests.Image, "image", "", "the mcotui container image (default "+deploy.DefaultImage+":<this binary's version>, latest for a dev build)")
+	cmd.Flags().BoolVar(&o.Manifests.BootImages, "boot-images", false, "also let the controller upgrade Ignition stubs in openshift-machine-api (for boot image management)")
 	return cmd
+}
+
+// Complete fills the default image: this binary's version of it.
+func (o *InstallOptions) Complete(*cobra.Command, []string) error {
+	if o.Manifests.Image == "" {
+		o.Manifests.Image = deploy.DefaultImage + ":" + deploy.ImageTag(o.Manifests.Version)
+	}
+	return nil
+}
+
+// Validate checks that the namespace is a valid name.
+func (o *InstallOptions) Validate() error {
+	if msgs := validation.IsDNS1123Label(o.Manifests.Namespace); len(msgs) > 0 {
+		return cmdutil.UsageHelp(fmt.Errorf("--namespace %q: %s", o.Manifests.Namespace, strings.Join(msgs, "; ")))
+	}
+	return nil
+}
+
+// Run prints the manifests.
+func (o *InstallOptions) Run(context.Context) error {
+	return deploy.Write(o.IOStreams.Out, o.Manifests)
 }

@@ -51,10 +51,21 @@ func TestRolloutWait(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
+	// A node the controller targeted before the command started may be Updated by its
+	// first look (a loaded machine's agent is quick next to a slow first read), so its
+	// line says only Updated; the last wave starts after the command, and its node is
+	// seen moving.
+	moved := 0
 	for _, n := range c.Nodes {
-		if !regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d  ` + n + `: .* -> Updated$`).MatchString(out) {
-			t.Errorf("no line says %s became Updated:\n%s", n, out)
+		if !regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d  ` + n + `: (.* -> )?Updated$`).MatchString(out) {
+			t.Errorf("no line says %s is Updated:\n%s", n, out)
 		}
+		if regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d  ` + n + `: .* -> Updated$`).MatchString(out) {
+			moved++
+		}
+	}
+	if moved == 0 {
+		t.Errorf("no line says a node became Updated:\n%s", out)
 	}
 	if p := c.GetPool(t); p.Spec.MaxUnavailable == nil || p.Spec.MaxUnavailable.String() != "2" {
 		t.Errorf("spec.maxUnavailable = %v", p.Spec.MaxUnavailable)

@@ -2,33 +2,41 @@ package cluster
 
 import (
 	"bytes"
-	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/mcotui/mcotui/cmd/cmdutil"
-	"github.com/mcotui/mcotui/core/nodeanno"
+	"github.com/mcotui/mcotui/core/statustable"
 	"github.com/mcotui/mcotui/platform/kube"
 )
 
 // statusFormats are the values of status' --output; "" is the table.
 var statusFormats = []string{"wide", "json", "yaml"}
 
-func NewCmdStatus(f *cmdutil.Factory) *cobra.Command {
-	s := f.IOStreams
-	var kf cmdutil.KubeFlags
-	var output string
+// StatusOptions are `mcotui status`'s.
+type StatusOptions struct {
+	IOStreams cmdutil.IOStreams
+	Kube      cmdutil.KubeFlags
+	// Pool, when set, limits the tables to that pool and its nodes.
+	Pool string
+	// Output is "" (the tables) or one of statusFormats.
+	Output string
+	// Now ages the objects.
+	Now func() time.Time
+}
+
+// NewCmdStatus is `mcotui status`; runF, when not nil, replaces the run step.
+func NewCmdStatus(f *cmdutil.Factory, runF func(*StatusOptions) error) *cobra.Command {
+	o := &StatusOptions{IOStreams: f.IOStreams, Now: time.Now}
 	cmd := &cobra.Command{
 		Use:   "status [POOL]",
 		Short: "Show pools as `oc get mcp` does, then nodes as `oc get machineconfignodes` does",
@@ -54,30 +62,42 @@ mcotui's controller and agents do. With POOL, only that pool and its nodes are s
   # For scripts: how many worker nodes run the pool's config
   mcotui status worker -o json | jq '.items[0].status.updatedMachineCount'`,
 		Args:              cmdutil.UsageArgs(cobra.MaximumNArgs(1)),
-		ValidArgsFunction: kf.CompletePools,
-		RunE: func(c *cobra.Command, args []string) error {
-			if output != "" && !slices.Contains(statusFormats, output) {
-				return cmdutil.UsageHelp(fmt.Errorf("--output %q is not a format; use one of %s", output, strings.Join(statusFormats, ", ")))
-			}
-			clients, err := kf.Clients()
-			if err != nil {
-				return err
-			}
-			pool := ""
-			if len(args) == 1 {
-				pool = args[0]
-			}
-			st, err := kube.ReadStatus(c.Context(), clients, pool)
-			if err != nil {
-				return err
-			}
-			return writeStatus(s.Out, st, output, time.Now())
-		},
+		ValidArgsFunction: o.Kube.CompletePools,
+		RunE:              cmdutil.RunE(o, runF),
 	}
-	kf.Add(cmd.Flags(), f.Version)
-	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: "+strings.Join(statusFormats, ", ")+" (default: the tables)")
+	o.Kube.Add(cmd.Flags(), f.Version)
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "output format: "+strings.Join(statusFormats, ", ")+" (default: the tables)")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(statusFormats, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
+}
+
+// Complete takes the pool from the arguments.
+func (o *StatusOptions) Complete(_ *cobra.Command, args []string) error {
+	if len(args) == 1 {
+		o.Pool = args[0]
+	}
+	return nil
+}
+
+// Validate checks the format.
+func (o *StatusOptions) Validate() error {
+	if o.Output == "" { // the tables
+		return nil
+	}
+	return cmdutil.CheckOutput(o.Output, statusFormats)
+}
+
+// Run reads the pools and nodes and prints them.
+func (o *StatusOptions) Run(ctx context.Context) error {
+	clients, err := o.Kube.Clients()
+	if err != nil {
+		return err
+	}
+	st, err := kube.ReadStatus(ctx, clients, o.Pool)
+	if err != nil {
+		return err
+	}
+	return writeStatus(o.IOStreams.Out, st, o.Output, o.Now())
 }
 
 // writeStatus prints st in format ("", wide, json, yaml); now ages the objects.
@@ -96,44 +116,11 @@ func writeStatus(w io.Writer, st kube.ClusterStatus, format string, now time.Tim
 	return writeNodeTable(w, st, format == "wide", now)
 }
 
-// The columns of the CRDs' additionalPrinterColumns, as kubectl shows them.
-var (
-	poolColumns = []string{"NAME", "CONFIG", "UPDATED", "UPDATING", "DEGRADED", "MACHINECOUNT", "READYMACHINECOUNT", "UPDATEDMACHINECOUNT", "DEGRADEDMACHINECOUNT", "AGE"}
-	mcnColumns  = []string{"NAME", "POOLNAME", "DESIREDCONFIG", "CURRENTCONFIG", "UPDATED", "AGE"}
-	// mcnWide are the priority-1 columns and the condition each shows.
-	mcnWide = []struct {
-		header string
-		cond   mcfgv1.StateProgress
-	}{
-		{"UPDATEPREPARED", mcfgv1.MachineConfigNodeUpdatePrepared},
-		{"UPDATEEXECUTED", mcfgv1.MachineConfigNodeUpdateExecuted},
-		{"UPDATEPOSTACTIONCOMPLETE", mcfgv1.MachineConfigNodeUpdatePostActionComplete},
-		{"UPDATECOMPLETE", mcfgv1.MachineConfigNodeUpdateComplete},
-		{"RESUMED", mcfgv1.MachineConfigNodeResumed},
-		{"UPDATEDFILESANDOS", mcfgv1.MachineConfigNodeUpdateFilesAndOS},
-		{"CORDONEDNODE", mcfgv1.MachineConfigNodeUpdateCordoned},
-		{"DRAINEDNODE", mcfgv1.MachineConfigNodeUpdateDrained},
-		{"REBOOTEDNODE", mcfgv1.MachineConfigNodeUpdateRebooted},
-		{"UNCORDONEDNODE", mcfgv1.MachineConfigNodeUpdateUncordoned},
-	}
-)
-
 func writePoolTable(w io.Writer, pools []*mcfgv1.MachineConfigPool, now time.Time) error {
 	tw := printers.GetNewTabWriter(w)
-	fmt.Fprintln(tw, strings.Join(poolColumns, "\t"))
+	fmt.Fprintln(tw, strings.Join(statustable.PoolColumns, "\t"))
 	for _, p := range pools {
-		cond := func(t mcfgv1.MachineConfigPoolConditionType) string {
-			for _, c := range p.Status.Conditions {
-				if c.Type == t {
-					return string(c.Status)
-				}
-			}
-			return ""
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", p.Name, p.Status.Configuration.Name,
-			cond(mcfgv1.MachineConfigPoolUpdated), cond(mcfgv1.MachineConfigPoolUpdating), cond(mcfgv1.MachineConfigPoolDegraded),
-			p.Status.MachineCount, p.Status.ReadyMachineCount, p.Status.UpdatedMachineCount, p.Status.DegradedMachineCount,
-			kubeAge(p.CreationTimestamp, now))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", statustable.PoolRow(p, now)...)
 	}
 	return tw.Flush()
 }
@@ -143,43 +130,17 @@ func writeNodeTable(w io.Writer, st kube.ClusterStatus, wide bool, now time.Time
 	// padded in a buffer and written without the spaces at the ends of lines.
 	var buf bytes.Buffer
 	tw := printers.GetNewTabWriter(&buf)
-	header := slices.Clone(mcnColumns)
-	if wide {
-		for _, c := range mcnWide {
-			header = append(header, c.header)
-		}
-	}
-	fmt.Fprintln(tw, strings.Join(header, "\t"))
-	type row struct {
-		name  string
-		cells []string
-	}
-	var rows []row
+	fmt.Fprintln(tw, strings.Join(statustable.NodeColumns(wide), "\t"))
+	rows := make([]statustable.NodeRow, 0, len(st.MCNs)+len(st.Unlisted))
 	for _, m := range st.MCNs {
-		current := ""
-		if m.Status.ConfigVersion != nil {
-			current = m.Status.ConfigVersion.Current
-		}
-		cells := []string{m.Name, m.Spec.Pool.Name, m.Spec.ConfigVersion.Desired, current,
-			mcnCondition(m, mcfgv1.MachineConfigNodeUpdated), kubeAge(m.CreationTimestamp, now)}
-		if wide {
-			for _, c := range mcnWide {
-				cells = append(cells, mcnCondition(m, c.cond))
-			}
-		}
-		rows = append(rows, row{m.Name, cells})
+		rows = append(rows, statustable.MCNRow(m, wide, now))
 	}
 	for _, u := range st.Unlisted {
-		n := u.Node
-		cells := []string{n.Name, u.Pool, nodeanno.Desired(n), nodeanno.Current(n), "", kubeAge(n.CreationTimestamp, now)}
-		if wide {
-			cells = append(cells, make([]string, len(mcnWide))...)
-		}
-		rows = append(rows, row{n.Name, cells})
+		rows = append(rows, statustable.UnlistedRow(u.Node, u.Pool, wide, now))
 	}
-	slices.SortStableFunc(rows, func(a, b row) int { return cmp.Compare(a.name, b.name) })
+	statustable.SortRows(rows)
 	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(r.cells, "\t"))
+		fmt.Fprintln(tw, strings.Join(r.Cells, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -190,23 +151,6 @@ func writeNodeTable(w io.Writer, st kube.ClusterStatus, wide bool, now time.Time
 		}
 	}
 	return nil
-}
-
-func mcnCondition(m *mcfgv1.MachineConfigNode, t mcfgv1.StateProgress) string {
-	for _, c := range m.Status.Conditions {
-		if c.Type == string(t) {
-			return string(c.Status)
-		}
-	}
-	return ""
-}
-
-// kubeAge is kubectl's AGE: a human duration since t, "<unknown>" without a time.
-func kubeAge(t metav1.Time, now time.Time) string {
-	if t.IsZero() {
-		return "<unknown>"
-	}
-	return duration.HumanDuration(now.Sub(t.Time))
 }
 
 // writeStatusList prints the pools and MachineConfigNodes as a v1 List, as

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"sigs.k8s.io/yaml"
 )
@@ -23,4 +25,13 @@ func PrintKubeObject(w io.Writer, format string, v any) error {
 	}
 	_, err = fmt.Fprintf(w, "%s\n", b)
 	return err
+}
+
+// CheckOutput is the usage error (with a pointer to --help) for an --output that is
+// not one of formats, nil for one that is.
+func CheckOutput(output string, formats []string) error {
+	if slices.Contains(formats, output) {
+		return nil
+	}
+	return UsageHelp(fmt.Errorf("--output %q is not a format; use one of %s", output, strings.Join(formats, ", ")))
 }

@@ -25,16 +25,18 @@ import (
 // demoContext names the simulated cluster in the TUI's status line.
 const demoContext = "demo (simulated)"
 
-type demoOptions struct {
-	nodes   int
-	speed   float64
-	seed    uint64
-	logFile string
+// DemoOptions are `mcotui demo`'s.
+type DemoOptions struct {
+	IOStreams cmdutil.IOStreams
+	// Sim is the simulation's size, pace and seed.
+	Sim demo.Options
+	// LogFile, when set, is where the log of the controller, agents and TUI goes.
+	LogFile string
 }
 
-func NewCmdDemo(f *cmdutil.Factory) *cobra.Command {
-	s := f.IOStreams
-	o := &demoOptions{}
+// NewCmdDemo is `mcotui demo`; runF, when not nil, replaces the run step.
+func NewCmdDemo(f *cmdutil.Factory, runF func(*DemoOptions) error) *cobra.Command {
+	o := &DemoOptions{IOStreams: f.IOStreams}
 	cmd := &cobra.Command{
 		Use:   "demo [--nodes N] [--speed X] [--seed N]",
 		Short: "The TUI on a simulated cluster inside this process: no cluster needed",
@@ -84,29 +86,39 @@ Every change asks for confirmation and says what it writes, as on a real cluster
   # Keep the controller's and agents' log
   mcotui demo --log /tmp/mcotui-demo.log`,
 		Args: cmdutil.UsageArgs(cobra.NoArgs),
-		RunE: func(c *cobra.Command, _ []string) error { return runDemo(c.Context(), s, o) },
+		RunE: cmdutil.RunE(o, runF),
 	}
 	fl := cmd.Flags()
-	fl.IntVar(&o.nodes, "nodes", demo.DefaultNodes, fmt.Sprintf("number of nodes, three of them masters (%d to %d)", demo.MinNodes, demo.MaxNodes))
-	fl.Float64Var(&o.speed, "speed", 1, fmt.Sprintf("how much faster than a real cluster (%g to %g)", demo.MinSpeed, demo.MaxSpeed))
-	fl.Uint64Var(&o.seed, "seed", 1, "seed of the timings' jitter and of which worker fails")
-	fl.StringVar(&o.logFile, "log", "", "append the log of the controller, the agents and the TUI to this file (default: discarded)")
+	fl.IntVar(&o.Sim.Nodes, "nodes", demo.DefaultNodes, fmt.Sprintf("number of nodes, three of them masters (%d to %d)", demo.MinNodes, demo.MaxNodes))
+	fl.Float64Var(&o.Sim.Speed, "speed", 1, fmt.Sprintf("how much faster than a real cluster (%g to %g)", demo.MinSpeed, demo.MaxSpeed))
+	fl.Uint64Var(&o.Sim.Seed, "seed", 1, "seed of the timings' jitter and of which worker fails")
+	fl.StringVar(&o.LogFile, "log", "", "append the log of the controller, the agents and the TUI to this file (default: discarded)")
 	return cmd
 }
 
-func runDemo(ctx context.Context, s cmdutil.IOStreams, o *demoOptions) error {
-	opts := demo.Options{Nodes: o.nodes, Speed: o.speed, Seed: o.seed}
-	if err := opts.Validate(); err != nil {
+// Complete has nothing to fill.
+func (o *DemoOptions) Complete(*cobra.Command, []string) error { return nil }
+
+// Validate checks the simulation's size, pace and seed.
+func (o *DemoOptions) Validate() error {
+	if err := o.Sim.Validate(); err != nil {
 		return cmdutil.UsageHelp(err)
 	}
+	return nil
+}
+
+// Run starts the simulation and opens the TUI on it, and removes it all once the TUI
+// is quit.
+func (o *DemoOptions) Run(ctx context.Context) error {
+	s, opts := o.IOStreams, o.Sim
 	in, inOK := s.In.(*os.File)
 	out, outOK := s.Out.(*os.File)
 	if !inOK || !outOK || !term.IsTerminal(in.Fd()) || !term.IsTerminal(out.Fd()) {
 		return cmdutil.UsageErr(errors.New("the demo is the TUI and needs a terminal; run it in one (tmux and SSH sessions are terminals)"))
 	}
 	log := slog.New(slog.DiscardHandler)
-	if o.logFile != "" {
-		f, err := os.OpenFile(o.logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if o.LogFile != "" {
+		f, err := os.OpenFile(o.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
 			return cmdutil.UsageErr(fmt.Errorf("--log: %w", err))
 		}
@@ -114,7 +126,7 @@ func runDemo(ctx context.Context, s cmdutil.IOStreams, o *demoOptions) error {
 		log = slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
 	// client-go logs through klog, to stderr unless told otherwise; the simulation runs
-	// before the TUI takes the terminal (and runTUI points klog at the same place).
+	// before the TUI takes the terminal (and TUIOptions.Run points klog at the same place).
 	klog.SetLogger(logr.FromSlogHandler(log.Handler()))
 	defer klog.SetLogger(logr.Discard())
 
@@ -153,7 +165,8 @@ func runDemo(ctx context.Context, s cmdutil.IOStreams, o *demoOptions) error {
 	if err != nil {
 		return err
 	}
-	tuiErr := runTUI(ctx, s, &tuiOptions{kf: cmdutil.KubeFlags{Kubeconfig: kubeconfig}, logFile: o.logFile, narration: narration})
+	tuiOpts := &TUIOptions{IOStreams: s, Kube: cmdutil.KubeFlags{Kubeconfig: kubeconfig}, LogFile: o.LogFile, Narration: narration}
+	tuiErr := tuiOpts.Run(ctx)
 	cancel()
 	// The simulation's own failure explains a TUI that stopped because of it.
 	if err := d.Wait(); err != nil {

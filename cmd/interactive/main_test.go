@@ -12,8 +12,8 @@ import (
 // mcotui runs this group's commands as main does: the root opens the TUI.
 var mcotui = cmdtest.Runner(func(f *cmdutil.Factory) *cobra.Command {
 	root := cmdutil.NewRoot(f.IOStreams)
-	AddTUI(root, f)
-	root.AddCommand(NewCmdDemo(f))
+	AddTUI(root, f, nil)
+	root.AddCommand(NewCmdDemo(f, nil))
 	return root
 })
 

@@ -23,16 +23,20 @@ import (
 	"github.com/mcotui/mcotui/tui/source"
 )
 
-type serveOptions struct {
-	kf             cmdutil.KubeFlags
-	listen         string
-	hostKey        string
-	authorizedKeys string
+// ServeOptions are `mcotui serve`'s.
+type ServeOptions struct {
+	IOStreams cmdutil.IOStreams
+	Kube      cmdutil.KubeFlags
+	// Listen is the SSH server's address.
+	Listen string
+	// HostKey is the host key file, generated when missing; AuthorizedKeys the keys let
+	// in, each with its role.
+	HostKey, AuthorizedKeys string
 }
 
-func newServeCmd(f *cmdutil.Factory) *cobra.Command {
-	s := f.IOStreams
-	o := &serveOptions{}
+// NewCmdServe is `mcotui serve`; runF, when not nil, replaces the run step.
+func NewCmdServe(f *cmdutil.Factory, runF func(*ServeOptions) error) *cobra.Command {
+	o := &ServeOptions{IOStreams: f.IOStreams}
 	cmd := &cobra.Command{
 		Use:   "serve --authorized-keys FILE [--listen :2222] [--host-key FILE]",
 		Short: "Serve the TUI over SSH, each key read-only or admin",
@@ -53,41 +57,48 @@ client (ssh -o SetEnv=NO_COLOR=1) draws without colour.`,
 		Example: `  mcotui serve --authorized-keys /etc/mcotui/authorized_keys --host-key /var/lib/mcotui/host_ed25519
   ssh -p 2222 -t bastion.example.com`,
 		Args: cmdutil.UsageArgs(cobra.NoArgs),
-		RunE: func(c *cobra.Command, _ []string) error {
-			if o.authorizedKeys == "" {
-				return cmdutil.UsageHelp(errors.New("--authorized-keys is required: serve lets in only the keys it lists"))
-			}
-			return runServe(c.Context(), s, o)
-		},
+		RunE: cmdutil.RunE(o, runF),
 	}
 	fl := cmd.Flags()
-	o.kf.Add(fl, f.Version)
-	fl.StringVar(&o.listen, "listen", ":2222", "address to listen on")
-	fl.StringVar(&o.hostKey, "host-key", "mcotui_host_ed25519", "host key file; generated (ed25519, mode 0600) when missing")
-	fl.StringVar(&o.authorizedKeys, "authorized-keys", "", "authorized keys file, each key marked role=admin or role=read-only (required)")
+	o.Kube.Add(fl, f.Version)
+	fl.StringVar(&o.Listen, "listen", ":2222", "address to listen on")
+	fl.StringVar(&o.HostKey, "host-key", "mcotui_host_ed25519", "host key file; generated (ed25519, mode 0600) when missing")
+	fl.StringVar(&o.AuthorizedKeys, "authorized-keys", "", "authorized keys file, each key marked role=admin or role=read-only (required)")
 	return cmd
 }
 
-func runServe(ctx context.Context, s cmdutil.IOStreams, o *serveOptions) error {
-	log := slog.New(slog.NewTextHandler(s.ErrOut, nil))
+// Complete has nothing to fill.
+func (o *ServeOptions) Complete(*cobra.Command, []string) error { return nil }
+
+// Validate checks that keys are given: serve lets no one in without.
+func (o *ServeOptions) Validate() error {
+	if o.AuthorizedKeys == "" {
+		return cmdutil.UsageHelp(errors.New("--authorized-keys is required: serve lets in only the keys it lists"))
+	}
+	return nil
+}
+
+// Run serves the TUI over SSH until SIGINT or SIGTERM.
+func (o *ServeOptions) Run(ctx context.Context) error {
+	log := slog.New(slog.NewTextHandler(o.IOStreams.ErrOut, nil))
 	// client-go logs through klog; a server's log is its stderr, in one format.
 	klog.SetLogger(logr.FromSlogHandler(log.Handler()))
 
-	cfg, err := kube.RESTConfig(o.kf.Kubeconfig, o.kf.Context)
+	cfg, err := kube.RESTConfig(o.Kube.Kubeconfig, o.Kube.Context)
 	if err != nil {
 		return cmdutil.UsageErr(err)
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	cluster, err := source.New(ctx, cfg, source.Options{Context: contextName(o.kf.Kubeconfig, o.kf.Context), Logger: log})
+	cluster, err := source.New(ctx, cfg, source.Options{Context: contextName(o.Kube.Kubeconfig, o.Kube.Context), Logger: log})
 	if err != nil {
 		return err
 	}
 	defer cluster.Close()
 
 	srv, err := serve.New(serve.Options{
-		HostKeyPath:        o.hostKey,
-		AuthorizedKeysPath: o.authorizedKeys,
+		HostKeyPath:        o.HostKey,
+		AuthorizedKeysPath: o.AuthorizedKeys,
 		Subscribe: func() (model.Source, func()) {
 			sub := cluster.Subscribe()
 			return sub, sub.Close
@@ -99,9 +110,9 @@ func runServe(ctx context.Context, s cmdutil.IOStreams, o *serveOptions) error {
 	if err != nil {
 		return cmdutil.UsageErr(err)
 	}
-	ln, err := net.Listen("tcp", o.listen)
+	ln, err := net.Listen("tcp", o.Listen)
 	if err != nil {
-		return cmdutil.UsageErr(fmt.Errorf("--listen %s: %w", o.listen, err))
+		return cmdutil.UsageErr(fmt.Errorf("--listen %s: %w", o.Listen, err))
 	}
 	info := cluster.Info()
 	log.Info("serving the TUI over SSH", "listen", ln.Addr().String(), "context", info.Context, "cluster", info.Cluster)

@@ -32,25 +32,29 @@ const syncWait = 15 * time.Second
 // MachineConfigNodes at once) into one frame.
 const coalesce = 30 * time.Millisecond
 
-// tuiOptions are the root command's flags: `mcotui` alone opens the TUI.
-type tuiOptions struct {
-	kf        cmdutil.KubeFlags
-	readOnly  bool
-	logFile   string
-	namespace string
-	// narration is shown above the TUI's footer (tui.Options.Narration): the demo's
+// TUIOptions are the root command's: `mcotui` alone opens the TUI.
+type TUIOptions struct {
+	IOStreams cmdutil.IOStreams
+	Kube      cmdutil.KubeFlags
+	// ReadOnly offers no action that changes the cluster.
+	ReadOnly bool
+	// LogFile, when set, is where the TUI's log is appended.
+	LogFile string
+	// Namespace is that of the controller's Lease, which the TUI holds while it drives.
+	Namespace string
+	// Narration is shown above the TUI's footer (tui.Options.Narration): the demo's
 	// story. Not a flag; nil for `mcotui`.
-	narration <-chan string
+	Narration <-chan string
 }
 
-// addTUI makes the root command open the TUI when it is run without a subcommand, and
-// adds `serve`, the TUI over SSH, so that main.go needs one line for both.
-func AddTUI(root *cobra.Command, f *cmdutil.Factory) {
-	s := f.IOStreams
-	root.AddCommand(newServeCmd(f))
-	o := &tuiOptions{}
+// AddTUI makes the root command open the TUI when it is run without a subcommand, and
+// adds `serve`, the TUI over SSH, so that the command tree needs one line for both;
+// runF, when not nil, replaces the TUI's run step.
+func AddTUI(root *cobra.Command, f *cmdutil.Factory, runF func(*TUIOptions) error) {
+	root.AddCommand(NewCmdServe(f, nil))
+	o := &TUIOptions{IOStreams: f.IOStreams}
 	root.Args = cmdutil.UsageArgs(cobra.NoArgs)
-	root.RunE = func(c *cobra.Command, _ []string) error { return runTUI(c.Context(), s, o) }
+	root.RunE = cmdutil.RunE(o, runF)
 	root.Long += `
 
 Run without a command, mcotui opens its terminal UI on the current kubeconfig context
@@ -67,32 +71,39 @@ without colour.
 
 ` + "`mcotui serve`" + ` serves the same UI over SSH.`
 	fl := root.Flags()
-	o.kf.Add(fl, f.Version)
-	fl.BoolVar(&o.readOnly, "read-only", false, "offer no action that changes the cluster")
-	fl.StringVar(&o.logFile, "log", "", "append the TUI's log (watch errors, actions taken) to this file")
-	fl.StringVar(&o.namespace, "namespace", controller.DefaultNamespace, "the namespace of mcotui's controller Lease, which the TUI holds while it drives a rollout")
+	o.Kube.Add(fl, f.Version)
+	fl.BoolVar(&o.ReadOnly, "read-only", false, "offer no action that changes the cluster")
+	fl.StringVar(&o.LogFile, "log", "", "append the TUI's log (watch errors, actions taken) to this file")
+	fl.StringVar(&o.Namespace, "namespace", controller.DefaultNamespace, "the namespace of mcotui's controller Lease, which the TUI holds while it drives a rollout")
 }
 
-// runTUI opens the TUI on s's terminal.
-func runTUI(ctx context.Context, s cmdutil.IOStreams, o *tuiOptions) error {
+// Complete has nothing to fill.
+func (o *TUIOptions) Complete(*cobra.Command, []string) error { return nil }
+
+// Validate has nothing to check: whether the streams are a terminal is Run's to find.
+func (o *TUIOptions) Validate() error { return nil }
+
+// Run opens the TUI on the streams' terminal.
+func (o *TUIOptions) Run(ctx context.Context) error {
+	s := o.IOStreams
 	in, inOK := s.In.(*os.File)
 	out, outOK := s.Out.(*os.File)
 	if !inOK || !outOK || !term.IsTerminal(in.Fd()) || !term.IsTerminal(out.Fd()) {
 		return cmdutil.UsageErr(errors.New("the TUI needs a terminal; for scripts use `mcotui status`, `mcotui rollout` or `mcotui bootimages`"))
 	}
-	log, closeLog, err := tuiLogger(o.logFile)
+	log, closeLog, err := tuiLogger(o.LogFile)
 	if err != nil {
 		return cmdutil.UsageErr(err)
 	}
 	defer closeLog()
 
-	cfg, err := kube.RESTConfig(o.kf.Kubeconfig, o.kf.Context)
+	cfg, err := kube.RESTConfig(o.Kube.Kubeconfig, o.Kube.Context)
 	if err != nil {
 		return cmdutil.UsageErr(err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cluster, err := source.New(ctx, cfg, source.Options{Context: contextName(o.kf.Kubeconfig, o.kf.Context), Logger: log})
+	cluster, err := source.New(ctx, cfg, source.Options{Context: contextName(o.Kube.Kubeconfig, o.Kube.Context), Logger: log})
 	if err != nil {
 		return err
 	}
@@ -107,15 +118,15 @@ func runTUI(ctx context.Context, s cmdutil.IOStreams, o *tuiOptions) error {
 
 	sub := cluster.Subscribe()
 	defer sub.Close()
-	opts := tui.Options{ReadOnly: o.readOnly, NoColor: os.Getenv("NO_COLOR") != "", Coalesce: coalesce, Narration: o.narration}
+	opts := tui.Options{ReadOnly: o.ReadOnly, NoColor: os.Getenv("NO_COLOR") != "", Coalesce: coalesce, Narration: o.Narration}
 	var driver *tuiDriver
-	if !o.readOnly {
+	if !o.ReadOnly {
 		opts.Actions = source.NewActions(cluster, os.Getenv("USER"))
 		clients, err := kube.NewClients(cfg)
 		if err != nil {
 			return err
 		}
-		driver = newTUIDriver(ctx, clients, o.namespace, log)
+		driver = newTUIDriver(ctx, clients, o.Namespace, log)
 		opts.Driver = driver
 	}
 	p := tea.NewProgram(tui.New(sub, opts), tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out))

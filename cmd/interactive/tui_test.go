@@ -183,8 +183,8 @@ func TestTUIDrivesAPool(t *testing.T) {
 }
 
 // TestTUIQuitStopsTheDrive: quitting the TUI right after confirming a drive, or while
-// it drives, stops the drive by itself, before runTUI cancels its own context: the
-// driver's wait, as runTUI calls it once the program has ended, returns only once the
+// it drives, stops the drive by itself, before TUIOptions.Run cancels its own context: the
+// driver's wait, as TUIOptions.Run calls it once the program has ended, returns only once the
 // drive has ended and released the Lease, and refuses a drive that comes after it. No
 // agent updates the nodes, so the pool's rollout would never end on its own.
 func TestTUIQuitStopsTheDrive(t *testing.T) {
@@ -260,7 +260,7 @@ func TestTUIDriverDefaultNamespace(t *testing.T) {
 	}
 }
 
-// tuiSource is what runTUI builds on the cluster: a synced informer source, closed when
+// tuiSource is what TUIOptions.Run builds on the cluster: a synced informer source, closed when
 // the test ends, and clients to act with. ctx bounds the source's life.
 func tuiSource(ctx context.Context, t *testing.T, c *cmdtest.RolloutCluster) (*source.Cluster, *kube.Clients) {
 	t.Helper()

@@ -2,6 +2,7 @@ package offline
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,9 +25,20 @@ import (
 // exitUnreconcilable is diff's exit status when a running node cannot apply the change.
 const exitUnreconcilable = 3
 
-func NewCmdDiff(f *cmdutil.Factory) *cobra.Command {
-	s := f.IOStreams
-	var output, policyFile string
+// DiffOptions are `mcotui diff`'s.
+type DiffOptions struct {
+	IOStreams cmdutil.IOStreams
+	// Old and New are the files of the rendered MachineConfigs compared.
+	Old, New string
+	// Output is the report format: text or json.
+	Output string
+	// PolicyFile, when set, is a MachineConfiguration whose policy applies.
+	PolicyFile string
+}
+
+// NewCmdDiff is `mcotui diff`; runF, when not nil, replaces the run step.
+func NewCmdDiff(f *cmdutil.Factory, runF func(*DiffOptions) error) *cobra.Command {
+	o := &DiffOptions{IOStreams: f.IOStreams}
 	c := &cobra.Command{
 		Use:   "diff OLD NEW",
 		Short: "Show what a change of rendered MachineConfig does to a node",
@@ -75,70 +87,85 @@ Ignition config or policy), 2 on a usage error such as a missing file.`,
   # In a script: does the update reboot the nodes?
   mcotui diff -o json old.yaml new.yaml | jq -e '.actions[0].type == "Reboot"'`,
 		Args: cmdutil.UsageArgs(cobra.ExactArgs(2)),
-		RunE: func(_ *cobra.Command, args []string) error {
-			if output != "text" && output != "json" {
-				return cmdutil.UsageErr(fmt.Errorf("-o %q: use text or json", output))
-			}
-			// Read every file before decoding any, so that a wrong name is reported as a
-			// usage error before anything else.
-			oldData, err := readDiffInput(args[0])
-			if err != nil {
-				return cmdutil.UsageErr(err)
-			}
-			newData, err := readDiffInput(args[1])
-			if err != nil {
-				return cmdutil.UsageErr(err)
-			}
-			var policyData []byte
-			if policyFile != "" {
-				if policyData, err = readDiffInput(policyFile); err != nil {
-					return cmdutil.UsageErr(fmt.Errorf("--policy: %w", err))
-				}
-			}
-
-			old, err := decodeRenderedConfig(args[0], oldData)
-			if err != nil {
-				return err
-			}
-			cur, err := decodeRenderedConfig(args[1], newData)
-			if err != nil {
-				return err
-			}
-			var mcfg operatorv1.MachineConfiguration
-			if policyFile != "" {
-				m, err := decodeMachineConfiguration(policyFile, policyData)
-				if err != nil {
-					return err
-				}
-				if m.Name != "cluster" {
-					fmt.Fprintf(s.ErrOut, "warning: %s: MachineConfiguration %q: MCO only reads the one named cluster; using it anyway\n", policyFile, m.Name)
-				}
-				mcfg = *m
-			}
-
-			r := diff(old, cur, mcfg.Spec)
-			var buf bytes.Buffer
-			if output == "json" {
-				enc := json.NewEncoder(&buf)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(r); err != nil {
-					return fmt.Errorf("encode the report: %w", err)
-				}
-			} else {
-				writeDiffText(&buf, old, cur, r)
-			}
-			if _, err := s.Out.Write(buf.Bytes()); err != nil {
-				return fmt.Errorf("write the report: %w", err)
-			}
-			if !r.Reconcilable {
-				return cmdutil.ExitCode(exitUnreconcilable)
-			}
-			return nil
-		},
+		RunE: cmdutil.RunE(o, runF),
 	}
-	c.Flags().StringVarP(&output, "output", "o", "text", "report format: text or json")
-	c.Flags().StringVar(&policyFile, "policy", "", "a MachineConfiguration whose spec.nodeDisruptionPolicy and\nspec.irreconcilableValidationOverrides apply on top of MCO's defaults")
+	c.Flags().StringVarP(&o.Output, "output", "o", "text", "report format: text or json")
+	c.Flags().StringVar(&o.PolicyFile, "policy", "", "a MachineConfiguration whose spec.nodeDisruptionPolicy and\nspec.irreconcilableValidationOverrides apply on top of MCO's defaults")
 	return c
+}
+
+// Complete takes the two files from the arguments.
+func (o *DiffOptions) Complete(_ *cobra.Command, args []string) error {
+	o.Old, o.New = args[0], args[1]
+	return nil
+}
+
+// Validate checks the report format.
+func (o *DiffOptions) Validate() error {
+	if o.Output != "text" && o.Output != "json" {
+		return cmdutil.UsageErr(fmt.Errorf("-o %q: use text or json", o.Output))
+	}
+	return nil
+}
+
+// Run reads the files, compares the configs and reports; exit 3 when a running node
+// cannot make the change.
+func (o *DiffOptions) Run(context.Context) error {
+	// Read every file before decoding any, so that a wrong name is reported as a
+	// usage error before anything else.
+	oldData, err := readDiffInput(o.Old)
+	if err != nil {
+		return cmdutil.UsageErr(err)
+	}
+	newData, err := readDiffInput(o.New)
+	if err != nil {
+		return cmdutil.UsageErr(err)
+	}
+	var policyData []byte
+	if o.PolicyFile != "" {
+		if policyData, err = readDiffInput(o.PolicyFile); err != nil {
+			return cmdutil.UsageErr(fmt.Errorf("--policy: %w", err))
+		}
+	}
+
+	old, err := decodeRenderedConfig(o.Old, oldData)
+	if err != nil {
+		return err
+	}
+	cur, err := decodeRenderedConfig(o.New, newData)
+	if err != nil {
+		return err
+	}
+	var mcfg operatorv1.MachineConfiguration
+	if o.PolicyFile != "" {
+		m, err := decodeMachineConfiguration(o.PolicyFile, policyData)
+		if err != nil {
+			return err
+		}
+		if m.Name != "cluster" {
+			fmt.Fprintf(o.IOStreams.ErrOut, "warning: %s: MachineConfiguration %q: MCO only reads the one named cluster; using it anyway\n", o.PolicyFile, m.Name)
+		}
+		mcfg = *m
+	}
+
+	r := diff(old, cur, mcfg.Spec)
+	var buf bytes.Buffer
+	if o.Output == "json" {
+		enc := json.NewEncoder(&buf)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(r); err != nil {
+			return fmt.Errorf("encode the report: %w", err)
+		}
+	} else {
+		writeDiffText(&buf, old, cur, r)
+	}
+	if _, err := o.IOStreams.Out.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("write the report: %w", err)
+	}
+	if !r.Reconcilable {
+		return cmdutil.ExitCode(exitUnreconcilable)
+	}
+	return nil
 }
 
 // diffReport is the -o json report; its keys are part of the command's interface.

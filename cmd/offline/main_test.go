@@ -7,7 +7,7 @@ import (
 )
 
 // mcotui runs this group's commands as main does.
-var mcotui = cmdtest.NewRunner(NewCmdValidate, NewCmdRender, NewCmdDiff)
+var mcotui = cmdtest.NewRunner(cmdtest.Real(NewCmdValidate), cmdtest.Real(NewCmdRender), cmdtest.Real(NewCmdDiff))
 
 // The offline commands need no cluster: TestMain only runs them from the module's root.
 func TestMain(m *testing.M) { cmdtest.Main(m, &cmdtest.Cluster{}) }

@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,9 +23,20 @@ import (
 // renderFormats are the values of render's --output, the first the default.
 var renderFormats = []string{"yaml", "json", "name"}
 
-func NewCmdRender(f *cmdutil.Factory) *cobra.Command {
-	s := f.IOStreams
-	var pool, output string
+// RenderOptions are `mcotui render`'s.
+type RenderOptions struct {
+	IOStreams cmdutil.IOStreams
+	// Pool is the MachineConfigPool to render.
+	Pool string
+	// Output is one of renderFormats.
+	Output string
+	// Paths are the manifest files and directories.
+	Paths []string
+}
+
+// NewCmdRender is `mcotui render`; runF, when not nil, replaces the run step.
+func NewCmdRender(f *cmdutil.Factory, runF func(*RenderOptions) error) *cobra.Command {
+	o := &RenderOptions{IOStreams: f.IOStreams}
 	cmd := &cobra.Command{
 		Use:   "render --pool NAME PATH...",
 		Short: "Merge a pool's MachineConfigs into its rendered MachineConfig",
@@ -59,36 +71,48 @@ an input is invalid (the error names the object and, where it has one, its posit
   # As JSON, for jq
   mcotui render --pool master -o json cluster/ | jq .spec.kernelArguments`,
 		Args: cmdutil.UsageArgs(cobra.MinimumNArgs(1)),
-		RunE: func(c *cobra.Command, paths []string) error {
-			if pool == "" {
-				return cmdutil.UsageHelp(errors.New("--pool is required: name the MachineConfigPool to render"))
-			}
-			if !slices.Contains(renderFormats, output) {
-				return cmdutil.UsageHelp(fmt.Errorf("--output %q is not a format; use one of %s", output, strings.Join(renderFormats, ", ")))
-			}
-			for _, p := range paths {
-				if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
-					return cmdutil.UsageErr(fmt.Errorf("%s: no such file or directory", p))
-				}
-			}
-			docs, err := manifestfile.Load(paths...)
-			if err != nil {
-				return err
-			}
-			r, err := renderPool(docs, pool)
-			if err != nil {
-				return err
-			}
-			for _, w := range r.Warnings {
-				fmt.Fprintf(s.ErrOut, "Warning: %s\n", w)
-			}
-			return printRendered(s, r.Config, output)
-		},
+		RunE: cmdutil.RunE(o, runF),
 	}
-	cmd.Flags().StringVar(&pool, "pool", "", "the MachineConfigPool to render (required)")
-	cmd.Flags().StringVarP(&output, "output", "o", renderFormats[0], "output format: "+strings.Join(renderFormats, ", "))
+	cmd.Flags().StringVar(&o.Pool, "pool", "", "the MachineConfigPool to render (required)")
+	cmd.Flags().StringVarP(&o.Output, "output", "o", renderFormats[0], "output format: "+strings.Join(renderFormats, ", "))
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(renderFormats, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
+}
+
+// Complete takes the paths from the arguments.
+func (o *RenderOptions) Complete(_ *cobra.Command, paths []string) error {
+	o.Paths = paths
+	return nil
+}
+
+// Validate checks that a pool is named and the format is known.
+func (o *RenderOptions) Validate() error {
+	if o.Pool == "" {
+		return cmdutil.UsageHelp(errors.New("--pool is required: name the MachineConfigPool to render"))
+	}
+	return cmdutil.CheckOutput(o.Output, renderFormats)
+}
+
+// Run loads the manifests, renders the pool and prints it. A missing path is a usage
+// error.
+func (o *RenderOptions) Run(context.Context) error {
+	for _, p := range o.Paths {
+		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+			return cmdutil.UsageErr(fmt.Errorf("%s: no such file or directory", p))
+		}
+	}
+	docs, err := manifestfile.Load(o.Paths...)
+	if err != nil {
+		return err
+	}
+	r, err := renderPool(docs, o.Pool)
+	if err != nil {
+		return err
+	}
+	for _, w := range r.Warnings {
+		fmt.Fprintf(o.IOStreams.ErrOut, "Warning: %s\n", w)
+	}
+	return printRendered(o.IOStreams, r.Config, o.Output)
 }
 
 // renderPool renders the pool named poolName from docs. Errors about one object carry

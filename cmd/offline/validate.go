@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,9 +15,18 @@ import (
 	"github.com/mcotui/mcotui/core/validate"
 )
 
-func NewCmdValidate(f *cmdutil.Factory) *cobra.Command {
-	s := f.IOStreams
-	var output string
+// ValidateOptions are `mcotui validate`'s.
+type ValidateOptions struct {
+	IOStreams cmdutil.IOStreams
+	// Files are the files to check; "-" is standard input.
+	Files []string
+	// Output is the report format: text or json.
+	Output string
+}
+
+// NewCmdValidate is `mcotui validate`; runF, when not nil, replaces the run step.
+func NewCmdValidate(f *cmdutil.Factory, runF func(*ValidateOptions) error) *cobra.Command {
+	o := &ValidateOptions{IOStreams: f.IOStreams}
 	c := &cobra.Command{
 		Use:   "validate FILE...",
 		Short: "Check MachineConfig manifests and Ignition configs",
@@ -60,31 +70,47 @@ checked.`,
   # Machine-readable report
   mcotui validate -o json 99-worker-chrony.yaml`,
 		Args: cmdutil.UsageArgs(cobra.MinimumNArgs(1)),
-		RunE: func(_ *cobra.Command, args []string) error {
-			if output != "text" && output != "json" {
-				return cmdutil.UsageErr(fmt.Errorf("-o %q: use text or json", output))
-			}
-			files, err := readInputs(args, s.In)
-			if err != nil {
-				return cmdutil.UsageErr(err)
-			}
-			var probs []validate.Problem
-			for _, f := range files {
-				probs = append(probs, validate.File(f.name, f.data)...)
-			}
-			validate.Sort(probs)
-			if err := writeProblems(s.Out, output, probs); err != nil {
-				return err
-			}
-			errs := summarize(s.ErrOut, probs, len(files))
-			if errs > 0 {
-				return cmdutil.ExitCode(cmdutil.ExitError)
-			}
-			return nil
-		},
+		RunE: cmdutil.RunE(o, runF),
 	}
-	c.Flags().StringVarP(&output, "output", "o", "text", "report format: text or json")
+	c.Flags().StringVarP(&o.Output, "output", "o", "text", "report format: text or json")
 	return c
+}
+
+// Complete takes the files from the arguments.
+func (o *ValidateOptions) Complete(_ *cobra.Command, args []string) error {
+	o.Files = args
+	return nil
+}
+
+// Validate checks the report format.
+func (o *ValidateOptions) Validate() error {
+	if o.Output != "text" && o.Output != "json" {
+		return cmdutil.UsageErr(fmt.Errorf("-o %q: use text or json", o.Output))
+	}
+	return nil
+}
+
+// Run reads every file, then checks them and reports. A file that cannot be read is a
+// usage error and nothing is checked.
+func (o *ValidateOptions) Run(context.Context) error {
+	s := o.IOStreams
+	files, err := readInputs(o.Files, s.In)
+	if err != nil {
+		return cmdutil.UsageErr(err)
+	}
+	var probs []validate.Problem
+	for _, f := range files {
+		probs = append(probs, validate.File(f.name, f.data)...)
+	}
+	validate.Sort(probs)
+	if err := writeProblems(s.Out, o.Output, probs); err != nil {
+		return err
+	}
+	errs := summarize(s.ErrOut, probs, len(files))
+	if errs > 0 {
+		return cmdutil.ExitCode(cmdutil.ExitError)
+	}
+	return nil
 }
 
 type inputFile struct {

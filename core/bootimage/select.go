@@ -19,7 +19,8 @@ const (
 	// ConfigMapNamespace and ConfigMapName locate the ConfigMap of target images.
 	ConfigMapNamespace = "openshift-machine-config-operator"
 	ConfigMapName      = "coreos-bootimages"
-	// MachineConfigurationName is the MachineConfiguration that holds the modes.
+	// MachineConfigurationName is the one MachineConfiguration MCO reads: it holds the
+	// boot image modes, and the node disruption policy too.
 	MachineConfigurationName = "cluster"
 
 	// OSIDLabel on a MachineSet's machine template names its OS; MCO leaves Windows

@@ -11,10 +11,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-// MachineConfigurationName is the one MachineConfiguration MCO reads, holding the node
-// disruption policy and the boot image management.
-const MachineConfigurationName = "cluster"
-
 // RESTConfig loads client credentials the way kubectl does: the kubeconfig file named by
 // kubeconfig (--kubeconfig) when it is not empty, else the files listed in $KUBECONFIG,
 // else ~/.kube/config, else the in-cluster service account of a pod. context

@@ -126,3 +126,29 @@ func WantLines(t *testing.T, output string, lines ...string) {
 		}
 	}
 }
+
+// NewCmdFunc is a command constructor in gh's style: runF, when not nil, replaces the
+// run step of the command it builds.
+type NewCmdFunc[O any] func(f *cmdutil.Factory, runF func(*O) error) *cobra.Command
+
+// Real is newCmd as main builds it: it runs its run step.
+func Real[O any](newCmd NewCmdFunc[O]) func(*cmdutil.Factory) *cobra.Command {
+	return func(f *cmdutil.Factory) *cobra.Command { return newCmd(f, nil) }
+}
+
+// ParseOptions runs args (the command's name first) on the command newCmd builds, with
+// a run step that keeps its options, and returns them with the exit code: how the flags
+// and arguments are read, without a cluster. The options are the zero value when the
+// run step was not reached (a usage error).
+func ParseOptions[O any](t testing.TB, newCmd NewCmdFunc[O], args ...string) (int, O) {
+	t.Helper()
+	var got O
+	run := NewRunner(func(f *cmdutil.Factory) *cobra.Command {
+		return newCmd(f, func(o *O) error { got = *o; return nil })
+	})
+	code, _, stderr := run.Cmd(t, args...)
+	if code != cmdutil.ExitOK {
+		t.Logf("%s: exit %d: %s", strings.Join(args, " "), code, stderr)
+	}
+	return code, got
+}

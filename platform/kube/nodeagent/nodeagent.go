@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
 
+	"github.com/mcotui/mcotui/core/bootimage"
 	"github.com/mcotui/mcotui/core/disruption"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/platform/kube"
@@ -285,12 +286,12 @@ func (a *NodeAgent) MachineConfig(ctx context.Context, name string) (*mcfgv1.Mac
 // (disruption.Merge). Without that object, or without its CustomResourceDefinition
 // (the API server answers 404 Not Found to both), it is the defaults alone.
 func (a *NodeAgent) DisruptionPolicy(ctx context.Context) (disruption.Policy, error) {
-	mc, err := a.clients.Operator.OperatorV1().MachineConfigurations().Get(ctx, kube.MachineConfigurationName, metav1.GetOptions{})
+	mc, err := a.clients.Operator.OperatorV1().MachineConfigurations().Get(ctx, bootimage.MachineConfigurationName, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		return disruption.DefaultPolicy(), nil
 	case err != nil:
-		return disruption.Policy{}, fmt.Errorf("get MachineConfiguration %s: %w", kube.MachineConfigurationName, err)
+		return disruption.Policy{}, fmt.Errorf("get MachineConfiguration %s: %w", bootimage.MachineConfigurationName, err)
 	}
 	return disruption.Merge(disruption.DefaultPolicy(), mc.Spec.NodeDisruptionPolicy), nil
 }

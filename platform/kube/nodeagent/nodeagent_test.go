@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 
+	"github.com/mcotui/mcotui/core/bootimage"
 	"github.com/mcotui/mcotui/core/disruption"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
@@ -268,7 +269,7 @@ func TestDisruptionPolicy(t *testing.T) {
 		}
 		mcs := env.Operator.OperatorV1().MachineConfigurations()
 		_, err := mcs.Create(ctx, &operatorv1.MachineConfiguration{
-			ObjectMeta: metav1.ObjectMeta{Name: kube.MachineConfigurationName},
+			ObjectMeta: metav1.ObjectMeta{Name: bootimage.MachineConfigurationName},
 			Spec: operatorv1.MachineConfigurationSpec{
 				StaticPodOperatorSpec: operatorv1.StaticPodOperatorSpec{OperatorSpec: operatorv1.OperatorSpec{ManagementState: operatorv1.Managed}},
 				NodeDisruptionPolicy:  user,
@@ -277,7 +278,9 @@ func TestDisruptionPolicy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = mcs.Delete(context.Background(), kube.MachineConfigurationName, metav1.DeleteOptions{}) })
+		t.Cleanup(func() {
+			_ = mcs.Delete(context.Background(), bootimage.MachineConfigurationName, metav1.DeleteOptions{})
+		})
 
 		p, err := a.DisruptionPolicy(ctx)
 		if err != nil {

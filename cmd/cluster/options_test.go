@@ -1,0 +1,85 @@
+package cluster
+
+import (
+	"testing"
+	"time"
+
+	operatorv1 "github.com/openshift/api/operator/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/mcotui/mcotui/cmd/cmdutil"
+	"github.com/mcotui/mcotui/cmd/internal/cmdtest"
+	"github.com/mcotui/mcotui/controller"
+	"github.com/mcotui/mcotui/deploy"
+)
+
+// The commands read their flags and arguments into their options, and the run step
+// gets them, with no cluster: no kubeconfig is read before Run.
+func TestClusterOptions(t *testing.T) {
+	code, p := cmdtest.ParseOptions(t, NewCmdPause, "pause", "worker", "--kubeconfig", "/nonexistent")
+	if code != 0 || p.Pool != "worker" || !p.Paused || p.Kube.Kubeconfig != "/nonexistent" {
+		t.Errorf("pause worker: exit %d, options %+v", code, p)
+	}
+	code, p = cmdtest.ParseOptions(t, NewCmdResume, "resume", "infra")
+	if code != 0 || p.Pool != "infra" || p.Paused {
+		t.Errorf("resume infra: exit %d, options %+v", code, p)
+	}
+
+	code, s := cmdtest.ParseOptions(t, NewCmdStatus, "status", "worker", "-o", "wide", "--context", "kind")
+	if code != 0 || s.Pool != "worker" || s.Output != "wide" || s.Kube.Context != "kind" || s.Now == nil {
+		t.Errorf("status: exit %d, options %+v", code, s)
+	}
+
+	code, r := cmdtest.ParseOptions(t, NewCmdRollout, "rollout", "worker", "--max-unavailable", "25%", "--wait", "--timeout", "1h")
+	if want := intstr.FromString("25%"); code != 0 || r.Pool != "worker" || r.MaxUnavailable == nil || *r.MaxUnavailable != want ||
+		!r.Wait || r.Timeout != time.Hour || r.Interval != time.Second || r.Namespace != controller.DefaultNamespace {
+		t.Errorf("rollout: exit %d, options %+v", code, r)
+	}
+	if code, r = cmdtest.ParseOptions(t, NewCmdRollout, "rollout", "worker"); code != 0 || r.MaxUnavailable != nil || r.Wait {
+		t.Errorf("rollout without flags: exit %d, options %+v", code, r)
+	}
+
+	code, b := cmdtest.ParseOptions(t, NewCmdBootImages, "bootimages", "-o", "json")
+	if code != 0 || b.Output != "json" {
+		t.Errorf("bootimages: exit %d, options %+v", code, b)
+	}
+	code, m := cmdtest.ParseOptions(t, NewCmdBootImagesSetMode, "set-mode", "partial", "--selector", "a=b", "--dry-run")
+	if code != 0 || m.Selection.Mode != operatorv1.Partial || m.Selection.Partial == nil ||
+		m.Selection.Partial.MachineResourceSelector.MatchLabels["a"] != "b" || !m.DryRun {
+		t.Errorf("set-mode: exit %d, options %+v", code, m)
+	}
+
+	code, i := cmdtest.ParseOptions(t, NewCmdInstall, "install", "--namespace", "nc", "--boot-images")
+	if code != 0 || i.Manifests.Namespace != "nc" || !i.Manifests.BootImages || i.Manifests.Image != deploy.DefaultImage+":latest" {
+		t.Errorf("install: exit %d, options %+v", code, i)
+	}
+
+	code, c := cmdtest.ParseOptions(t, NewCmdController, "controller", "--platform", "gcp", "--identity", "me", "--kube-api-qps", "7", "-v")
+	if code != 0 || c.Platform != "GCP" || c.Identity != "me" || c.Kube.QPS != 7 || !c.Verbose || c.Version != "dev" {
+		t.Errorf("controller: exit %d, options %+v", code, c)
+	}
+
+	// Usage errors stop before the run step.
+	for _, args := range [][]string{
+		{"rollout", "worker", "--timeout", "0s"},
+		{"rollout", "worker", "--max-unavailable", "x"},
+		{"status", "-o", "xml"},
+		{"controller", "--platform", "azure"},
+		{"install", "--namespace", "Not_A_Name"},
+	} {
+		var code int
+		switch args[0] {
+		case "rollout":
+			code, _ = cmdtest.ParseOptions(t, NewCmdRollout, args...)
+		case "status":
+			code, _ = cmdtest.ParseOptions(t, NewCmdStatus, args...)
+		case "controller":
+			code, _ = cmdtest.ParseOptions(t, NewCmdController, args...)
+		case "install":
+			code, _ = cmdtest.ParseOptions(t, NewCmdInstall, args...)
+		}
+		if code != cmdutil.ExitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, cmdutil.ExitUsage)
+		}
+	}
+}

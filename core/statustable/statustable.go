@@ -1,0 +1,124 @@
+// Package statustable computes the cells of `mcotui status`'s tables, the columns of
+// the CRDs' additionalPrinterColumns as kubectl shows them (`oc get mcp` and `oc get
+// machineconfignodes [-o wide]`); the command only prints them.
+package statustable
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/mcotui/mcotui/core/nodeanno"
+)
+
+// PoolColumns are the headers of the pool table.
+var PoolColumns = []string{"NAME", "CONFIG", "UPDATED", "UPDATING", "DEGRADED", "MACHINECOUNT", "READYMACHINECOUNT", "UPDATEDMACHINECOUNT", "DEGRADEDMACHINECOUNT", "AGE"}
+
+// nodeColumns are the headers of the node table, and nodeWide the priority-1 columns
+// that -o wide adds, with the condition each shows.
+var (
+	nodeColumns = []string{"NAME", "POOLNAME", "DESIREDCONFIG", "CURRENTCONFIG", "UPDATED", "AGE"}
+	nodeWide    = []struct {
+		header string
+		cond   mcfgv1.StateProgress
+	}{
+		{"UPDATEPREPARED", mcfgv1.MachineConfigNodeUpdatePrepared},
+		{"UPDATEEXECUTED", mcfgv1.MachineConfigNodeUpdateExecuted},
+		{"UPDATEPOSTACTIONCOMPLETE", mcfgv1.MachineConfigNodeUpdatePostActionComplete},
+		{"UPDATECOMPLETE", mcfgv1.MachineConfigNodeUpdateComplete},
+		{"RESUMED", mcfgv1.MachineConfigNodeResumed},
+		{"UPDATEDFILESANDOS", mcfgv1.MachineConfigNodeUpdateFilesAndOS},
+		{"CORDONEDNODE", mcfgv1.MachineConfigNodeUpdateCordoned},
+		{"DRAINEDNODE", mcfgv1.MachineConfigNodeUpdateDrained},
+		{"REBOOTEDNODE", mcfgv1.MachineConfigNodeUpdateRebooted},
+		{"UNCORDONEDNODE", mcfgv1.MachineConfigNodeUpdateUncordoned},
+	}
+)
+
+// PoolRow is pool p's row of the pool table, in PoolColumns; now ages it. The counts
+// are numbers, for the printer to format.
+func PoolRow(p *mcfgv1.MachineConfigPool, now time.Time) []any {
+	cond := func(t mcfgv1.MachineConfigPoolConditionType) string {
+		for _, c := range p.Status.Conditions {
+			if c.Type == t {
+				return string(c.Status)
+			}
+		}
+		return ""
+	}
+	return []any{p.Name, p.Status.Configuration.Name,
+		cond(mcfgv1.MachineConfigPoolUpdated), cond(mcfgv1.MachineConfigPoolUpdating), cond(mcfgv1.MachineConfigPoolDegraded),
+		p.Status.MachineCount, p.Status.ReadyMachineCount, p.Status.UpdatedMachineCount, p.Status.DegradedMachineCount,
+		Age(p.CreationTimestamp, now)}
+}
+
+// NodeColumns are the headers of the node table; wide adds the phase columns.
+func NodeColumns(wide bool) []string {
+	h := slices.Clone(nodeColumns)
+	if wide {
+		for _, c := range nodeWide {
+			h = append(h, c.header)
+		}
+	}
+	return h
+}
+
+// NodeRow is a row of the node table: the node's name, which orders the rows, and its
+// cells in NodeColumns.
+type NodeRow struct {
+	Name  string
+	Cells []string
+}
+
+// MCNRow is the row of MachineConfigNode m.
+func MCNRow(m *mcfgv1.MachineConfigNode, wide bool, now time.Time) NodeRow {
+	current := ""
+	if m.Status.ConfigVersion != nil {
+		current = m.Status.ConfigVersion.Current
+	}
+	cells := []string{m.Name, m.Spec.Pool.Name, m.Spec.ConfigVersion.Desired, current,
+		mcnCondition(m, mcfgv1.MachineConfigNodeUpdated), Age(m.CreationTimestamp, now)}
+	if wide {
+		for _, c := range nodeWide {
+			cells = append(cells, mcnCondition(m, c.cond))
+		}
+	}
+	return NodeRow{m.Name, cells}
+}
+
+// UnlistedRow is the row of node n of pool, which has no MachineConfigNode: from its
+// annotations, the phase cells empty.
+func UnlistedRow(n *corev1.Node, pool string, wide bool, now time.Time) NodeRow {
+	cells := []string{n.Name, pool, nodeanno.Desired(n), nodeanno.Current(n), "", Age(n.CreationTimestamp, now)}
+	if wide {
+		cells = append(cells, make([]string, len(nodeWide))...)
+	}
+	return NodeRow{n.Name, cells}
+}
+
+// SortRows orders rows by node name.
+func SortRows(rows []NodeRow) {
+	slices.SortStableFunc(rows, func(a, b NodeRow) int { return cmp.Compare(a.Name, b.Name) })
+}
+
+func mcnCondition(m *mcfgv1.MachineConfigNode, t mcfgv1.StateProgress) string {
+	for _, c := range m.Status.Conditions {
+		if c.Type == string(t) {
+			return string(c.Status)
+		}
+	}
+	return ""
+}
+
+// Age is kubectl's AGE: a human duration since t, "<unknown>" without a time.
+func Age(t metav1.Time, now time.Time) string {
+	if t.IsZero() {
+		return "<unknown>"
+	}
+	return duration.HumanDuration(now.Sub(t.Time))
+}
