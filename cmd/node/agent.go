@@ -32,7 +32,9 @@ const failpointEnv = "MCOTUI_FAILPOINT"
 // defaultStateDir is where the agent keeps its journal, snapshots and original backups.
 const defaultStateDir = "/var/lib/mcotui"
 
-type agentOptions struct {
+// AgentOptions are `mcotui agent`'s.
+type AgentOptions struct {
+	IOStreams           cmdutil.IOStreams
 	node, pool          string
 	root, stateDir      string
 	kubeconfig, context string
@@ -44,9 +46,9 @@ type agentOptions struct {
 	version string
 }
 
-func NewCmdAgent(f *cmdutil.Factory) *cobra.Command {
-	s := f.IOStreams
-	o := agentOptions{version: f.Version}
+// NewCmdAgent is `mcotui agent`; runF, when not nil, replaces the run step.
+func NewCmdAgent(f *cmdutil.Factory, runF func(*AgentOptions) error) *cobra.Command {
+	o := &AgentOptions{IOStreams: f.IOStreams, version: f.Version}
 	c := &cobra.Command{
 		Use:   "agent --node NAME",
 		Short: "Apply the node's desired rendered MachineConfig and report each phase (runs on every node)",
@@ -79,23 +81,7 @@ It refuses to start on a cluster where the Machine Config Operator runs.`,
   # In a DaemonSet pod (NODE_NAME from the downward API)
   mcotui agent --root /rootfs --metrics-addr :9101`,
 		Args: cmdutil.UsageArgs(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.failpoint == "" {
-				o.failpoint = os.Getenv(failpointEnv)
-			}
-			if o.announce == "" {
-				o.announce = os.Getenv(failpointEnv + "_ANNOUNCE")
-			}
-			if o.node == "" {
-				return cmdutil.UsageErr(errors.New("--node is required (or set NODE_NAME)"))
-			}
-			if err := agent.CheckFailpoint(o.failpoint); err != nil {
-				return cmdutil.UsageErr(err)
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
-			defer stop()
-			return runAgent(ctx, s, o)
-		},
+		RunE: cmdutil.RunE(o, runF),
 	}
 	fl := c.Flags()
 	fl.StringVar(&o.node, "node", os.Getenv("NODE_NAME"), "the node this agent updates (default $NODE_NAME)")
@@ -115,7 +101,43 @@ It refuses to start on a cluster where the Machine Config Operator runs.`,
 	return c
 }
 
-func runAgent(ctx context.Context, s cmdutil.IOStreams, o agentOptions) error {
+// Complete takes the failpoint settings from the environment when no flag gave them, and
+// the bus and state directory from --root.
+func (o *AgentOptions) Complete(*cobra.Command, []string) error {
+	if o.failpoint == "" {
+		o.failpoint = os.Getenv(failpointEnv)
+	}
+	if o.announce == "" {
+		o.announce = os.Getenv(failpointEnv + "_ANNOUNCE")
+	}
+	if o.stateDir == "" {
+		o.stateDir = filepath.Join(o.root, defaultStateDir)
+	}
+	if o.busAddress == "" {
+		o.busAddress = host.SystemBusAddressUnder(o.root)
+	}
+	return nil
+}
+
+// Validate refuses an agent without a node, and a failpoint this build does not have.
+func (o *AgentOptions) Validate() error {
+	if o.node == "" {
+		return cmdutil.UsageErr(errors.New("--node is required (or set NODE_NAME)"))
+	}
+	if err := agent.CheckFailpoint(o.failpoint); err != nil {
+		return cmdutil.UsageErr(err)
+	}
+	return nil
+}
+
+// Run runs the agent until SIGTERM or SIGINT.
+func (o *AgentOptions) Run(ctx context.Context) error {
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	return runAgent(ctx, o.IOStreams, o)
+}
+
+func runAgent(ctx context.Context, s cmdutil.IOStreams, o *AgentOptions) error {
 	log := slog.New(slog.NewTextHandler(s.ErrOut, nil)).With("component", "agent")
 	restCfg, err := kube.RESTConfig(o.kubeconfig, o.context)
 	if err != nil {
@@ -124,12 +146,6 @@ func runAgent(ctx context.Context, s cmdutil.IOStreams, o agentOptions) error {
 	clients, err := kube.NewClients(restCfg)
 	if err != nil {
 		return err
-	}
-	if o.stateDir == "" {
-		o.stateDir = filepath.Join(o.root, defaultStateDir)
-	}
-	if o.busAddress == "" {
-		o.busAddress = host.SystemBusAddressUnder(o.root)
 	}
 	root, err := host.NewRoot(o.root)
 	if err != nil {

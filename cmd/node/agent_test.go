@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcotui/mcotui/agent"
 	"github.com/mcotui/mcotui/cmd/cmdutil"
+	"github.com/mcotui/mcotui/cmd/internal/cmdtest"
 )
 
 func TestAgentFlagErrors(t *testing.T) {
@@ -60,5 +61,31 @@ func TestAgentMetricsEndpoint(t *testing.T) {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %q:\n%s", want, body)
 		}
+	}
+}
+
+// TestNodeOptions: the flags and environment as the agent and journal read them, without
+// a cluster or a host: the DaemonSet mode's defaults follow --root.
+func TestNodeOptions(t *testing.T) {
+	t.Setenv("NODE_NAME", "")
+	t.Setenv("DBUS_SYSTEM_BUS_ADDRESS", "")
+	code, o := cmdtest.ParseOptions(t, NewCmdAgent, "agent", "--node", "w-1", "--root", "/rootfs")
+	if code != cmdutil.ExitOK || o.node != "w-1" || o.root != "/rootfs" ||
+		o.stateDir != "/rootfs/var/lib/mcotui" || o.busAddress != "unix:path=/rootfs/run/dbus/system_bus_socket" {
+		t.Errorf("agent --node w-1 --root /rootfs: exit %d, %+v", code, o)
+	}
+	code, o = cmdtest.ParseOptions(t, NewCmdAgent, "agent", "--node", "w-1", "--state-dir", "/srv/state", "--bus-address", "unix:path=/tmp/bus")
+	if code != cmdutil.ExitOK || o.root != "/" || o.stateDir != "/srv/state" || o.busAddress != "unix:path=/tmp/bus" {
+		t.Errorf("agent with --state-dir and --bus-address: exit %d, %+v", code, o)
+	}
+	if code, _ := cmdtest.ParseOptions(t, NewCmdAgent, "agent"); code != cmdutil.ExitUsage {
+		t.Errorf("agent without --node: exit %d, want %d before the run step", code, cmdutil.ExitUsage)
+	}
+	code, j := cmdtest.ParseOptions(t, NewCmdJournal, "journal", "--state-dir", "/var/lib/x", "-o", "json")
+	if code != cmdutil.ExitOK || j.StateDir != "/var/lib/x" || j.Output != "json" {
+		t.Errorf("journal --state-dir /var/lib/x -o json: exit %d, %+v", code, j)
+	}
+	if code, _ := cmdtest.ParseOptions(t, NewCmdJournal, "journal", "-o", "yaml"); code != cmdutil.ExitUsage {
+		t.Errorf("journal -o yaml: exit %d, want %d before the run step", code, cmdutil.ExitUsage)
 	}
 }

@@ -2,6 +2,7 @@ package node
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,9 +17,20 @@ import (
 	"github.com/mcotui/mcotui/store"
 )
 
-func NewCmdJournal(f *cmdutil.Factory) *cobra.Command {
-	s := f.IOStreams
-	var stateDir, output string
+// JournalOptions are `mcotui journal`'s.
+type JournalOptions struct {
+	IOStreams cmdutil.IOStreams
+	// StateDir is the agent's --state-dir, which holds the journal file.
+	StateDir string
+	// Output is text or json.
+	Output string
+	// Now dates the report (the ages of updates in progress).
+	Now func() time.Time
+}
+
+// NewCmdJournal is `mcotui journal`; runF, when not nil, replaces the run step.
+func NewCmdJournal(f *cmdutil.Factory, runF func(*JournalOptions) error) *cobra.Command {
+	o := &JournalOptions{IOStreams: f.IOStreams, Now: time.Now}
 	c := &cobra.Command{
 		Use:   "journal",
 		Short: "Show the agent's local journal of updates on this host",
@@ -39,36 +51,47 @@ finished, durationSeconds, message).`,
   # The last update's phases, for a script
   sudo mcotui journal -o json | jq '.[-1].phases[] | {name, durationSeconds}'`,
 		Args: cmdutil.UsageArgs(cobra.NoArgs),
-		RunE: func(*cobra.Command, []string) error {
-			if output != "text" && output != "json" {
-				return cmdutil.UsageErr(fmt.Errorf("-o %q: use text or json", output))
-			}
-			j, err := store.OpenExisting(filepath.Join(stateDir, store.FileName), store.Options{})
-			if err != nil {
-				return err
-			}
-			updates, err := j.List()
-			if err != nil {
-				return err
-			}
-			now := time.Now()
-			var buf bytes.Buffer
-			if output == "json" {
-				enc := json.NewEncoder(&buf)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(journalReport(updates, now)); err != nil {
-					return fmt.Errorf("encode the journal: %w", err)
-				}
-			} else {
-				writeJournalText(&buf, updates, now)
-			}
-			_, err = s.Out.Write(buf.Bytes())
-			return err
-		},
+		RunE: cmdutil.RunE(o, runF),
 	}
-	c.Flags().StringVar(&stateDir, "state-dir", defaultStateDir, "the agent's state directory (its --state-dir)")
-	c.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	c.Flags().StringVar(&o.StateDir, "state-dir", defaultStateDir, "the agent's state directory (its --state-dir)")
+	c.Flags().StringVarP(&o.Output, "output", "o", "text", "output format: text or json")
 	return c
+}
+
+// Complete has nothing to fill in: the flags are the whole input.
+func (o *JournalOptions) Complete(*cobra.Command, []string) error { return nil }
+
+// Validate refuses an output format other than text and json.
+func (o *JournalOptions) Validate() error {
+	if o.Output != "text" && o.Output != "json" {
+		return cmdutil.UsageErr(fmt.Errorf("-o %q: use text or json", o.Output))
+	}
+	return nil
+}
+
+// Run reads the journal, without changing it, and prints it.
+func (o *JournalOptions) Run(context.Context) error {
+	j, err := store.OpenExisting(filepath.Join(o.StateDir, store.FileName), store.Options{})
+	if err != nil {
+		return err
+	}
+	updates, err := j.List()
+	if err != nil {
+		return err
+	}
+	now := o.Now()
+	var buf bytes.Buffer
+	if o.Output == "json" {
+		enc := json.NewEncoder(&buf)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(journalReport(updates, now)); err != nil {
+			return fmt.Errorf("encode the journal: %w", err)
+		}
+	} else {
+		writeJournalText(&buf, updates, now)
+	}
+	_, err = o.IOStreams.Out.Write(buf.Bytes())
+	return err
 }
 
 // journalUpdate is one update in -o json; its keys are part of the command's interface.

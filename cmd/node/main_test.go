@@ -7,7 +7,7 @@ import (
 )
 
 // mcotui runs this group's commands as main does.
-var mcotui = cmdtest.NewRunner(NewCmdAgent, NewCmdJournal)
+var mcotui = cmdtest.NewRunner(cmdtest.Real(NewCmdAgent), cmdtest.Real(NewCmdJournal))
 
 // The node commands' tests need no cluster: TestMain only runs them from the module's root.
 func TestMain(m *testing.M) { cmdtest.Main(m, &cmdtest.Cluster{}) }
