@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/mcotui/mcotui/cmd/cmdutil"
-	"github.com/mcotui/mcotui/cmd/internal/cmdtest"
 	"github.com/mcotui/mcotui/core/bootimage"
 	"github.com/mcotui/mcotui/platform/kube/kubetest"
 )
@@ -25,7 +24,7 @@ import (
 // Windows copy of aws), and removes them and MachineConfiguration/cluster at the end.
 func bootImageObjects(t *testing.T, env *kubetest.Env) {
 	t.Helper()
-	ctx := cmdtest.Context(t)
+	ctx := kubetest.Context(t)
 	for _, ns := range []string{bootimage.MachineAPINamespace, bootimage.ConfigMapNamespace} {
 		if _, err := env.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
@@ -81,7 +80,7 @@ func bootImageObjects(t *testing.T, env *kubetest.Env) {
 func TestBootImagesCommands(t *testing.T) {
 	env := cluster.Env(t)
 	bootImageObjects(t, env)
-	ctx := cmdtest.Context(t)
+	ctx := kubetest.Context(t)
 	mcs := env.Operator.OperatorV1().MachineConfigurations()
 
 	// No MachineConfiguration: the default of mixed AWS and GCP MachineSets (no one

@@ -13,13 +13,14 @@ import (
 	"github.com/mcotui/mcotui/cmd/cmdutil"
 	"github.com/mcotui/mcotui/cmd/internal/cmdtest"
 	"github.com/mcotui/mcotui/platform/kube"
+	"github.com/mcotui/mcotui/platform/kube/kubetest"
 )
 
 // TestControllerRefusesBesideMCO: on a cluster where MCO's operator runs, `mcotui
 // controller` exits at once and says what it found.
 func TestControllerRefusesBesideMCO(t *testing.T) {
 	env := cluster.Env(t)
-	ctx := cmdtest.Context(t)
+	ctx := kubetest.Context(t)
 	if _, err := env.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: kube.MCONamespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/mcotui/mcotui/core/phase"
 	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/platform/kube"
+	"github.com/mcotui/mcotui/platform/kube/kubetest"
 	"github.com/mcotui/mcotui/platform/kube/nodeagent"
 )
 
@@ -166,7 +167,7 @@ func TestInstallOutput(t *testing.T) {
 // TestInstallAppliesDryRun feeds the output to a real `kubectl apply --dry-run=server`.
 func TestInstallAppliesDryRun(t *testing.T) {
 	env := cluster.Env(t)
-	ctx := cmdtest.Context(t)
+	ctx := kubetest.Context(t)
 	// A server-side dry run creates nothing, so namespaced objects need their
 	// namespaces to exist already.
 	for _, ns := range []string{"mcotui-dry", bootimage.MachineAPINamespace} {
@@ -191,7 +192,7 @@ func TestInstallAppliesDryRun(t *testing.T) {
 // privileges the manifests grant are enough for what they do.
 func TestInstallRBACSuffices(t *testing.T) {
 	env := cluster.Env(t)
-	ctx := cmdtest.Context(t)
+	ctx := kubetest.Context(t)
 	const ns = "mcotui-rbac"
 	if _, err := env.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: bootimage.MachineAPINamespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)

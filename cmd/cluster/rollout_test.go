@@ -82,7 +82,7 @@ func TestRolloutWait(t *testing.T) {
 // at the end.
 func TestRolloutWaitDrives(t *testing.T) {
 	c := cmdtest.NewRolloutCluster(t, cluster.Env(t), "rw", 4, nil)
-	ns, err := c.Env.CreateNamespace(cmdtest.Context(t), "mcotui-")
+	ns, err := c.Env.CreateNamespace(kubetest.Context(t), "mcotui-")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestRolloutWaitDrives(t *testing.T) {
 	if w := c.DesiredConfigWriters(t); len(w) != 1 || !w[rolloutIdentity()] {
 		t.Errorf("desiredConfig written by %v, want %s alone", w, rolloutIdentity())
 	}
-	if holder, held, err := controller.LeaseHolder(cmdtest.Context(t), c.Env.Kube, ns, controller.LeaseName, time.Now()); err != nil || held {
+	if holder, held, err := controller.LeaseHolder(kubetest.Context(t), c.Env.Kube, ns, controller.LeaseName, time.Now()); err != nil || held {
 		t.Errorf("after the command: lease holder %q held %t err %v; want it released", holder, held, err)
 	}
 }
@@ -136,7 +136,7 @@ func TestRolloutPlan(t *testing.T) {
 	c := cmdtest.NewRolloutCluster(t, cluster.Env(t), "plan", 3, func() *intstr.IntOrString { v := intstr.FromString("50%"); return &v }())
 	// What a controller would have done, without one running: the pool rendered (and
 	// paused), two nodes at an older config, one never configured.
-	ctx := cmdtest.Context(t)
+	ctx := kubetest.Context(t)
 	p := c.GetPool(t)
 	mc, err := c.Env.MachineConfig.MachineconfigurationV1().MachineConfigs().Get(ctx, "00-plan", metav1.GetOptions{})
 	if err != nil {
@@ -195,7 +195,7 @@ func annotateNode(t *testing.T, env *kubetest.Env, node string, anns map[string]
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := env.Kube.CoreV1().Nodes().Patch(cmdtest.Context(t), node, types.MergePatchType, b, metav1.PatchOptions{}); err != nil {
+	if _, err := env.Kube.CoreV1().Nodes().Patch(kubetest.Context(t), node, types.MergePatchType, b, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -274,7 +274,7 @@ func TestRolloutWaitFollowsWithoutLeaseAccess(t *testing.T) {
 	c.StartAgent(t, 300*time.Millisecond)
 	c.WaitUpdated(t)
 
-	ctx := cmdtest.Context(t)
+	ctx := kubetest.Context(t)
 	const user = "rollout-follower"
 	role := &rbacv1.ClusterRole{
 		ObjectMeta: metav1.ObjectMeta{Name: user},

@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcotui/mcotui/cmd/cmdutil"
-	"github.com/mcotui/mcotui/cmd/internal/cmdtest"
 	"github.com/mcotui/mcotui/core/phase"
 	"github.com/mcotui/mcotui/platform/kube"
 	"github.com/mcotui/mcotui/platform/kube/kubetest"
@@ -126,7 +125,7 @@ func TestStatusGolden(t *testing.T) {
 // ticks between the two calls).
 func TestStatusMatchesKubectl(t *testing.T) {
 	env := cluster.Env(t)
-	ctx := cmdtest.Context(t)
+	ctx := kubetest.Context(t)
 	now := time.Now()
 	fx := statusFixture(now)
 	for _, p := range fx.Pools {
@@ -223,7 +222,7 @@ func TestStatusMatchesKubectl(t *testing.T) {
 
 func kubectl(t *testing.T, env *kubetest.Env, args ...string) string {
 	t.Helper()
-	out, err := env.KubectlCommand(cmdtest.Context(t), args...).CombinedOutput()
+	out, err := env.KubectlCommand(kubetest.Context(t), args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("kubectl %v: %v\n%s", args, err, out)
 	}

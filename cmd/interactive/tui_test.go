@@ -21,6 +21,7 @@ import (
 	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/platform/host/hosttest"
 	"github.com/mcotui/mcotui/platform/kube"
+	"github.com/mcotui/mcotui/platform/kube/kubetest"
 	"github.com/mcotui/mcotui/tui"
 	"github.com/mcotui/mcotui/tui/action"
 	"github.com/mcotui/mcotui/tui/screentest"
@@ -131,7 +132,7 @@ func TestTUIOnACluster(t *testing.T) {
 // the Lease is released once the TUI has quit.
 func TestTUIDrivesAPool(t *testing.T) {
 	c := cmdtest.NewRolloutCluster(t, cluster.Env(t), "td", 3, nil)
-	ctx := cmdtest.Context(t)
+	ctx := kubetest.Context(t)
 	ns, err := c.Env.CreateNamespace(ctx, "mcotui-")
 	if err != nil {
 		t.Fatal(err)
@@ -189,7 +190,7 @@ func TestTUIDrivesAPool(t *testing.T) {
 // agent updates the nodes, so the pool's rollout would never end on its own.
 func TestTUIQuitStopsTheDrive(t *testing.T) {
 	c := cmdtest.NewRolloutCluster(t, cluster.Env(t), "tq", 2, nil)
-	ctx := cmdtest.Context(t)
+	ctx := kubetest.Context(t)
 	ns, err := c.Env.CreateNamespace(ctx, "mcotui-")
 	if err != nil {
 		t.Fatal(err)
@@ -207,7 +208,7 @@ func TestTUIQuitStopsTheDrive(t *testing.T) {
 		driving bool // quit once the terminal holds the Lease and drives
 	}{{"q right after y", false}, {"q while driving", true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := cmdtest.Context(t)
+			ctx := kubetest.Context(t)
 			// Never cancelled before wait: what stops the drive is the TUI quitting.
 			driver := newTUIDriver(t.Context(), clients, ns, slog.New(slog.DiscardHandler))
 			sub := cluster.Subscribe()
@@ -269,7 +270,7 @@ func tuiSource(ctx context.Context, t *testing.T, c *cmdtest.RolloutCluster) (*s
 		t.Fatal(err)
 	}
 	t.Cleanup(cluster.Close)
-	if err := cluster.WaitForSync(cmdtest.Context(t)); err != nil {
+	if err := cluster.WaitForSync(kubetest.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 	clients, err := kube.NewClients(c.Env.Config)

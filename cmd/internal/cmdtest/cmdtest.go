@@ -80,14 +80,6 @@ func chdirModuleRoot() error {
 	}
 }
 
-// Context bounds a test's calls, so that a stuck one fails the test with a message.
-func Context(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // Runner runs the command lines of the root it builds as main does, with the version
 // "dev": each command group's tests build a root of their commands.
 type Runner func(*cmdutil.Factory) *cobra.Command

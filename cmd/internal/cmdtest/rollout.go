@@ -35,7 +35,7 @@ type RolloutCluster struct {
 // test ends.
 func NewRolloutCluster(t *testing.T, env *kubetest.Env, pool string, nodes int, maxUnavailable *intstr.IntOrString) *RolloutCluster {
 	t.Helper()
-	ctx := Context(t)
+	ctx := kubetest.Context(t)
 	role := "node-role.kubernetes.io/" + pool
 	p := &mcfgv1.MachineConfigPool{
 		ObjectMeta: metav1.ObjectMeta{Name: pool},
@@ -70,7 +70,7 @@ func NewRolloutCluster(t *testing.T, env *kubetest.Env, pool string, nodes int, 
 // SetFile writes the pool's one MachineConfig: a file whose content is content.
 func (c *RolloutCluster) SetFile(t *testing.T, content string) {
 	t.Helper()
-	ctx := Context(t)
+	ctx := kubetest.Context(t)
 	raw := fmt.Sprintf(`{"ignition":{"version":"3.5.0"},"storage":{"files":[{"path":"/etc/%s","mode":420,"contents":{"source":"data:,%s"}}]}}`, c.Pool, content)
 	name := "00-" + c.Pool
 	mcs := c.Env.MachineConfig.MachineconfigurationV1().MachineConfigs()
@@ -96,7 +96,7 @@ func (c *RolloutCluster) SetFile(t *testing.T, content string) {
 // own, until the test ends, and returns that namespace.
 func (c *RolloutCluster) StartController(t *testing.T) string {
 	t.Helper()
-	ns, err := c.Env.CreateNamespace(Context(t), "mcotui-")
+	ns, err := c.Env.CreateNamespace(kubetest.Context(t), "mcotui-")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,21 +129,15 @@ func (c *RolloutCluster) StartAgent(t *testing.T, work time.Duration, fail ...st
 	a.Start(t)
 }
 
-// WaitFor polls cond for up to 30s.
+// WaitFor is kubetest.Eventually for a condition with nothing more to report.
 func WaitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 30s", what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	kubetest.Eventually(t, time.Minute, what, func() (bool, string) { return cond(), "" })
 }
 
 func (c *RolloutCluster) GetPool(t *testing.T) *mcfgv1.MachineConfigPool {
 	t.Helper()
-	p, err := c.Env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Get(Context(t), c.Pool, metav1.GetOptions{})
+	p, err := c.Env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Get(kubetest.Context(t), c.Pool, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +156,7 @@ func (c *RolloutCluster) DesiredConfigWriters(t *testing.T) map[string]bool {
 	t.Helper()
 	writers := map[string]bool{}
 	for _, name := range c.Nodes {
-		n, err := c.Env.Kube.CoreV1().Nodes().Get(Context(t), name, metav1.GetOptions{})
+		n, err := c.Env.Kube.CoreV1().Nodes().Get(kubetest.Context(t), name, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -179,7 +173,7 @@ func (c *RolloutCluster) DesiredConfigWriters(t *testing.T) map[string]bool {
 // loop would (controllertest.RenderByHand), and returns the rendered config's name.
 func (c *RolloutCluster) RenderByHand(t *testing.T) string {
 	t.Helper()
-	mc, err := c.Env.MachineConfig.MachineconfigurationV1().MachineConfigs().Get(Context(t), "00-"+c.Pool, metav1.GetOptions{})
+	mc, err := c.Env.MachineConfig.MachineconfigurationV1().MachineConfigs().Get(kubetest.Context(t), "00-"+c.Pool, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
