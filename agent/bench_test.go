@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcotui/mcotui/core/disruption"
+	"github.com/mcotui/mcotui/core/mctest"
 	"github.com/mcotui/mcotui/platform/host"
 )
 
@@ -22,23 +23,23 @@ const (
 	benchChanged = 500
 )
 
-func benchConfigs(b *testing.B) (old, new []fileSpec) {
+func benchConfigs(b *testing.B) (old, new []mctest.File) {
 	for i := range benchFiles {
 		p := fmt.Sprintf("/etc/bench/d%02d/f%04d.conf", i%20, i)
 		data := fmt.Sprintf("key%d=%0128d\n", i, i)
-		old = append(old, fileSpec{p, data, 0o644})
+		old = append(old, mctest.File{Path: p, Data: data, Mode: 0o644})
 		if i%2 == 0 {
 			data = fmt.Sprintf("key%d=%0128d changed\n", i, i)
 		}
-		new = append(new, fileSpec{p, data, 0o644})
+		new = append(new, mctest.File{Path: p, Data: data, Mode: 0o644})
 	}
 	return old, new
 }
 
 func BenchmarkApply1000Files500Changed(b *testing.B) {
 	oldSpec, newSpec := benchConfigs(b)
-	oldMC := machineConfig(b, "rendered-bench-a", oldSpec, nil, nil)
-	newMC := machineConfig(b, "rendered-bench-b", newSpec, nil, nil)
+	oldMC := mctest.MachineConfig(b, "rendered-bench-a", mctest.Config{Files: oldSpec})
+	newMC := mctest.MachineConfig(b, "rendered-bench-b", mctest.Config{Files: newSpec})
 	p, reasons, err := newPlan(oldMC, newMC, disruption.DefaultPolicy(), noOverrides)
 	if err != nil || len(reasons) > 0 {
 		b.Fatal(err, reasons)
@@ -75,27 +76,27 @@ func BenchmarkApply1000Files500Changed(b *testing.B) {
 func BenchmarkBareAtomicWrites500(b *testing.B) {
 	_, newSpec := benchConfigs(b)
 	dir := b.TempDir()
-	var changed []fileSpec
+	var changed []mctest.File
 	for i, f := range newSpec {
 		if i%2 == 0 {
 			changed = append(changed, f)
 		}
 	}
 	for _, f := range changed {
-		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(f.path)), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(f.Path)), 0o755); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ResetTimer()
 	for i := range b.N {
 		for _, f := range changed {
-			full := filepath.Join(dir, f.path)
+			full := filepath.Join(dir, f.Path)
 			tmp := full + ".tmp" + strconv.Itoa(i)
 			fh, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := fh.WriteString(f.data); err != nil {
+			if _, err := fh.WriteString(f.Data); err != nil {
 				b.Fatal(err)
 			}
 			if err := fh.Sync(); err != nil {

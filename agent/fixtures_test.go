@@ -1,24 +1,17 @@
 package agent
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
-	"encoding/base64"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/coreos/ignition/v2/config/v3_5/types"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/mcotui/mcotui/core/disruption"
-	"github.com/mcotui/mcotui/core/ignconfig"
+	"github.com/mcotui/mcotui/core/mctest"
 	"github.com/mcotui/mcotui/platform/host"
 	"github.com/mcotui/mcotui/platform/host/hosttest"
 	"github.com/mcotui/mcotui/store"
@@ -32,72 +25,6 @@ const (
 	cfgC = "rendered-worker-c" // a new enabled unit and file changes: drain and reboot
 )
 
-type fileSpec struct {
-	path, data string
-	mode       int
-}
-
-type unitSpec struct {
-	name, contents string
-	enabled, mask  *bool
-	dropins        map[string]string
-}
-
-func boolp(b bool) *bool { return &b }
-
-// machineConfig builds a rendered MachineConfig. File contents alternate between
-// percent-encoded and gzip+base64 data: URLs, so both decoders are exercised on every
-// update.
-func machineConfig(t testing.TB, name string, files []fileSpec, units []unitSpec, keys []string) *mcfgv1.MachineConfig {
-	t.Helper()
-	cfg := ignconfig.Empty()
-	for i, f := range files {
-		tf := types.File{Node: types.Node{Path: f.path}}
-		if f.mode != 0 {
-			m := f.mode
-			tf.Mode = &m
-		}
-		var src string
-		if i%2 == 0 {
-			src = "data:," + strings.ReplaceAll(strings.ReplaceAll(f.data, "%", "%25"), "\n", "%0A")
-			src = strings.ReplaceAll(src, " ", "%20")
-		} else {
-			src = "data:;base64," + base64.StdEncoding.EncodeToString(gzipBytes(t, []byte(f.data)))
-			tf.Contents.Compression = strPtr("gzip")
-		}
-		tf.Contents.Source = &src
-		cfg.Storage.Files = append(cfg.Storage.Files, tf)
-	}
-	for _, u := range units {
-		tu := types.Unit{Name: u.name, Enabled: u.enabled, Mask: u.mask}
-		if u.contents != "" {
-			tu.Contents = strPtr(u.contents)
-		}
-		for _, d := range sortedKeys(u.dropins) {
-			tu.Dropins = append(tu.Dropins, types.Dropin{Name: d, Contents: strPtr(u.dropins[d])})
-		}
-		cfg.Systemd.Units = append(cfg.Systemd.Units, tu)
-	}
-	if len(keys) > 0 {
-		u := types.PasswdUser{Name: "core"}
-		for _, k := range keys {
-			u.SSHAuthorizedKeys = append(u.SSHAuthorizedKeys, types.SSHAuthorizedKey(k))
-		}
-		cfg.Passwd.Users = append(cfg.Passwd.Users, u)
-	}
-	raw, err := ignconfig.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &mcfgv1.MachineConfig{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "machineconfiguration.openshift.io/v1", Kind: "MachineConfig"},
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec:       mcfgv1.MachineConfigSpec{Config: runtime.RawExtension{Raw: raw}},
-	}
-}
-
-func strPtr(s string) *string { return &s }
-
 const helloUnit = "[Unit]\nDescription=hello\n\n[Service]\nExecStart=/bin/true\n\n[Install]\nWantedBy=multi-user.target\n"
 
 var (
@@ -106,29 +33,29 @@ var (
 )
 
 func configA(t testing.TB) *mcfgv1.MachineConfig {
-	return machineConfig(t, cfgA, []fileSpec{
-		{"/etc/mcotui/a.conf", "a=1\n", 0o644},
-		{"/etc/mcotui/b.conf", "b=1\n", 0o600},
-		{"/etc/mcotui/gone.conf", "going away\n", 0},
-	}, nil, []string{keyOld})
+	return mctest.MachineConfig(t, cfgA, mctest.Config{Files: []mctest.File{
+		{Path: "/etc/mcotui/a.conf", Data: "a=1\n", Mode: 0o644},
+		{Path: "/etc/mcotui/b.conf", Data: "b=1\n", Mode: 0o600},
+		{Path: "/etc/mcotui/gone.conf", Data: "going away\n"},
+	}, SSHKeys: []string{keyOld}})
 }
 
 func configB(t testing.TB) *mcfgv1.MachineConfig {
-	return machineConfig(t, cfgB, []fileSpec{
-		{"/etc/mcotui/a.conf", "a=2\n", 0o644},
-		{"/etc/mcotui/b.conf", "b=1\n", 0o600},
-		{"/etc/mcotui/c.conf", "c=1 new\n", 0o640},
-	}, nil, []string{keyOld})
+	return mctest.MachineConfig(t, cfgB, mctest.Config{Files: []mctest.File{
+		{Path: "/etc/mcotui/a.conf", Data: "a=2\n", Mode: 0o644},
+		{Path: "/etc/mcotui/b.conf", Data: "b=1\n", Mode: 0o600},
+		{Path: "/etc/mcotui/c.conf", Data: "c=1 new\n", Mode: 0o640},
+	}, SSHKeys: []string{keyOld}})
 }
 
 func configC(t testing.TB) *mcfgv1.MachineConfig {
-	return machineConfig(t, cfgC, []fileSpec{
-		{"/etc/mcotui/a.conf", "a=3\n", 0o644},
-		{"/etc/mcotui/b.conf", "b=3\n", 0o600},
-		{"/etc/mcotui/c.conf", "c=3\n", 0o644},
-		{"/etc/mcotui/gone.conf", "going away\n", 0},
-	}, []unitSpec{{name: "hello.service", contents: helloUnit, enabled: boolp(true),
-		dropins: map[string]string{"10-env.conf": "[Service]\nEnvironment=A=1\n"}}}, []string{keyOld, keyNew})
+	return mctest.MachineConfig(t, cfgC, mctest.Config{Files: []mctest.File{
+		{Path: "/etc/mcotui/a.conf", Data: "a=3\n", Mode: 0o644},
+		{Path: "/etc/mcotui/b.conf", Data: "b=3\n", Mode: 0o600},
+		{Path: "/etc/mcotui/c.conf", Data: "c=3\n", Mode: 0o644},
+		{Path: "/etc/mcotui/gone.conf", Data: "going away\n"},
+	}, Units: []mctest.Unit{{Name: "hello.service", Contents: helloUnit, Enabled: mctest.Bool(true),
+		Dropins: map[string]string{"10-env.conf": "[Service]\nEnvironment=A=1\n"}}}, SSHKeys: []string{keyOld, keyNew}})
 }
 
 // testPolicy is MCO's defaults plus: files under /etc/mcotui reload example.service.
@@ -260,17 +187,4 @@ func setBootID(t testing.TB, file, id string) {
 	if err := os.WriteFile(file, []byte(id+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func gzipBytes(t testing.TB, data []byte) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	zw := gzip.NewWriter(&b)
-	if _, err := zw.Write(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
 }

@@ -10,18 +10,16 @@ import (
 	"testing"
 	"time"
 
-	ign3types "github.com/coreos/ignition/v2/config/v3_5/types"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/utils/ptr"
 
 	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/controller/controllertest"
+	"github.com/mcotui/mcotui/core/mctest"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/render"
 	"github.com/mcotui/mcotui/platform/kube"
@@ -147,22 +145,7 @@ func createPool(t *testing.T, name string, maxUnavailable *intstr.IntOrString, p
 // machineConfig is a MachineConfig of role that writes path with content.
 func machineConfig(t testing.TB, name, role, path, content string) *mcfgv1.MachineConfig {
 	t.Helper()
-	cfg := ign3types.Config{Ignition: ign3types.Ignition{Version: "3.5.0"}}
-	cfg.Storage.Files = []ign3types.File{{
-		Node: ign3types.Node{Path: path},
-		FileEmbedded1: ign3types.FileEmbedded1{
-			Mode:     ptr.To(0o644),
-			Contents: ign3types.Resource{Source: ptr.To("data:," + content)},
-		},
-	}}
-	raw, err := json.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &mcfgv1.MachineConfig{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{mcfgv1.MachineConfigRoleLabelKey: role}},
-		Spec:       mcfgv1.MachineConfigSpec{Config: runtime.RawExtension{Raw: raw}},
-	}
+	return mctest.MachineConfig(t, name, mctest.Config{Role: role, Files: []mctest.File{{Path: path, Data: content, Mode: 0o644}}})
 }
 
 // applyMC creates the MachineConfig, or replaces the spec of the one of that name, and

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,15 +15,14 @@ import (
 	"testing"
 	"time"
 
-	ign3types "github.com/coreos/ignition/v2/config/v3_5/types"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	"github.com/mcotui/mcotui/controller"
+	"github.com/mcotui/mcotui/core/mctest"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
 	"github.com/mcotui/mcotui/core/rollout"
@@ -500,24 +498,11 @@ func filesOf(pool string, rolledOut bool) []file {
 // machineConfig is a MachineConfig of role writing files.
 func machineConfig(t *testing.T, name, role string, files []file) *mcfgv1.MachineConfig {
 	t.Helper()
-	cfg := ign3types.Config{Ignition: ign3types.Ignition{Version: "3.5.0"}}
+	c := mctest.Config{Role: role}
 	for _, f := range files {
-		cfg.Storage.Files = append(cfg.Storage.Files, ign3types.File{
-			Node: ign3types.Node{Path: f.path},
-			FileEmbedded1: ign3types.FileEmbedded1{
-				Mode:     ptr.To(int(f.mode)),
-				Contents: ign3types.Resource{Source: ptr.To("data:," + url.PathEscape(f.data))},
-			},
-		})
+		c.Files = append(c.Files, mctest.File{Path: f.path, Data: f.data, Mode: int(f.mode)})
 	}
-	raw, err := json.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &mcfgv1.MachineConfig{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{mcfgv1.MachineConfigRoleLabelKey: role}},
-		Spec:       mcfgv1.MachineConfigSpec{Config: runtime.RawExtension{Raw: raw}},
-	}
+	return mctest.MachineConfig(t, name, c)
 }
 
 // awaitRendered waits for the controller to point the pool at a rendered config other

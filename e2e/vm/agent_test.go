@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcotui/mcotui/agent"
+	"github.com/mcotui/mcotui/core/mctest"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
 	"github.com/mcotui/mcotui/store"
@@ -126,8 +127,8 @@ func powerCutAt(t *testing.T, fp string) {
 	paths := []string{"/home/core/.ssh/authorized_keys.d/ignition"}
 	want := map[string]string{paths[0]: keyNew + "\n"}
 	for _, f := range rebootFiles {
-		paths = append(paths, f.path)
-		want[f.path] = f.data
+		paths = append(paths, f.Path)
+		want[f.Path] = f.Data
 	}
 	before := map[string]guestFile{}
 	for _, p := range paths {
@@ -298,10 +299,10 @@ ExecStart=/bin/sh -c 'grep -qx mode=good ` + restartDir + `/app.conf || { echo "
 // them, and NodeDegraded names the unit and quotes its journal.
 func TestVMBadUpdateRolledBack(t *testing.T) {
 	clusterObjects(t)
-	bad := machineConfig(t, cfgBad, []fileSpec{
-		{restartDir + "/app.conf", "mode=bad\n", 0o644},
-		{restartDir + "/extra.conf", "extra=1\n", 0o644},
-	}, nil, nil)
+	bad := mctest.MachineConfig(t, cfgBad, mctest.Config{Files: []mctest.File{
+		{Path: restartDir + "/app.conf", Data: "mode=bad\n", Mode: 0o644},
+		{Path: restartDir + "/extra.conf", Data: "extra=1\n", Mode: 0o644},
+	}})
 	if _, err := env.MachineConfig.MachineconfigurationV1().MachineConfigs().Create(context.Background(), bad, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/mcotui/mcotui/core/mctest"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
 )
@@ -48,12 +49,12 @@ func readGuestFile(t *testing.T, m *Machine, path string) guestFile {
 }
 
 // checkFiles reports how the guest's files differ from files (owned by root).
-func checkFiles(t *testing.T, m *Machine, files []fileSpec) {
+func checkFiles(t *testing.T, m *Machine, files []mctest.File) {
 	t.Helper()
 	for _, want := range files {
-		got := readGuestFile(t, m, want.path)
-		if !got.exists || got.kind != "regular file" || got.data != want.data || got.mode != want.mode || got.uid != 0 {
-			t.Errorf("vm %s: %s is %+v, want a regular file of root with mode %o and %q", m.Name(), want.path, got, want.mode, want.data)
+		got := readGuestFile(t, m, want.Path)
+		if !got.exists || got.kind != "regular file" || got.data != want.Data || got.mode != want.Mode || got.uid != 0 {
+			t.Errorf("vm %s: %s is %+v, want a regular file of root with mode %o and %q", m.Name(), want.Path, got, want.Mode, want.Data)
 		}
 	}
 }
