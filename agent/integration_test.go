@@ -19,10 +19,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/client-go/util/retry"
 
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
@@ -55,28 +53,14 @@ func clusterObjects(t *testing.T) {
 		ctx := context.Background()
 		bad := configB(t)
 		bad.Name, bad.Spec.FIPS = "rendered-worker-bad", true
-		for _, mc := range []*mcfgv1.MachineConfig{configA(t), configB(t), configC(t), bad} {
-			if _, err := env.MachineConfig.MachineconfigurationV1().MachineConfigs().Create(ctx, mc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-				t.Fatalf("create MachineConfig %s: %v", mc.Name, err)
-			}
-		}
-		mcfg := &operatorv1.MachineConfiguration{
-			ObjectMeta: metav1.ObjectMeta{Name: "cluster"},
-			Spec: operatorv1.MachineConfigurationSpec{
-				StaticPodOperatorSpec: operatorv1.StaticPodOperatorSpec{OperatorSpec: operatorv1.OperatorSpec{ManagementState: operatorv1.Managed}},
-				NodeDisruptionPolicy: operatorv1.NodeDisruptionPolicyConfig{
-					Files: []operatorv1.NodeDisruptionPolicySpecFile{{
-						Path: "/etc/mcotui",
-						Actions: []operatorv1.NodeDisruptionPolicySpecAction{{
-							Type: operatorv1.ReloadSpecAction, Reload: &operatorv1.ReloadService{ServiceName: "example.service"},
-						}},
-					}},
-					SSHKey: operatorv1.NodeDisruptionPolicySpecSSHKey{Actions: []operatorv1.NodeDisruptionPolicySpecAction{{Type: operatorv1.NoneSpecAction}}},
-				},
-			},
-		}
-		if _, err := env.Operator.OperatorV1().MachineConfigurations().Create(ctx, mcfg, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatalf("create MachineConfiguration cluster: %v", err)
+		files := []operatorv1.NodeDisruptionPolicySpecFile{{
+			Path: "/etc/mcotui",
+			Actions: []operatorv1.NodeDisruptionPolicySpecAction{{
+				Type: operatorv1.ReloadSpecAction, Reload: &operatorv1.ReloadService{ServiceName: "example.service"},
+			}},
+		}}
+		if err := kubetest.CreateClusterConfig(ctx, env.MachineConfig, env.Operator, files, configA(t), configB(t), configC(t), bad); err != nil {
+			t.Fatal(err)
 		}
 	})
 }
@@ -124,21 +108,10 @@ func newLiveNode(t *testing.T, name string, annotations map[string]string, unsch
 
 func (n *liveNode) patch(anns map[string]string, unschedulable bool) {
 	n.t.Helper()
-	// The agent writes the node too: retry on conflicts, on a fresh read.
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		node, err := env.Kube.CoreV1().Nodes().Get(kubetest.Context(n.t), n.name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if node.Annotations == nil {
-			node.Annotations = map[string]string{}
-		}
-		for k, v := range anns {
-			node.Annotations[k] = v
-		}
+	set := kubetest.SetAnnotations(anns)
+	err := kubetest.UpdateNode(kubetest.Context(n.t), env.Kube, n.name, func(node *corev1.Node) {
+		set(node)
 		node.Spec.Unschedulable = unschedulable
-		_, err = env.Kube.CoreV1().Nodes().Update(kubetest.Context(n.t), node, metav1.UpdateOptions{})
-		return err
 	})
 	if err != nil {
 		n.t.Fatal(err)

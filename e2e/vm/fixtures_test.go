@@ -3,7 +3,6 @@ package vm
 import (
 	"context"
 	"crypto/rand"
-	"encoding/base64"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,20 +10,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coreos/ignition/v2/config/v3_5/types"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/util/retry"
 
-	"github.com/mcotui/mcotui/core/ignconfig"
+	"github.com/mcotui/mcotui/core/mctest"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
+	"github.com/mcotui/mcotui/platform/kube/kubetest"
 )
 
 // The configs the tests move nodes between. cfgBase is what the guest image is: it
@@ -41,69 +37,6 @@ const (
 	restartDir = "/etc/mcotui-vm/restart" // Restart restartme.service
 )
 
-type fileSpec struct {
-	path, data string
-	mode       int
-}
-
-type unitSpec struct {
-	name, contents string
-	enabled, mask  *bool
-	dropins        map[string]string
-}
-
-func boolp(b bool) *bool { return &b }
-
-// machineConfig builds a rendered MachineConfig: files as data: URLs (base64), units
-// with their drop-ins, and core's SSH keys.
-func machineConfig(t testing.TB, name string, files []fileSpec, units []unitSpec, keys []string) *mcfgv1.MachineConfig {
-	t.Helper()
-	cfg := ignconfig.Empty()
-	for _, f := range files {
-		tf := types.File{Node: types.Node{Path: f.path}}
-		if f.mode != 0 {
-			m := f.mode
-			tf.Mode = &m
-		}
-		src := "data:;base64," + base64.StdEncoding.EncodeToString([]byte(f.data))
-		tf.Contents.Source = &src
-		cfg.Storage.Files = append(cfg.Storage.Files, tf)
-	}
-	for _, u := range units {
-		tu := types.Unit{Name: u.name, Enabled: u.enabled, Mask: u.mask}
-		if u.contents != "" {
-			c := u.contents
-			tu.Contents = &c
-		}
-		names := make([]string, 0, len(u.dropins))
-		for d := range u.dropins {
-			names = append(names, d)
-		}
-		slices.Sort(names)
-		for _, d := range names {
-			c := u.dropins[d]
-			tu.Dropins = append(tu.Dropins, types.Dropin{Name: d, Contents: &c})
-		}
-		cfg.Systemd.Units = append(cfg.Systemd.Units, tu)
-	}
-	if len(keys) > 0 {
-		u := types.PasswdUser{Name: "core"}
-		for _, k := range keys {
-			u.SSHAuthorizedKeys = append(u.SSHAuthorizedKeys, types.SSHAuthorizedKey(k))
-		}
-		cfg.Passwd.Users = append(cfg.Passwd.Users, u)
-	}
-	raw, err := ignconfig.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &mcfgv1.MachineConfig{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "machineconfiguration.openshift.io/v1", Kind: "MachineConfig"},
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec:       mcfgv1.MachineConfigSpec{Config: runtime.RawExtension{Raw: raw}},
-	}
-}
-
 const (
 	keyNew = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIMcotuiVmTestKeyNew vm@example"
 
@@ -114,28 +47,28 @@ const (
 	exampleDropin = "[Service]\nEnvironment=MCOTUI_DROPIN=from-config\n"
 )
 
-var rebootFiles = []fileSpec{
-	{"/usr/local/bin/mcotui-hello", helloScript, 0o755},
-	{"/etc/mcotui-vm/settings.conf", "setting=1\n", 0o644},
-	{"/etc/mcotui-vm/secret.conf", "secret=s3cr3t\n", 0o600},
-	{"/etc/mcotui-vm/group-readable.conf", "shared=yes\n", 0o640},
+var rebootFiles = []mctest.File{
+	{Path: "/usr/local/bin/mcotui-hello", Data: helloScript, Mode: 0o755},
+	{Path: "/etc/mcotui-vm/settings.conf", Data: "setting=1\n", Mode: 0o644},
+	{Path: "/etc/mcotui-vm/secret.conf", Data: "secret=s3cr3t\n", Mode: 0o600},
+	{Path: "/etc/mcotui-vm/group-readable.conf", Data: "shared=yes\n", Mode: 0o640},
 }
 
 func rebootConfig(t testing.TB) *mcfgv1.MachineConfig {
-	return machineConfig(t, cfgReboot, rebootFiles, []unitSpec{
-		{name: "hello.service", contents: helloUnit, enabled: boolp(true)},
-		{name: "example.service", dropins: map[string]string{"10-mcotui.conf": exampleDropin}},
-		{name: "tobemasked.service", mask: boolp(true)},
-	}, []string{keyNew})
+	return mctest.MachineConfig(t, cfgReboot, mctest.Config{Files: rebootFiles, SSHKeys: []string{keyNew}, Units: []mctest.Unit{
+		{Name: "hello.service", Contents: helloUnit, Enabled: mctest.Bool(true)},
+		{Name: "example.service", Dropins: map[string]string{"10-mcotui.conf": exampleDropin}},
+		{Name: "tobemasked.service", Mask: mctest.Bool(true)},
+	}})
 }
 
-var reloadFiles = []fileSpec{
-	{reloadDir + "/app.conf", "reloaded=1\n", 0o644},
-	{restartDir + "/app.conf", "restarted=1\n", 0o600},
+var reloadFiles = []mctest.File{
+	{Path: reloadDir + "/app.conf", Data: "reloaded=1\n", Mode: 0o644},
+	{Path: restartDir + "/app.conf", Data: "restarted=1\n", Mode: 0o600},
 }
 
 func reloadConfig(t testing.TB) *mcfgv1.MachineConfig {
-	return machineConfig(t, cfgReload, reloadFiles, nil, nil)
+	return mctest.MachineConfig(t, cfgReload, mctest.Config{Files: reloadFiles})
 }
 
 var clusterOnce sync.Once
@@ -146,31 +79,17 @@ func clusterObjects(t *testing.T) {
 	t.Helper()
 	clusterOnce.Do(func() {
 		ctx := context.Background()
-		for _, mc := range []*mcfgv1.MachineConfig{machineConfig(t, cfgBase, nil, nil, nil), rebootConfig(t), reloadConfig(t)} {
-			if _, err := env.MachineConfig.MachineconfigurationV1().MachineConfigs().Create(ctx, mc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-				t.Fatalf("create MachineConfig %s: %v", mc.Name, err)
-			}
+		files := []operatorv1.NodeDisruptionPolicySpecFile{
+			{Path: reloadDir, Actions: []operatorv1.NodeDisruptionPolicySpecAction{{
+				Type: operatorv1.ReloadSpecAction, Reload: &operatorv1.ReloadService{ServiceName: "example.service"},
+			}}},
+			{Path: restartDir, Actions: []operatorv1.NodeDisruptionPolicySpecAction{{
+				Type: operatorv1.RestartSpecAction, Restart: &operatorv1.RestartService{ServiceName: "restartme.service"},
+			}}},
 		}
-		mcfg := &operatorv1.MachineConfiguration{
-			ObjectMeta: metav1.ObjectMeta{Name: "cluster"},
-			Spec: operatorv1.MachineConfigurationSpec{
-				StaticPodOperatorSpec: operatorv1.StaticPodOperatorSpec{OperatorSpec: operatorv1.OperatorSpec{ManagementState: operatorv1.Managed}},
-				NodeDisruptionPolicy: operatorv1.NodeDisruptionPolicyConfig{
-					Files: []operatorv1.NodeDisruptionPolicySpecFile{
-						{Path: reloadDir, Actions: []operatorv1.NodeDisruptionPolicySpecAction{{
-							Type: operatorv1.ReloadSpecAction, Reload: &operatorv1.ReloadService{ServiceName: "example.service"},
-						}}},
-						{Path: restartDir, Actions: []operatorv1.NodeDisruptionPolicySpecAction{{
-							Type: operatorv1.RestartSpecAction, Restart: &operatorv1.RestartService{ServiceName: "restartme.service"},
-						}}},
-					},
-					// MCO's default for a key change, which the schema requires spelled out.
-					SSHKey: operatorv1.NodeDisruptionPolicySpecSSHKey{Actions: []operatorv1.NodeDisruptionPolicySpecAction{{Type: operatorv1.NoneSpecAction}}},
-				},
-			},
-		}
-		if _, err := env.Operator.OperatorV1().MachineConfigurations().Create(ctx, mcfg, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatalf("create MachineConfiguration cluster: %v", err)
+		if err := kubetest.CreateClusterConfig(ctx, env.MachineConfig, env.Operator, files,
+			mctest.MachineConfig(t, cfgBase, mctest.Config{}), rebootConfig(t), reloadConfig(t)); err != nil {
+			t.Fatal(err)
 		}
 	})
 }
@@ -216,23 +135,8 @@ func newNode(t *testing.T, prefix string, opts ...func(*Options)) *node {
 
 func (n *node) patch(anns map[string]string) {
 	n.t.Helper()
-	// The agent writes the node too: retry on conflicts, on a fresh read.
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		node, err := env.Kube.CoreV1().Nodes().Get(n.t.Context(), n.name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if node.Annotations == nil {
-			node.Annotations = map[string]string{}
-		}
-		for k, v := range anns {
-			node.Annotations[k] = v
-		}
-		_, err = env.Kube.CoreV1().Nodes().Update(n.t.Context(), node, metav1.UpdateOptions{})
-		return err
-	})
-	if err != nil {
-		n.t.Fatalf("node %s: %v", n.name, err)
+	if err := kubetest.UpdateNode(n.t.Context(), env.Kube, n.name, kubetest.SetAnnotations(anns)); err != nil {
+		n.t.Fatal(err)
 	}
 }
 

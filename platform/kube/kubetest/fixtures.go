@@ -3,11 +3,14 @@ package kubetest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	operatorv1 "github.com/openshift/api/operator/v1"
 	mcfgclient "github.com/openshift/client-go/machineconfiguration/clientset/versioned"
+	operatorclient "github.com/openshift/client-go/operator/clientset/versioned"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -16,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 )
 
 // The fixtures below take a client rather than an Env so that tests against another
@@ -173,4 +177,59 @@ func CreateMachineConfigNode(ctx context.Context, mc mcfgclient.Interface, node 
 		return nil, fmt.Errorf("update status of machineconfignode %s: %w", node.Name, err)
 	}
 	return out, nil
+}
+
+// CreateClusterConfig creates what the agent's tests share on a cluster: the rendered
+// configs and the cluster MachineConfiguration whose node disruption policy maps files
+// to actions (with MCO's default of no action for an SSH key change, which the schema
+// requires spelled out). Objects that already exist are left as they are, so that test
+// binaries run again (-count) against the same API server.
+func CreateClusterConfig(ctx context.Context, mc mcfgclient.Interface, op operatorclient.Interface, files []operatorv1.NodeDisruptionPolicySpecFile, configs ...*mcfgv1.MachineConfig) error {
+	for _, c := range configs {
+		if _, err := mc.MachineconfigurationV1().MachineConfigs().Create(ctx, c, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create MachineConfig %s: %w", c.Name, err)
+		}
+	}
+	cluster := &operatorv1.MachineConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "cluster"},
+		Spec: operatorv1.MachineConfigurationSpec{
+			StaticPodOperatorSpec: operatorv1.StaticPodOperatorSpec{OperatorSpec: operatorv1.OperatorSpec{ManagementState: operatorv1.Managed}},
+			NodeDisruptionPolicy: operatorv1.NodeDisruptionPolicyConfig{
+				Files:  files,
+				SSHKey: operatorv1.NodeDisruptionPolicySpecSSHKey{Actions: []operatorv1.NodeDisruptionPolicySpecAction{{Type: operatorv1.NoneSpecAction}}},
+			},
+		},
+	}
+	if _, err := op.OperatorV1().MachineConfigurations().Create(ctx, cluster, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create MachineConfiguration cluster: %w", err)
+	}
+	return nil
+}
+
+// UpdateNode applies change to a fresh read of node name and writes it, again on a
+// conflict: the agents under test write their nodes at the same time.
+func UpdateNode(ctx context.Context, kc kubernetes.Interface, name string, change func(*corev1.Node)) error {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		node, err := kc.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		change(node)
+		_, err = kc.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("update node %s: %w", name, err)
+	}
+	return nil
+}
+
+// SetAnnotations is a change for UpdateNode that sets anns on the node.
+func SetAnnotations(anns map[string]string) func(*corev1.Node) {
+	return func(n *corev1.Node) {
+		if n.Annotations == nil {
+			n.Annotations = map[string]string{}
+		}
+		maps.Copy(n.Annotations, anns)
+	}
 }
