@@ -86,10 +86,22 @@ var Rules = []Rule{
 		Why:    "sim is the demo's in-memory cluster; production code must not reach it",
 	},
 	{
+		Name: "test helpers serve tests only", From: []string{"*"}, Except: TestHelpers,
+		Forbid: TestHelpers,
+		Why:    "a fixture package (kubetest, hosttest, mctest, ...) is imported from _test.go files and other fixture packages only",
+	},
+	{
 		Name: "only main and cmd import cmd", From: []string{"*"}, Except: []string{"cmd"}, ExceptRoot: true,
 		Forbid: []string{"cmd"}, Tests: true,
 		Why: "cmd is the top of the graph: move what others need out of it",
 	},
+}
+
+// TestHelpers are the packages of fixtures for tests: real control planes, D-Bus
+// doubles, MachineConfig builders, agent doubles, screens.
+var TestHelpers = []string{
+	"core/mctest", "platform/kube/kubetest", "platform/host/hosttest", "controller/controllertest",
+	"cmd/internal/cmdtest", "tui/internal/tuitest", "tui/internal/clustertest", "tui/internal/fixture", "tui/screentest",
 }
 
 // Violation is an import against a rule.

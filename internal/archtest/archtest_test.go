@@ -115,6 +115,8 @@ func TestRules(t *testing.T) {
 			`the root package imports sim/demo: against "only the simulation, the demo command and tests import the simulation"`},
 		{"controller imports a command", archtest.Package{Path: "controller", Imports: []string{"cmd/cmdutil"}},
 			`controller imports cmd/cmdutil: against "controller runs in the cluster alone"`},
+		{"the agent imports a test fixture", archtest.Package{Path: "agent", Imports: []string{"platform/kube/kubetest"}},
+			`agent imports platform/kube/kubetest: against "test helpers serve tests only"`},
 		{"core/manifest reads a file", archtest.Package{Path: "core/manifest", Imports: []string{"os"}},
 			`core/manifest imports os: against "core does no I/O"`},
 	} {
