@@ -545,13 +545,21 @@ func poolsProgress(t *testing.T, want map[string]string) kubetest.Progress {
 		targets[cfg] = true
 	}
 	desired, done := 0, 0
+	var inFlight []string // what a stalled wait's reader needs: the nodes it waits on
 	for _, n := range listNodes(t) {
 		if targets[nodeanno.Desired(n)] {
 			desired++
 			if rollout.DoneAt(n, nodeanno.Desired(n)) {
 				done++
+			} else {
+				inFlight = append(inFlight, fmt.Sprintf("%s (state %q, current %s, reason %q, unschedulable %t)",
+					n.Name, nodeanno.State(n), nodeanno.Current(n), n.Annotations[nodeanno.ReasonKey], n.Spec.Unschedulable))
 			}
 		}
+	}
+	if len(inFlight) > 0 {
+		slices.Sort(inFlight)
+		state += "; targeted and not done: " + strings.Join(inFlight, ", ")
 	}
 	mark := []string{fmt.Sprintf("targeted %d, done %d", desired, done)}
 	pools := slices.Sorted(maps.Keys(want))
