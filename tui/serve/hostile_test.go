@@ -381,3 +381,26 @@ func TestRefusesUnsafeFiles(t *testing.T) {
 		t.Fatalf("host key mode 0660: %v", err)
 	}
 }
+
+// TestNoKeyInWorkingDir: New writes no key into the working directory (wish.NewServer
+// does when it finds no host key among its options; that is how a private key ended up
+// committed beside this file).
+func TestNoKeyInWorkingDir(t *testing.T) {
+	keysDir, wd := t.TempDir(), t.TempDir()
+	_, line := newKey(t)
+	keys := keysDir + "/authorized_keys"
+	if err := os.WriteFile(keys, []byte("role=admin "+line+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(wd)
+	if _, err := New(Options{
+		HostKeyPath:        keysDir + "/host_ed25519",
+		AuthorizedKeysPath: keys,
+		Subscribe:          func() (model.Source, func()) { return nil, func() {} },
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if entries, err := os.ReadDir(wd); err != nil || len(entries) != 0 {
+		t.Fatalf("New wrote into the working directory: %v %v", entries, err)
+	}
+}
