@@ -2,12 +2,14 @@ package interactive
 
 import (
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mcotui/mcotui/cmd/cmdutil"
 	"github.com/mcotui/mcotui/cmd/internal/cmdtest"
 	"github.com/mcotui/mcotui/controller"
+	"github.com/mcotui/mcotui/tui/serve"
 )
 
 // The commands read their flags into their options, and the run step gets them,
@@ -24,12 +26,29 @@ func TestInteractiveOptions(t *testing.T) {
 		t.Errorf("mcotui: exit %d, options %+v", code, o)
 	}
 
-	code, s := cmdtest.ParseOptions(t, NewCmdServe, "serve", "--authorized-keys", "keys", "--listen", "127.0.0.1:0")
-	if code != 0 || s.AuthorizedKeys != "keys" || s.Listen != "127.0.0.1:0" || s.HostKey != "mcotui_host_ed25519" {
+	// serve's host key lives in the user's state directory, whatever the working
+	// directory; it listens on loopback and holds clients to limits unless told.
+	t.Setenv("XDG_STATE_HOME", "/state")
+	code, s := cmdtest.ParseOptions(t, NewCmdServe, "serve", "--authorized-keys", "keys")
+	if code != 0 || s.AuthorizedKeys != "keys" || s.Listen != "127.0.0.1:2222" || s.HostKey != "/state/mcotui/host_ed25519" || s.Limits != serve.DefaultLimits() {
 		t.Errorf("serve: exit %d, options %+v", code, s)
 	}
-	if code, _ := cmdtest.ParseOptions(t, NewCmdServe, "serve"); code != cmdutil.ExitUsage {
-		t.Errorf("serve without --authorized-keys: exit %d, want %d", code, cmdutil.ExitUsage)
+	code, s = cmdtest.ParseOptions(t, NewCmdServe, "serve", "--authorized-keys", "keys", "--listen", ":2222", "--host-key", "hk",
+		"--max-window", "300x100", "--max-sessions", "3", "--max-conns-per-addr", "2", "--handshake-timeout", "5s", "--idle-timeout", "1m", "--max-session-time", "2h")
+	want := serve.Limits{MaxWidth: 300, MaxHeight: 100, MaxSessions: 3, MaxConnsPerAddr: 2, HandshakeTimeout: 5 * time.Second, IdleTimeout: time.Minute, MaxSessionTime: 2 * time.Hour}
+	if code != 0 || s.Listen != ":2222" || s.HostKey != "hk" || s.Limits != want {
+		t.Errorf("serve with limits: exit %d, options %+v", code, s)
+	}
+	for _, bad := range [][]string{
+		{},
+		{"--authorized-keys", "keys", "--idle-timeout", "0"},
+		{"--authorized-keys", "keys", "--max-sessions", "0"},
+		{"--authorized-keys", "keys", "--max-window", "8000"},
+		{"--authorized-keys", "keys", "--max-window", "2x2"},
+	} {
+		if code, _ := cmdtest.ParseOptions(t, NewCmdServe, append([]string{"serve"}, bad...)...); code != cmdutil.ExitUsage {
+			t.Errorf("serve %v: exit %d, want %d", bad, code, cmdutil.ExitUsage)
+		}
 	}
 
 	code, d := cmdtest.ParseOptions(t, NewCmdDemo, "demo", "--nodes", "5", "--speed", "2", "--seed", "9")

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -29,16 +32,21 @@ type ServeOptions struct {
 	Kube      cmdutil.KubeFlags
 	// Listen is the SSH server's address.
 	Listen string
-	// HostKey is the host key file, generated when missing; AuthorizedKeys the keys let
-	// in, each with its role.
+	// HostKey is the host key file, generated when missing (empty: Complete puts it
+	// in the user's state directory, serve.DefaultHostKeyPath); AuthorizedKeys the
+	// keys let in, each with its role.
 	HostKey, AuthorizedKeys string
+	// Limits bound what clients can hold.
+	Limits serve.Limits
+	// Getenv reads the environment, for the default host key path.
+	Getenv func(string) string
 }
 
 // NewCmdServe is `mcotui serve`; runF, when not nil, replaces the run step.
 func NewCmdServe(f *cmdutil.Factory, runF func(*ServeOptions) error) *cobra.Command {
 	o := &ServeOptions{IOStreams: f.IOStreams}
 	cmd := &cobra.Command{
-		Use:   "serve --authorized-keys FILE [--listen :2222] [--host-key FILE]",
+		Use:   "serve --authorized-keys FILE [--listen 127.0.0.1:2222] [--host-key FILE]",
 		Short: "Serve the TUI over SSH, each key read-only or admin",
 		Long: `serve runs an SSH server that opens mcotui's TUI in every session, on the cluster of the
 kubeconfig context (--kubeconfig, --context) it runs with: on a bastion, or in the
@@ -48,8 +56,18 @@ Clients authenticate with a public key, and only with one.
 
 ` + serve.AuthorizedKeysFormat + `
 
-The host key is read from --host-key; when the file does not exist an ed25519 key is
-generated and saved there (mode 0600). Keep it: a new one makes every client warn.
+The host key is read from --host-key, by default $XDG_STATE_HOME/mcotui/host_ed25519
+(~/.local/state/mcotui/host_ed25519); when the file does not exist an ed25519 key is
+generated and saved there (mode 0600). Keep it: a new one makes every client warn. Like
+the authorized keys file, it is refused when group- or world-writable or owned by another
+user than serve's (or root).
+
+serve listens on 127.0.0.1 unless --listen says otherwise (--listen :2222 for every
+interface). Clients are held to limits: window sizes are clamped to --max-window, at most
+--max-sessions sessions run at once, one address holds at most --max-conns-per-addr
+connections (counted before the handshake), a connection must authenticate within
+--handshake-timeout, and is closed after --idle-timeout without input from the client or
+--max-session-time after it opened, the session told why.
 
 Actions run with serve's own Kubernetes credentials, whoever the SSH user is, and are
 logged with the key's comment. Sessions need a terminal (ssh -t); NO_COLOR sent by the
@@ -61,22 +79,83 @@ client (ssh -o SetEnv=NO_COLOR=1) draws without colour.`,
 	}
 	fl := cmd.Flags()
 	o.Kube.Add(fl, f.Version)
-	fl.StringVar(&o.Listen, "listen", ":2222", "address to listen on")
-	fl.StringVar(&o.HostKey, "host-key", "mcotui_host_ed25519", "host key file; generated (ed25519, mode 0600) when missing")
+	fl.StringVar(&o.Listen, "listen", "127.0.0.1:2222", "address to listen on (:2222 for every interface)")
+	fl.StringVar(&o.HostKey, "host-key", "", "host key file; generated (ed25519, mode 0600) when missing (default $XDG_STATE_HOME/mcotui/host_ed25519)")
+	d := serve.DefaultLimits()
+	o.Limits.MaxWidth, o.Limits.MaxHeight = d.MaxWidth, d.MaxHeight
+	fl.Var(&windowFlag{&o.Limits.MaxWidth, &o.Limits.MaxHeight}, "max-window", "largest window a client gets, WIDTHxHEIGHT; larger requests are clamped")
+	fl.IntVar(&o.Limits.MaxSessions, "max-sessions", d.MaxSessions, "most sessions at once, over all clients")
+	fl.IntVar(&o.Limits.MaxConnsPerAddr, "max-conns-per-addr", d.MaxConnsPerAddr, "most connections one remote address holds at once")
+	fl.DurationVar(&o.Limits.HandshakeTimeout, "handshake-timeout", d.HandshakeTimeout, "close a connection not authenticated by then")
+	fl.DurationVar(&o.Limits.IdleTimeout, "idle-timeout", d.IdleTimeout, "close a connection after this long without input from the client")
+	fl.DurationVar(&o.Limits.MaxSessionTime, "max-session-time", d.MaxSessionTime, "close a connection this long after it opened")
 	fl.StringVar(&o.AuthorizedKeys, "authorized-keys", "", "authorized keys file, each key marked role=admin or role=read-only (required)")
 	return cmd
 }
 
-// Complete has nothing to fill.
-func (o *ServeOptions) Complete(*cobra.Command, []string) error { return nil }
+// Complete puts the host key in the user's state directory unless --host-key says.
+func (o *ServeOptions) Complete(*cobra.Command, []string) error {
+	if o.HostKey != "" {
+		return nil
+	}
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	p, err := serve.DefaultHostKeyPath(getenv)
+	if err != nil {
+		return cmdutil.UsageErr(err)
+	}
+	o.HostKey = p
+	return nil
+}
 
-// Validate checks that keys are given: serve lets no one in without.
+// Validate checks that keys are given (serve lets no one in without) and that every
+// limit is one: serve offers no unlimited mode.
 func (o *ServeOptions) Validate() error {
 	if o.AuthorizedKeys == "" {
 		return cmdutil.UsageHelp(errors.New("--authorized-keys is required: serve lets in only the keys it lists"))
 	}
+	l := o.Limits
+	for _, c := range []struct {
+		flag string
+		ok   bool
+	}{
+		{"--max-sessions", l.MaxSessions > 0},
+		{"--max-conns-per-addr", l.MaxConnsPerAddr > 0},
+		{"--handshake-timeout", l.HandshakeTimeout > 0},
+		{"--idle-timeout", l.IdleTimeout > 0},
+		{"--max-session-time", l.MaxSessionTime > 0},
+	} {
+		if !c.ok {
+			return cmdutil.UsageHelp(fmt.Errorf("%s must be positive: a hostile client would hold an unlimited server", c.flag))
+		}
+	}
 	return nil
 }
+
+// windowFlag is --max-window, WIDTHxHEIGHT.
+type windowFlag struct{ w, h *int }
+
+func (f *windowFlag) String() string {
+	if f.w == nil {
+		return ""
+	}
+	return fmt.Sprintf("%dx%d", *f.w, *f.h)
+}
+
+func (f *windowFlag) Set(v string) error {
+	ws, hs, ok := strings.Cut(v, "x")
+	w, werr := strconv.Atoi(ws)
+	h, herr := strconv.Atoi(hs)
+	if !ok || werr != nil || herr != nil || w < 20 || h < 5 {
+		return fmt.Errorf("%q: want WIDTHxHEIGHT, at least 20x5", v)
+	}
+	*f.w, *f.h = w, h
+	return nil
+}
+
+func (f *windowFlag) Type() string { return "WxH" }
 
 // Run serves the TUI over SSH until SIGINT or SIGTERM.
 func (o *ServeOptions) Run(ctx context.Context) error {
@@ -106,6 +185,7 @@ func (o *ServeOptions) Run(ctx context.Context) error {
 		Actions: func(user string) action.Actions { return source.NewActions(cluster, user) },
 		Logger:  log,
 		TUI:     tui.Options{Coalesce: coalesce},
+		Limits:  o.Limits,
 	})
 	if err != nil {
 		return cmdutil.UsageErr(err)
@@ -115,7 +195,7 @@ func (o *ServeOptions) Run(ctx context.Context) error {
 		return cmdutil.UsageErr(fmt.Errorf("--listen %s: %w", o.Listen, err))
 	}
 	info := cluster.Info()
-	log.Info("serving the TUI over SSH", "listen", ln.Addr().String(), "context", info.Context, "cluster", info.Cluster)
+	log.Info("serving the TUI over SSH", "listen", ln.Addr().String(), "context", info.Context, "cluster", info.Cluster, "host-key", o.HostKey)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -13,12 +13,29 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 )
 
+// DefaultHostKeyPath is where the host key lives unless --host-key says: in the user's
+// state directory, $XDG_STATE_HOME/mcotui (~/.local/state/mcotui), so that the key is
+// the same whatever directory the server is started in.
+func DefaultHostKeyPath(getenv func(string) string) (string, error) {
+	dir := getenv("XDG_STATE_HOME")
+	if !filepath.IsAbs(dir) { // the XDG spec says to ignore a relative one
+		home := getenv("HOME")
+		if !filepath.IsAbs(home) {
+			return "", errors.New("no state directory for the host key: neither XDG_STATE_HOME nor HOME is an absolute path; give --host-key")
+		}
+		dir = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(dir, "mcotui", "host_ed25519"), nil
+}
+
 // HostKey returns the server's host key from path, generating an ed25519 key there
 // (mode 0600, its folder created 0700) when there is none: a server that made a new key
-// on every start would make every client warn of a changed host. warn is told when an
-// existing key file can be read by others than its owner; a Kubernetes Secret mounted
-// with its default mode is, so that is a warning, not an error.
-func HostKey(path string, warn func(string)) (gossh.Signer, error) {
+// on every start would make every client warn of a changed host. A key file that
+// others can write, or owned by another user than uid (or root), is refused, as sshd
+// does. warn is told when an existing key file can be read by others than its owner; a
+// Kubernetes Secret mounted with its default mode is, so that is a warning, not an
+// error.
+func HostKey(path string, uid int, warn func(string)) (gossh.Signer, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		data, err = generateHostKey(path)
@@ -26,8 +43,12 @@ func HostKey(path string, warn func(string)) (gossh.Signer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("host key %s: %w", path, err)
 	}
-	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 && warn != nil {
-		warn(fmt.Sprintf("host key %s is readable by others (mode %v); chmod 600 it", path, fi.Mode().Perm()))
+	fi, err := checkFileModes("host key", path, uid)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Mode().Perm()&0o077 != 0 && warn != nil {
+		warn(fmt.Sprintf("host key %s is readable by others (mode %04o); chmod 600 %s", path, fi.Mode().Perm(), path))
 	}
 	signer, err := gossh.ParsePrivateKey(data)
 	if err != nil {

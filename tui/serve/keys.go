@@ -3,10 +3,12 @@ package serve
 import (
 	"bytes"
 	"fmt"
+	"io/fs"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
-	"time"
+	"syscall"
 
 	"charm.land/ssh"
 	gossh "golang.org/x/crypto/ssh"
@@ -55,7 +57,12 @@ with a role=admin or role=read-only option in front of the key type:
 An admin key gets the actions (each confirmed first); a read-only key sees everything
 and can change nothing. Keys not in the file are refused. Other OpenSSH options may
 stand beside role (role="admin",no-port-forwarding) and are ignored; blank lines and
-lines starting with # are skipped. The file is read again when it changes.`
+lines starting with # are skipped; a line with two roles is an error.
+
+The file is read again when it changes; a key removed from it has its open sessions
+ended. Like sshd's StrictModes, a file writable by group or others, or owned by another
+user than the server's (or root), is refused; so is one that no longer parses: then no
+key is let in and every session is ended until it is fixed (fail closed).`
 
 // ParseAuthorizedKeys parses an authorized keys file (see AuthorizedKeysFormat). Errors
 // name the line.
@@ -71,11 +78,13 @@ func ParseAuthorizedKeys(data []byte) ([]Key, error) {
 			return nil, fmt.Errorf("line %d: %w", i+1, err)
 		}
 		k := Key{Key: pub, Comment: comment}
+		var roles []string
 		for _, o := range options {
 			name, value, ok := strings.Cut(o, "=")
 			if !ok || !strings.EqualFold(name, "role") {
 				continue
 			}
+			roles = append(roles, o)
 			switch strings.Trim(value, `"`) {
 			case "admin":
 				k.Role = Admin
@@ -85,62 +94,99 @@ func ParseAuthorizedKeys(data []byte) ([]Key, error) {
 				return nil, fmt.Errorf("line %d: role %s: use role=admin or role=read-only", i+1, value)
 			}
 		}
+		// Which of two roles wins would be a guess; the one who wrote the line
+		// must say.
+		if len(roles) > 1 {
+			return nil, fmt.Errorf("line %d: %d roles (%s): give one", i+1, len(roles), strings.Join(roles, ", "))
+		}
 		keys = append(keys, k)
 	}
 	return keys, nil
 }
 
 // keyring is the authorized keys file, read again whenever it changes, so that adding
-// or removing a key takes no restart. A file that no longer parses leaves the last good
-// keys in force, and the log says why.
+// or removing a key takes no restart. It fails closed: a file that no longer parses,
+// is gone, or has unsafe modes lets no key in until it is fixed.
 type keyring struct {
-	path    string
-	onError func(error)
+	path string
+	uid  int // the server's user, who (or root) must own the file
+	log  *slog.Logger
 
-	mu      sync.Mutex
-	keys    []Key
-	modTime time.Time
-	size    int64
+	mu         sync.Mutex
+	keys       []Key // nil while the file is refused
+	stat       fileStat
+	generation int    // counts the changes of keys, for the watcher
+	refused    string // the error that refuses the file, logged once
 }
 
-func newKeyring(path string, onError func(error)) (*keyring, error) {
-	r := &keyring{path: path, onError: onError}
-	if err := r.reload(); err != nil {
+func newKeyring(path string, uid int, log *slog.Logger) (*keyring, error) {
+	r := &keyring{path: path, uid: uid, log: log}
+	keys, st, err := r.read()
+	if err != nil {
 		return nil, err
 	}
+	r.keys, r.stat = keys, st
 	return r, nil
 }
 
-func (r *keyring) reload() error {
-	fi, err := os.Stat(r.path)
+// read reads and checks the file.
+func (r *keyring) read() ([]Key, fileStat, error) {
+	fi, err := checkFileModes("authorized keys", r.path, r.uid)
 	if err != nil {
-		return fmt.Errorf("authorized keys: %w", err)
+		return nil, fileStat{}, err
 	}
-	if fi.ModTime().Equal(r.modTime) && fi.Size() == r.size && r.keys != nil {
-		return nil
-	}
+	st := statOf(fi)
 	data, err := os.ReadFile(r.path)
 	if err != nil {
-		return fmt.Errorf("authorized keys: %w", err)
+		return nil, st, fmt.Errorf("authorized keys: %w", err)
 	}
 	keys, err := ParseAuthorizedKeys(data)
 	if err != nil {
-		return fmt.Errorf("authorized keys %s: %w", r.path, err)
+		return nil, st, fmt.Errorf("authorized keys %s: %w", r.path, err)
 	}
 	if keys == nil {
 		keys = []Key{}
 	}
-	r.keys, r.modTime, r.size = keys, fi.ModTime(), fi.Size()
-	return nil
+	return keys, st, nil
 }
 
-// lookup returns the entry of key.
-func (r *keyring) lookup(key ssh.PublicKey) (Key, bool) {
+// refresh reads the file again if it changed. It returns the generation of the keys,
+// which changes whenever the set of keys let in may have.
+func (r *keyring) refresh() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err := r.reload(); err != nil && r.onError != nil {
-		r.onError(err)
+	if fi, err := os.Stat(r.path); err == nil && r.keys != nil && statOf(fi) == r.stat {
+		return r.generation
 	}
+	keys, st, err := r.read()
+	if err != nil {
+		if r.keys != nil || r.refused != err.Error() {
+			r.log.Error("authorized keys refused: no key is let in, and open sessions are ended, until the file is fixed", "err", err)
+		}
+		if r.keys != nil {
+			r.generation++
+		}
+		r.keys, r.stat, r.refused = nil, fileStat{}, err.Error()
+		return r.generation
+	}
+	if r.refused != "" {
+		r.log.Info("authorized keys read again", "file", r.path, "keys", len(keys))
+	}
+	r.keys, r.stat, r.refused = keys, st, ""
+	r.generation++
+	return r.generation
+}
+
+// lookup returns the entry of key, after reading the file again if it changed.
+func (r *keyring) lookup(key ssh.PublicKey) (Key, bool) {
+	r.refresh()
+	return r.current(key)
+}
+
+// current returns the entry of key as the file last read says.
+func (r *keyring) current(key ssh.PublicKey) (Key, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if key == nil {
 		return Key{}, false
 	}
@@ -150,4 +196,43 @@ func (r *keyring) lookup(key ssh.PublicKey) (Key, bool) {
 		}
 	}
 	return Key{}, false
+}
+
+// fileStat is what tells that a file changed: its content (size, times, inode, as a
+// Secret volume's update swaps the file) and its modes, which decide whether it is
+// trusted at all.
+type fileStat struct {
+	size         int64
+	mtime, ctime syscall.Timespec
+	ino          uint64
+	mode         fs.FileMode
+	uid          uint32
+}
+
+func statOf(fi fs.FileInfo) fileStat {
+	st := fileStat{size: fi.Size(), mode: fi.Mode()}
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+		st.mtime, st.ctime, st.ino, st.uid = sys.Mtim, sys.Ctim, sys.Ino, sys.Uid
+	}
+	return st
+}
+
+// checkFileModes refuses a file as sshd's StrictModes does: one that others than its
+// owner can write, or that is owned by someone other than the server's user or root,
+// could be rewritten by them to let themselves in. It returns the file's FileInfo.
+func checkFileModes(what, path string, uid int) (fs.FileInfo, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s %s is not a regular file (%v)", what, path, fi.Mode().Type())
+	}
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+		return nil, fmt.Errorf("%s %s is writable by group or others (mode %04o), so they could change who gets in: chmod 600 %s", what, path, perm, path)
+	}
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok && sys.Uid != 0 && int(sys.Uid) != uid {
+		return nil, fmt.Errorf("%s %s is owned by uid %d, not by the server's user (uid %d) or root: chown %d %s", what, path, sys.Uid, uid, uid, path)
+	}
+	return fi, nil
 }

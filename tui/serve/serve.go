@@ -7,6 +7,12 @@
 // from the key the client proved it holds (ssh.Session.PublicKey), never from the
 // authentication callback, which also sees keys a client only offers
 // (CVE-2024-45337).
+//
+// The server expects hostile clients: window sizes are clamped before the program sees
+// them, sessions and each address's connections are counted against limits, a
+// connection must authenticate within a timeout, and is closed when idle or too old
+// (Limits). The authorized keys file is watched, and a key removed from it, or a file
+// that turns bad, ends the sessions it had let in.
 package serve
 
 import (
@@ -15,6 +21,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -50,17 +57,31 @@ type Options struct {
 	// TUI is the base of each session's program options (a test's clock, say); the
 	// server sets the source, the actions and read-only mode.
 	TUI tui.Options
+	// Limits bound what clients hold; zero fields take DefaultLimits'.
+	Limits Limits
+	// KeysPollInterval is how often the authorized keys file is looked at for
+	// changes that end sessions; 0 is DefaultKeysPollInterval. (Logins look at it
+	// themselves.) Polling rather than inotify: a Kubernetes Secret volume is updated
+	// by swapping a symlink, which a watch on the file does not see.
+	KeysPollInterval time.Duration
 }
+
+// DefaultKeysPollInterval is how soon a removed key's sessions are ended.
+const DefaultKeysPollInterval = 2 * time.Second
 
 // Server is the SSH server.
 type Server struct {
-	opts Options
-	log  *slog.Logger
-	keys *keyring
-	srv  *ssh.Server
+	opts   Options
+	limits Limits
+	log    *slog.Logger
+	keys   *keyring
+	srv    *ssh.Server
 
 	mu            sync.Mutex
 	subscriptions map[ssh.Session]func() // each session's, until its program ends
+	conns         map[*connection]struct{}
+	perAddr       map[string]int // open connections by remote host
+	sessions      int            // sessions running
 }
 
 // New returns a server with its host key and authorized keys loaded.
@@ -68,29 +89,42 @@ func New(opts Options) (*Server, error) {
 	if opts.Subscribe == nil {
 		return nil, errors.New("serve: no source to subscribe to")
 	}
-	s := &Server{opts: opts, log: opts.Logger, subscriptions: map[ssh.Session]func(){}}
+	s := &Server{
+		opts:          opts,
+		limits:        opts.Limits.withDefaults(),
+		log:           opts.Logger,
+		subscriptions: map[ssh.Session]func(){},
+		conns:         map[*connection]struct{}{},
+		perAddr:       map[string]int{},
+	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	keys, err := newKeyring(opts.AuthorizedKeysPath, func(err error) {
-		s.log.Error("authorized keys not reloaded; the previous ones stay in force", "err", err)
-	})
+	if s.opts.KeysPollInterval <= 0 {
+		s.opts.KeysPollInterval = DefaultKeysPollInterval
+	}
+	keys, err := newKeyring(opts.AuthorizedKeysPath, os.Getuid(), s.log)
 	if err != nil {
 		return nil, err
 	}
 	s.keys = keys
-	signer, err := HostKey(opts.HostKeyPath, func(w string) { s.log.Warn(w) })
+	signer, err := HostKey(opts.HostKeyPath, os.Getuid(), func(w string) { s.log.Warn(w) })
 	if err != nil {
 		return nil, err
 	}
 	// Middlewares run last-listed first: recover guards everything, the log sees every
-	// session, activeterm turns away sessions without a terminal, then the program, and
-	// once it ends, the session's subscription is released.
+	// session, activeterm turns away sessions without a terminal, guard holds the
+	// session to the limits, then the program, and once it ends, the session's
+	// subscription is released.
 	srv, err := wish.NewServer(
+		// The host key goes in as an option: wish.NewServer writes a new
+		// id_ed25519 into the working directory when it finds none among the options.
+		func(srv *ssh.Server) error { srv.AddHostKey(signer); return nil },
 		wish.WithPublicKeyAuth(s.authenticate),
 		wish.WithMiddleware(
 			s.release,
 			bm.MiddlewareWithProgramHandler(s.program),
+			s.guard,
 			activeterm.Middleware(),
 			s.logSessions,
 			recover.MiddlewareWithLogger(printf{s.log}),
@@ -99,7 +133,8 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv.AddHostKey(signer)
+	srv.ConnCallback = s.accept
+	srv.HandshakeTimeout = s.limits.HandshakeTimeout
 	s.srv = srv
 	return s, nil
 }
@@ -120,15 +155,14 @@ func (s *Server) role(sess ssh.Session) (Key, bool) {
 }
 
 // program makes one session's program: its own subscription, its own styles, and the
-// actions only for an admin key.
+// actions only for an admin key. sess is the guard's *session.
 func (s *Server) program(sess ssh.Session) *tea.Program {
-	k, ok := s.role(sess)
+	ws, ok := sess.(*session)
 	if !ok {
-		// The key was removed from the file since authentication, or the session
-		// has no proven key at all: no program.
-		wish.Fatalln(sess, "mcotui: your key is not (or no longer) authorized")
+		wish.Fatalln(sess, "mcotui: internal error: unguarded session")
 		return nil
 	}
+	k := ws.key
 	src, unsubscribe := s.opts.Subscribe()
 	s.mu.Lock()
 	s.subscriptions[sess] = sync.OnceFunc(unsubscribe)
@@ -143,7 +177,9 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 	if slices.ContainsFunc(sess.Environ(), func(e string) bool { return strings.HasPrefix(e, "NO_COLOR=") && e != "NO_COLOR=" }) {
 		opts.NoColor = true
 	}
-	return tea.NewProgram(tui.New(src, opts), append(bm.MakeOptions(sess), tea.WithContext(sess.Context()))...)
+	// The filter comes after MakeOptions' own, which it replaces (see session.filter).
+	popts := append(bm.MakeOptions(sess), tea.WithContext(ws.ctx), tea.WithFilter(ws.filter))
+	return tea.NewProgram(tui.New(src, opts), popts...)
 }
 
 // release ends the session's subscription once its program has ended: the user quit,
@@ -172,13 +208,69 @@ func (s *Server) logSessions(next ssh.Handler) ssh.Handler {
 	}
 }
 
-// Serve serves SSH on ln until Shutdown or Close.
+// Serve serves SSH on ln until Shutdown or Close. While it serves, the authorized keys
+// file is watched, and connections whose key it no longer lets in are ended.
 func (s *Server) Serve(ln net.Listener) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.watchKeys(ctx)
 	err := s.srv.Serve(ln)
 	if errors.Is(err, ssh.ErrServerClosed) {
 		return nil
 	}
 	return err
+}
+
+// watchKeys looks at the authorized keys file every KeysPollInterval and, after each
+// change, ends the connections whose key is no longer in it or whose role changed.
+func (s *Server) watchKeys(ctx context.Context) {
+	t := time.NewTicker(s.opts.KeysPollInterval)
+	defer t.Stop()
+	seen := s.keys.refresh()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		// A login may have read the change first; the generation still tells.
+		if g := s.keys.refresh(); g != seen {
+			seen = g
+			s.revoke()
+		}
+	}
+}
+
+// revoke ends every connection whose proven key the file no longer lets in, and every
+// session running with a role its key no longer has.
+func (s *Server) revoke() {
+	s.mu.Lock()
+	conns := make([]*connection, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		// Set once the handshake has proven the key; nil before.
+		key, _ := c.ctx.Value(ssh.ContextKeyPublicKey).(ssh.PublicKey)
+		if key == nil {
+			continue
+		}
+		k, ok := s.keys.current(key)
+		if !ok {
+			c.end("your key is no longer authorized")
+			continue
+		}
+		c.mu.Lock()
+		changed := false
+		for sess := range c.sessions {
+			changed = changed || sess.key.Role != k.Role
+		}
+		c.mu.Unlock()
+		if changed {
+			c.end("your key's role is now " + k.Role.String() + "; connect again")
+		}
+	}
 }
 
 // Shutdown stops accepting connections and waits for the sessions to end, or ctx.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -30,6 +31,9 @@ func TestMain(m *testing.M) { kubetest.Main(m, &env) }
 // server is a running SSH server over the test control plane, with an admin and a
 // read-only key in its authorized keys file.
 type server struct {
+	srv      *Server
+	keysPath string
+	log      *syncBuffer
 	addr     string
 	hostKey  gossh.PublicKey
 	cluster  *source.Cluster
@@ -37,7 +41,8 @@ type server struct {
 	readOnly gossh.Signer
 }
 
-func startServer(t *testing.T) *server {
+// startServer starts a server; with, when given, changes its options first.
+func startServer(t *testing.T, with ...func(*Options)) *server {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -50,7 +55,7 @@ func startServer(t *testing.T) *server {
 		t.Fatal(err)
 	}
 
-	s := &server{cluster: cluster}
+	s := &server{cluster: cluster, log: &syncBuffer{}}
 	var adminLine, readOnlyLine string
 	s.admin, adminLine = newKey(t)
 	s.readOnly, readOnlyLine = newKey(t)
@@ -60,8 +65,9 @@ func startServer(t *testing.T) *server {
 	if err := os.WriteFile(keys, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	s.keysPath = keys
 	hostKeyPath := filepath.Join(dir, "host_ed25519")
-	srv, err := New(Options{
+	opts := Options{
 		HostKeyPath:        hostKeyPath,
 		AuthorizedKeysPath: keys,
 		Subscribe: func() (model.Source, func()) {
@@ -69,11 +75,17 @@ func startServer(t *testing.T) *server {
 			return sub, sub.Close
 		},
 		Actions: func(user string) action.Actions { return source.NewActions(cluster, user) },
-	})
+		Logger:  slog.New(slog.NewTextHandler(s.log, nil)),
+	}
+	for _, w := range with {
+		w(&opts)
+	}
+	srv, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hk, err := HostKey(hostKeyPath, nil)
+	s.srv = srv
+	hk, err := HostKey(hostKeyPath, os.Getuid(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,11 +120,21 @@ type terminal struct {
 	sess   *gossh.Session
 	stdin  io.Writer
 
-	mu  sync.Mutex
-	out bytes.Buffer
+	mu     sync.Mutex
+	out    bytes.Buffer
+	stderr syncBuffer
+
+	ended   chan struct{} // closed when the session has ended
+	waitErr error         // how, once ended
 }
 
 func (s *server) open(t *testing.T, user string, key gossh.Signer) *terminal {
+	t.Helper()
+	return s.openSize(t, user, key, 140, 40)
+}
+
+// openSize opens a session whose terminal asks for width x height cells.
+func (s *server) openSize(t *testing.T, user string, key gossh.Signer, width, height int) *terminal {
 	t.Helper()
 	client, err := s.dial(user, key)
 	if err != nil {
@@ -123,7 +145,7 @@ func (s *server) open(t *testing.T, user string, key gossh.Signer) *terminal {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sess.RequestPty("xterm-256color", 40, 140, gossh.TerminalModes{gossh.ECHO: 0}); err != nil {
+	if err := sess.RequestPty("xterm-256color", height, width, gossh.TerminalModes{gossh.ECHO: 0}); err != nil {
 		t.Fatal(err)
 	}
 	tm := &terminal{client: client, sess: sess}
@@ -146,9 +168,15 @@ func (s *server) open(t *testing.T, user string, key gossh.Signer) *terminal {
 			}
 		}
 	}()
+	sess.Stderr = &tm.stderr
 	if err := sess.Shell(); err != nil {
 		t.Fatal(err)
 	}
+	tm.ended = make(chan struct{})
+	go func() {
+		tm.waitErr = sess.Wait()
+		close(tm.ended)
+	}()
 	return tm
 }
 
@@ -269,7 +297,7 @@ func TestSSH(t *testing.T) {
 			return err == nil && got.Spec.Paused, err
 		})
 		admin.typ(t, "q")
-		if err := admin.sess.Wait(); err != nil {
+		if err := admin.waitEnd(ctx, t); err != nil {
 			t.Errorf("the session ended with %v", err)
 		}
 	})

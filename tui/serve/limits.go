@@ -1,0 +1,314 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/ssh"
+	"charm.land/wish/v2"
+)
+
+// Limits bound what clients can hold. A zero field takes its default (DefaultLimits):
+// a server without limits is not on offer, since one client could take it down for all.
+type Limits struct {
+	// MaxWidth and MaxHeight clamp every window size a client asks for, at the start
+	// and on each resize, before the program sees it: the renderer allocates a buffer
+	// of width x height cells, so an 8000x8000 request would take gigabytes.
+	MaxWidth, MaxHeight int
+	// MaxSessions is how many sessions may run at once, over all clients.
+	MaxSessions int
+	// MaxConnsPerAddr is how many connections one remote address may hold at once,
+	// counted from accept, so connections that never finish the handshake count too.
+	MaxConnsPerAddr int
+	// HandshakeTimeout closes a connection that has not authenticated by then.
+	HandshakeTimeout time.Duration
+	// IdleTimeout closes a connection on which the client has sent no input (no
+	// keystroke, no resize) for that long. What the server draws and the client's
+	// keepalives do not count: a forgotten terminal holds a session like any other.
+	IdleTimeout time.Duration
+	// MaxSessionTime closes a connection that long after it was accepted, however
+	// busy.
+	MaxSessionTime time.Duration
+}
+
+// DefaultLimits are the limits of `mcotui serve` unless flags say otherwise.
+func DefaultLimits() Limits {
+	return Limits{
+		MaxWidth:         500,
+		MaxHeight:        300,
+		MaxSessions:      32,
+		MaxConnsPerAddr:  8,
+		HandshakeTimeout: 20 * time.Second,
+		IdleTimeout:      30 * time.Minute,
+		MaxSessionTime:   12 * time.Hour,
+	}
+}
+
+// withDefaults fills the zero fields from DefaultLimits.
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits()
+	fill := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	fillD := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	fill(&l.MaxWidth, d.MaxWidth)
+	fill(&l.MaxHeight, d.MaxHeight)
+	fill(&l.MaxSessions, d.MaxSessions)
+	fill(&l.MaxConnsPerAddr, d.MaxConnsPerAddr)
+	fillD(&l.HandshakeTimeout, d.HandshakeTimeout)
+	fillD(&l.IdleTimeout, d.IdleTimeout)
+	fillD(&l.MaxSessionTime, d.MaxSessionTime)
+	return l
+}
+
+// clamp bounds a window size to the limits.
+func (l Limits) clamp(width, height int) (int, int) {
+	return max(0, min(width, l.MaxWidth)), max(0, min(height, l.MaxHeight))
+}
+
+// connection is what the server tracks of one TCP connection, from accept to close.
+type connection struct {
+	net.Conn
+	srv  *Server
+	addr string // the remote host, without the port: what MaxConnsPerAddr counts
+	ctx  ssh.Context
+
+	lastInput atomic.Int64 // unix nanoseconds of the client's last input
+	closeOnce sync.Once
+	idle, max *time.Timer
+
+	mu       sync.Mutex
+	sessions map[*session]struct{}
+	reason   string // why the server ended the connection, once it has
+	closed   bool
+}
+
+// accept is the server's ConnCallback: it refuses a connection over its address's
+// limit before any SSH is spoken, and starts the connection's idle and session-time
+// clocks.
+func (s *Server) accept(ctx ssh.Context, nc net.Conn) net.Conn {
+	addr := nc.RemoteAddr().String()
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		addr = host
+	}
+	s.mu.Lock()
+	if s.perAddr[addr] >= s.limits.MaxConnsPerAddr {
+		s.mu.Unlock()
+		s.log.Warn("refused a connection: too many from its address", "remote", nc.RemoteAddr().String(), "limit", s.limits.MaxConnsPerAddr)
+		return nil // the ssh package closes it
+	}
+	s.perAddr[addr]++
+	c := &connection{Conn: nc, srv: s, addr: addr, ctx: ctx, sessions: map[*session]struct{}{}}
+	s.conns[c] = struct{}{}
+	s.mu.Unlock()
+
+	c.lastInput.Store(time.Now().UnixNano())
+	ctx.SetValue(connectionKey{}, c)
+	// The timers are set under the lock their callbacks take, so that a callback
+	// never sees a timer not yet set.
+	c.mu.Lock()
+	c.idle = time.AfterFunc(s.limits.IdleTimeout, c.checkIdle)
+	c.max = time.AfterFunc(s.limits.MaxSessionTime, func() {
+		c.end(fmt.Sprintf("the session time limit (%s) is reached", s.limits.MaxSessionTime))
+	})
+	c.mu.Unlock()
+	return c
+}
+
+type connectionKey struct{}
+
+func connectionOf(ctx ssh.Context) *connection {
+	c, _ := ctx.Value(connectionKey{}).(*connection)
+	return c
+}
+
+// Close releases the connection's place in the limits; the ssh package calls it once
+// the connection is done, and end calls it to cut a connection off.
+func (c *connection) Close() error {
+	err := c.Conn.Close()
+	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		c.closed = true
+		c.idle.Stop()
+		c.max.Stop()
+		c.mu.Unlock()
+		s := c.srv
+		s.mu.Lock()
+		delete(s.conns, c)
+		if s.perAddr[c.addr]--; s.perAddr[c.addr] <= 0 {
+			delete(s.perAddr, c.addr)
+		}
+		s.mu.Unlock()
+	})
+	return err
+}
+
+// touch records input from the client.
+func (c *connection) touch() { c.lastInput.Store(time.Now().UnixNano()) }
+
+// checkIdle ends the connection when the client has been silent for the idle timeout,
+// and otherwise looks again when it would be.
+func (c *connection) checkIdle() {
+	timeout := c.srv.limits.IdleTimeout
+	silent := time.Since(time.Unix(0, c.lastInput.Load()))
+	if silent < timeout {
+		c.mu.Lock()
+		if !c.closed {
+			c.idle.Reset(timeout - silent)
+		}
+		c.mu.Unlock()
+		return
+	}
+	c.end(fmt.Sprintf("no input for %s", timeout))
+}
+
+// end cuts the connection off, saying why: each of its sessions' programs is stopped,
+// so that the terminal is restored, the reason is written to the session, and the
+// connection is closed.
+func (c *connection) end(reason string) {
+	c.mu.Lock()
+	if c.reason != "" || c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.reason = reason
+	sessions := make([]*session, 0, len(c.sessions))
+	for sess := range c.sessions {
+		sessions = append(sessions, sess)
+	}
+	c.mu.Unlock()
+	c.srv.log.Info("ending a connection", "remote", c.RemoteAddr().String(), "reason", reason)
+	if len(sessions) == 0 {
+		_ = c.Close()
+		return
+	}
+	for _, sess := range sessions {
+		sess.cancel()
+	}
+	// A program that does not stop on its context (it should) still loses its
+	// connection.
+	time.AfterFunc(programStopGrace, func() { _ = c.Close() })
+}
+
+// programStopGrace is how long end waits for a session's program to stop before it
+// closes the connection under it.
+const programStopGrace = 5 * time.Second
+
+func (c *connection) endedBecause() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reason
+}
+
+// session is an ssh.Session as the program sees it: its window sizes clamped, its
+// input counted as activity, and a context of its own that end cancels.
+type session struct {
+	ssh.Session
+	conn   *connection
+	key    Key // the proven key's entry when the session started
+	limits Limits
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// Read is the client's input, which keeps the connection from idling.
+func (s *session) Read(p []byte) (int, error) {
+	n, err := s.Session.Read(p)
+	if n > 0 {
+		s.conn.touch()
+	}
+	return n, err
+}
+
+// Pty is the session's terminal with its size clamped. Later resizes reach the program
+// as tea.WindowSizeMsg, which the program's filter clamps.
+func (s *session) Pty() (ssh.Pty, <-chan ssh.Window, bool) {
+	pty, winch, ok := s.Session.Pty()
+	pty.Window.Width, pty.Window.Height = s.limits.clamp(pty.Window.Width, pty.Window.Height)
+	return pty, winch, ok
+}
+
+// filter clamps every window size the program is told, from the SSH client's resizes
+// and from the terminal's in-band resize reports alike (a client can type one), and
+// counts a resize as activity. An SSH session cannot be suspended, so a suspend
+// resumes at once (as wish's bubbletea.MakeOptions does; a program has one filter,
+// so this one replaces that).
+func (s *session) filter(_ tea.Model, msg tea.Msg) tea.Msg {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		s.conn.touch()
+		msg.Width, msg.Height = s.limits.clamp(msg.Width, msg.Height)
+		return msg
+	case tea.SuspendMsg:
+		return tea.ResumeMsg{}
+	}
+	return msg
+}
+
+// guard admits a session within the session limit, and runs it as a *session.
+func (s *Server) guard(next ssh.Handler) ssh.Handler {
+	return func(sess ssh.Session) {
+		c := connectionOf(sess.Context())
+		if c == nil {
+			// Every connection passes accept; one that did not is not served.
+			wish.Fatalln(sess, "mcotui: internal error: untracked connection")
+			return
+		}
+		k, ok := s.role(sess)
+		if !ok {
+			// The key was removed from the file since authentication, or the
+			// session has no proven key at all.
+			wish.Fatalln(sess, "mcotui: your key is not (or no longer) authorized")
+			return
+		}
+		s.mu.Lock()
+		if s.sessions >= s.limits.MaxSessions {
+			s.mu.Unlock()
+			s.log.Warn("refused a session: the server is full", "user", sess.User(), "remote", sess.RemoteAddr().String(), "limit", s.limits.MaxSessions)
+			wish.Fatalln(sess, fmt.Sprintf("mcotui: the server is full (%d sessions); try again later", s.limits.MaxSessions))
+			return
+		}
+		s.sessions++
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			s.sessions--
+			s.mu.Unlock()
+		}()
+
+		ctx, cancel := context.WithCancel(sess.Context())
+		defer cancel()
+		ws := &session{Session: sess, conn: c, key: k, limits: s.limits, ctx: ctx, cancel: cancel}
+		c.mu.Lock()
+		if c.reason != "" {
+			c.mu.Unlock()
+			wish.Fatalln(sess, "mcotui: "+c.reason)
+			return
+		}
+		c.sessions[ws] = struct{}{}
+		c.mu.Unlock()
+		defer func() {
+			c.mu.Lock()
+			delete(c.sessions, ws)
+			c.mu.Unlock()
+		}()
+
+		next(ws)
+
+		if reason := c.endedBecause(); reason != "" {
+			wish.Fatalln(sess, "mcotui: "+reason)
+			_ = c.Close()
+		}
+	}
+}
