@@ -365,7 +365,9 @@ func TestBoundToNodeCarriesTheNodeName(t *testing.T) {
 	ctx := kubetest.Context(t)
 	name := "bound-" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-"))[:20]
 	kubetest.CreateBareNode(t, env.Kube, name, nil, nil)
-	cleanup(t, "node "+name, func(ctx context.Context) error { return env.Kube.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{}) })
+	cleanup(t, "node "+name, func(ctx context.Context) error {
+		return env.Kube.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{})
+	})
 	ns, err := env.CreateNamespace(ctx, "bound-")
 	if err != nil {
 		t.Fatal(err)
