@@ -14,8 +14,10 @@ import (
 	"github.com/coreos/ignition/v2/config/v3_5/types"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	ktypes "k8s.io/apimachinery/pkg/types"
 
 	"github.com/mcotui/mcotui/core/disruption"
 	"github.com/mcotui/mcotui/core/ignconfig"
@@ -45,7 +47,33 @@ type unitSpec struct {
 
 func boolp(b bool) *bool { return &b }
 
-// machineConfig builds a rendered MachineConfig. File contents alternate between
+// The test configs are rendered configs of pool worker, which selects the nodes with
+// the worker role. The fake cluster's pool has testPoolUID; the integration tests'
+// pool is created in the API server, and its configs are given its UID (ownedBy).
+const (
+	workerRole  = "node-role.kubernetes.io/worker"
+	testPoolUID = ktypes.UID("worker-pool-uid")
+)
+
+// testPool is the worker pool, with uid, targeting cfgA.
+func testPool(uid ktypes.UID) *mcfgv1.MachineConfigPool {
+	return &mcfgv1.MachineConfigPool{
+		ObjectMeta: metav1.ObjectMeta{Name: "worker", UID: uid},
+		Spec: mcfgv1.MachineConfigPoolSpec{
+			NodeSelector:  &metav1.LabelSelector{MatchLabels: map[string]string{workerRole: ""}},
+			Configuration: mcfgv1.MachineConfigPoolStatusConfiguration{ObjectReference: corev1.ObjectReference{Name: cfgA}},
+		},
+	}
+}
+
+// ownedBy makes mc a rendered config of pool, as the controller's render loop does.
+func ownedBy(mc *mcfgv1.MachineConfig, pool *mcfgv1.MachineConfigPool) *mcfgv1.MachineConfig {
+	mc.OwnerReferences = []metav1.OwnerReference{{APIVersion: mcfgv1.GroupVersion.String(), Kind: "MachineConfigPool",
+		Name: pool.Name, UID: pool.UID, Controller: &[]bool{true}[0]}}
+	return mc
+}
+
+// machineConfig builds a rendered MachineConfig of the worker pool (testPoolUID). File contents alternate between
 // percent-encoded and gzip+base64 data: URLs, so both decoders are exercised on every
 // update.
 func machineConfig(t testing.TB, name string, files []fileSpec, units []unitSpec, keys []string) *mcfgv1.MachineConfig {
@@ -89,11 +117,11 @@ func machineConfig(t testing.TB, name string, files []fileSpec, units []unitSpec
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &mcfgv1.MachineConfig{
+	return ownedBy(&mcfgv1.MachineConfig{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "machineconfiguration.openshift.io/v1", Kind: "MachineConfig"},
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec:       mcfgv1.MachineConfigSpec{Config: runtime.RawExtension{Raw: raw}},
-	}
+	}, testPool(testPoolUID))
 }
 
 func strPtr(s string) *string { return &s }

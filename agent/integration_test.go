@@ -53,10 +53,14 @@ func clusterObjects(t *testing.T) {
 	t.Helper()
 	clusterOnce.Do(func() {
 		ctx := context.Background()
+		pool, err := env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Create(ctx, testPool(""), metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("create MachineConfigPool worker: %v", err)
+		}
 		bad := configB(t)
 		bad.Name, bad.Spec.FIPS = "rendered-worker-bad", true
 		for _, mc := range []*mcfgv1.MachineConfig{configA(t), configB(t), configC(t), bad} {
-			if _, err := env.MachineConfig.MachineconfigurationV1().MachineConfigs().Create(ctx, mc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			if _, err := env.MachineConfig.MachineconfigurationV1().MachineConfigs().Create(ctx, ownedBy(mc, pool), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 				t.Fatalf("create MachineConfig %s: %v", mc.Name, err)
 			}
 		}
@@ -566,4 +570,34 @@ func metricValue(t *testing.T, m prometheus.Metric) float64 {
 		return out.Gauge.GetValue()
 	}
 	return out.Counter.GetValue()
+}
+
+// TestIntegrationForeignDesiredConfigRefused: a rendered config another pool owns, set
+// as the node's desired config, is refused with NodeDegraded on the MachineConfigNode.
+func TestIntegrationForeignDesiredConfigRefused(t *testing.T) {
+	n := newLiveNode(t, "it-foreign", nil, false)
+	ctx := kubetest.Context(t)
+	master, err := env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Create(ctx, &mcfgv1.MachineConfigPool{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "it-master-"},
+		Spec:       mcfgv1.MachineConfigPoolSpec{NodeSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"node-role.kubernetes.io/master": ""}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign := configB(t)
+	foreign.Name = "rendered-" + master.Name + "-b"
+	if _, err := env.MachineConfig.MachineconfigurationV1().MachineConfigs().Create(ctx, ownedBy(foreign, master), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshotTree(t, n.h.dir)
+	n.start()
+	n.setDesired(foreign.Name)
+	n.await("Degraded", func(node *corev1.Node) bool { return nodeanno.State(node) == nodeanno.StateDegraded })
+	c := n.mcnCondition(phase.NodeDegraded)
+	if want := "refusing desired config " + foreign.Name + " of node " + n.name + ": it is not a rendered config of the node's pool worker"; c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, want) {
+		t.Fatalf("NodeDegraded = %+v, want True saying %q", c, want)
+	}
+	if after := snapshotTree(t, n.h.dir); after != before {
+		t.Fatalf("a refused config wrote to the host:\n%s\n%s", before, after)
+	}
 }
