@@ -140,16 +140,41 @@ func reloadConfig(t testing.TB) *mcfgv1.MachineConfig {
 
 var clusterOnce sync.Once
 
-// clusterObjects creates the rendered configs and the cluster MachineConfiguration
-// with the tests' node disruption policy, once per test binary.
+// workerPool is the pool of the tests' nodes (their worker role): the agent applies
+// only rendered configs of its node's pool.
+const workerPool = "worker"
+
+// createRendered creates mc as a rendered config of workerPool, owned by it as the
+// controller's render loop makes them.
+func createRendered(t *testing.T, mc *mcfgv1.MachineConfig) {
+	t.Helper()
+	ctx := context.Background()
+	pool, err := env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Get(ctx, workerPool, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("get MachineConfigPool %s: %v", workerPool, err)
+	}
+	mc.OwnerReferences = []metav1.OwnerReference{{APIVersion: mcfgv1.GroupVersion.String(), Kind: "MachineConfigPool",
+		Name: pool.Name, UID: pool.UID, Controller: boolp(true)}}
+	if _, err := env.MachineConfig.MachineconfigurationV1().MachineConfigs().Create(ctx, mc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("create MachineConfig %s: %v", mc.Name, err)
+	}
+}
+
+// clusterObjects creates the worker pool, its rendered configs and the cluster
+// MachineConfiguration with the tests' node disruption policy, once per test binary.
 func clusterObjects(t *testing.T) {
 	t.Helper()
 	clusterOnce.Do(func() {
 		ctx := context.Background()
+		pool := &mcfgv1.MachineConfigPool{
+			ObjectMeta: metav1.ObjectMeta{Name: workerPool},
+			Spec:       mcfgv1.MachineConfigPoolSpec{NodeSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"node-role.kubernetes.io/worker": ""}}},
+		}
+		if _, err := env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Create(ctx, pool, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatalf("create MachineConfigPool %s: %v", workerPool, err)
+		}
 		for _, mc := range []*mcfgv1.MachineConfig{machineConfig(t, cfgBase, nil, nil, nil), rebootConfig(t), reloadConfig(t)} {
-			if _, err := env.MachineConfig.MachineconfigurationV1().MachineConfigs().Create(ctx, mc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-				t.Fatalf("create MachineConfig %s: %v", mc.Name, err)
-			}
+			createRendered(t, mc)
 		}
 		mcfg := &operatorv1.MachineConfiguration{
 			ObjectMeta: metav1.ObjectMeta{Name: "cluster"},
