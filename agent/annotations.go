@@ -2,13 +2,11 @@ package agent
 
 import "github.com/mcotui/mcotui/core/nodeanno"
 
-// Node annotations the agent writes. The MCO keys come from core/nodeanno; the one key
-// nodeanno does not yet name is here until it moves there.
+// Node annotations the agent writes (the keys are core/nodeanno's).
 const (
-	// postConfigActionKey is MCO's "post-config-action" annotation, set to
-	// postConfigRebooting just before the agent asks for a reboot and cleared once the
-	// node is back (MCO's constants.MachineConfigDaemonPostConfigAction).
-	postConfigActionKey = nodeanno.Prefix + "post-config-action"
+	// postConfigActionKey is set to postConfigRebooting just before the agent asks for a
+	// reboot and cleared once the node is back.
+	postConfigActionKey = nodeanno.PostConfigActionKey
 	postConfigRebooting = "Rebooting"
 )
 

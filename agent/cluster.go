@@ -20,6 +20,8 @@ type Cluster interface {
 	// Changes receives a value whenever the Node or its MachineConfigNode changes. It is
 	// a hint to look again, coalesced: several changes may arrive as one.
 	Changes() <-chan struct{}
+	// Pools lists the MachineConfigPools, to find the node's own (rollout.PoolFor).
+	Pools(ctx context.Context) ([]*mcfgv1.MachineConfigPool, error)
 	// MachineConfig fetches a rendered MachineConfig by name.
 	MachineConfig(ctx context.Context, name string) (*mcfgv1.MachineConfig, error)
 	// DisruptionPolicy is the merged node disruption policy (MCO's defaults with the

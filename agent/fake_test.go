@@ -21,6 +21,7 @@ type fakeCluster struct {
 	mu      sync.Mutex
 	node    *corev1.Node
 	mcs     map[string]*mcfgv1.MachineConfig
+	pools   []*mcfgv1.MachineConfigPool
 	policy  disruption.Policy
 	conds   []metav1.Condition
 	events  []string
@@ -36,8 +37,10 @@ type fakeCluster struct {
 
 func newFakeCluster(name string) *fakeCluster {
 	return &fakeCluster{
-		node:    &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{}}},
+		node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{},
+			Labels: map[string]string{workerRole: ""}}},
 		mcs:     map[string]*mcfgv1.MachineConfig{},
+		pools:   []*mcfgv1.MachineConfigPool{testPool(testPoolUID)},
 		policy:  disruption.DefaultPolicy(),
 		changes: make(chan struct{}, 1),
 	}
@@ -57,6 +60,16 @@ func (f *fakeCluster) Node(context.Context) (*corev1.Node, error) {
 }
 
 func (f *fakeCluster) Changes() <-chan struct{} { return f.changes }
+
+func (f *fakeCluster) Pools(context.Context) ([]*mcfgv1.MachineConfigPool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]*mcfgv1.MachineConfigPool, len(f.pools))
+	for i, p := range f.pools {
+		out[i] = p.DeepCopy()
+	}
+	return out, nil
+}
 
 func (f *fakeCluster) MachineConfig(_ context.Context, name string) (*mcfgv1.MachineConfig, error) {
 	f.mu.Lock()

@@ -9,6 +9,9 @@ import (
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ktypes "k8s.io/apimachinery/pkg/types"
 
 	"github.com/mcotui/mcotui/core/disruption"
 	"github.com/mcotui/mcotui/core/mctest"
@@ -25,6 +28,32 @@ const (
 	cfgC = "rendered-worker-c" // a new enabled unit and file changes: drain and reboot
 )
 
+// The test configs are rendered configs of pool worker, which selects the nodes with
+// the worker role. The fake cluster's pool has testPoolUID; the integration tests'
+// pool is created in the API server, and its configs are given its UID (ownedBy).
+const (
+	workerRole  = "node-role.kubernetes.io/worker"
+	testPoolUID = ktypes.UID("worker-pool-uid")
+)
+
+// testPool is the worker pool, with uid, targeting cfgA.
+func testPool(uid ktypes.UID) *mcfgv1.MachineConfigPool {
+	return &mcfgv1.MachineConfigPool{
+		ObjectMeta: metav1.ObjectMeta{Name: "worker", UID: uid},
+		Spec: mcfgv1.MachineConfigPoolSpec{
+			NodeSelector:  &metav1.LabelSelector{MatchLabels: map[string]string{workerRole: ""}},
+			Configuration: mcfgv1.MachineConfigPoolStatusConfiguration{ObjectReference: corev1.ObjectReference{Name: cfgA}},
+		},
+	}
+}
+
+// ownedBy makes mc a rendered config of pool, as the controller's render loop does.
+func ownedBy(mc *mcfgv1.MachineConfig, pool *mcfgv1.MachineConfigPool) *mcfgv1.MachineConfig {
+	mc.OwnerReferences = []metav1.OwnerReference{{APIVersion: mcfgv1.GroupVersion.String(), Kind: "MachineConfigPool",
+		Name: pool.Name, UID: pool.UID, Controller: &[]bool{true}[0]}}
+	return mc
+}
+
 const helloUnit = "[Unit]\nDescription=hello\n\n[Service]\nExecStart=/bin/true\n\n[Install]\nWantedBy=multi-user.target\n"
 
 var (
@@ -33,29 +62,29 @@ var (
 )
 
 func configA(t testing.TB) *mcfgv1.MachineConfig {
-	return mctest.MachineConfig(t, cfgA, mctest.Config{Files: []mctest.File{
+	return ownedBy(mctest.MachineConfig(t, cfgA, mctest.Config{Files: []mctest.File{
 		{Path: "/etc/mcotui/a.conf", Data: "a=1\n", Mode: 0o644},
 		{Path: "/etc/mcotui/b.conf", Data: "b=1\n", Mode: 0o600},
 		{Path: "/etc/mcotui/gone.conf", Data: "going away\n"},
-	}, SSHKeys: []string{keyOld}})
+	}, SSHKeys: []string{keyOld}}), testPool(testPoolUID))
 }
 
 func configB(t testing.TB) *mcfgv1.MachineConfig {
-	return mctest.MachineConfig(t, cfgB, mctest.Config{Files: []mctest.File{
+	return ownedBy(mctest.MachineConfig(t, cfgB, mctest.Config{Files: []mctest.File{
 		{Path: "/etc/mcotui/a.conf", Data: "a=2\n", Mode: 0o644},
 		{Path: "/etc/mcotui/b.conf", Data: "b=1\n", Mode: 0o600},
 		{Path: "/etc/mcotui/c.conf", Data: "c=1 new\n", Mode: 0o640},
-	}, SSHKeys: []string{keyOld}})
+	}, SSHKeys: []string{keyOld}}), testPool(testPoolUID))
 }
 
 func configC(t testing.TB) *mcfgv1.MachineConfig {
-	return mctest.MachineConfig(t, cfgC, mctest.Config{Files: []mctest.File{
+	return ownedBy(mctest.MachineConfig(t, cfgC, mctest.Config{Files: []mctest.File{
 		{Path: "/etc/mcotui/a.conf", Data: "a=3\n", Mode: 0o644},
 		{Path: "/etc/mcotui/b.conf", Data: "b=3\n", Mode: 0o600},
 		{Path: "/etc/mcotui/c.conf", Data: "c=3\n", Mode: 0o644},
 		{Path: "/etc/mcotui/gone.conf", Data: "going away\n"},
 	}, Units: []mctest.Unit{{Name: "hello.service", Contents: helloUnit, Enabled: mctest.Bool(true),
-		Dropins: map[string]string{"10-env.conf": "[Service]\nEnvironment=A=1\n"}}}, SSHKeys: []string{keyOld, keyNew}})
+		Dropins: map[string]string{"10-env.conf": "[Service]\nEnvironment=A=1\n"}}}, SSHKeys: []string{keyOld, keyNew}}), testPool(testPoolUID))
 }
 
 // testPolicy is MCO's defaults plus: files under /etc/mcotui reload example.service.

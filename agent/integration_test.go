@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/rand"
@@ -19,11 +20,16 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
+	"github.com/mcotui/mcotui/deploy"
 	"github.com/mcotui/mcotui/platform/kube/kubetest"
 	"github.com/mcotui/mcotui/platform/kube/nodeagent"
 	"github.com/mcotui/mcotui/store"
@@ -44,13 +50,31 @@ func TestMain(m *testing.M) { kubetest.Main(m, &env) }
 
 var clusterOnce sync.Once
 
-// clusterObjects creates the rendered configs and the cluster MachineConfiguration (its
-// policy is testPolicy's) that every integration test shares; they are cluster-scoped
-// and identical for all.
+// agentNamespace is where the tests install mcotui: the agents run with the agent
+// service account's tokens, bound to a pod on their node, so that RBAC and the
+// admission policies `mcotui install` emits apply to everything they do.
+const agentNamespace = "mcotui"
+
+// clusterObjects applies install's manifests, and creates the worker pool, its
+// rendered configs and the cluster MachineConfiguration (its policy is testPolicy's)
+// that every integration test shares; they are cluster-scoped and identical for all.
 func clusterObjects(t *testing.T) {
 	t.Helper()
 	clusterOnce.Do(func() {
 		ctx := context.Background()
+		var manifests bytes.Buffer
+		if err := deploy.Write(&manifests, deploy.Options{Namespace: agentNamespace, Image: "ghcr.io/mcotui/mcotui:test", Version: "test"}); err != nil {
+			t.Fatal(err)
+		}
+		apply := env.KubectlCommand(ctx, "apply", "-f", "-")
+		apply.Stdin = &manifests
+		if out, err := apply.CombinedOutput(); err != nil {
+			t.Fatalf("kubectl apply the install manifests: %v\n%s", err, out)
+		}
+		pool, err := env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Create(ctx, testPool(""), metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("create MachineConfigPool worker: %v", err)
+		}
 		bad := configB(t)
 		bad.Name, bad.Spec.FIPS = "rendered-worker-bad", true
 		files := []operatorv1.NodeDisruptionPolicySpecFile{{
@@ -59,9 +83,34 @@ func clusterObjects(t *testing.T) {
 				Type: operatorv1.ReloadSpecAction, Reload: &operatorv1.ReloadService{ServiceName: "example.service"},
 			}},
 		}}
-		if err := kubetest.CreateClusterConfig(ctx, env.MachineConfig, env.Operator, files, configA(t), configB(t), configC(t), bad); err != nil {
+		if err := kubetest.CreateClusterConfig(ctx, env.MachineConfig, env.Operator, files,
+			ownedBy(configA(t), pool), ownedBy(configB(t), pool), ownedBy(configC(t), pool), ownedBy(bad, pool)); err != nil {
 			t.Fatal(err)
 		}
+	})
+}
+
+var policiesOnce sync.Once
+
+// policiesInForce waits, once per test binary, until the admission policies applied by
+// clusterObjects are in force (the API server loads them through informers, in
+// moments): until the agent of node is refused relabelling it. A label added before
+// then is harmless.
+func policiesInForce(t *testing.T, agent *rest.Config, node string) {
+	t.Helper()
+	policiesOnce.Do(func() {
+		kc, err := kubernetes.NewForConfig(agent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		patch := []byte(`{"metadata":{"labels":{"mcotui.io/policy-probe":"x"}}}`)
+		kubetest.Eventually(t, time.Minute, "the install's admission policies in force", func() (bool, string) {
+			_, err := kc.CoreV1().Nodes().Patch(kubetest.Context(t), node, types.MergePatchType, patch, metav1.PatchOptions{})
+			if err == nil {
+				return false, "the agent relabelled its node"
+			}
+			return apierrors.IsForbidden(err) && strings.Contains(err.Error(), deploy.NodePolicy), err.Error()
+		})
 	})
 }
 
@@ -146,7 +195,12 @@ func (n *liveNode) mcnCondition(typ mcfgv1.StateProgress) metav1.Condition {
 func (n *liveNode) start() (stop func(), stopped <-chan struct{}) {
 	n.t.Helper()
 	if n.cluster == nil {
-		cluster, err := nodeagent.NewNodeAgent(context.Background(), env.Config, n.name, "worker", nodeagent.NodeAgentOptions{
+		creds, err := env.BoundToNode(kubetest.Context(n.t), agentNamespace, "mcotui-agent", n.name)
+		if err != nil {
+			n.t.Fatal(err)
+		}
+		policiesInForce(n.t, creds.Config, n.name)
+		cluster, err := nodeagent.NewNodeAgent(context.Background(), creds.Config, n.name, "worker", nodeagent.NodeAgentOptions{
 			DrainRetry: 200 * time.Millisecond, EvictTimeout: 10 * time.Second,
 		})
 		if err != nil {
@@ -539,4 +593,34 @@ func metricValue(t *testing.T, m prometheus.Metric) float64 {
 		return out.Gauge.GetValue()
 	}
 	return out.Counter.GetValue()
+}
+
+// TestIntegrationForeignDesiredConfigRefused: a rendered config another pool owns, set
+// as the node's desired config, is refused with NodeDegraded on the MachineConfigNode.
+func TestIntegrationForeignDesiredConfigRefused(t *testing.T) {
+	n := newLiveNode(t, "it-foreign", nil, false)
+	ctx := kubetest.Context(t)
+	master, err := env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Create(ctx, &mcfgv1.MachineConfigPool{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "it-master-"},
+		Spec:       mcfgv1.MachineConfigPoolSpec{NodeSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"node-role.kubernetes.io/master": ""}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign := configB(t)
+	foreign.Name = "rendered-" + master.Name + "-b"
+	if _, err := env.MachineConfig.MachineconfigurationV1().MachineConfigs().Create(ctx, ownedBy(foreign, master), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshotTree(t, n.h.dir)
+	n.start()
+	n.setDesired(foreign.Name)
+	n.await("Degraded", func(node *corev1.Node) bool { return nodeanno.State(node) == nodeanno.StateDegraded })
+	c := n.mcnCondition(phase.NodeDegraded)
+	if want := "refusing desired config " + foreign.Name + " of node " + n.name + ": it is not a rendered config of the node's pool worker"; c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, want) {
+		t.Fatalf("NodeDegraded = %+v, want True saying %q", c, want)
+	}
+	if after := snapshotTree(t, n.h.dir); after != before {
+		t.Fatalf("a refused config wrote to the host:\n%s\n%s", before, after)
+	}
 }

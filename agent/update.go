@@ -104,6 +104,15 @@ func (a *Agent) begin(ctx context.Context, node *corev1.Node, current, desired s
 	if err != nil {
 		return fmt.Errorf("get the desired rendered MachineConfig %s: %w", desired, err)
 	}
+	// Before anything is journaled: a refused config leaves no update behind, only the
+	// report, and is looked at again after the backoff.
+	if err := a.checkOwnPool(ctx, node, target); err != nil {
+		if fe := (*ForeignConfigError)(nil); errors.As(err, &fe) {
+			a.log.Error("desired config refused", "config", desired, "pool", fe.Pool, "err", err)
+			a.degrade(ctx, desired, err)
+		}
+		return err
+	}
 	var previous *mcfgv1.MachineConfig
 	if current != "" {
 		if previous, err = a.cfg.Cluster.MachineConfig(ctx, current); err != nil {

@@ -167,6 +167,8 @@ func Objects(o Options) []any {
 		)
 	}
 
+	objs = append(objs, agentPolicies(ns)...)
+
 	agentLabels, controllerLabels := labels(agentName), labels(controllerName)
 	hostPathDir := corev1.HostPathDirectory
 	objs = append(objs,
@@ -267,8 +269,9 @@ func Objects(o Options) []any {
 
 // agentRules are what the agent does: read and patch its node (annotations, cordon),
 // drain it (list pods, evict them, look at their DaemonSets and budgets), write its
-// MachineConfigNode, read the configs it applies and the disruption policy, report
-// Events, and look for MCO's daemon before it starts.
+// MachineConfigNode, read its pool, the configs it applies and the disruption policy,
+// report Events, and look for MCO's daemon before it starts. RBAC cannot say "its own":
+// agentPolicies do (policies.go).
 func agentRules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch", "patch"}},
@@ -279,6 +282,8 @@ func agentRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"machineconfignodes"}, Verbs: []string{"get", "list", "watch", "create", "update"}},
 		{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"machineconfignodes/status"}, Verbs: []string{"update"}},
 		{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"machineconfigs"}, Verbs: []string{"get"}},
+		// The node's pool, to refuse a desired config that is not the pool's.
+		{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"machineconfigpools"}, Verbs: []string{"list"}},
 		{APIGroups: []string{"operator.openshift.io"}, Resources: []string{"machineconfigurations"}, Verbs: []string{"get"}},
 		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
 	}

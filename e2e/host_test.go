@@ -100,7 +100,11 @@ func (m *machine) layDown(t *testing.T, files []file) {
 // MachineConfigNode). It is kept across the agent's restarts: restarting it with the
 // agent would cost time and test nothing more. It stops when ctx ends.
 func (m *machine) connect(ctx context.Context) error {
-	c, err := nodeagent.NewNodeAgent(ctx, env.Config, m.name, "", nodeagent.NodeAgentOptions{
+	creds, err := env.BoundToNode(ctx, leaseNamespace, "mcotui-agent", m.name)
+	if err != nil {
+		return fmt.Errorf("machine %s: %w", m.name, err)
+	}
+	c, err := nodeagent.NewNodeAgent(ctx, creds.Config, m.name, "", nodeagent.NodeAgentOptions{
 		DrainRetry: 200 * time.Millisecond, EvictTimeout: 20 * time.Second,
 		Logger: slog.New(slog.NewTextHandler(m.log, nil)),
 	})

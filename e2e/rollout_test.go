@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -26,6 +27,7 @@ import (
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
 	"github.com/mcotui/mcotui/core/rollout"
+	"github.com/mcotui/mcotui/deploy"
 	"github.com/mcotui/mcotui/platform/kube/kubetest"
 )
 
@@ -85,6 +87,17 @@ func TestRollout(t *testing.T) {
 	// their base MachineConfigs.
 	if _, err := env.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: leaseNamespace}}, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create namespace %s: %v", leaseNamespace, err)
+	}
+	// The agents run as `mcotui install` sets them up: its RBAC and admission
+	// policies, each agent on a token bound to a pod on its node (machine.connect).
+	var manifests bytes.Buffer
+	if err := deploy.Write(&manifests, deploy.Options{Namespace: leaseNamespace, Image: "ghcr.io/mcotui/mcotui:e2e", Version: "e2e"}); err != nil {
+		t.Fatal(err)
+	}
+	apply := env.KubectlCommand(ctx, "apply", "-f", "-")
+	apply.Stdin = &manifests
+	if out, err := apply.CombinedOutput(); err != nil {
+		t.Fatalf("kubectl apply the install manifests: %v\n%s", err, out)
 	}
 	pools := []*mcfgv1.MachineConfigPool{
 		{

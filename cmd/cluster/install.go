@@ -36,6 +36,11 @@ Config Operator, as YAML documents for ` + "`kubectl apply -f -`" + `:
   - least-privilege RBAC: the agent may read and patch nodes, evict pods, and write
     MachineConfigNodes; the controller may render (create MachineConfigs, update
     pools), target nodes, and hold its Lease in the namespace;
+  - ValidatingAdmissionPolicies that hold the agent to its own node, by the node
+    name in its pod-bound token: it may patch only its own Node (its state
+    annotations and spec.unschedulable, never desiredConfig, labels or taints),
+    write only that node's MachineConfigNode, evict only pods on that node, and
+    record Events only about it (Kubernetes 1.30 or later);
   - the agent DaemonSet: privileged, with the host's filesystem at /rootfs, on every
     node (control plane included), on the host network so that an update survives
     the pod network going away;

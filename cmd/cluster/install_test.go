@@ -138,6 +138,14 @@ func TestInstallOutput(t *testing.T) {
 		"RoleBinding/nc/mcotui-controller",
 		"Role/openshift-machine-api/mcotui-controller-bootimages",
 		"RoleBinding/openshift-machine-api/mcotui-controller-bootimages",
+		"ValidatingAdmissionPolicy//mcotui-agent-node",
+		"ValidatingAdmissionPolicyBinding//mcotui-agent-node",
+		"ValidatingAdmissionPolicy//mcotui-agent-machineconfignode",
+		"ValidatingAdmissionPolicyBinding//mcotui-agent-machineconfignode",
+		"ValidatingAdmissionPolicy//mcotui-agent-eviction",
+		"ValidatingAdmissionPolicyBinding//mcotui-agent-eviction",
+		"ValidatingAdmissionPolicy//mcotui-agent-events",
+		"ValidatingAdmissionPolicyBinding//mcotui-agent-events",
 		"DaemonSet/nc/mcotui-agent",
 		"Deployment/nc/mcotui-controller",
 	}
@@ -187,22 +195,15 @@ func TestInstallAppliesDryRun(t *testing.T) {
 	}
 }
 
-// TestInstallRBACSuffices applies the manifests for real, then runs the controller and
-// the agent's cluster side as their service accounts (impersonated): the least
-// privileges the manifests grant are enough for what they do.
+// TestInstallRBACSuffices applies the manifests for real, then runs the controller (as
+// its service account, impersonated) and the agent's cluster side (with a token bound to
+// a pod on its node, as its DaemonSet pod has, so that the admission policies apply):
+// the least privileges the manifests grant are enough for what they do.
 func TestInstallRBACSuffices(t *testing.T) {
 	env := cluster.Env(t)
 	ctx := kubetest.Context(t)
-	const ns = "mcotui-rbac"
-	if _, err := env.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: bootimage.MachineAPINamespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	out, _ := installDocs(t, "--namespace", ns, "--boot-images")
-	apply := env.KubectlCommand(ctx, "apply", "-f", "-")
-	apply.Stdin = strings.NewReader(out)
-	if res, err := apply.CombinedOutput(); err != nil {
-		t.Fatalf("kubectl apply: %v\n%s", err, res)
-	}
+	const ns = installedNamespace
+	applyInstall(t)
 	as := func(sa string) *kube.Clients {
 		cfg := rest.CopyConfig(env.Config)
 		cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":" + sa}
@@ -236,11 +237,9 @@ func TestInstallRBACSuffices(t *testing.T) {
 		return p.Status.MachineCount == 1 && p.Status.ObservedGeneration == p.Generation
 	})
 
-	// The agent's cluster side: watch its node, read its config and the policy, write
-	// its MachineConfigNode, annotate, cordon and uncordon.
-	agentCfg := rest.CopyConfig(env.Config)
-	agentCfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":mcotui-agent"}
-	a, err := nodeagent.NewNodeAgent(ctx, agentCfg, "rbac-0", "rbac", nodeagent.NodeAgentOptions{})
+	// The agent's cluster side: watch its node, read its pool, its config and the
+	// policy, write its MachineConfigNode, annotate, cordon, drain and uncordon.
+	a, err := nodeagent.NewNodeAgent(ctx, agentOn(t, "rbac-0"), "rbac-0", "rbac", nodeagent.NodeAgentOptions{})
 	if err != nil {
 		t.Fatalf("agent as its service account: %v", err)
 	}
@@ -250,6 +249,9 @@ func TestInstallRBACSuffices(t *testing.T) {
 		t.Error(err)
 	}
 	if _, err := a.DisruptionPolicy(ctx); err != nil {
+		t.Error(err)
+	}
+	if _, err := a.Pools(ctx); err != nil {
 		t.Error(err)
 	}
 	if err := a.SetConditions(ctx, desired, phase.Prepared("[None]", false)); err != nil {

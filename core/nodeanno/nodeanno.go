@@ -31,6 +31,10 @@ const (
 	DesiredDrainKey = Prefix + "desiredDrain"
 	// LastAppliedDrainKey is the drain request last carried out.
 	LastAppliedDrainKey = Prefix + "lastAppliedDrain"
+	// PostConfigActionKey is MCO's "post-config-action" annotation, which the agent sets
+	// just before it asks for a reboot and clears once the node is back (MCO's
+	// constants.MachineConfigDaemonPostConfigAction).
+	PostConfigActionKey = Prefix + "post-config-action"
 
 	// CordonedByKey records who made the node unschedulable, when mcotui did: its value
 	// is CordonedByAgent. A node that is unschedulable without it was cordoned by

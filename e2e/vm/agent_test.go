@@ -1,7 +1,6 @@
 package vm
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -10,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcotui/mcotui/agent"
@@ -303,9 +301,7 @@ func TestVMBadUpdateRolledBack(t *testing.T) {
 		{Path: restartDir + "/app.conf", Data: "mode=bad\n", Mode: 0o644},
 		{Path: restartDir + "/extra.conf", Data: "extra=1\n", Mode: 0o644},
 	}})
-	if _, err := env.MachineConfig.MachineconfigurationV1().MachineConfigs().Create(context.Background(), bad, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
+	createRendered(t, bad)
 	n := newNode(t, "vm-rollback")
 	m := n.m
 	m.Run(t, "mkdir -p "+restartDir+" && printf 'mode=good\\n' >"+restartDir+"/app.conf && cat >/etc/systemd/system/restartme.service <<'EOF'\n"+strictUnit+"EOF\n"+

@@ -13,6 +13,7 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
@@ -73,12 +74,42 @@ func reloadConfig(t testing.TB) *mcfgv1.MachineConfig {
 
 var clusterOnce sync.Once
 
-// clusterObjects creates the rendered configs and the cluster MachineConfiguration
-// with the tests' node disruption policy, once per test binary.
+// workerPool is the pool of the tests' nodes (their worker role): the agent applies
+// only rendered configs of its node's pool.
+const workerPool = "worker"
+
+// createRendered creates mc as a rendered config of workerPool, owned by it as the
+// controller's render loop makes them.
+func createRendered(t *testing.T, mc *mcfgv1.MachineConfig) {
+	t.Helper()
+	ctx := context.Background()
+	pool, err := env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Get(ctx, workerPool, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("get MachineConfigPool %s: %v", workerPool, err)
+	}
+	mc.OwnerReferences = []metav1.OwnerReference{{APIVersion: mcfgv1.GroupVersion.String(), Kind: "MachineConfigPool",
+		Name: pool.Name, UID: pool.UID, Controller: mctest.Bool(true)}}
+	if _, err := env.MachineConfig.MachineconfigurationV1().MachineConfigs().Create(ctx, mc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("create MachineConfig %s: %v", mc.Name, err)
+	}
+}
+
+// clusterObjects creates the worker pool, its rendered configs and the cluster
+// MachineConfiguration with the tests' node disruption policy, once per test binary.
 func clusterObjects(t *testing.T) {
 	t.Helper()
 	clusterOnce.Do(func() {
 		ctx := context.Background()
+		pool := &mcfgv1.MachineConfigPool{
+			ObjectMeta: metav1.ObjectMeta{Name: workerPool},
+			Spec:       mcfgv1.MachineConfigPoolSpec{NodeSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"node-role.kubernetes.io/worker": ""}}},
+		}
+		if _, err := env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Create(ctx, pool, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatalf("create MachineConfigPool %s: %v", workerPool, err)
+		}
+		for _, mc := range []*mcfgv1.MachineConfig{mctest.MachineConfig(t, cfgBase, mctest.Config{}), rebootConfig(t), reloadConfig(t)} {
+			createRendered(t, mc)
+		}
 		files := []operatorv1.NodeDisruptionPolicySpecFile{
 			{Path: reloadDir, Actions: []operatorv1.NodeDisruptionPolicySpecAction{{
 				Type: operatorv1.ReloadSpecAction, Reload: &operatorv1.ReloadService{ServiceName: "example.service"},
@@ -87,8 +118,7 @@ func clusterObjects(t *testing.T) {
 				Type: operatorv1.RestartSpecAction, Restart: &operatorv1.RestartService{ServiceName: "restartme.service"},
 			}}},
 		}
-		if err := kubetest.CreateClusterConfig(ctx, env.MachineConfig, env.Operator, files,
-			mctest.MachineConfig(t, cfgBase, mctest.Config{}), rebootConfig(t), reloadConfig(t)); err != nil {
+		if err := kubetest.CreateClusterConfig(ctx, env.MachineConfig, env.Operator, files); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -357,3 +357,29 @@ func hasCause(err error, message string) bool {
 	}
 	return false
 }
+
+// TestBoundToNodeCarriesTheNodeName: a token bound to a pod on a node names that node
+// (the claim node-scoped admission policies key on) and authenticates as the service
+// account.
+func TestBoundToNodeCarriesTheNodeName(t *testing.T) {
+	ctx := kubetest.Context(t)
+	name := "bound-" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-"))[:20]
+	kubetest.CreateBareNode(t, env.Kube, name, nil, nil)
+	cleanup(t, "node "+name, func(ctx context.Context) error {
+		return env.Kube.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{})
+	})
+	ns, err := env.CreateNamespace(ctx, "bound-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	creds, err := env.BoundToNode(ctx, ns, "agent", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "system:serviceaccount:" + ns + ":agent"; creds.User.Username != want {
+		t.Errorf("user %q, want %q", creds.User.Username, want)
+	}
+	if got := creds.User.Extra["authentication.kubernetes.io/pod-name"]; !slices.Equal(got, []string{creds.Pod.Name}) {
+		t.Errorf("pod-name claim %v, want [%s]", got, creds.Pod.Name)
+	}
+}

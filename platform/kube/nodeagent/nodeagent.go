@@ -281,6 +281,19 @@ func (a *NodeAgent) MachineConfig(ctx context.Context, name string) (*mcfgv1.Mac
 	return mc, nil
 }
 
+// Pools lists the MachineConfigPools from the API server.
+func (a *NodeAgent) Pools(ctx context.Context) ([]*mcfgv1.MachineConfigPool, error) {
+	list, err := a.clients.MachineConfig.MachineconfigurationV1().MachineConfigPools().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list MachineConfigPools for node %s: %w", a.name, err)
+	}
+	pools := make([]*mcfgv1.MachineConfigPool, len(list.Items))
+	for i := range list.Items {
+		pools[i] = &list.Items[i]
+	}
+	return pools, nil
+}
+
 // DisruptionPolicy is the node disruption policy the agent applies: MCO's defaults with
 // spec.nodeDisruptionPolicy of MachineConfiguration "cluster" laid over them
 // (disruption.Merge). Without that object, or without its CustomResourceDefinition
