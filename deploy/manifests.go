@@ -267,7 +267,8 @@ func Objects(o Options) []any {
 
 // agentRules are what the agent does: read and patch its node (annotations, cordon),
 // drain it (list pods, evict them, look at their DaemonSets and budgets), write its
-// MachineConfigNode, read the configs it applies and the disruption policy, report
+// MachineConfigNode, read the configs it applies, the disruption policy and its pool's
+// PinnedImageSets, report
 // Events, and look for MCO's daemon before it starts.
 func agentRules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
@@ -279,6 +280,8 @@ func agentRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"machineconfignodes"}, Verbs: []string{"get", "list", "watch", "create", "update"}},
 		{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"machineconfignodes/status"}, Verbs: []string{"update"}},
 		{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"machineconfigs"}, Verbs: []string{"get"}},
+		// pinned images: the pool's spec.pinnedImageSets and the sets it names.
+		{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"machineconfigpools", "pinnedimagesets"}, Verbs: []string{"get", "list", "watch"}},
 		{APIGroups: []string{"operator.openshift.io"}, Resources: []string{"machineconfigurations"}, Verbs: []string{"get"}},
 		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
 	}
