@@ -134,11 +134,11 @@ type Registry struct {
 	Host    string
 	handler http.Handler
 
-	mu     sync.Mutex
-	srv    *http.Server
-	held   map[string]chan struct{} // repository -> closed when released
-	blobs  map[string]int           // repository -> blob GETs served or begun
-	seen   chan string              // a held repository's blob was asked for
+	mu    sync.Mutex
+	srv   *http.Server
+	held  map[string]chan struct{} // repository -> closed when released
+	blobs map[string]int           // repository -> blob GETs served or begun
+	seen  chan string              // a held repository's blob was asked for
 }
 
 // StartRegistry starts a registry for the test.
