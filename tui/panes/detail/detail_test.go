@@ -9,9 +9,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcotui/mcotui/core/pinned"
-	"github.com/mcotui/mcotui/tui/model"
 	"github.com/mcotui/mcotui/tui/internal/fixture"
 	"github.com/mcotui/mcotui/tui/internal/tuitest"
+	"github.com/mcotui/mcotui/tui/model"
 	"github.com/mcotui/mcotui/tui/panes/detail"
 )
 
