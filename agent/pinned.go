@@ -226,11 +226,15 @@ func (p *Pinner) Sync(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if len(sets) == 0 && len(prev) == 0 && len(j.Images) == 0 {
+		// No set named, none reported, nothing pinned before: nothing to do, and nothing
+		// to write (the runtime need not even be reachable until a pool names a set).
+		return nil
+	}
 	runtime, _, err := p.cfg.Images.Runtime(ctx)
 	switch {
 	case err != nil && len(images) == 0 && len(j.Images) == 0:
-		// Nothing to pin and nothing pinned before: a node without a reachable runtime
-		// is fine until a pool names a set.
+		// Nothing to pin and nothing pinned before.
 		return p.cfg.Cluster.SetStatus(ctx, nil, pinned.Complete(pinned.Progress{}, ""), pinned.Healthy())
 	case err != nil:
 		return p.fail(ctx, sets, prev, pinned.Progress{Total: len(images)}, err)
