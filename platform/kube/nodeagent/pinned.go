@@ -3,6 +3,7 @@ package nodeagent
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	mcfginformers "github.com/openshift/client-go/machineconfiguration/informers/externalversions"
@@ -37,29 +38,53 @@ type Pins struct {
 // NewPins starts the informers on MachineConfigPools and PinnedImageSets and waits for
 // them to sync.
 func NewPins(ctx context.Context, a *NodeAgent) (*Pins, error) {
+	served, err := servesPinnedImageSets(a.clients)
+	if err != nil {
+		return nil, fmt.Errorf("node agent for node %s: %w", a.name, err)
+	}
 	runCtx, stop := context.WithCancel(ctx)
 	p := &Pins{a: a, changes: make(chan struct{}, 1), stop: stop}
 	p.inf = mcfginformers.NewSharedInformerFactory(a.clients.MachineConfig, 0)
 	pools := p.inf.Machineconfiguration().V1().MachineConfigPools()
-	sets := p.inf.Machineconfiguration().V1().PinnedImageSets()
-	p.pools, p.sets = pools.Lister(), sets.Lister()
+	p.pools = pools.Lister()
+	informers := map[string]cache.SharedIndexInformer{"machineconfigpools": pools.Informer()}
+	// A cluster installed before PinnedImageSets were supported has no CRD for them: an
+	// informer on it would never sync. The agent then runs without pinned images, and
+	// says so when a pool names a set.
+	if served {
+		sets := p.inf.Machineconfiguration().V1().PinnedImageSets()
+		p.sets = sets.Lister()
+		informers["pinnedimagesets"] = sets.Informer()
+	}
 	h := cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { p.notify() },
 		UpdateFunc: func(any, any) { p.notify() },
 		DeleteFunc: func(any) { p.notify() },
 	}
-	for name, i := range map[string]cache.SharedIndexInformer{"machineconfigpools": pools.Informer(), "pinnedimagesets": sets.Informer()} {
+	var synced []cache.InformerSynced
+	for name, i := range informers {
 		if _, err := i.AddEventHandler(h); err != nil {
 			stop()
 			return nil, fmt.Errorf("node agent for node %s: watch %s: %w", a.name, name, err)
 		}
+		synced = append(synced, i.HasSynced)
 	}
 	p.inf.Start(runCtx.Done())
-	if !cache.WaitForCacheSync(runCtx.Done(), pools.Informer().HasSynced, sets.Informer().HasSynced) {
+	if !cache.WaitForCacheSync(runCtx.Done(), synced...) {
 		p.Close()
 		return nil, fmt.Errorf("node agent for node %s: wait for the MachineConfigPool and PinnedImageSet informers to sync: %w", a.name, context.Cause(runCtx))
 	}
 	return p, nil
+}
+
+// servesPinnedImageSets says whether the cluster serves the PinnedImageSet resource.
+func servesPinnedImageSets(c *kube.Clients) (bool, error) {
+	gv := mcfgv1.GroupVersion.String()
+	list, err := c.MachineConfig.Discovery().ServerResourcesForGroupVersion(gv)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return false, fmt.Errorf("discover the %s API: %w", gv, err)
+	}
+	return list != nil && slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == "pinnedimagesets" }), nil
 }
 
 func (p *Pins) notify() {
@@ -105,6 +130,9 @@ func (p *Pins) Sets(ctx context.Context) (string, []*mcfgv1.PinnedImageSet, erro
 		return pool, nil, fmt.Errorf("get machineconfigpool %s: %w", pool, err)
 	}
 	out := make([]*mcfgv1.PinnedImageSet, 0, len(mcp.Spec.PinnedImageSets))
+	if p.sets == nil && len(mcp.Spec.PinnedImageSets) > 0 {
+		return pool, nil, fmt.Errorf("machineconfigpool %s names PinnedImageSets, but the cluster does not serve pinnedimagesets.%s: apply the CRD (`mcotui install` has it) and restart the agent", pool, mcfgv1.GroupVersion)
+	}
 	for _, ref := range mcp.Spec.PinnedImageSets {
 		s, err := p.sets.Get(ref.Name)
 		if err != nil {
