@@ -261,6 +261,7 @@ func (l *rolloutLoop) sync(ctx context.Context, name string) error {
 // it differs from what the pool has.
 func (d *Driver) writeStatus(ctx context.Context, pool *mcfgv1.MachineConfigPool, view []*corev1.Node, now time.Time) error {
 	status := rollout.Status(pool, view, metav1.NewTime(now))
+	d.setPinnedSynchronizer(pool, &status, view)
 	if equality.Semantic.DeepEqual(status, pool.Status) {
 		return nil
 	}

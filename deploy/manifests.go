@@ -269,9 +269,9 @@ func Objects(o Options) []any {
 
 // agentRules are what the agent does: read and patch its node (annotations, cordon),
 // drain it (list pods, evict them, look at their DaemonSets and budgets), write its
-// MachineConfigNode, read its pool, the configs it applies and the disruption policy,
-// report Events, and look for MCO's daemon before it starts. RBAC cannot say "its own":
-// agentPolicies do (policies.go).
+// MachineConfigNode, read its pool, the configs it applies, the disruption policy and
+// its pool's PinnedImageSets, report Events, and look for MCO's daemon before it
+// starts. RBAC cannot say "its own": agentPolicies do (policies.go).
 func agentRules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch", "patch"}},
@@ -282,8 +282,9 @@ func agentRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"machineconfignodes"}, Verbs: []string{"get", "list", "watch", "create", "update"}},
 		{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"machineconfignodes/status"}, Verbs: []string{"update"}},
 		{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"machineconfigs"}, Verbs: []string{"get"}},
-		// The node's pool, to refuse a desired config that is not the pool's.
-		{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"machineconfigpools"}, Verbs: []string{"list"}},
+		// The node's pool, to refuse a desired config that is not the pool's, and the
+		// PinnedImageSets it names.
+		{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"machineconfigpools", "pinnedimagesets"}, Verbs: []string{"get", "list", "watch"}},
 		{APIGroups: []string{"operator.openshift.io"}, Resources: []string{"machineconfigurations"}, Verbs: []string{"get"}},
 		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
 	}

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Makes sure the Debian packages the integration tests use are installed: dbus-daemon (a
 # private system bus for the systemd and logind doubles), util-linux (setpriv, which
-# kubetest uses so the control plane dies with the test binary) and tmux (the demo's
-# test drives the real binary in a tmux pane), and for the VM test bed (e2e/vm) QEMU
+# kubetest uses so the control plane dies with the test binary), tmux (the demo's
+# test drives the real binary in a tmux pane), containerd (the CRI server of the
+# pinned-image tests, platform/host/cri/critest), and for the VM test bed (e2e/vm) QEMU
 # (qemu-system-x86, qemu-utils for qemu-img), mmdebstrap (builds the guest image) and
 # e2fsprogs (mke2fs, debugfs). As root it installs what
 # is missing with apt-get; otherwise it says what to install and fails.
@@ -12,6 +13,7 @@ missing=()
 command -v dbus-daemon >/dev/null || missing+=(dbus-daemon)
 command -v setpriv >/dev/null || missing+=(util-linux)
 command -v tmux >/dev/null || missing+=(tmux)
+command -v containerd >/dev/null || missing+=(containerd)
 command -v qemu-system-x86_64 >/dev/null || missing+=(qemu-system-x86)
 command -v qemu-img >/dev/null || missing+=(qemu-utils)
 command -v mmdebstrap >/dev/null || missing+=(mmdebstrap)

@@ -127,6 +127,7 @@ func TestInstallOutput(t *testing.T) {
 		"CustomResourceDefinition//machineconfigpools.machineconfiguration.openshift.io",
 		"CustomResourceDefinition//machineconfigs.machineconfiguration.openshift.io",
 		"CustomResourceDefinition//machineconfigurations.operator.openshift.io",
+		"CustomResourceDefinition//pinnedimagesets.machineconfiguration.openshift.io",
 		"Namespace//nc",
 		"ServiceAccount/nc/mcotui-agent",
 		"ServiceAccount/nc/mcotui-controller",

@@ -45,7 +45,12 @@ UPDATED, UPDATING, DEGRADED and the machine counts), then one row per node with 
 columns of ` + "`oc get machineconfignodes`" + `: its pool, desired and current rendered config and
 whether it is updated. -o wide adds the update phase columns of
 ` + "`oc get machineconfignodes -o wide`" + ` (UPDATEPREPARED ... UNCORDONEDNODE), each True (done),
-False (not started or not needed) or Unknown (in progress or failed).
+False (not started or not needed) or Unknown (in progress or failed), then the
+pinned-image phases oc does not print: PINNEDIMAGESETSPROGRESSING and
+PINNEDIMAGESETSDEGRADED, and PINNEDIMAGES, the node's progress in words ("pulling: 2/3
+images, 21.0 MB", "1/1 sets", "failed"). -o json has them all in each MachineConfigNode
+(status.pinnedImageSets and the two conditions) and each pool's
+status.poolSynchronizersStatus.
 
 A node of a pool that has no MachineConfigNode yet (mcotui has never given it a config)
 is listed from its annotations, with the phase columns empty.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcotui/mcotui/cmd/cmdutil"
 	"github.com/mcotui/mcotui/core/phase"
+	"github.com/mcotui/mcotui/core/pinned"
 	"github.com/mcotui/mcotui/platform/kube"
 	"github.com/mcotui/mcotui/platform/kube/kubetest"
 )
@@ -68,6 +69,18 @@ func statusFixture(now time.Time) kube.ClusterStatus {
 		m.Status.Conditions, _ = phase.Apply(nil, desired, at, conds...)
 		return m
 	}
+	// pins writes what the agent's pinned-image work reports.
+	pins := func(m *mcfgv1.MachineConfigNode, sets []mcfgv1.MachineConfigNodeStatusPinnedImageSet, conds ...pinned.Condition) *mcfgv1.MachineConfigNode {
+		m.Status.PinnedImageSets = sets
+		for _, c := range conds {
+			for i := range m.Status.Conditions {
+				if m.Status.Conditions[i].Type == string(c.Type) {
+					m.Status.Conditions[i] = metav1.Condition{Type: string(c.Type), Status: c.Status, Reason: c.Reason, Message: c.Message, LastTransitionTime: at}
+				}
+			}
+		}
+		return m
+	}
 	return kube.ClusterStatus{
 		Pools: []*mcfgv1.MachineConfigPool{
 			pool("master", masterCfg, [4]int32{3, 3, 3, 0}, "True", "False", "False"),
@@ -75,10 +88,14 @@ func statusFixture(now time.Time) kube.ClusterStatus {
 		},
 		MCNs: []*mcfgv1.MachineConfigNode{
 			mcn("ci-master-0", "master", masterCfg, masterCfg, 27*time.Minute, phase.UpToDate("ci-master-0")),
-			mcn("ci-worker-a", "worker", newCfg, newCfg, 20*time.Minute, phase.UpToDate("ci-worker-a")),
+			pins(mcn("ci-worker-a", "worker", newCfg, newCfg, 20*time.Minute, phase.UpToDate("ci-worker-a")),
+				[]mcfgv1.MachineConfigNodeStatusPinnedImageSet{{Name: "release", DesiredGeneration: 1}},
+				pinned.Prefetching("ci-worker-a", pinned.Progress{Done: 2, Total: 3, Bytes: 21_000_000})),
 			mcn("ci-worker-b", "worker", newCfg, oldCfg, 20*time.Minute,
 				phase.Prepared("[Reboot]", true), phase.Executing(), phase.CordonDone(), phase.Draining("drain-"+newCfg, "uncordon-"+oldCfg)),
-			mcn("ci-worker-c", "worker", oldCfg, oldCfg, 19*time.Minute, phase.UpToDate("ci-worker-c")),
+			pins(mcn("ci-worker-c", "worker", oldCfg, oldCfg, 19*time.Minute, phase.UpToDate("ci-worker-c")),
+				[]mcfgv1.MachineConfigNodeStatusPinnedImageSet{{Name: "release", DesiredGeneration: 1, CurrentGeneration: 1}},
+				pinned.Complete(pinned.Progress{Done: 3, Total: 3, Bytes: 31_500_000}, ""), pinned.Healthy()),
 		},
 		Unlisted: []kube.UnlistedNode{{Pool: "worker", Node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{
 			Name: "ci-worker-d", CreationTimestamp: metav1.NewTime(now.Add(-90 * time.Second)),
@@ -247,7 +264,14 @@ func compareTables(t *testing.T, got, want string) {
 	}
 	gi, gr := rows(got)
 	wi, wr := rows(want)
-	if strings.Join(gr[0], " ") != strings.Join(wr[0], " ") {
+	// mcotui's -o wide ends in the pinned-image columns oc does not print; the columns
+	// kubectl has come first and must match.
+	head := gr[0]
+	if extra := []string{"PINNEDIMAGESETSPROGRESSING", "PINNEDIMAGESETSDEGRADED", "PINNEDIMAGES"}; len(head) == len(wr[0])+len(extra) &&
+		strings.Join(head[len(wr[0]):], " ") == strings.Join(extra, " ") {
+		head = head[:len(wr[0])]
+	}
+	if strings.Join(head, " ") != strings.Join(wr[0], " ") {
 		t.Errorf("headers differ:\nmcotui:  %s\nkubectl: %s", strings.Join(gr[0], " "), strings.Join(wr[0], " "))
 		return
 	}

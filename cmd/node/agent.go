@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/mcotui/mcotui/agent"
 	"github.com/mcotui/mcotui/cmd/cmdutil"
 	"github.com/mcotui/mcotui/platform/host"
+	"github.com/mcotui/mcotui/platform/host/cri"
 	"github.com/mcotui/mcotui/platform/kube"
 	"github.com/mcotui/mcotui/platform/kube/nodeagent"
 	"github.com/mcotui/mcotui/store"
@@ -42,6 +44,7 @@ type AgentOptions struct {
 	metricsAddr, bootID string
 	failpoint, announce string
 	busAddress          string
+	criEndpoint         string
 	// version is the binary's, for the log.
 	version string
 }
@@ -89,6 +92,7 @@ It refuses to start on a cluster where the Machine Config Operator runs.`,
 	fl.StringVar(&o.root, "root", "/", "where the host's filesystem is: / on the host, the host mount in a pod")
 	fl.StringVar(&o.stateDir, "state-dir", "", "the agent's journal, snapshots and original file backups (default "+defaultStateDir+" under --root)")
 	fl.StringVar(&o.busAddress, "bus-address", "", "the host's system D-Bus (default $DBUS_SYSTEM_BUS_ADDRESS, else ROOT/run/dbus/system_bus_socket)")
+	fl.StringVar(&o.criEndpoint, "cri-endpoint", "", "the container runtime's CRI socket, for PinnedImageSets (default: CRI-O's "+cri.CRIOSocket+", else containerd's "+cri.ContainerdSocket+", under --root)")
 	fl.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or the pod's service account)")
 	fl.StringVar(&o.context, "context", "", "kubeconfig context to use")
 	fl.DurationVar(&o.drainTimeout, "drain-timeout", agent.DefaultDrainTimeout, "after this long blocked, the drain reports NodeDegraded (and keeps trying)")
@@ -192,9 +196,67 @@ func runAgent(ctx context.Context, s cmdutil.IOStreams, o *AgentOptions) error {
 	if err != nil {
 		return err
 	}
+	pinner, closePins, err := newPinner(ctx, o, cluster, root, systemd, log)
+	if err != nil {
+		return err
+	}
+	defer closePins()
 	log.Info("agent starting", "node", o.node, "root", o.root, "stateDir", o.stateDir, "bus", o.busAddress, "version", o.version)
-	return a.Run(ctx)
+	// The pinned images are pulled beside the updates, as MCO's daemon does; the agent's
+	// Run ends the process (an MCO cluster, a damaged journal), and the pinner with it.
+	pinCtx, stopPins := context.WithCancel(ctx)
+	pinDone := make(chan struct{})
+	go func() {
+		defer close(pinDone)
+		_ = pinner.Run(pinCtx)
+	}()
+	err = a.Run(ctx)
+	stopPins()
+	<-pinDone
+	return err
 }
+
+// newPinner connects the pinned-image work to the pools' PinnedImageSets and to the
+// container runtime. A node without a runtime socket still starts: the pinner reports
+// the missing runtime as soon as a pool names a set.
+func newPinner(ctx context.Context, o *AgentOptions, cluster *nodeagent.NodeAgent, root *host.Root, systemd *host.Systemd, log *slog.Logger) (*agent.Pinner, func(), error) {
+	pins, err := nodeagent.NewPins(ctx, cluster)
+	if err != nil {
+		return nil, nil, err
+	}
+	hostRoot := strings.TrimSuffix(o.root, "/")
+	endpoint, err := cri.Detect(hostRoot, o.criEndpoint)
+	var images agent.ImageService = noRuntime{err}
+	var client *cri.Client
+	if err == nil {
+		if client, err = cri.Dial(endpoint); err != nil {
+			pins.Close()
+			return nil, nil, cmdutil.UsageErr(fmt.Errorf("--cri-endpoint: %w", err))
+		}
+		images = client
+	}
+	p, err := agent.NewPinner(agent.PinConfig{
+		Node: o.node, Cluster: pins, Images: images, Root: root, Systemd: systemd, StateDir: o.stateDir, Log: log,
+	})
+	if err != nil {
+		pins.Close()
+		return nil, nil, err
+	}
+	log.Info("pinned images", "criEndpoint", endpoint)
+	return p, func() {
+		pins.Close()
+		if client != nil {
+			_ = client.Close()
+		}
+	}, nil
+}
+
+// noRuntime is the image service of a node where no CRI socket was found.
+type noRuntime struct{ err error }
+
+func (n noRuntime) Runtime(context.Context) (string, string, error)   { return "", "", n.err }
+func (n noRuntime) Status(context.Context, string) (cri.Image, error) { return cri.Image{}, n.err }
+func (n noRuntime) Pull(context.Context, string) (string, error)      { return "", n.err }
 
 // serveMetrics serves reg on addr until the returned function is called, and returns
 // the address it listens on.

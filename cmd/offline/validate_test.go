@@ -53,6 +53,15 @@ func TestValidateReports(t *testing.T) {
 		},
 		stderr: "2 errors, 10 warnings in 1 file\n",
 	}, {
+		name:  "PinnedImageSets: a tag, and no images",
+		files: []string{"pinnedimagesets.yaml"},
+		code:  1,
+		stdout: []string{
+			td + `pinnedimagesets.yaml:8:11: error: $.spec.pinnedImages[1].name: image reference "quay.io/openshift-release-dev/ocp-release:4.20" is not by digest: a tag can move, so what is pinned would not be what was tested; write it as host/repository@sha256:<64 hex digits>`,
+			td + `pinnedimagesets.yaml:15:17: error: $.spec.pinnedImages: PinnedImageSet empty lists no images: spec.pinnedImages needs at least 1`,
+		},
+		stderr: "2 errors, 0 warnings in 1 file\n",
+	}, {
 		name:  "type errors, positioned in YAML and JSON",
 		files: []string{"type-error.yaml", "bad-mc.json", "ign-bad.json", "spec-type-error.yaml"},
 		code:  1,
@@ -92,7 +101,7 @@ func TestValidateReports(t *testing.T) {
 		code:  0,
 		stdout: []string{
 			td + "empty.yaml:1:1: warning: $: the file holds no object: no MachineConfig, no other manifest, no Ignition config",
-			td + "multi.yaml:23:7: warning: $.kind: ConfigMap is not checked: validate checks MachineConfig, MachineConfigPool and MachineConfiguration",
+			td + "multi.yaml:23:7: warning: $.kind: ConfigMap is not checked: validate checks MachineConfig, MachineConfigPool, MachineConfiguration and PinnedImageSet",
 			td + "multi.yaml:44:15: warning: $.spec.config.storage.directories[0]: storage.directories " + firstBoot,
 			td + "raw-ignition.yaml:2:1: warning: $: Ignition reads JSON only: this config is checked as the JSON it converts to; convert it before a machine gets it",
 			td + `raw-ignition.yaml:8:9: warning: $.storage.files[0].contents.inline: unknown key "inline": Ignition ignores it`,
@@ -187,7 +196,7 @@ func TestValidateJSON(t *testing.T) {
 		t.Fatalf("stdout is not JSON: %v\n%s", err, stdout)
 	}
 	want := []map[string]any{
-		{"file": td + "multi.yaml", "line": 23.0, "column": 7.0, "severity": "warning", "path": "$.kind", "message": "ConfigMap is not checked: validate checks MachineConfig, MachineConfigPool and MachineConfiguration"},
+		{"file": td + "multi.yaml", "line": 23.0, "column": 7.0, "severity": "warning", "path": "$.kind", "message": "ConfigMap is not checked: validate checks MachineConfig, MachineConfigPool, MachineConfiguration and PinnedImageSet"},
 		{"file": td + "multi.yaml", "line": 44.0, "column": 15.0, "severity": "warning", "path": "$.spec.config.storage.directories[0]", "message": "storage.directories " + firstBoot},
 		{"file": td + "type-error.yaml", "line": 15.0, "column": 17.0, "severity": "error", "path": "$.spec.config.storage.files[1].mode", "message": "must be an integer, not a string"},
 	}

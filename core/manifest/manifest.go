@@ -24,6 +24,7 @@ const (
 	KindMachineConfig        = "MachineConfig"
 	KindMachineConfigPool    = "MachineConfigPool"
 	KindMachineConfiguration = "MachineConfiguration"
+	KindPinnedImageSet       = "PinnedImageSet"
 )
 
 // Document is one object read from a manifest file.
@@ -108,6 +109,8 @@ func DecodeObject(file string, index int, root *yaml.Node) (Document, error) {
 		d.Object = &mcfgv1.MachineConfigPool{}
 	case KindMachineConfiguration:
 		d.Object = &operatorv1.MachineConfiguration{}
+	case KindPinnedImageSet:
+		d.Object = &mcfgv1.PinnedImageSet{}
 	default:
 		return d, nil
 	}

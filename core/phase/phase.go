@@ -100,7 +100,8 @@ func Initial(now metav1.Time) []metav1.Condition {
 
 // Apply writes conds (a parent and optionally its child) into existing, following MCO's
 // rules, and returns the new list and whether anything changed:
-//   - writing Updated resets every other condition that is not False to False, its
+//   - writing Updated resets every other condition that is not False (but the two
+//     PinnedImageSets ones) to False, its
 //     message prefixed "Action during update to <desired>: ";
 //   - writing any other type while Updated is True sets Updated False, "sensed
 //     disruption via a manual update";
@@ -132,7 +133,7 @@ func Apply(existing []metav1.Condition, desired string, now metav1.Time, conds .
 				LastTransitionTime: now,
 			}
 			changed = true
-		case resetAll && c.Status != metav1.ConditionFalse:
+		case resetAll && c.Status != metav1.ConditionFalse && !pinnedImages(c.Type):
 			c.Status = metav1.ConditionFalse
 			c.Message = fmt.Sprintf("Action during update to %s: %s", desired, c.Message)
 			c.LastTransitionTime = now
@@ -155,6 +156,14 @@ func Apply(existing []metav1.Condition, desired string, now metav1.Time, conds .
 		changed = true
 	}
 	return out, changed
+}
+
+// pinnedImages says whether t is one of the PinnedImageSets conditions, which the
+// pinned-image work writes independently of updates (core/pinned): an update ending
+// says nothing about the images, so Updated does not reset them (MCO's writer does,
+// and so loses a PinnedImageSetsDegraded until the next prefetch).
+func pinnedImages(t string) bool {
+	return t == string(mcfgv1.MachineConfigNodePinnedImageSetsDegraded) || t == string(mcfgv1.MachineConfigNodePinnedImageSetsProgressing)
 }
 
 func index(conds []metav1.Condition, t string) int {

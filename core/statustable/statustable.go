@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/mcotui/mcotui/core/nodeanno"
+	"github.com/mcotui/mcotui/core/pinned"
 )
 
 // PoolColumns are the headers of the pool table.
@@ -37,8 +38,15 @@ var (
 		{"DRAINEDNODE", mcfgv1.MachineConfigNodeUpdateDrained},
 		{"REBOOTEDNODE", mcfgv1.MachineConfigNodeUpdateRebooted},
 		{"UNCORDONEDNODE", mcfgv1.MachineConfigNodeUpdateUncordoned},
+		// Beyond oc's columns: the pinned-image phases, which the CRD prints nowhere.
+		{"PINNEDIMAGESETSPROGRESSING", mcfgv1.MachineConfigNodePinnedImageSetsProgressing},
+		{"PINNEDIMAGESETSDEGRADED", mcfgv1.MachineConfigNodePinnedImageSetsDegraded},
 	}
 )
+
+// pinnedHeader is the last wide column: the node's pinned-image progress in words
+// (pinned.NodeSummary).
+const pinnedHeader = "PINNEDIMAGES"
 
 // PoolRow is pool p's row of the pool table, in PoolColumns; now ages it. The counts
 // are numbers, for the printer to format.
@@ -64,6 +72,7 @@ func NodeColumns(wide bool) []string {
 		for _, c := range nodeWide {
 			h = append(h, c.header)
 		}
+		h = append(h, pinnedHeader)
 	}
 	return h
 }
@@ -87,6 +96,7 @@ func MCNRow(m *mcfgv1.MachineConfigNode, wide bool, now time.Time) NodeRow {
 		for _, c := range nodeWide {
 			cells = append(cells, mcnCondition(m, c.cond))
 		}
+		cells = append(cells, pinned.NodeSummary(m))
 	}
 	return NodeRow{m.Name, cells}
 }
@@ -96,7 +106,7 @@ func MCNRow(m *mcfgv1.MachineConfigNode, wide bool, now time.Time) NodeRow {
 func UnlistedRow(n *corev1.Node, pool string, wide bool, now time.Time) NodeRow {
 	cells := []string{n.Name, pool, nodeanno.Desired(n), nodeanno.Current(n), "", Age(n.CreationTimestamp, now)}
 	if wide {
-		cells = append(cells, make([]string, len(nodeWide))...)
+		cells = append(cells, make([]string, len(nodeWide)+1)...)
 	}
 	return NodeRow{n.Name, cells}
 }

@@ -16,6 +16,7 @@ var apiVersions = map[string]string{
 	manifest.KindMachineConfig:        mcfgv1.GroupVersion.String(),
 	manifest.KindMachineConfigPool:    mcfgv1.GroupVersion.String(),
 	manifest.KindMachineConfiguration: operatorv1.GroupVersion.String(),
+	manifest.KindPinnedImageSet:       mcfgv1.GroupVersion.String(),
 }
 
 // kernelTypes are the values MCO accepts for spec.kernelType; empty means default.
@@ -38,13 +39,16 @@ func (c *checker) object(index int, root *yaml.Node) {
 	case doc.Kind == "":
 		return // DecodeObject said so
 	case !known:
-		c.add(Warning, manifest.Lookup(root, "kind"), path{"kind"}, "%s is not checked: validate checks MachineConfig, MachineConfigPool and MachineConfiguration", doc.Kind)
+		c.add(Warning, manifest.Lookup(root, "kind"), path{"kind"}, "%s is not checked: validate checks MachineConfig, MachineConfigPool, MachineConfiguration and PinnedImageSet", doc.Kind)
 		return
 	case doc.APIVersion != want:
 		c.apiVersion(doc, want)
 	}
-	if doc.Kind == manifest.KindMachineConfig {
+	switch doc.Kind {
+	case manifest.KindMachineConfig:
 		c.machineConfig(doc)
+	case manifest.KindPinnedImageSet:
+		c.pinnedImageSet(doc)
 	}
 }
 

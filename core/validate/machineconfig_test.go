@@ -128,7 +128,7 @@ func TestDocuments(t *testing.T) {
 	}, {
 		name: "other kinds",
 		data: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
-		want: []string{"f.yaml:2:7: warning: $.kind: ConfigMap is not checked: validate checks MachineConfig, MachineConfigPool and MachineConfiguration"},
+		want: []string{"f.yaml:2:7: warning: $.kind: ConfigMap is not checked: validate checks MachineConfig, MachineConfigPool, MachineConfiguration and PinnedImageSet"},
 	}, {
 		name: "no kind",
 		data: "metadata:\n  name: x\n",
@@ -139,7 +139,7 @@ func TestDocuments(t *testing.T) {
 		want: []string{
 			"f.yaml:1:1: error: $: expected a Kubernetes object (a mapping with apiVersion and kind)",
 			"f.yaml:6:5: error: $: List: each item must be an object",
-			"f.yaml:8:11: warning: $.kind: Secret is not checked: validate checks MachineConfig, MachineConfigPool and MachineConfiguration",
+			"f.yaml:8:11: warning: $.kind: Secret is not checked: validate checks MachineConfig, MachineConfigPool, MachineConfiguration and PinnedImageSet",
 			"f.yaml:12:1: error: $: expected a Kubernetes object (a mapping with apiVersion and kind)",
 		},
 	}, {
@@ -153,7 +153,7 @@ func TestDocuments(t *testing.T) {
 	}, {
 		name: "YAML flow style is YAML, not bad JSON",
 		data: "{apiVersion: v1, kind: Namespace, metadata: {name: n}}\n",
-		want: []string{"f.yaml:1:24: warning: $.kind: Namespace is not checked: validate checks MachineConfig, MachineConfigPool and MachineConfiguration"},
+		want: []string{"f.yaml:1:24: warning: $.kind: Namespace is not checked: validate checks MachineConfig, MachineConfigPool, MachineConfiguration and PinnedImageSet"},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

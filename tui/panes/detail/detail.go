@@ -212,6 +212,7 @@ func (m *Model) document(n *model.Node) string {
 		b.WriteByte('\n')
 	} else {
 		m.conditions(&b, n.MCN.Status.Conditions, now)
+		m.pinnedImages(&b, n.MCN, section)
 	}
 
 	section("Annotations")

@@ -1,11 +1,17 @@
 package detail_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mcotui/mcotui/core/pinned"
 	"github.com/mcotui/mcotui/tui/internal/fixture"
 	"github.com/mcotui/mcotui/tui/internal/tuitest"
+	"github.com/mcotui/mcotui/tui/model"
 	"github.com/mcotui/mcotui/tui/panes/detail"
 )
 
@@ -51,6 +57,33 @@ func TestDetailShowsBlockers(t *testing.T) {
 	for _, want := range []string{"Drain blocked by", "default/web-0", "default/web", "NodeDegraded", "Error: Node Drain has not succeeded"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("detail lacks %q", want)
+		}
+	}
+}
+
+// TestDetailShowsPinnedImages: a node whose pinned images failed shows the error, each
+// set's generations and the failure of the set.
+func TestDetailShowsPinnedImages(t *testing.T) {
+	c := tuitest.Common(false, fixture.Small())
+	mcn := c.Store.Node(fixture.DrainingNode).MCN.DeepCopy()
+	err := errors.New("pull image q/x@sha256:00 failed after 5 tries: not found")
+	mcn.Status.PinnedImageSets = []mcfgv1.MachineConfigNodeStatusPinnedImageSet{
+		{Name: "release", DesiredGeneration: 2, CurrentGeneration: 1, LastFailedGeneration: 2, LastFailedGenerationError: err.Error()},
+	}
+	f := pinned.Failed(err)
+	for i := range mcn.Status.Conditions {
+		if mcn.Status.Conditions[i].Type == string(f.Type) {
+			mcn.Status.Conditions[i] = metav1.Condition{Type: string(f.Type), Status: f.Status, Reason: f.Reason, Message: f.Message}
+		}
+	}
+	c.Store.Apply([]model.Event{model.MCNEvent(mcn)})
+	d := detail.New(c)
+	d.SetSize(160, 80)
+	d.SetNode(fixture.DrainingNode)
+	v := tuitest.Plain(d.View())
+	for _, want := range []string{"Pinned images", "Error: pull image q/x@sha256:00 failed", "release: generation 1 of 2", "generation 2 failed: pull image"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("detail lacks %q:\n%s", want, v)
 		}
 	}
 }

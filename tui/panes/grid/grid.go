@@ -31,7 +31,8 @@ const (
 	colAge     = colPhase0 + model.NumPhases
 	colCurrent = colAge + 1
 	colDesired = colAge + 2
-	numCols    = colDesired + 1
+	colPinned  = colAge + 3 // shown once a node has pinned images (pinned.go)
+	numCols    = colPinned + 1
 )
 
 // Phase column titles: long ones after `oc get machineconfignodes -o wide`, short ones
@@ -71,6 +72,8 @@ type Model struct {
 
 	titleKey titleKey
 	titleStr string
+
+	pinned bool // a node has pinned images: the PINNED column is shown
 }
 
 // selRow is the selected row's rendering, in the selection style.
@@ -100,6 +103,7 @@ type row struct {
 // New returns a grid of every node of c.Store, by name.
 func New(c *common.Common) *Model {
 	m := &Model{c: c, list: model.NewList(c.Store), cache: map[string]row{}}
+	m.scanPinned()
 	m.relayout()
 	return m
 }
@@ -145,7 +149,7 @@ func (m *Model) Sync(ch model.Changes) {
 	}
 	nw, pw := m.list.NameWidth(), m.list.PoolWidth()
 	m.list.Sync(ch.Nodes)
-	if m.list.NameWidth() != nw || m.list.PoolWidth() != pw {
+	if m.notePinned(ch.Nodes) || m.list.NameWidth() != nw || m.list.PoolWidth() != pw {
 		m.relayout()
 	}
 	m.reselect()
@@ -268,7 +272,15 @@ func (m *Model) relayout() {
 	cols[colAge] = layout.Column{Title: "IN PHASE", Min: 5, Drop: 1}
 	cols[colCurrent] = layout.Column{Title: "CURRENT", Min: 12, Max: 48, Drop: 3}
 	cols[colDesired] = layout.Column{Title: "DESIRED", Min: 12, Max: 48, Drop: 4}
-	m.widths, m.short = layout.Layout(cols, m.width, 1)
+	if m.pinned {
+		cols[colPinned] = pinnedColumn
+	}
+	if m.pinned {
+		m.widths, m.short = layout.Layout(cols, m.width, 1)
+	} else {
+		m.widths, m.short = layout.Layout(cols[:colPinned], m.width, 1)
+		m.widths = append(m.widths, 0)
+	}
 	used := -1
 	for _, w := range m.widths {
 		if w > 0 {
@@ -357,6 +369,8 @@ func (m *Model) render(n *model.Node, plain bool) (pre, post string) {
 				return
 			}
 			layout.Fit(&b, layout.Config(n.Desired, n.Pool, w), w)
+		case i == colPinned:
+			m.writePinned(&b, n, w, plain)
 		}
 	})
 	s := b.String()

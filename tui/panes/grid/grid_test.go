@@ -1,10 +1,16 @@
 package grid_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mcotui/mcotui/core/pinned"
 
 	"github.com/mcotui/mcotui/tui/common"
 	"github.com/mcotui/mcotui/tui/internal/fixture"
@@ -127,4 +133,40 @@ func checkShape(t testing.TB, view string, w, h int) {
 			t.Fatalf("line %d is %d wide, more than %d: %q", i, n, w, tuitest.Plain(l))
 		}
 	}
+}
+
+// TestGridPinnedColumn: once a node reports pinned images, the PINNED column shows each
+// node's progress; a failure reads "failed".
+func TestGridPinnedColumn(t *testing.T) {
+	g, c := newGrid(t, 200, 16)
+	if strings.Contains(g.View(), "PINNED") {
+		t.Fatal("PINNED column without pinned images")
+	}
+	var events []model.Event
+	for i, name := range []string{"ci-ln-9xsm9-infra-a-m3x7v", "ci-ln-9xsm9-master-0"} {
+		n := c.Store.Node(name)
+		if n == nil || n.MCN == nil {
+			t.Fatalf("fixture node %s has no MachineConfigNode", name)
+		}
+		mcn := n.MCN.DeepCopy()
+		cond := pinned.Prefetching(name, pinned.Progress{Done: 2, Total: 3, Bytes: 21_000_000})
+		if i == 1 {
+			cond = pinned.Failed(errors.New("pull image q/x@sha256:00 failed"))
+		}
+		mcn.Status.PinnedImageSets = []mcfgv1.MachineConfigNodeStatusPinnedImageSet{{Name: "release", DesiredGeneration: 1}}
+		for j := range mcn.Status.Conditions {
+			if mcn.Status.Conditions[j].Type == string(cond.Type) {
+				mcn.Status.Conditions[j] = metav1.Condition{Type: string(cond.Type), Status: cond.Status, Reason: cond.Reason, Message: cond.Message}
+			}
+		}
+		events = append(events, model.MCNEvent(mcn))
+	}
+	g.Sync(c.Store.Apply(events))
+	v := ansi.Strip(g.View())
+	for _, want := range []string{"PINNED", "pulling: 2/3 images, 21.0 MB", "failed"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("grid lacks %q:\n%s", want, v)
+		}
+	}
+	checkShape(t, g.View(), 200, 16)
 }

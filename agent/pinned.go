@@ -1,0 +1,491 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/mcotui/mcotui/core/pinned"
+	"github.com/mcotui/mcotui/platform/host"
+	"github.com/mcotui/mcotui/platform/host/cri"
+)
+
+// The pinned-image work runs beside the update loop, as MCO's PinnedImageSetManager runs
+// beside its daemon's update loop: the node's pool names PinnedImageSets, and the agent
+// pulls every image they list through the CRI image service, verifies each, and only
+// then pins them (on CRI-O: the pinned_images drop-in and a reload of crio, written
+// last so that the kubelet's image garbage collection keeps a window while the pull
+// runs). Progress is reported as images done of the total and bytes, not as a timeout
+// verdict; only a real pull error degrades.
+//
+// Like an update, the work is journaled (pinned.json in the state directory) before its
+// side effects: "pulling" toward a list of images before the first pull, "configuring"
+// before the drop-in is written and crio reloaded, "done" after. A crash mid-pull
+// resumes the pull (images already in the runtime are not pulled again); a crash after
+// the drop-in was written finds the file as wanted, does not write it again, and still
+// reloads crio once.
+
+// Defaults of PinConfig's tunables, MCO's.
+const (
+	DefaultPinWorkers = 5
+	// control-plane nodes pull one image at a time, to spare the API server's disk.
+	controlPlanePinWorkers = 1
+	DefaultPinRetries      = 5
+	DefaultPinRetryMin     = time.Second
+	DefaultPinRetryMax     = 10 * time.Second
+	// pinProgressEvery bounds how often progress is written while pulling.
+	pinProgressEvery = time.Second
+	pinJournalFile   = "pinned.json"
+)
+
+// DefaultMinFreeStorage is what must stay free of the node's allocatable ephemeral
+// storage after the pull (MCO's MinFreeStorageAfterPrefetch, 16Gi).
+var DefaultMinFreeStorage = resource.MustParse("16Gi")
+
+// PinCluster is the pinned-image work's access to the cluster; *nodeagent.Pins
+// implements it.
+type PinCluster interface {
+	Node(ctx context.Context) (*corev1.Node, error)
+	// Sets returns the node's pool and the PinnedImageSets it names, in its order.
+	Sets(ctx context.Context) (pool string, sets []*mcfgv1.PinnedImageSet, err error)
+	// Status is status.pinnedImageSets of the node's MachineConfigNode as written.
+	Status(ctx context.Context) ([]mcfgv1.MachineConfigNodeStatusPinnedImageSet, error)
+	SetStatus(ctx context.Context, sets []mcfgv1.MachineConfigNodeStatusPinnedImageSet, conds ...pinned.Condition) error
+	Changes() <-chan struct{}
+	Event(eventType, reason, message string)
+}
+
+// ImageService is the container runtime's image API; *cri.Client implements it.
+type ImageService interface {
+	Runtime(ctx context.Context) (name, version string, err error)
+	Status(ctx context.Context, image string) (cri.Image, error)
+	Pull(ctx context.Context, image string) (string, error)
+}
+
+// PinConfig is everything a Pinner uses, injected.
+type PinConfig struct {
+	Node    string
+	Cluster PinCluster
+	Images  ImageService
+	Root    *host.Root
+	// Systemd reloads crio after the drop-in changed.
+	Systemd Systemd
+	// StateDir holds the pin journal, beside the update journal.
+	StateDir string
+
+	// Workers is the number of parallel pulls: default 5, 1 on a control-plane node.
+	Workers int
+	// Retries is how often one image's pull is tried (default 5), waiting RetryMin,
+	// doubling up to RetryMax, between tries (default 1s..10s).
+	Retries            int
+	RetryMin, RetryMax time.Duration
+	// MinBackoff and MaxBackoff bound the wait before a failed round is tried again
+	// (default the update loop's, 5s..60s). A change to a pool or a set ends it.
+	MinBackoff, MaxBackoff time.Duration
+	// MinFreeStorage is what must remain of the node's allocatable ephemeral storage.
+	// Default DefaultMinFreeStorage; negative means no check.
+	MinFreeStorage *resource.Quantity
+
+	Log *slog.Logger
+	Now func() time.Time
+}
+
+// Pinner pulls and pins the images of the node's PinnedImageSets.
+type Pinner struct {
+	cfg PinConfig
+	log *slog.Logger
+}
+
+// NewPinner checks cfg and returns a Pinner.
+func NewPinner(cfg PinConfig) (*Pinner, error) {
+	if cfg.Node == "" || cfg.Cluster == nil || cfg.Images == nil || cfg.Root == nil || cfg.Systemd == nil || cfg.StateDir == "" {
+		return nil, errors.New("pinned images: Node, Cluster, Images, Root, Systemd and StateDir are all required")
+	}
+	if cfg.Retries <= 0 {
+		cfg.Retries = DefaultPinRetries
+	}
+	if cfg.RetryMin <= 0 {
+		cfg.RetryMin = DefaultPinRetryMin
+	}
+	if cfg.RetryMax < cfg.RetryMin {
+		cfg.RetryMax = max(DefaultPinRetryMax, cfg.RetryMin)
+	}
+	if cfg.MinBackoff <= 0 {
+		cfg.MinBackoff = DefaultMinBackoff
+	}
+	if cfg.MaxBackoff < cfg.MinBackoff {
+		cfg.MaxBackoff = max(DefaultMaxBackoff, cfg.MinBackoff)
+	}
+	if cfg.MinFreeStorage == nil {
+		q := DefaultMinFreeStorage.DeepCopy()
+		cfg.MinFreeStorage = &q
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Pinner{cfg: cfg, log: cfg.Log.With("node", cfg.Node, "loop", "pinned-images")}, nil
+}
+
+// Run pins until ctx ends; it returns nil then. A failed round is retried with backoff.
+func (p *Pinner) Run(ctx context.Context) error {
+	backoff := p.cfg.MinBackoff
+	for {
+		err := p.Sync(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		wait := resync
+		if err != nil {
+			p.log.Error("pinned images failed; retrying", "in", backoff, "err", err)
+			wait = backoff
+			backoff = min(2*backoff, p.cfg.MaxBackoff)
+		} else {
+			backoff = p.cfg.MinBackoff
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return nil
+		case <-p.cfg.Cluster.Changes():
+		case <-timer.C:
+		}
+		timer.Stop()
+	}
+}
+
+// pinJournal is the pin work's journal record.
+type pinJournal struct {
+	// Phase is pinPulling, pinConfiguring or pinDone.
+	Phase string `json:"phase"`
+	// Images is the sorted list the phase works toward.
+	Images []string `json:"images"`
+}
+
+const (
+	pinPulling     = "pulling"
+	pinConfiguring = "configuring"
+	pinDone        = "done"
+)
+
+func (p *Pinner) journalPath() string { return filepath.Join(p.cfg.StateDir, pinJournalFile) }
+
+func (p *Pinner) readJournal() (pinJournal, error) {
+	var j pinJournal
+	data, err := os.ReadFile(p.journalPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return j, nil
+	}
+	if err != nil {
+		return j, fmt.Errorf("read the pin journal: %w", err)
+	}
+	if err := json.Unmarshal(data, &j); err != nil {
+		return j, fmt.Errorf("pin journal %s is damaged: %w", p.journalPath(), err)
+	}
+	return j, nil
+}
+
+func (p *Pinner) writeJournal(j pinJournal) error {
+	data, err := json.Marshal(j)
+	if err != nil {
+		return err
+	}
+	return writeDurable(p.journalPath(), data, 0o600)
+}
+
+// Sync does one round: pull what the sets name and the runtime lacks, verify, pin, and
+// report. It returns the error it reported.
+func (p *Pinner) Sync(ctx context.Context) error {
+	_, sets, err := p.cfg.Cluster.Sets(ctx)
+	if err != nil {
+		return p.fail(ctx, nil, nil, pinned.Progress{}, err)
+	}
+	prev, err := p.cfg.Cluster.Status(ctx)
+	if err != nil {
+		return err
+	}
+	images := pinned.Images(sets)
+	j, err := p.readJournal()
+	if err != nil {
+		return err
+	}
+	if len(sets) == 0 && len(prev) == 0 && len(j.Images) == 0 {
+		// No set named, none reported, nothing pinned before: nothing to do, and nothing
+		// to write (the runtime need not even be reachable until a pool names a set).
+		return nil
+	}
+	runtime, _, err := p.cfg.Images.Runtime(ctx)
+	switch {
+	case err != nil && len(images) == 0 && len(j.Images) == 0:
+		// Nothing to pin and nothing pinned before.
+		return p.cfg.Cluster.SetStatus(ctx, nil, pinned.Complete(pinned.Progress{}, ""), pinned.Healthy())
+	case err != nil:
+		return p.fail(ctx, sets, prev, pinned.Progress{Total: len(images)}, err)
+	}
+
+	// What the runtime already has.
+	var missing []string
+	prog := pinned.Progress{Total: len(images)}
+	for _, im := range images {
+		st, err := p.cfg.Images.Status(ctx, im)
+		switch {
+		case errors.Is(err, cri.ErrNotFound):
+			missing = append(missing, im)
+		case err != nil:
+			return p.fail(ctx, sets, prev, prog, err)
+		default:
+			prog.Done++
+			prog.Bytes += st.Size
+		}
+	}
+
+	if len(missing) > 0 {
+		if err := p.checkNode(ctx); err != nil {
+			return p.fail(ctx, sets, prev, prog, err)
+		}
+		if j.Phase != pinPulling || !slices.Equal(j.Images, images) {
+			j = pinJournal{Phase: pinPulling, Images: images}
+			if err := p.writeJournal(j); err != nil {
+				return err
+			}
+		}
+		p.log.Info("pulling pinned images", "missing", len(missing), "total", len(images))
+		if err := p.cfg.Cluster.SetStatus(ctx, setStatuses(sets, prev, false, nil), pinned.Prefetching(p.cfg.Node, prog)); err != nil {
+			return err
+		}
+		if prog, err = p.pull(ctx, sets, prev, missing, prog); err != nil {
+			return p.fail(ctx, sets, prev, prog, err)
+		}
+	}
+
+	// Verify: every image is in the runtime now (MCO clears its cache and requeues when
+	// one vanished meanwhile).
+	for _, im := range images {
+		if _, err := p.cfg.Images.Status(ctx, im); err != nil {
+			return p.fail(ctx, sets, prev, prog, fmt.Errorf("verify image %s after the pull: %w", im, err))
+		}
+	}
+
+	note := ""
+	if pinned.IsCRIO(runtime) {
+		reload := j.Phase == pinConfiguring // a crash may have come between write and reload
+		if j.Phase != pinConfiguring || !slices.Equal(j.Images, images) {
+			j = pinJournal{Phase: pinConfiguring, Images: images}
+			if err := p.writeJournal(j); err != nil {
+				return err
+			}
+		}
+		changed, err := p.writeDropIn(images)
+		if err != nil {
+			return p.fail(ctx, sets, prev, prog, err)
+		}
+		if changed || reload {
+			if err := p.cfg.Systemd.Reload(ctx, pinned.CRIOUnit); err != nil {
+				return p.fail(ctx, sets, prev, prog, fmt.Errorf("reload %s after writing %s: %w", pinned.CRIOUnit, pinned.DropInPath, err))
+			}
+			p.log.Info("pinned images configured; crio reloaded", "images", len(images))
+		}
+	} else if len(images) > 0 {
+		note = pinned.PrefetchOnly(runtime)
+	}
+	if j.Phase != pinDone || !slices.Equal(j.Images, images) {
+		if err := p.writeJournal(pinJournal{Phase: pinDone, Images: images}); err != nil {
+			return err
+		}
+		if len(images) > 0 {
+			p.cfg.Cluster.Event(corev1.EventTypeNormal, "PinnedImagesReady", fmt.Sprintf("Node %s: %s pinned", p.cfg.Node, prog))
+		}
+	}
+	return p.cfg.Cluster.SetStatus(ctx, setStatuses(sets, prev, true, nil), pinned.Complete(prog, note), pinned.Healthy())
+}
+
+// fail reports err: the sets' last failed generation, Progressing False and Degraded
+// True naming the error. It returns err (or the write's error with it).
+func (p *Pinner) fail(ctx context.Context, sets []*mcfgv1.PinnedImageSet, prev []mcfgv1.MachineConfigNodeStatusPinnedImageSet, prog pinned.Progress, err error) error {
+	if ctx.Err() != nil {
+		return err
+	}
+	p.cfg.Cluster.Event(corev1.EventTypeWarning, "PinnedImagesFailed", fmt.Sprintf("Node %s: %v", p.cfg.Node, err))
+	if werr := p.cfg.Cluster.SetStatus(ctx, setStatuses(sets, prev, false, err), pinned.Stopped(prog), pinned.Failed(err)); werr != nil {
+		return errors.Join(err, werr)
+	}
+	return err
+}
+
+func setStatuses(sets []*mcfgv1.PinnedImageSet, prev []mcfgv1.MachineConfigNodeStatusPinnedImageSet, done bool, err error) []mcfgv1.MachineConfigNodeStatusPinnedImageSet {
+	out := make([]mcfgv1.MachineConfigNodeStatusPinnedImageSet, 0, len(sets))
+	for _, s := range sets {
+		var before *mcfgv1.MachineConfigNodeStatusPinnedImageSet
+		if i := slices.IndexFunc(prev, func(e mcfgv1.MachineConfigNodeStatusPinnedImageSet) bool { return e.Name == s.Name }); i >= 0 {
+			before = &prev[i]
+		}
+		out = append(out, pinned.SetStatus(s, before, done, err))
+	}
+	return out
+}
+
+// checkNode refuses to pull on a node that is not Ready, reports disk pressure, or has
+// less allocatable ephemeral storage than must stay free, as MCO does.
+func (p *Pinner) checkNode(ctx context.Context) error {
+	node, err := p.cfg.Cluster.Node(ctx)
+	if err != nil {
+		return err
+	}
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady && c.Status != corev1.ConditionTrue {
+			return fmt.Errorf("node %s is not Ready (Ready=%s): images are pulled only on a Ready node", node.Name, c.Status)
+		}
+		if c.Type == corev1.NodeDiskPressure && c.Status != corev1.ConditionFalse {
+			return fmt.Errorf("node %s reports DiskPressure=%s: no images are pulled until it has room", node.Name, c.Status)
+		}
+	}
+	if p.cfg.MinFreeStorage.Sign() < 0 {
+		return nil
+	}
+	alloc, ok := node.Status.Allocatable[corev1.ResourceEphemeralStorage]
+	if !ok {
+		return fmt.Errorf("node %s reports no allocatable ephemeral-storage: cannot tell whether the images fit", node.Name)
+	}
+	if alloc.Cmp(*p.cfg.MinFreeStorage) < 0 {
+		return fmt.Errorf("node %s has %s (%d bytes) of allocatable ephemeral storage; at least %s (%d bytes) must stay free after pulling pinned images",
+			node.Name, alloc.String(), alloc.Value(), p.cfg.MinFreeStorage.String(), p.cfg.MinFreeStorage.Value())
+	}
+	return nil
+}
+
+// workers is the number of parallel pulls for this node.
+func (p *Pinner) workers(ctx context.Context) int {
+	if p.cfg.Workers > 0 {
+		return p.cfg.Workers
+	}
+	if node, err := p.cfg.Cluster.Node(ctx); err == nil {
+		for _, role := range []string{"master", "control-plane"} {
+			if _, ok := node.Labels["node-role.kubernetes.io/"+role]; ok {
+				return controlPlanePinWorkers
+			}
+		}
+	}
+	return DefaultPinWorkers
+}
+
+// pull pulls missing with the node's workers, reporting progress, and returns the
+// progress reached. Every image is tried; the error names each that failed.
+func (p *Pinner) pull(ctx context.Context, sets []*mcfgv1.PinnedImageSet, prev []mcfgv1.MachineConfigNodeStatusPinnedImageSet, missing []string, prog pinned.Progress) (pinned.Progress, error) {
+	work := make(chan string)
+	var (
+		mu       sync.Mutex
+		errs     []error
+		lastSent = p.cfg.Now()
+		wg       sync.WaitGroup
+	)
+	for range min(p.workers(ctx), len(missing)) {
+		wg.Go(func() {
+			for im := range work {
+				size, err := p.pullOne(ctx, im)
+				mu.Lock()
+				if err != nil {
+					errs = append(errs, err)
+					mu.Unlock()
+					continue
+				}
+				prog.Done++
+				prog.Bytes += size
+				now, snap := p.cfg.Now(), prog
+				send := now.Sub(lastSent) >= pinProgressEvery
+				if send {
+					lastSent = now
+				}
+				mu.Unlock()
+				if send {
+					if err := p.cfg.Cluster.SetStatus(ctx, setStatuses(sets, prev, false, nil), pinned.Prefetching(p.cfg.Node, snap)); err != nil {
+						p.log.Warn("report pull progress", "err", err)
+					}
+				}
+			}
+		})
+	}
+	for _, im := range missing {
+		select {
+		case work <- im:
+		case <-ctx.Done():
+		}
+	}
+	close(work)
+	wg.Wait()
+	if ctx.Err() != nil {
+		return prog, ctx.Err()
+	}
+	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	return prog, errors.Join(errs...)
+}
+
+// pullOne pulls image with retries and backoff (failing at once when the disk is full)
+// and returns its size as the runtime reports it.
+func (p *Pinner) pullOne(ctx context.Context, image string) (uint64, error) {
+	wait := p.cfg.RetryMin
+	var err error
+	for try := 1; ; try++ {
+		if _, err = p.cfg.Images.Pull(ctx, image); err == nil {
+			st, serr := p.cfg.Images.Status(ctx, image)
+			if serr != nil {
+				return 0, fmt.Errorf("image %s pulled but not found afterwards: %w", image, serr)
+			}
+			return st.Size, nil
+		}
+		if try >= p.cfg.Retries || strings.Contains(err.Error(), "no space left on device") {
+			return 0, fmt.Errorf("pull image %s failed after %d tries: %w", image, try, err)
+		}
+		p.log.Info("pull failed; retrying", "image", image, "try", try, "in", wait, "err", err)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return 0, ctx.Err()
+		case <-t.C:
+		}
+		wait = min(2*wait, p.cfg.RetryMax)
+	}
+}
+
+// writeDropIn makes the CRI-O drop-in pin images (removing it when there are none) and
+// says whether it changed.
+func (p *Pinner) writeDropIn(images []string) (bool, error) {
+	want := pinned.DropIn(images)
+	have, err := p.cfg.Root.ReadFile(pinned.DropInPath)
+	exists := err == nil
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, fmt.Errorf("read %s: %w", pinned.DropInPath, err)
+	}
+	switch {
+	case want == nil && !exists:
+		return false, nil
+	case want == nil:
+		if err := p.cfg.Root.Remove(pinned.DropInPath); err != nil {
+			return false, fmt.Errorf("remove %s: %w", pinned.DropInPath, err)
+		}
+		return true, nil
+	case exists && bytes.Equal(bytes.TrimSpace(have), bytes.TrimSpace(want)):
+		return false, nil
+	}
+	if err := p.cfg.Root.WriteFile(pinned.DropInPath, want, 0o644, 0, 0); err != nil {
+		return false, fmt.Errorf("write %s: %w", pinned.DropInPath, err)
+	}
+	return true, nil
+}
