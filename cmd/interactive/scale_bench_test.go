@@ -39,6 +39,7 @@ var (
 	benchTUIBurst  = flag.Int("bench.tui-burst", 1000, "MachineConfigNode updates per burst in BenchmarkTUIScale")
 	benchTUIK9s    = flag.Bool("bench.tui-k9s", true, "measure k9s beside mcotui in BenchmarkTUIScale (false: mcotui alone, no ratios; for work on mcotui)")
 	benchTUIBase   = flag.String("bench.tui-baseline", "", "an mcotui binary built from another commit, measured too (as baseline-*), to see what a change gained")
+	benchTUIBaseN  = flag.Int("bench.tui-baseline-runs", 1, "runs of -bench.tui-baseline")
 	benchTUISteady = flag.Duration("bench.tui-steady", 10*time.Second, "how long BenchmarkTUIScale measures each program's CPU while nothing changes")
 )
 
@@ -52,10 +53,14 @@ const benchCols, benchRows = 200, 60
 // BenchmarkTUIScale runs mcotui's TUI and k9s (its MachineConfigNode view) side by side,
 // each in its own tmux server at 200x60, on one API server holding 5,000 kwok nodes
 // and their MachineConfigNodes, and reports for each, as the median of its runs (3 by
-// default, alternating programs so that neither always has the warmer machine):
+// default, alternating programs so that neither always has the warmer machine; a
+// -bench.tui-baseline binary, an mcotui of another commit, runs once by default):
 //
-//   - first-frame-ms: from starting the program to a screen that counts every node
-//     (mcotui's grid title "5000/5000", k9s's "[5000]") and shows the first node's row;
+//   - first-rows-ms: from starting the program to a screen that shows the first node's
+//     row (mcotui shows rows as their lists arrive);
+//   - first-frame-ms: from starting the program to a full first frame: one that shows
+//     the first node's row and counts every node, all lists read (mcotui: the grid's
+//     title says 5000/5000 and the status line connected; k9s: its title says [5000]);
 //   - steady-cpu-pct: its CPU (user+system, from /proc) over -bench.tui-steady while
 //     nothing changes in the cluster;
 //   - rss-mb: its resident memory then, and rss-after-bursts-mb after the bursts;
@@ -118,8 +123,10 @@ func BenchmarkTUIScale(b *testing.B) {
 		{
 			name: "mcotui",
 			argv: []string{bin, "--kubeconfig", env.KubeconfigPath, "--read-only"},
+			// Every list in: the status line says connected (it says connecting until
+			// then, while rows arrive).
 			full: func(s string) bool {
-				return strings.Contains(s, " "+total+"/"+total+" ") && strings.Contains(s, names[0]+" ")
+				return strings.Contains(s, " "+total+"/"+total+" ") && strings.Contains(s, names[0]+" ") && strings.Contains(s, "connected")
 			},
 			help: "esc or ? to close", quit: []string{"q"},
 		},
@@ -144,8 +151,11 @@ func BenchmarkTUIScale(b *testing.B) {
 	}
 	bursts := &burster{mc: mc, names: names, size: min(*benchTUIBurst, len(names)-1)}
 	for b.Loop() {
-		for run := range *benchTUIRuns {
+		for run := range max(*benchTUIRuns, *benchTUIBaseN) {
 			for _, p := range programs {
+				if run >= *benchTUIRuns || (p.name == "baseline" && run >= *benchTUIBaseN) {
+					continue
+				}
 				r, err := p.measure(ctx, b, tmuxBin, filepath.Join(dir, fmt.Sprintf("%s-%d", p.name, run)), bursts)
 				if err != nil {
 					b.Fatalf("%s, run %d: %v", p.name, run+1, err)
@@ -171,6 +181,7 @@ func BenchmarkTUIScale(b *testing.B) {
 
 // benchRun is what one run of a program measured.
 type benchRun struct {
+	firstRows  time.Duration // the first row on screen
 	firstFrame time.Duration
 	steadyCPU  float64 // percent of one core
 	rss        float64 // MB
@@ -180,8 +191,8 @@ type benchRun struct {
 }
 
 func (r benchRun) String() string {
-	return fmt.Sprintf("first frame %s, steady CPU %.1f%%, RSS %.0f MB, after each burst %.0f MB, burst shown %v, key to frame %v",
-		r.firstFrame.Round(time.Millisecond), r.steadyCPU, r.rss, r.rssBursts, roundAll(r.shown), roundAll(r.key))
+	return fmt.Sprintf("first rows %s, first full frame %s, steady CPU %.1f%%, RSS %.0f MB, after each burst %.0f MB, burst shown %v, key to frame %v",
+		r.firstRows.Round(time.Millisecond), r.firstFrame.Round(time.Millisecond), r.steadyCPU, r.rss, r.rssBursts, roundAll(r.shown), roundAll(r.key))
 }
 
 func roundAll(ds []time.Duration) []time.Duration {
@@ -196,6 +207,7 @@ var benchMetrics = []struct {
 	unit string
 	get  func(benchRun) float64
 }{
+	{"first-rows-ms", func(r benchRun) float64 { return ms(r.firstRows) }},
 	{"first-frame-ms", func(r benchRun) float64 { return ms(r.firstFrame) }},
 	{"steady-cpu-pct", func(r benchRun) float64 { return r.steadyCPU }},
 	{"rss-mb", func(r benchRun) float64 { return r.rss }},
@@ -268,7 +280,13 @@ func (p *benchProgram) measure(ctx context.Context, b *testing.B, tmuxBin, dir s
 	}
 	// Not a limit on the figure: a program that never shows its nodes would hang the
 	// benchmark otherwise.
-	screen, err := t.waitFor(ctx, 3*time.Minute, p.full)
+	first := bursts.names[0] + " "
+	screen, err := t.waitFor(ctx, 3*time.Minute, func(s string) bool { return strings.Contains(s, first) })
+	if err != nil {
+		return r, fmt.Errorf("waiting for the first row: %w\nlast screen:\n%s", err, screen)
+	}
+	r.firstRows = time.Since(start)
+	screen, err = t.waitFor(ctx, 3*time.Minute, p.full)
 	if err != nil {
 		return r, fmt.Errorf("waiting for a full first frame: %w\nlast screen:\n%s", err, screen)
 	}
@@ -320,13 +338,13 @@ func (p *benchProgram) measure(ctx context.Context, b *testing.B, tmuxBin, dir s
 
 // burst writes one burst of MachineConfigNode updates, presses `?` halfway through and
 // times the help overlay, closes it, then writes the burst's last update (to the first
-// node, on screen) and times the screen showing it.
+// worker, on screen) and times the screen showing it.
 func (p *benchProgram) burst(ctx context.Context, t *benchTmux, bursts *burster) (shown, key time.Duration, err error) {
 	before, err := t.capture()
 	if err != nil {
 		return 0, 0, err
 	}
-	target := bursts.names[0]
+	target := bursts.target()
 	beforeRow := rowOf(before, target)
 	if beforeRow == "" {
 		return 0, 0, fmt.Errorf("no row of %s on screen:\n%s", target, before)
@@ -514,10 +532,14 @@ func (w *burster) writeRest(ctx context.Context, half chan<- struct{}) error {
 	})
 }
 
-// writeTarget writes the burst's last update, to the first node, and returns when it
+// target is the node the burst's last update goes to: the first worker, on screen in
+// both programs (sorted by name, after the three masters).
+func (w *burster) target() string { return w.names[scaleMasters] }
+
+// writeTarget writes the burst's last update, to the target, and returns when it
 // returned.
 func (w *burster) writeTarget(ctx context.Context) (time.Time, error) {
-	if err := w.write(ctx, w.names[0]); err != nil {
+	if err := w.write(ctx, w.target()); err != nil {
 		return time.Time{}, err
 	}
 	return time.Now(), nil
