@@ -30,6 +30,7 @@ import (
 	mcfglisters "github.com/openshift/client-go/machineconfiguration/listers/machineconfiguration/v1"
 	operatorinformers "github.com/openshift/client-go/operator/informers/externalversions"
 	operatorlisters "github.com/openshift/client-go/operator/listers/operator/v1"
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -127,6 +128,12 @@ type watched struct {
 func New(ctx context.Context, cfg *rest.Config, opts Options) (*Cluster, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.UserAgent = UserAgent
+	if cfg.QPS == 0 {
+		// client-go's default (5 a second, bursts of 10) would hold up the start alone,
+		// which asks a dozen things at once; after it, the TUI reads by watching and
+		// writes only what a user confirmed.
+		cfg.QPS, cfg.Burst = 50, 100
+	}
 	clients, err := kube.NewClients(cfg)
 	if err != nil {
 		return nil, err
@@ -152,8 +159,27 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Cluster, error) 
 	if c.buffer <= 0 {
 		c.buffer = 1024
 	}
-	served, err := servedResources(clients)
-	if err != nil {
+	// What the cluster serves, whether MCO runs it and on what platform: each a round
+	// trip or three, asked at once, as the screen waits on all of them.
+	var (
+		served   map[schema.GroupVersionResource]bool
+		mco      bool
+		platform configv1.PlatformType
+		g        errgroup.Group
+	)
+	g.Go(func() (err error) {
+		served, err = servedResources(clients)
+		return err
+	})
+	g.Go(func() (err error) {
+		mco, _, err = kube.DetectMCO(ctx, clients.Kube)
+		return err
+	})
+	g.Go(func() error {
+		platform = platformOf(ctx, cfg, c.log)
+		return nil
+	})
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	for _, r := range []string{"machineconfigpools", "machineconfigs"} {
@@ -161,15 +187,10 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Cluster, error) 
 			return nil, fmt.Errorf("the cluster does not serve %s.%s: it runs neither the Machine Config Operator nor mcotui (`mcotui install` sets mcotui up)", r, mcfgv1.GroupVersion)
 		}
 	}
-	mco, _, err := kube.DetectMCO(ctx, clients.Kube)
-	if err != nil {
-		return nil, err
-	}
-	c.info = model.Info{Context: opts.Context, Cluster: model.ClusterManaged, MCO: mco}
+	c.info = model.Info{Context: opts.Context, Cluster: model.ClusterManaged, MCO: mco, Platform: platform}
 	if mco {
 		c.info.Cluster = model.ClusterMCO
 	}
-	c.info.Platform = platformOf(ctx, cfg, c.log)
 	// Core objects (the nodes: thousands, each several kilobytes) in protobuf, which
 	// the server encodes and the client decodes several times faster than JSON; the
 	// Machine Config APIs are CRDs, which the server serves as JSON only.
@@ -201,18 +222,30 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Cluster, error) 
 // servedResources returns which of the APIs the TUI reads the cluster serves. An
 // informer on a resource that is not served would retry, and never sync, forever.
 func servedResources(clients *kube.Clients) (map[schema.GroupVersionResource]bool, error) {
-	served := map[schema.GroupVersionResource]bool{}
+	var (
+		mu     sync.Mutex
+		served = map[schema.GroupVersionResource]bool{}
+		g      errgroup.Group
+	)
 	for _, gv := range []schema.GroupVersion{mcfgv1.GroupVersion, operatorv1.GroupVersion, machinev1beta1.GroupVersion} {
-		list, err := clients.Kube.Discovery().ServerResourcesForGroupVersion(gv.String())
-		switch {
-		case apierrors.IsNotFound(err):
-			continue
-		case err != nil:
-			return nil, fmt.Errorf("discover the %s API: %w", gv, err)
-		}
-		for _, r := range list.APIResources {
-			served[gv.WithResource(r.Name)] = true
-		}
+		g.Go(func() error {
+			list, err := clients.Kube.Discovery().ServerResourcesForGroupVersion(gv.String())
+			switch {
+			case apierrors.IsNotFound(err):
+				return nil
+			case err != nil:
+				return fmt.Errorf("discover the %s API: %w", gv, err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, r := range list.APIResources {
+				served[gv.WithResource(r.Name)] = true
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	return served, nil
 }
