@@ -135,8 +135,9 @@ func BenchmarkTUIScale(b *testing.B) {
 			argv: []string{k9s, "--kubeconfig", env.KubeconfigPath, "--command", "machineconfignodes", "--readonly", "--splashless", "--logoless"},
 			env: []string{"K9S_CONFIG_DIR=" + k9sHome, "XDG_CONFIG_HOME=" + k9sHome, "XDG_DATA_HOME=" + k9sHome,
 				"XDG_STATE_HOME=" + k9sHome, "XDG_CACHE_HOME=" + k9sHome, "HOME=" + k9sHome},
+			// k9s writes the count with thousands separators: [5,000].
 			full: func(s string) bool {
-				return strings.Contains(s, "["+total+"]") && strings.Contains(s, names[0]+" ")
+				return strings.Contains(s, "["+thousands(n)+"]") && strings.Contains(s, names[0]+" ")
 			},
 			help: "NAVIGATION", quit: []string{"C-c"},
 		},
@@ -177,6 +178,15 @@ func BenchmarkTUIScale(b *testing.B) {
 			b.ReportMetric(a/k, m.unit+"-x-k9s")
 		}
 	}
+}
+
+// thousands is n with a comma between groups of three digits, as k9s counts rows.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // benchRun is what one run of a program measured.
