@@ -12,7 +12,7 @@ export MCOTUI_TESTBIN := $(TESTBIN)
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(TESTBIN)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 
-.PHONY: all build demo test test-crash e2e test-vm testbin lint vet fmt-check staticcheck bench fuzz clean
+.PHONY: all build demo test test-crash e2e test-vm testbin k9s lint vet fmt-check staticcheck bench fuzz clean
 
 FUZZTIME ?= 1m
 
@@ -70,14 +70,20 @@ $(STATICCHECK):
 staticcheck: $(STATICCHECK)
 	$(STATICCHECK) ./...
 
+# k9s, the peer of the TUI's scale benchmark; only make bench needs it.
+k9s:
+	./hack/k9s.sh $(TESTBIN)
+
 # The cluster-side benchmarks run once each on a real control plane: a rollout of a
 # 1,000-node kwok pool (about a minute on 2 shared cores at the controller's rate limit
-# of 50/100, after a minute of setup) and status on 5,000 nodes against kubectl.
-bench: testbin
+# of 50/100, after a minute of setup), status on 5,000 nodes against kubectl, and the
+# TUI against k9s on 5,000 kwok nodes in tmux (3 runs of each, about 10 minutes).
+bench: testbin k9s
 	$(GO) test -run '^$$' -bench . -benchmem ./core/... ./store/... ./agent/... ./tui/...
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3000x ./sim/apisim/
 	$(GO) test -run '^$$' -bench Rollout -benchtime 1x -timeout 60m ./controller/
 	$(GO) test -run '^$$' -bench Status -benchtime 5x -timeout 30m ./cmd/cluster/
+	$(GO) test -run '^$$' -bench TUIScale -benchtime 1x -timeout 60m ./cmd/interactive/
 
 fuzz:
 	./hack/fuzz.sh $(FUZZTIME)

@@ -46,6 +46,13 @@ reboots), their kubelets and the workloads are simulated, with a real cluster's
 timings compressed. Nothing outside a temporary directory is touched, and it is
 removed when you quit.
 
+Up to ` + fmt.Sprint(demo.MaxAgents) + ` nodes each run a real agent. Past that (--nodes goes to ` + fmt.Sprint(demo.MaxNodes) + `, to see the
+TUI at scale), the extra workers are played by a light stand-in, labelled
+` + demo.StandInLabel + `=true: one loop that writes the objects an agent writes (state and
+currentConfig annotations, MachineConfigNode phases) with an update's pacing, but applies
+nothing, never drains nor reboots, and never fails. Their pool then updates a tenth of
+its workers at a time, and the story takes longer (its rollouts wait for every node).
+
 What you will see (about a minute and a half at --speed 1):
   - three masters and --nodes minus three workers, all up to date on their pools'
     rendered configs, with shop workloads (some behind PodDisruptionBudgets) on the
@@ -83,13 +90,16 @@ Every change asks for confirmation and says what it writes, as on a real cluster
   # A bigger cluster, twice as fast
   mcotui demo --nodes 30 --speed 2
 
+  # Five thousand nodes: sixty with real agents, the rest stand-ins
+  mcotui demo --nodes 5000
+
   # Keep the controller's and agents' log
   mcotui demo --log /tmp/mcotui-demo.log`,
 		Args: cmdutil.UsageArgs(cobra.NoArgs),
 		RunE: cmdutil.RunE(o, runF),
 	}
 	fl := cmd.Flags()
-	fl.IntVar(&o.Sim.Nodes, "nodes", demo.DefaultNodes, fmt.Sprintf("number of nodes, three of them masters (%d to %d)", demo.MinNodes, demo.MaxNodes))
+	fl.IntVar(&o.Sim.Nodes, "nodes", demo.DefaultNodes, fmt.Sprintf("number of nodes, three of them masters (%d to %d; past %d, stand-ins without agents)", demo.MinNodes, demo.MaxNodes, demo.MaxAgents))
 	fl.Float64Var(&o.Sim.Speed, "speed", 1, fmt.Sprintf("how much faster than a real cluster (%g to %g)", demo.MinSpeed, demo.MaxSpeed))
 	fl.Uint64Var(&o.Sim.Seed, "seed", 1, "seed of the timings' jitter and of which worker fails")
 	fl.StringVar(&o.LogFile, "log", "", "append the log of the controller, the agents and the TUI to this file (default: discarded)")

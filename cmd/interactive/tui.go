@@ -23,11 +23,6 @@ import (
 	"github.com/mcotui/mcotui/tui/source"
 )
 
-// syncWait is how long the TUI waits for the cluster's objects before it opens: long
-// enough that a healthy cluster never shows an empty screen that then fills in, short
-// enough that an unhealthy one shows its trouble in the status line soon.
-const syncWait = 15 * time.Second
-
 // coalesce gathers the events of a burst (a rollout wave updating many
 // MachineConfigNodes at once) into one frame.
 const coalesce = 30 * time.Millisecond
@@ -108,14 +103,10 @@ func (o *TUIOptions) Run(ctx context.Context) error {
 		return err
 	}
 	defer cluster.Close()
-	wait, cancelWait := context.WithTimeout(ctx, syncWait)
-	if err := cluster.WaitForSync(wait); err != nil {
-		// Open anyway: the status line says what is wrong, and the data fills in once
-		// the API server answers.
-		log.Warn("opening before the cluster's objects are listed", "err", err)
-	}
-	cancelWait()
-
+	// Opened at once, without waiting for the lists: rows appear as they are read
+	// (source.Cluster delivers the lists as they arrive), so that on thousands of nodes
+	// the first screenful is there long before the last node is, and the status line
+	// says "connecting" until everything is listed.
 	sub := cluster.Subscribe()
 	defer sub.Close()
 	opts := tui.Options{ReadOnly: o.ReadOnly, NoColor: os.Getenv("NO_COLOR") != "", Coalesce: coalesce, Narration: o.Narration}

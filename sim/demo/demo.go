@@ -31,9 +31,13 @@ const (
 	// MinNodes is three masters and two workers: with maxUnavailable 2 and one worker
 	// degraded, the other must still be able to update.
 	MinNodes = 5
-	// MaxNodes keeps a laptop responsive: every node runs an agent with its own
-	// informers.
-	MaxNodes = 60
+	// MaxAgents is how many nodes run a real agent, each with its own informers,
+	// journal and simulated host: more would not keep a laptop responsive. The workers
+	// past it are played by a light stand-in (see StandInLabel).
+	MaxAgents = 60
+	// MaxNodes is as many nodes as the TUI is built for; past MaxAgents they are
+	// stand-ins.
+	MaxNodes = 10000
 	MinSpeed = 0.1
 	MaxSpeed = 100.0
 	masters  = 3
@@ -46,6 +50,10 @@ type Options struct {
 	Config *rest.Config
 	// Nodes is the number of nodes, masters included (three). Default DefaultNodes.
 	Nodes int
+	// Agents is how many of them run a real agent; the workers past it are stand-ins
+	// (StandInLabel). Default (and at most) MaxAgents; tests lower it to exercise the
+	// stand-in on a few nodes.
+	Agents int
 	// Speed divides every simulated duration: 2 plays the story twice as fast. Default 1.
 	Speed float64
 	// Seed makes the jitter of the timings, and the worker that fails, repeatable.
@@ -66,7 +74,7 @@ type Options struct {
 func (o Options) Validate() error {
 	var errs []error
 	if o.Nodes < MinNodes || o.Nodes > MaxNodes {
-		errs = append(errs, fmt.Errorf("--nodes %d: use %d to %d (three masters, the rest workers)", o.Nodes, MinNodes, MaxNodes))
+		errs = append(errs, fmt.Errorf("--nodes %d: use %d to %d (three masters, the rest workers; past %d, stand-ins without agents)", o.Nodes, MinNodes, MaxNodes, MaxAgents))
 	}
 	if !(o.Speed >= MinSpeed && o.Speed <= MaxSpeed) { // NaN too
 		errs = append(errs, fmt.Errorf("--speed %g: use %g (ten times slower) to %g (a hundred times faster); 1 is a real cluster's pace, compressed", o.Speed, MinSpeed, MaxSpeed))
@@ -81,6 +89,10 @@ func (o *Options) defaults() error {
 	if o.Speed == 0 {
 		o.Speed = 1
 	}
+	if o.Agents <= 0 || o.Agents > MaxAgents {
+		o.Agents = MaxAgents
+	}
+	o.Agents = max(o.Agents, MinNodes)
 	if err := o.Validate(); err != nil {
 		return err
 	}
@@ -156,6 +168,9 @@ func Start(ctx context.Context, opts Options) (*Demo, error) {
 	}
 	d.goRun("controller", func() error { return d.runController(ctx) })
 	d.goRun("kubelet", func() error { return d.kubelet.run(ctx) })
+	if d.opts.Nodes > d.opts.Agents {
+		d.goRun("stand-in", func() error { return (&standIn{d: d}).run(ctx) })
+	}
 	// The agents fetch their nodes' configs at once: let the controller render them
 	// first, so that the log does not open with retries.
 	if err := d.until(ctx, func(ctx context.Context) (bool, error) {

@@ -54,7 +54,8 @@ func TestStoryPlaysToTheEnd(t *testing.T) {
 		steps []string
 	)
 	d, err := demo.Start(ctx, demo.Options{
-		Config: env.Config, Nodes: 6, Speed: 10, Seed: 1, Dir: t.TempDir(),
+		// Three workers with real agents, two played by the stand-in (as past MaxAgents).
+		Config: env.Config, Nodes: 8, Agents: 6, Speed: 10, Seed: 1, Dir: t.TempDir(),
 		Log: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Progress: func(s string) {
 			mu.Lock()
@@ -130,7 +131,11 @@ func TestStoryPlaysToTheEnd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		standIns := 0
 		for _, n := range nodes.Items {
+			if n.Labels[demo.StandInLabel] == "true" {
+				standIns++
+			}
 			if nodeanno.Current(&n) != p.Spec.Configuration.Name || nodeanno.State(&n) != nodeanno.StateDone || n.Spec.Unschedulable {
 				t.Errorf("node %s: current %s, state %s, unschedulable %t; want Done on %s", n.Name,
 					nodeanno.Current(&n), nodeanno.State(&n), n.Spec.Unschedulable, p.Spec.Configuration.Name)
@@ -142,6 +147,9 @@ func TestStoryPlaysToTheEnd(t *testing.T) {
 			if c, _ := phase.Find(mcn.Status.Conditions, phase.Updated); c.Status != metav1.ConditionTrue {
 				t.Errorf("MachineConfigNode %s: Updated = %+v", n.Name, c)
 			}
+		}
+		if want := map[string]int{"master": 0, "worker": 2}[pool]; standIns != want {
+			t.Errorf("pool %s has %d stand-in nodes, want %d", pool, standIns, want)
 		}
 	}
 
@@ -249,7 +257,8 @@ func waitWorkloads(t *testing.T, ctx context.Context, initial map[string]bool, w
 // narration line of a 120-column TUI (two cells go to its mark) and is ASCII, so that it
 // is as wide as it is long in any terminal.
 func TestStepsFitOneLine(t *testing.T) {
-	longest := fmt.Sprintf("worker-%d", demo.MaxNodes-3)
+	// The worker that fails is one with a real agent, never a stand-in.
+	longest := fmt.Sprintf("worker-%d", demo.MaxAgents-3)
 	for _, s := range []string{demo.StepStart, demo.StepChrony, fmt.Sprintf(demo.StepDegraded, longest),
 		fmt.Sprintf(demo.StepRepaired, longest), demo.StepBootImages, demo.StepExporter, demo.StepEnd} {
 		if len(s) > 118 {
@@ -272,10 +281,11 @@ func TestOptionsValidate(t *testing.T) {
 		{demo.Options{Nodes: 12, Speed: 2}, ""},
 		{demo.Options{Nodes: 5, Speed: 0.1}, ""},
 		{demo.Options{Nodes: 60, Speed: 100}, ""},
-		{demo.Options{Nodes: 0, Speed: 1}, "--nodes 0: use 5 to 60"},
+		{demo.Options{Nodes: 10000, Speed: 1}, ""},
+		{demo.Options{Nodes: 0, Speed: 1}, "--nodes 0: use 5 to 10000"},
 		{demo.Options{Nodes: 12, Speed: 0}, "--speed 0: use 0.1"},
-		{demo.Options{Nodes: 4, Speed: 1}, "--nodes 4: use 5 to 60"},
-		{demo.Options{Nodes: 61, Speed: 1}, "--nodes 61: use 5 to 60"},
+		{demo.Options{Nodes: 4, Speed: 1}, "--nodes 4: use 5 to 10000"},
+		{demo.Options{Nodes: 10001, Speed: 1}, "--nodes 10001: use 5 to 10000"},
 		{demo.Options{Nodes: 12, Speed: 0.01}, "--speed 0.01: use 0.1"},
 		{demo.Options{Nodes: 12, Speed: 1000}, "--speed 1000: use 0.1"},
 		{demo.Options{Nodes: 12, Speed: -1}, "--speed -1: use 0.1"},

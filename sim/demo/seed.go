@@ -82,7 +82,12 @@ func (d *Demo) seed(ctx context.Context) error {
 			return fmt.Errorf("create MachineConfig %s: %w", base.Name, err)
 		}
 		maxUnavailable := intstr.FromInt32(1)
-		if pool == "worker" {
+		switch {
+		case pool == "worker" && d.opts.Nodes > d.opts.Agents:
+			// With stand-ins, a tenth of the workers: two at a time, thousands of
+			// workers would take hours.
+			maxUnavailable = intstr.FromInt(max(2, (d.opts.Nodes-masters)/10))
+		case pool == "worker":
 			maxUnavailable = intstr.FromInt32(2)
 		}
 		p := &mcfgv1.MachineConfigPool{
@@ -106,7 +111,7 @@ func (d *Demo) seed(ctx context.Context) error {
 		}
 	}
 	d.kubelet = newKubelet(d)
-	for i := range d.opts.Nodes {
+	for i := range min(d.opts.Nodes, d.opts.Agents) {
 		pool, name := "worker", fmt.Sprintf("worker-%d", i-masters)
 		if i < masters {
 			pool, name = "master", fmt.Sprintf("master-%d", i)
@@ -118,6 +123,11 @@ func (d *Demo) seed(ctx context.Context) error {
 		d.nodes = append(d.nodes, n)
 		if pool == "worker" {
 			d.workers = append(d.workers, n)
+		}
+	}
+	if d.opts.Nodes > d.opts.Agents {
+		if err := d.seedStandIns(ctx, d.opts.Agents, d.opts.Nodes-d.opts.Agents, rendered["worker"]); err != nil {
+			return err
 		}
 	}
 	if err := d.seedInfrastructure(ctx); err != nil {

@@ -25,16 +25,21 @@ import (
 	operatorv1 "github.com/openshift/api/operator/v1"
 	configclient "github.com/openshift/client-go/config/clientset/versioned"
 	machineinformers "github.com/openshift/client-go/machine/informers/externalversions"
+	mcfgclient "github.com/openshift/client-go/machineconfiguration/clientset/versioned"
 	mcfginformers "github.com/openshift/client-go/machineconfiguration/informers/externalversions"
 	mcfglisters "github.com/openshift/client-go/machineconfiguration/listers/machineconfiguration/v1"
 	operatorinformers "github.com/openshift/client-go/operator/informers/externalversions"
 	operatorlisters "github.com/openshift/client-go/operator/listers/operator/v1"
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -82,6 +87,13 @@ type Cluster struct {
 	mcfg   operatorlisters.MachineConfigurationLister // nil when the API is not served
 	hasMCN bool
 
+	// early are the objects of the initial lists that arrived before every informer had
+	// synced (see arrivals): a subscription made meanwhile starts from them, as they are
+	// not in the informers' caches yet.
+	early    []model.Event
+	listed   bool // every informer has synced; early is no longer kept
+	protobuf kubernetes.Interface
+
 	cancel    context.CancelFunc
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -116,6 +128,12 @@ type watched struct {
 func New(ctx context.Context, cfg *rest.Config, opts Options) (*Cluster, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.UserAgent = UserAgent
+	if cfg.QPS == 0 {
+		// client-go's default (5 a second, bursts of 10) would hold up the start alone,
+		// which asks a dozen things at once; after it, the TUI reads by watching and
+		// writes only what a user confirmed.
+		cfg.QPS, cfg.Burst = 50, 100
+	}
 	clients, err := kube.NewClients(cfg)
 	if err != nil {
 		return nil, err
@@ -141,8 +159,27 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Cluster, error) 
 	if c.buffer <= 0 {
 		c.buffer = 1024
 	}
-	served, err := servedResources(clients)
-	if err != nil {
+	// What the cluster serves, whether MCO runs it and on what platform: each a round
+	// trip or three, asked at once, as the screen waits on all of them.
+	var (
+		served   map[schema.GroupVersionResource]bool
+		mco      bool
+		platform configv1.PlatformType
+		g        errgroup.Group
+	)
+	g.Go(func() (err error) {
+		served, err = servedResources(clients)
+		return err
+	})
+	g.Go(func() (err error) {
+		mco, _, err = kube.DetectMCO(ctx, clients.Kube)
+		return err
+	})
+	g.Go(func() error {
+		platform = platformOf(ctx, cfg, c.log)
+		return nil
+	})
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	for _, r := range []string{"machineconfigpools", "machineconfigs"} {
@@ -150,15 +187,19 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Cluster, error) 
 			return nil, fmt.Errorf("the cluster does not serve %s.%s: it runs neither the Machine Config Operator nor mcotui (`mcotui install` sets mcotui up)", r, mcfgv1.GroupVersion)
 		}
 	}
-	mco, _, err := kube.DetectMCO(ctx, clients.Kube)
-	if err != nil {
-		return nil, err
-	}
-	c.info = model.Info{Context: opts.Context, Cluster: model.ClusterManaged, MCO: mco}
+	c.info = model.Info{Context: opts.Context, Cluster: model.ClusterManaged, MCO: mco, Platform: platform}
 	if mco {
 		c.info.Cluster = model.ClusterMCO
 	}
-	c.info.Platform = platformOf(ctx, cfg, c.log)
+	// Core objects (the nodes: thousands, each several kilobytes) in protobuf, which
+	// the server encodes and the client decodes several times faster than JSON; the
+	// Machine Config APIs are CRDs, which the server serves as JSON only.
+	pcfg := rest.CopyConfig(cfg)
+	pcfg.ContentType = runtime.ContentTypeProtobuf
+	pcfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	if c.protobuf, err = kubernetes.NewForConfig(pcfg); err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
 
 	runCtx, cancel := context.WithCancel(ctx)
 	c.cancel = cancel
@@ -181,18 +222,30 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Cluster, error) 
 // servedResources returns which of the APIs the TUI reads the cluster serves. An
 // informer on a resource that is not served would retry, and never sync, forever.
 func servedResources(clients *kube.Clients) (map[schema.GroupVersionResource]bool, error) {
-	served := map[schema.GroupVersionResource]bool{}
+	var (
+		mu     sync.Mutex
+		served = map[schema.GroupVersionResource]bool{}
+		g      errgroup.Group
+	)
 	for _, gv := range []schema.GroupVersion{mcfgv1.GroupVersion, operatorv1.GroupVersion, machinev1beta1.GroupVersion} {
-		list, err := clients.Kube.Discovery().ServerResourcesForGroupVersion(gv.String())
-		switch {
-		case apierrors.IsNotFound(err):
-			continue
-		case err != nil:
-			return nil, fmt.Errorf("discover the %s API: %w", gv, err)
-		}
-		for _, r := range list.APIResources {
-			served[gv.WithResource(r.Name)] = true
-		}
+		g.Go(func() error {
+			list, err := clients.Kube.Discovery().ServerResourcesForGroupVersion(gv.String())
+			switch {
+			case apierrors.IsNotFound(err):
+				return nil
+			case err != nil:
+				return fmt.Errorf("discover the %s API: %w", gv, err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, r := range list.APIResources {
+				served[gv.WithResource(r.Name)] = true
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	return served, nil
 }
@@ -222,11 +275,15 @@ func platformOf(ctx context.Context, cfg *rest.Config, log *slog.Logger) configv
 // stripForCache drops what no pane reads from every object before it enters a cache:
 // managedFields (often the largest part of an object) and a node's image list (tens of
 // kilobytes per node), so that thousands of nodes cost what the TUI draws and no more.
+//
+// An object of an initial list is stripped twice, when it arrives (arrivals) and when
+// the informer takes it: the second time only reads, so that a subscriber reading the
+// object meanwhile races with nothing.
 func stripForCache(obj any) (any, error) {
-	if m, ok := obj.(metav1.Object); ok {
+	if m, ok := obj.(metav1.Object); ok && m.GetManagedFields() != nil {
 		m.SetManagedFields(nil)
 	}
-	if n, ok := obj.(*corev1.Node); ok {
+	if n, ok := obj.(*corev1.Node); ok && n.Status.Images != nil {
 		n.Status.Images = nil
 	}
 	return obj, nil
@@ -236,7 +293,7 @@ func stripForCache(obj any) (any, error) {
 // complete without it, and a resync of thousands of nodes would be thousands of
 // no-op events.
 func (c *Cluster) informers(served map[schema.GroupVersionResource]bool) error {
-	kf := kubeinformers.NewSharedInformerFactory(c.clients.Kube, 0)
+	kf := kubeinformers.NewSharedInformerFactory(c.protobuf, 0)
 	// Only the one ConfigMap: a namespace's ConfigMaps are none of the TUI's business.
 	cmf := kubeinformers.NewSharedInformerFactoryWithOptions(c.clients.Kube, 0,
 		kubeinformers.WithNamespace(bootimage.ConfigMapNamespace),
@@ -247,8 +304,6 @@ func (c *Cluster) informers(served map[schema.GroupVersionResource]bool) error {
 	c.factories = append(c.factories, kf, cmf, mf)
 
 	pools := mf.Machineconfiguration().V1().MachineConfigPools()
-	nodes := kf.Core().V1().Nodes()
-	c.pools, c.nodes = pools.Lister(), nodes.Lister()
 	add := func(what string, inf cache.SharedIndexInformer, event func(any) (model.Event, bool)) {
 		c.watched = append(c.watched, watched{what: what, informer: inf, event: event})
 	}
@@ -256,16 +311,44 @@ func (c *Cluster) informers(served map[schema.GroupVersionResource]bool) error {
 		p, ok := o.(*mcfgv1.MachineConfigPool)
 		return model.PoolEvent(p), ok
 	})
-	add("Nodes", nodes.Informer(), func(o any) (model.Event, bool) {
+	// Nodes and MachineConfigNodes are the thousands: their informers tee what they
+	// list as it arrives.
+	nodeEvent := func(o any) (model.Event, bool) {
 		n, ok := o.(*corev1.Node)
 		return model.NodeEvent(n), ok
+	}
+	kf.InformerFor(&corev1.Node{}, func(client kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+		lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return client.CoreV1().Nodes().List(ctx, o)
+			},
+			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return client.CoreV1().Nodes().Watch(ctx, o)
+			},
+		}, client)
+		return cache.NewSharedIndexInformer(newArrivals(lw, c.arrive(nodeEvent)), &corev1.Node{}, resync, cache.Indexers{})
 	})
+	nodes := kf.Core().V1().Nodes()
+	c.pools, c.nodes = pools.Lister(), nodes.Lister()
+	add("Nodes", nodes.Informer(), nodeEvent)
 	if served[mcfgv1.GroupVersion.WithResource("machineconfignodes")] {
 		c.hasMCN = true
-		add("MachineConfigNodes", mf.Machineconfiguration().V1().MachineConfigNodes().Informer(), func(o any) (model.Event, bool) {
+		mcnEvent := func(o any) (model.Event, bool) {
 			m, ok := o.(*mcfgv1.MachineConfigNode)
 			return model.MCNEvent(m), ok
+		}
+		mf.InformerFor(&mcfgv1.MachineConfigNode{}, func(client mcfgclient.Interface, resync time.Duration) cache.SharedIndexInformer {
+			lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+				ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+					return client.MachineconfigurationV1().MachineConfigNodes().List(ctx, o)
+				},
+				WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+					return client.MachineconfigurationV1().MachineConfigNodes().Watch(ctx, o)
+				},
+			}, client)
+			return cache.NewSharedIndexInformer(newArrivals(lw, c.arrive(mcnEvent)), &mcfgv1.MachineConfigNode{}, resync, cache.Indexers{})
 		})
+		add("MachineConfigNodes", mf.Machineconfiguration().V1().MachineConfigNodes().Informer(), mcnEvent)
 	}
 	add("MachineConfigs", mf.Machineconfiguration().V1().MachineConfigs().Informer(), func(o any) (model.Event, bool) {
 		m, ok := o.(*mcfgv1.MachineConfig)
@@ -311,6 +394,26 @@ func (c *Cluster) informers(served map[schema.GroupVersionResource]bool) error {
 		c.synced = append(c.synced, w.informer.HasSynced)
 	}
 	return nil
+}
+
+// arrive is what arrivals calls with an object of an initial list: it is an event for
+// every subscription at once, and one for those to come until the lists are in.
+func (c *Cluster) arrive(event func(any) (model.Event, bool)) func(runtime.Object) {
+	return func(obj runtime.Object) {
+		o, _ := stripForCache(obj)
+		e, ok := event(o)
+		if !ok {
+			return
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if !c.listed {
+			c.early = append(c.early, e)
+		}
+		for s := range c.subs {
+			s.enqueue(e)
+		}
+	}
 }
 
 // handler turns an informer's notifications into events for every subscription.
@@ -408,10 +511,12 @@ func (c *Cluster) watchHealth(ctx context.Context) {
 	}
 }
 
-// markSynced says connected the first time every informer has synced.
+// markSynced says connected the first time every informer has synced, and drops the
+// early arrivals, which the caches now hold.
 func (c *Cluster) markSynced() {
 	c.mu.Lock()
 	connecting := c.health.State == model.Connecting
+	c.listed, c.early = true, nil
 	c.mu.Unlock()
 	if connecting {
 		c.setHealth(model.Connected, "")
@@ -504,6 +609,10 @@ func (c *Cluster) Subscribe() *Subscription {
 			}
 		}
 	}
+	// What arrived of the lists still being read: often the same objects as those
+	// already cached (the Store applies both as one), but before the informers sync,
+	// the only ones there are.
+	snap = append(snap, c.early...)
 	s.snapshot = append(snap, model.HealthEvent(c.health))
 	return s
 }

@@ -1,0 +1,108 @@
+package source
+
+import (
+	"context"
+	"sync"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+)
+
+// An informer hands its handlers nothing until its whole initial list is in: a
+// reflector streams the list (WatchList) or pages it into a store of its own and
+// replaces the cache with it at the end. On thousands of nodes that is seconds in which
+// the TUI would show nothing. arrivals tees the objects of the initial list to the
+// source as they arrive, page by page or event by event, so that rows appear as they
+// are read; the informer's own Adds follow at the end and repeat them, which the Store
+// shrugs off (they are the same objects).
+
+// arrivals wraps an informer's ListerWatcher and calls arrived with every object of a
+// list page or of a watch's initial events, as the reflector receives it.
+type arrivals struct {
+	inner   cache.ListerWatcherWithContext
+	arrived func(runtime.Object)
+}
+
+func newArrivals(lw cache.ListerWatcher, arrived func(runtime.Object)) *arrivals {
+	return &arrivals{inner: cache.ToListerWatcherWithContext(lw), arrived: arrived}
+}
+
+// List implements cache.ListerWatcher.
+func (a *arrivals) List(opts metav1.ListOptions) (runtime.Object, error) {
+	return a.ListWithContext(context.Background(), opts)
+}
+
+// Watch implements cache.ListerWatcher.
+func (a *arrivals) Watch(opts metav1.ListOptions) (watch.Interface, error) {
+	return a.WatchWithContext(context.Background(), opts)
+}
+
+// ListWithContext implements cache.ListerWatcherWithContext: each page is teed.
+func (a *arrivals) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+	list, err := a.inner.ListWithContext(ctx, opts)
+	if err != nil {
+		return list, err
+	}
+	_ = apimeta.EachListItem(list, func(obj runtime.Object) error {
+		a.arrived(obj)
+		return nil
+	})
+	return list, nil
+}
+
+// WatchWithContext implements cache.ListerWatcherWithContext: a watch that streams the
+// initial list (sendInitialEvents) has its events up to the end of that list teed.
+func (a *arrivals) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	w, err := a.inner.WatchWithContext(ctx, opts)
+	if err != nil || opts.SendInitialEvents == nil || !*opts.SendInitialEvents {
+		return w, err
+	}
+	t := &teeWatch{inner: w, out: make(chan watch.Event), stop: make(chan struct{}), arrived: a.arrived}
+	go t.run()
+	return t, nil
+}
+
+// teeWatch forwards a watch's events, teeing the Added ones until the bookmark that
+// ends the initial events.
+type teeWatch struct {
+	inner    watch.Interface
+	out      chan watch.Event
+	stop     chan struct{}
+	stopOnce sync.Once
+	arrived  func(runtime.Object)
+}
+
+func (t *teeWatch) run() {
+	defer close(t.out)
+	initial := true
+	for e := range t.inner.ResultChan() {
+		switch {
+		case !initial:
+		case e.Type == watch.Added:
+			t.arrived(e.Object)
+		case e.Type == watch.Bookmark:
+			if m, err := apimeta.Accessor(e.Object); err == nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
+				initial = false
+			}
+		}
+		select {
+		case t.out <- e:
+		case <-t.stop:
+			return
+		}
+	}
+}
+
+// ResultChan implements watch.Interface.
+func (t *teeWatch) ResultChan() <-chan watch.Event { return t.out }
+
+// Stop implements watch.Interface.
+func (t *teeWatch) Stop() {
+	t.stopOnce.Do(func() {
+		close(t.stop)
+		t.inner.Stop()
+	})
+}
