@@ -43,7 +43,7 @@ func TestDriveAsksThenDrives(t *testing.T) {
 		t.Fatalf("confirmation %q (notice %q)", got, ui.notice)
 	}
 	view := tuitest.Plain(ui.View().Content)
-	for _, want := range []string{"This terminal will drive the rollout of pool worker while it stays open", "maxUnavailable 3", "Lease mcotui/mcotui-controller"} {
+	for _, want := range []string{"This terminal will drive the rollout of pool worker while it stays open", "maxUnavailable 4", "Lease mcotui/mcotui-controller"} {
 		if !strings.Contains(strings.Join(strings.Fields(view), " "), want) {
 			t.Errorf("the confirmation does not say %q:\n%s", want, view)
 		}

@@ -46,7 +46,7 @@ func TestNodeDerivation(t *testing.T) {
 		{fixture.DrainingNode, "Drained", false, true, false, false, false, "Ready,SchedulingDisabled"},
 		// A drain held by a budget while the agent retries: waiting, not failed.
 		{fixture.WaitingNode, "Drained", false, true, false, true, false, "Ready,SchedulingDisabled"},
-		{fixture.RebootNode, "RebootedNode", false, true, false, false, false, "Unknown,SchedulingDisabled"},
+		{fixture.RebootNode, "RebootedNode", false, true, false, false, false, "NotReady,SchedulingDisabled"},
 		{"ci-ln-9xsm9-worker-a-2d8tz", "Updated", false, false, true, false, false, "Ready"},
 		// On its own desired config, not the pool's target: behind, not done.
 		{fixture.BehindNode, "", false, false, false, false, true, "Ready"},

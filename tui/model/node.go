@@ -79,8 +79,9 @@ type Node struct {
 	Behind bool
 	Target string // the pool's spec.configuration.name when the node was derived
 
-	// Ready is the kubelet's Ready condition as kubectl prints it: Ready, NotReady or
-	// Unknown; "" without a Node object or a Ready condition.
+	// Ready is the kubelet's Ready condition as kubectl prints it: Ready when True,
+	// NotReady otherwise (Unknown too: the kubelet stopped posting, as during a reboot),
+	// Unknown when the Node has no Ready condition; "" without a Node object.
 	Ready         string
 	Unschedulable bool
 	AdminCordoned bool // cordoned by someone other than mcotui: stays cordoned after
@@ -237,13 +238,10 @@ func readiness(obj *corev1.Node) string {
 		if c.Type != corev1.NodeReady {
 			continue
 		}
-		switch c.Status {
-		case corev1.ConditionTrue:
+		if c.Status == corev1.ConditionTrue {
 			return "Ready"
-		case corev1.ConditionFalse:
-			return "NotReady"
 		}
-		return "Unknown"
+		return "NotReady"
 	}
-	return ""
+	return "Unknown"
 }

@@ -80,6 +80,9 @@ func used(widths []int, gap int) int {
 	return n + max(0, cols-1)*gap
 }
 
+// Used is the cells that widths take with gap cells between the shown columns.
+func Used(widths []int, gap int) int { return used(widths, gap) }
+
 // grow shares spare cells out one at a time among the columns that can grow, so that
 // two config columns end up equally wide rather than one full and one cut.
 func grow(cols []Column, widths []int, spare int) {

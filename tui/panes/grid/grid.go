@@ -27,7 +27,8 @@ import (
 const (
 	colName    = 0
 	colPool    = 1
-	colPhase0  = 2
+	colStatus  = 2 // readiness, as kubectl get nodes' STATUS
+	colPhase0  = 3
 	colAge     = colPhase0 + model.NumPhases
 	colCurrent = colAge + 1
 	colDesired = colAge + 2
@@ -41,6 +42,17 @@ var phaseTitles = [model.NumPhases][2]string{
 	{"POSTACTION", "PST"}, {"REBOOTED", "RBT"}, {"UNCORDONED", "UNC"}, {"UPDATED", "UPD"},
 	{"RESUMED", "RES"}, {"DEGRADED", "DEG"},
 }
+
+// Widths of the STATUS column's long and short forms: "NotReady,SchedulingDisabled" and
+// "NotReady,SD".
+const (
+	longStatusW  = 27
+	shortStatusW = 11
+)
+
+// updatedPhase is the Updated phase's index, where a node behind its pool's target is
+// marked.
+const updatedPhase = 7
 
 // headerLines is the title and the column header above the rows.
 const headerLines = 2
@@ -64,6 +76,12 @@ type Model struct {
 	clip   bool // the columns are wider than the pane (a tiny terminal): cut each row
 	header string
 	gen    uint64 // layout generation: cached rows of an older one are stale
+
+	// statusLong: the STATUS column is wide enough for kubectl's words
+	// ("Ready,SchedulingDisabled"); else it shows the short form ("Ready,SD").
+	statusLong bool
+	// cfgW and hashW are the config widths the columns were sized for (configWidths).
+	cfgW, hashW int
 
 	cache map[string]row
 	sel   selRow // the selected row, drawn in one style
@@ -140,6 +158,12 @@ func (m *Model) Selected() *model.Node {
 
 // Sync applies one batch of store changes.
 func (m *Model) Sync(ch model.Changes) {
+	if ch.Pools {
+		// A new rendered config may be longer than the columns were sized for.
+		if c, h := m.configWidths(); c != m.cfgW || h != m.hashW {
+			defer m.relayout()
+		}
+	}
 	if len(ch.Nodes) == 0 {
 		return
 	}
@@ -149,6 +173,18 @@ func (m *Model) Sync(ch model.Changes) {
 		m.relayout()
 	}
 	m.reselect()
+}
+
+// configWidths are the widest rendered config name of the pools, whole and by hash.
+func (m *Model) configWidths() (whole, hash int) {
+	whole, hash = 12, 12
+	for _, p := range m.c.Store.Pools() {
+		for _, cfg := range []string{p.Config, p.Target} {
+			whole = max(whole, len(cfg))
+			hash = max(hash, len(layout.Config(cfg, p.Name, 0)))
+		}
+	}
+	return whole, hash
 }
 
 // reselect puts the cursor back on the selected node after rows moved, or keeps it in
@@ -257,24 +293,50 @@ func (m *Model) scroll(delta int) {
 
 // relayout sizes the columns for the width and the widest name and pool, and renders the
 // header. Cached rows of the previous layout go stale.
+//
+// Columns size to their content. The layouts are tried from the most complete down: every
+// column whole (long or short titles), then configs by hash alone, then the name whole
+// with the least important columns dropped (the clock first, then DESIRED, CURRENT and
+// POOL), and last a cut name. The node's health (its name, readiness and phases) is
+// never dropped.
 func (m *Model) relayout() {
-	cols := make([]layout.Column, numCols)
 	nameW := max(m.list.NameWidth(), 4)
-	cols[colName] = layout.Column{Title: "NAME", Min: min(nameW, 24), Max: min(nameW, 63)}
-	cols[colPool] = layout.Column{Title: "POOL", Min: max(m.list.PoolWidth(), 4), Drop: 2}
-	for i := range model.NumPhases {
-		cols[colPhase0+i] = layout.Column{Title: phaseTitles[i][0], Short: phaseTitles[i][1], Min: 1}
+	m.cfgW, m.hashW = m.configWidths()
+	cfgW, hashW := m.cfgW, m.hashW
+	base := func(nameMin, cfgMin, cfgMax int) []layout.Column {
+		cols := make([]layout.Column, numCols)
+		cols[colName] = layout.Column{Title: "NAME", Min: nameMin, Max: nameW}
+		cols[colPool] = layout.Column{Title: "POOL", Min: max(m.list.PoolWidth(), 4), Drop: 2}
+		cols[colStatus] = layout.Column{Title: "STATUS", Min: shortStatusW, Max: longStatusW}
+		for i := range model.NumPhases {
+			cols[colPhase0+i] = layout.Column{Title: phaseTitles[i][0], Short: phaseTitles[i][1], Min: 1}
+		}
+		cols[colAge] = layout.Column{Title: "IN PHASE", Min: 5, Drop: 5}
+		cols[colCurrent] = layout.Column{Title: "CURRENT", Min: cfgMin, Max: cfgMax, Drop: 3}
+		cols[colDesired] = layout.Column{Title: "DESIRED", Min: cfgMin, Max: cfgMax, Drop: 4}
+		return cols
 	}
-	cols[colAge] = layout.Column{Title: "IN PHASE", Min: 5, Drop: 1}
-	cols[colCurrent] = layout.Column{Title: "CURRENT", Min: 12, Max: 48, Drop: 3}
-	cols[colDesired] = layout.Column{Title: "DESIRED", Min: 12, Max: 48, Drop: 4}
-	m.widths, m.short = layout.Layout(cols, m.width, 1)
-	used := -1
-	for _, w := range m.widths {
-		if w > 0 {
-			used += w + 1
+	var cols []layout.Column
+	for i, cand := range [][]layout.Column{
+		base(nameW, cfgW, cfgW),
+		base(nameW, hashW, hashW),
+		base(nameW, 12, hashW),
+		base(min(nameW, 24), 12, hashW),
+	} {
+		cols = cand
+		m.widths, m.short = layout.Layout(cols, m.width, 1)
+		whole := true
+		for _, w := range m.widths {
+			whole = whole && w > 0
+		}
+		// The first two must keep every column; the third may drop columns but must fit
+		// with the name whole; the last is taken whatever it gives.
+		if (i < 2 && whole) || (i == 2 && layout.Used(m.widths, 1) <= m.width) {
+			break
 		}
 	}
+	m.statusLong = m.widths[colStatus] >= longStatusW
+	used := layout.Used(m.widths, 1)
 	m.clip = used > m.width
 
 	var b strings.Builder
@@ -334,10 +396,30 @@ func (m *Model) render(n *model.Node, plain bool) (pre, post string) {
 			layout.Fit(&b, n.Name, w)
 		case i == colPool:
 			layout.Fit(&b, n.Pool, w)
+		case i == colStatus:
+			text := n.ShortStatus()
+			if m.statusLong {
+				text = n.Status()
+			}
+			if n.Ready != "Ready" && n.Ready != "" && !plain {
+				var nb strings.Builder
+				layout.Fit(&nb, text, w)
+				b.WriteString(st.Warn.Render(nb.String()))
+				return
+			}
+			layout.Fit(&b, text, w)
 		case i < colAge:
-			c := n.Cells[i-colPhase0]
+			ph := i - colPhase0
+			c := n.Cells[ph]
 			g := styles.GlyphAbsent
-			if c.Present {
+			if ph == updatedPhase && n.Behind {
+				// Its own config is applied, but the pool's target is not: waiting for
+				// the rollout to reach it.
+				g = styles.GlyphBehind
+				if !plain {
+					g = st.Behind
+				}
+			} else if c.Present {
 				if plain {
 					g = styles.PlainGlyph(c.State)
 				} else {
@@ -502,8 +584,8 @@ func (m *Model) title() string {
 	if !q.Filter.IsZero() {
 		left += "  filter: " + q.Filter.String()
 	}
-	legend := fmt.Sprintf("%s done  %s in progress  %s failed  %s not started ",
-		styles.GlyphDone, styles.GlyphInProgress, styles.GlyphFailed, styles.GlyphNotStarted)
+	legend := fmt.Sprintf("%s done  %s in progress or waiting  %s failed  %s not started  %s behind target ",
+		styles.GlyphDone, styles.GlyphInProgress, styles.GlyphFailed, styles.GlyphNotStarted, styles.GlyphBehind)
 	style := m.c.Styles.Title
 	if m.focused {
 		style = m.c.Styles.TitleFocused

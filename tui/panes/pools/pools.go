@@ -143,7 +143,9 @@ func (m *Model) relayout() {
 	cols := [numCols]layout.Column{
 		colMark:       {Min: 1},
 		colName:       {Title: "NAME", Min: nameW},
-		colConfig:     {Title: "CONFIG", Min: min(cfgW, 12), Max: cfgW, Drop: 8},
+		// CONFIG is whole or not shown: a hash at one width and a name at another would
+		// read as two configs.
+		colConfig: {Title: "CONFIG", Min: cfgW, Drop: 8},
 		colUpdated:    {Title: "UPDATED", Min: 5},
 		colUpdating:   {Title: "UPDATING", Min: 5},
 		colDegraded:   {Title: "DEGRADED", Min: 5},
@@ -243,7 +245,7 @@ func (m *Model) row(p *model.Pool, now time.Time, plain bool) string {
 		case colName:
 			layout.Fit(&b, p.Name, w)
 		case colConfig:
-			layout.Fit(&b, layout.Config(p.Config, p.Name, w), w)
+			layout.Fit(&b, p.Config, w)
 		case colUpdated:
 			b.WriteString(paint(condStyle(st, p.Updated, "True"), p.Updated, w))
 		case colUpdating:
