@@ -141,11 +141,11 @@ func (m *Model) relayout() {
 	// Narrow terminals lose first what another column also says: AGE, CONFIG (the grid
 	// shows each node's), the counts PROGRESS repeats.
 	cols := [numCols]layout.Column{
-		colMark:       {Min: 1},
-		colName:       {Title: "NAME", Min: nameW},
+		colMark: {Min: 1},
+		colName: {Title: "NAME", Min: nameW},
 		// CONFIG is whole or not shown: a hash at one width and a name at another would
 		// read as two configs.
-		colConfig: {Title: "CONFIG", Min: cfgW, Drop: 8},
+		colConfig:     {Title: "CONFIG", Min: cfgW, Drop: 8},
 		colUpdated:    {Title: "UPDATED", Min: 5},
 		colUpdating:   {Title: "UPDATING", Min: 5},
 		colDegraded:   {Title: "DEGRADED", Min: 5},
