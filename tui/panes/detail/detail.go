@@ -13,6 +13,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -185,11 +186,25 @@ func (m *Model) document(n *model.Node) string {
 	}
 	if n.Phase >= 0 {
 		c := n.Cells[n.Phase]
-		field("Phase", fmt.Sprintf("%s, %s for %s", n.PhaseName(),
-			st.State[c.State].Render(stateWord(c.State)), layout.Age(now.Sub(n.Since))))
+		word := st.State[c.State].Render(stateWord(c.State))
+		if n.Waiting && c.State == phase.InProgress {
+			word = st.State[c.State].Render("waiting")
+		}
+		field("Phase", fmt.Sprintf("%s, %s for %s", n.PhaseName(), word, layout.Age(now.Sub(n.Since))))
 	} else {
 		field("Phase", st.Dim.Render("not started"))
 	}
+	if n.Behind {
+		field("Rollout", st.Warn.Render(fmt.Sprintf("behind: runs its desired config, but pool %s targets %s", n.Pool, n.Target)))
+	}
+	ready := n.Status()
+	switch {
+	case ready == "":
+		ready = st.Dim.Render("(no Node object)")
+	case n.Ready != "Ready":
+		ready = st.Warn.Render(ready + readyWhy(n))
+	}
+	field("Status", ready)
 	sched := "yes"
 	switch {
 	case n.AdminCordoned:
@@ -201,9 +216,18 @@ func (m *Model) document(n *model.Node) string {
 	}
 	field("Schedulable", sched)
 
-	if len(n.Blockers) > 0 {
+	switch {
+	case len(n.Blockers) > 0 && n.Waiting:
+		// Not a failure: the agent retries the drain until the budgets allow it.
+		section(fmt.Sprintf("Drain waiting for %s on", layout.Age(now.Sub(n.Since))))
+		m.blockers(&b, n.Blockers, st.Warn)
+	case len(n.Blockers) > 0:
 		section("Drain blocked by")
-		m.blockers(&b, n.Blockers)
+		m.blockers(&b, n.Blockers, st.Error)
+	case n.Waiting:
+		section(fmt.Sprintf("Waiting for %s on", layout.Age(now.Sub(n.Since))))
+		b.WriteString(ansi.Wrap("  "+n.WaitFor, m.width, " "))
+		b.WriteByte('\n')
 	}
 
 	section("Conditions")
@@ -211,7 +235,7 @@ func (m *Model) document(n *model.Node) string {
 		b.WriteString(st.Dim.Render("  No MachineConfigNode for this node."))
 		b.WriteByte('\n')
 	} else {
-		m.conditions(&b, n.MCN.Status.Conditions, now)
+		m.conditions(&b, n.MCN.Status.Conditions, now, n.Degraded)
 	}
 
 	section("Annotations")
@@ -233,11 +257,24 @@ func (m *Model) document(n *model.Node) string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
+// readyWhy is the kubelet's Ready condition's message, after a colon, or "".
+func readyWhy(n *model.Node) string {
+	if n.Obj == nil {
+		return ""
+	}
+	for _, c := range n.Obj.Status.Conditions {
+		if c.Type == "Ready" && c.Message != "" {
+			return ": " + c.Message
+		}
+	}
+	return ""
+}
+
 func stateWord(s phase.State) string {
 	return [...]string{"not started", "in progress", "failed", "done"}[s]
 }
 
-func (m *Model) blockers(b *strings.Builder, bs []phase.Blocker) {
+func (m *Model) blockers(b *strings.Builder, bs []phase.Blocker, style lipgloss.Style) {
 	st := m.c.Styles
 	podW := len("POD")
 	for _, bl := range bs {
@@ -254,9 +291,9 @@ func (m *Model) blockers(b *strings.Builder, bs []phase.Blocker) {
 		layout.Fit(b, bl.Pod, podW)
 		b.WriteString("  ")
 		if len(bl.Budgets) > 0 {
-			b.WriteString(st.Error.Render(strings.Join(bl.Budgets, ", ")))
+			b.WriteString(style.Render(strings.Join(bl.Budgets, ", ")))
 		} else {
-			b.WriteString(st.Error.Render(bl.Reason))
+			b.WriteString(style.Render(bl.Reason))
 		}
 		b.WriteByte('\n')
 	}
@@ -264,7 +301,7 @@ func (m *Model) blockers(b *strings.Builder, bs []phase.Blocker) {
 
 // conditions draws the conditions table in the MachineConfigNode's own order, as
 // oc describe lists them; long messages wrap within their column.
-func (m *Model) conditions(b *strings.Builder, conds []metav1.Condition, now time.Time) {
+func (m *Model) conditions(b *strings.Builder, conds []metav1.Condition, now time.Time, degraded bool) {
 	st := m.c.Styles
 	typeW, reasonW := len("TYPE"), len("REASON")
 	for _, c := range conds {
@@ -294,6 +331,9 @@ func (m *Model) conditions(b *strings.Builder, conds []metav1.Condition, now tim
 	b.WriteByte('\n')
 	for _, c := range conds {
 		s := phase.StateOf(c)
+		if s == phase.Failed && !degraded {
+			s = phase.InProgress // waiting: see model.Node.Waiting
+		}
 		var msgLines []string
 		cells(b, widths, func(i, w int) {
 			switch i {
