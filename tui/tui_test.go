@@ -123,7 +123,7 @@ func newScenarioUI(sc scenario) (*UI, *model.ChanSource) {
 	if sc.managed {
 		src = fixture.ManagedSource(16)
 	}
-	opts := Options{Clock: fixture.Clock(fixture.Now), NoColor: sc.noColor, Refresh: -1, ReadOnly: sc.readOnly}
+	opts := Options{Clock: fixture.Clock(fixture.Now), NoColor: sc.noColor, Refresh: -1, NoticeTimeout: -1, ReadOnly: sc.readOnly}
 	opts.Actions = &tuitest.Actions{}
 	if sc.driver {
 		opts.Driver = &tuitest.Driver{}

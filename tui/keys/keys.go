@@ -109,7 +109,7 @@ func Default() *KeyMap {
 
 		Review:   key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "review the change")),
 		Confirm:  key.NewBinding(key.WithKeys("y", "enter"), key.WithHelp("y/enter", "confirm")),
-		Deny:     key.NewBinding(key.WithKeys("n", "esc"), key.WithHelp("esc", "cancel")),
+		Deny:     key.NewBinding(key.WithKeys("n", "esc", "q"), key.WithHelp("esc", "cancel")),
 		NextMode: key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next mode")),
 		PrevMode: key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous mode")),
 
