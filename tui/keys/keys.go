@@ -35,6 +35,10 @@ type KeyMap struct {
 	Sort     key.Binding
 	Reverse  key.Binding
 	AllPools key.Binding
+	// SortBy sorts the grid by one column, in model.SortKey order (name, pool, phase,
+	// time in phase, status, current, desired); the column's key again reverses it.
+	// k9s's shift+letter, a letter of the column's title that no other key takes.
+	SortBy [7]key.Binding
 
 	// Prompts (`/` and `:`).
 	Submit key.Binding
@@ -94,6 +98,15 @@ func Default() *KeyMap {
 		Sort:     key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort by next column")),
 		Reverse:  key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "reverse sort")),
 		AllPools: key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "all pools")),
+		SortBy: [7]key.Binding{
+			key.NewBinding(key.WithKeys("N"), key.WithHelp("N", "sort by NAME")),
+			key.NewBinding(key.WithKeys("O"), key.WithHelp("O", "sort by POOL")),
+			key.NewBinding(key.WithKeys("H"), key.WithHelp("H", "sort by phase")),
+			key.NewBinding(key.WithKeys("A"), key.WithHelp("A", "sort by IN PHASE")),
+			key.NewBinding(key.WithKeys("T"), key.WithHelp("T", "sort by STATUS")),
+			key.NewBinding(key.WithKeys("C"), key.WithHelp("C", "sort by CURRENT")),
+			key.NewBinding(key.WithKeys("E"), key.WithHelp("E", "sort by DESIRED")),
+		},
 
 		Submit: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "apply")),
 		Cancel: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),

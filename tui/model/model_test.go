@@ -187,7 +187,7 @@ func TestListSyncMatchesRebuild(t *testing.T) {
 		f, _ := model.ParseFilter(rapid.SampledFrom([]string{"", "updating", "phase:drained", "!degraded"}).Draw(rt, "filter"))
 		q := model.Query{
 			Filter: f,
-			Sort:   model.SortKey(rapid.IntRange(0, 3).Draw(rt, "sort")),
+			Sort:   model.SortKey(rapid.IntRange(0, model.NumSortKeys-1).Draw(rt, "sort")),
 			Desc:   rapid.Bool().Draw(rt, "desc"),
 			Pool:   rapid.SampledFrom([]string{"", "worker"}).Draw(rt, "pool"),
 		}
@@ -263,5 +263,19 @@ func TestBehindFollowsTarget(t *testing.T) {
 	// The two nodes already on WorkerNew are now off the target (a rollback's view).
 	if got := s.Counts("worker").BehindNow; got != 2 {
 		t.Fatalf("worker behind = %d, want 2", got)
+	}
+}
+
+func TestNatural(t *testing.T) {
+	in := []string{"worker-10", "worker-2", "worker-1", "master-0", "worker-02", "worker-b", "worker-", "w"}
+	slices.SortFunc(in, model.Natural)
+	want := []string{"master-0", "w", "worker-", "worker-1", "worker-02", "worker-2", "worker-10", "worker-b"}
+	if !slices.Equal(in, want) {
+		t.Fatalf("sorted %v, want %v", in, want)
+	}
+	for _, p := range [][2]string{{"a1", "a01"}, {"x", "x"}, {"a2b", "a10"}} {
+		if model.Natural(p[0], p[1]) != -model.Natural(p[1], p[0]) {
+			t.Errorf("Natural(%q, %q) is not antisymmetric", p[0], p[1])
+		}
 	}
 }

@@ -256,6 +256,19 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 			q := m.list.Query()
 			q.Desc = !q.Desc
 			m.SetQuery(q)
+		case key.Matches(msg, k.SortBy[:]...):
+			q := m.list.Query()
+			for i, b := range k.SortBy {
+				if !key.Matches(msg, b) {
+					continue
+				}
+				if q.Sort == model.SortKey(i) {
+					q.Desc = !q.Desc // the same column again: the other way
+				} else {
+					q.Sort, q.Desc = model.SortKey(i), false
+				}
+			}
+			m.SetQuery(q)
 		case key.Matches(msg, k.AllPools):
 			return common.Cmd(common.SelectPoolMsg{})
 		case key.Matches(msg, k.Open):
@@ -314,6 +327,11 @@ func (m *Model) relayout() {
 		cols[colAge] = layout.Column{Title: "IN PHASE", Min: 5, Drop: 5}
 		cols[colCurrent] = layout.Column{Title: "CURRENT", Min: cfgMin, Max: cfgMax, Drop: 3}
 		cols[colDesired] = layout.Column{Title: "DESIRED", Min: cfgMin, Max: cfgMax, Drop: 4}
+		// Room for the sort arrow after each sortable column's title.
+		for _, i := range []int{colName, colPool, colStatus, colAge, colCurrent, colDesired} {
+			cols[i].Min = max(cols[i].Min, len(cols[i].Title)+1)
+			cols[i].Max = max(cols[i].Max, cols[i].Min)
+		}
 		return cols
 	}
 	var cols []layout.Column
@@ -349,7 +367,11 @@ func (m *Model) relayout() {
 			layout.Fit(&b, t, w-left)
 			return
 		}
-		layout.Fit(&b, layout.Title(cols[i], m.short), w)
+		t := layout.Title(cols[i], m.short)
+		if i == sortColumn(m.list.Query().Sort) && len(t) < w {
+			t += sortArrow(m.list.Query().Desc)
+		}
+		layout.Fit(&b, t, w)
 	})
 	m.header = m.c.Styles.Header.Render(padTo(ansi.Truncate(b.String(), m.width, ""), m.width))
 	m.gen++
@@ -565,6 +587,36 @@ func (m *Model) empty() string {
 	return fmt.Sprintf("No nodes in pool %s.", q.Pool)
 }
 
+// sortArrow points the way the rows go: ▴ ascending (a to z, 1 to 10, oldest first
+// for the time in phase), ▾ descending. Both are of neutral East Asian width, unlike
+// ↑ and ↓.
+func sortArrow(desc bool) string {
+	if desc {
+		return "▾"
+	}
+	return "▴"
+}
+
+// sortColumn is the grid column a sort key orders by, for the header's arrow; -1 for
+// the phase, which is all the phase columns.
+func sortColumn(k model.SortKey) int {
+	switch k {
+	case model.SortName:
+		return colName
+	case model.SortPool:
+		return colPool
+	case model.SortAge:
+		return colAge
+	case model.SortStatus:
+		return colStatus
+	case model.SortCurrent:
+		return colCurrent
+	case model.SortDesired:
+		return colDesired
+	}
+	return -1
+}
+
 // title is the pane's title line: what is shown, in what order, and the glyph legend.
 func (m *Model) title() string {
 	q := m.list.Query()
@@ -576,10 +628,7 @@ func (m *Model) title() string {
 	if q.Pool != "" {
 		scope = "pool " + q.Pool
 	}
-	dir := "↑"
-	if q.Desc {
-		dir = "↓"
-	}
+	dir := sortArrow(q.Desc)
 	left := fmt.Sprintf(" Nodes: %s  %d/%d  sort: %s %s", scope, k.shown, k.total, q.Sort, dir)
 	if !q.Filter.IsZero() {
 		left += "  filter: " + q.Filter.String()
@@ -611,7 +660,7 @@ func (m *Model) ShortHelp() []key.Binding {
 // FullHelp implements help.KeyMap.
 func (m *Model) FullHelp() [][]key.Binding {
 	k := m.c.Keys
-	return [][]key.Binding{k.Navigation(), {k.Open, k.Sort, k.Reverse, k.AllPools, k.Filter}}
+	return [][]key.Binding{k.Navigation(), {k.Open, k.Sort, k.Reverse, k.AllPools, k.Filter}, k.SortBy[:]}
 }
 
 var _ common.Component = (*Model)(nil)
