@@ -160,6 +160,11 @@ func (u *UI) actionKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	case key.Matches(msg, k.BootImages):
 		u.view = viewBootImages
 		return nil, true
+	case key.Matches(msg, k.YAML):
+		u.showYAML()
+		return nil, true
+	case key.Matches(msg, k.Describe):
+		return u.describe(), true
 	case key.Matches(msg, k.Pause):
 		p := u.currentPool()
 		if p == nil {

@@ -64,6 +64,9 @@ type Options struct {
 	ReadOnly bool
 	// ActionTimeout bounds one action's API calls; 0 is 30s.
 	ActionTimeout time.Duration
+	// Events reads an object's Events for describe (d) and the node detail; nil says
+	// that the session reads none. It is a read: read-only sessions get it too.
+	Events action.Events
 	// NoticeTimeout is how long a notice or error stays in the footer when no key is
 	// pressed (any key dismisses it); 0 is 15s, negative forever.
 	NoticeTimeout time.Duration
@@ -346,6 +349,12 @@ func (u *UI) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tickMsg:
 		u.detail.Tick()
 		return u, u.tick()
+	case describeMsg:
+		u.openDescribe(msg)
+		return u, nil
+	case nodeEventsMsg:
+		u.detail.SetEvents(msg.name, eventsText(u.c, msg.events, msg.err))
+		return u, nil
 	case noticeExpiredMsg:
 		if msg.seq == u.noticeSeq {
 			u.notice = ""
@@ -359,7 +368,7 @@ func (u *UI) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return u, nil
 	case common.OpenNodeMsg:
 		u.open(msg.Name)
-		return u, nil
+		return u, u.nodeEvents(msg.Name)
 	case common.OpenDialogMsg:
 		u.openDialog(msg.Dialog)
 		return u, nil

@@ -105,7 +105,7 @@ func (o *ServeOptions) Run(ctx context.Context) error {
 		},
 		Actions: func(user string) action.Actions { return source.NewActions(cluster, user) },
 		Logger:  log,
-		TUI:     tui.Options{Coalesce: coalesce},
+		TUI:     tui.Options{Coalesce: coalesce, Events: cluster},
 	})
 	if err != nil {
 		return cmdutil.UsageErr(err)

@@ -49,6 +49,8 @@ type KeyMap struct {
 	Configs    key.Binding // the configs view
 	Main       key.Binding // back to pools and nodes
 	Preview    key.Binding // a pool's rollout forecast
+	YAML       key.Binding // the selected pool's or node's YAML
+	Describe   key.Binding // describe the selected pool or node, with its Events
 	Diff       key.Binding // diff two rendered configs
 	Mark       key.Binding // mark a rendered config as the diff's base
 	PrevPool   key.Binding // the configs view's pool
@@ -115,6 +117,8 @@ func Default() *KeyMap {
 		Configs:    key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "configs of the pool")),
 		Main:       key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "pools and nodes")),
 		Preview:    key.NewBinding(key.WithKeys("P"), key.WithHelp("P", "preview rollout")),
+		YAML:       key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "YAML")),
+		Describe:   key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "describe, with Events")),
 		Diff:       key.NewBinding(key.WithKeys("d", "enter"), key.WithHelp("d", "diff with the base")),
 		Mark:       key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "mark as diff base")),
 		PrevPool:   key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←/h", "previous pool")),

@@ -35,6 +35,20 @@ type Model struct {
 	node  *model.Node // what the content was built from, to tell when it is stale
 	built time.Time   // the clock reading the ages in the content were built at
 	vp    viewport.Model
+
+	// events is the Events section of the node shown (the root reads them when the
+	// node opens), "" until they are read.
+	events, eventsOf string
+}
+
+// SetEvents gives the detail of node name its Events section, drawn as is (the root
+// formats it as kubectl describe does); it is kept until another node opens.
+func (m *Model) SetEvents(name, section string) {
+	if name != m.name {
+		return // read for a node no longer shown
+	}
+	m.events, m.eventsOf = section, name
+	m.rebuild()
 }
 
 // New returns an empty detail pane.
@@ -57,6 +71,9 @@ func (m *Model) Name() string { return m.name }
 
 // SetNode shows the node named name, from the top.
 func (m *Model) SetNode(name string) {
+	if name != m.eventsOf {
+		m.events, m.eventsOf = "", ""
+	}
 	m.name = name
 	m.vp.GotoTop()
 	m.rebuild()
@@ -182,7 +199,7 @@ func (m *Model) document(n *model.Node) string {
 	}
 	field("State", state)
 	if n.Reason != "" {
-		field("Reason", n.Reason)
+		field("Reason", common.Escape(n.Reason, false))
 	}
 	if n.Phase >= 0 {
 		c := n.Cells[n.Phase]
@@ -226,8 +243,15 @@ func (m *Model) document(n *model.Node) string {
 		m.blockers(&b, n.Blockers, st.Error)
 	case n.Waiting:
 		section(fmt.Sprintf("Waiting for %s on", layout.Age(now.Sub(n.Since))))
-		b.WriteString(ansi.Wrap("  "+n.WaitFor, m.width, " "))
+		b.WriteString(ansi.Wrap("  "+common.Escape(n.WaitFor, false), m.width, " "))
 		b.WriteByte('\n')
+	}
+
+	// The Events next, before the long tables: what happened lately is what an
+	// operator opens a node for.
+	if m.events != "" {
+		b.WriteByte('\n')
+		b.WriteString(m.events)
 	}
 
 	section("Conditions")
@@ -249,7 +273,7 @@ func (m *Model) document(n *model.Node) string {
 		}
 		slices.Sort(keys)
 		for _, k := range keys {
-			line := "  " + st.Label.Render(k+":") + " " + n.Obj.Annotations[k]
+			line := "  " + st.Label.Render(common.Escape(k, false)+":") + " " + common.Escape(n.Obj.Annotations[k], false)
 			b.WriteString(ansi.Wrap(line, m.width, " "))
 			b.WriteByte('\n')
 		}
@@ -264,7 +288,7 @@ func readyWhy(n *model.Node) string {
 	}
 	for _, c := range n.Obj.Status.Conditions {
 		if c.Type == "Ready" && c.Message != "" {
-			return ": " + c.Message
+			return ": " + common.Escape(c.Message, false)
 		}
 	}
 	return ""
@@ -291,9 +315,9 @@ func (m *Model) blockers(b *strings.Builder, bs []phase.Blocker, style lipgloss.
 		layout.Fit(b, bl.Pod, podW)
 		b.WriteString("  ")
 		if len(bl.Budgets) > 0 {
-			b.WriteString(style.Render(strings.Join(bl.Budgets, ", ")))
+			b.WriteString(style.Render(common.Escape(strings.Join(bl.Budgets, ", "), false)))
 		} else {
-			b.WriteString(style.Render(bl.Reason))
+			b.WriteString(style.Render(common.Escape(bl.Reason, false)))
 		}
 		b.WriteByte('\n')
 	}
@@ -352,7 +376,7 @@ func (m *Model) conditions(b *strings.Builder, conds []metav1.Condition, now tim
 			case 5:
 				layout.Fit(b, layout.Age(now.Sub(c.LastTransitionTime.Time)), w)
 			case 6:
-				msgLines = strings.Split(ansi.Wrap(c.Message, w, " "), "\n")
+				msgLines = strings.Split(ansi.Wrap(common.Escape(c.Message, false), w, " "), "\n")
 				msg := msgLines[0]
 				if s == phase.Failed {
 					msg = st.Error.Render(msg)
@@ -389,13 +413,13 @@ func cells(b *strings.Builder, widths []int, f func(col, width int)) {
 // ShortHelp implements help.KeyMap.
 func (m *Model) ShortHelp() []key.Binding {
 	k := m.c.Keys
-	return []key.Binding{k.Up, k.Down, k.PageDown, k.Retry, k.Back, k.Command, k.Help, k.Quit}
+	return []key.Binding{k.Up, k.Down, k.PageDown, k.Retry, k.YAML, k.Describe, k.Back, k.Command, k.Help, k.Quit}
 }
 
 // FullHelp implements help.KeyMap.
 func (m *Model) FullHelp() [][]key.Binding {
 	k := m.c.Keys
-	return [][]key.Binding{k.Navigation(), {k.Back}}
+	return [][]key.Binding{k.Navigation(), {k.Back, k.YAML, k.Describe}}
 }
 
 var _ common.Component = (*Model)(nil)

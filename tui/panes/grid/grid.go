@@ -660,7 +660,7 @@ func (m *Model) ShortHelp() []key.Binding {
 // FullHelp implements help.KeyMap.
 func (m *Model) FullHelp() [][]key.Binding {
 	k := m.c.Keys
-	return [][]key.Binding{k.Navigation(), {k.Open, k.Sort, k.Reverse, k.AllPools, k.Filter}, k.SortBy[:]}
+	return [][]key.Binding{k.Navigation(), {k.Open, k.YAML, k.Describe, k.Sort, k.Reverse, k.AllPools, k.Filter}, k.SortBy[:]}
 }
 
 var _ common.Component = (*Model)(nil)

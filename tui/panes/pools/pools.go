@@ -346,7 +346,7 @@ func (m *Model) ShortHelp() []key.Binding {
 // handles them.
 func (m *Model) FullHelp() [][]key.Binding {
 	k := m.c.Keys
-	return [][]key.Binding{{k.Up, k.Down, k.Top, k.Bottom}, {k.Open, k.AllPools, k.Preview, k.Configs}}
+	return [][]key.Binding{{k.Up, k.Down, k.Top, k.Bottom}, {k.Open, k.YAML, k.Describe, k.AllPools, k.Preview, k.Configs}}
 }
 
 var _ common.Component = (*Model)(nil)
