@@ -196,6 +196,12 @@ func orDash(s string) string {
 
 // openHelp builds the overlay from the keymap and opens it.
 func (u *UI) openHelp() {
+	u.help.SetGroups(u.helpGroups())
+	u.showHelp = true
+}
+
+// helpGroups is what the help overlay lists, built from the keymap.
+func (u *UI) helpGroups() []helppane.Group {
 	k := u.c.Keys
 	glyphs := helppane.Pairs("Phase glyphs",
 		styles.GlyphDone, "True: done",
@@ -261,8 +267,7 @@ func (u *UI) openHelp() {
 		filter,
 		cmds,
 	)
-	u.help.SetGroups(groups)
-	u.showHelp = true
+	return groups
 }
 
 func flatten[T any](groups [][]T) []T {
