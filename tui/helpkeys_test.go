@@ -62,10 +62,10 @@ func TestEveryHelpKeyDoesWhatItSays(t *testing.T) {
 		"Actions (each asks to confirm)/R":       {setup: poolAt(2), ok: title("Roll back pool worker")},
 		"Actions (each asks to confirm)/r":       {setup: tuitest.Seq(typed("/degraded"), special(tea.KeyEnter)), ok: title("Retry")},
 		"Actions (each asks to confirm)/b m":     {keys: typed("bm"), ok: title("oot image")},
-		"Actions (each asks to confirm)/b e":     {keys: typed("be"), ok: func(u *UI, before string, _ tea.Cmd) bool {
+		"Actions (each asks to confirm)/b e": {keys: typed("be"), ok: func(u *UI, before string, _ tea.Cmd) bool {
 			return u.dialog != nil && strings.Contains(tuitest.Plain(u.View().Content), "selector:") && tuitest.Plain(u.View().Content) != before
 		}},
-		"Actions (each asks to confirm)/D":       {setup: poolAt(2), ok: title("Drive the rollout of pool worker")},
+		"Actions (each asks to confirm)/D": {setup: poolAt(2), ok: title("Drive the rollout of pool worker")},
 
 		"Move/↑/k":    {setup: typed("jj"), ok: func(u *UI, _ string, _ tea.Cmd) bool { return selected(u) == "ci-ln-9xsm9-infra-b-q8k2m" }},
 		"Move/↓/j":    {ok: func(u *UI, _ string, _ tea.Cmd) bool { return selected(u) == "ci-ln-9xsm9-infra-b-q8k2m" }},
