@@ -83,3 +83,22 @@ func TestQLeavesViews(t *testing.T) {
 		t.Fatal("q at the top level does not quit")
 	}
 }
+
+// TestPreviewOffersNoStartThatCannotWork: the preview of a paused pool lists no start,
+// and enter there starts nothing.
+func TestPreviewOffersNoStartThatCannotWork(t *testing.T) {
+	ui, src := newScenarioUI(scenario{managed: true})
+	t.Cleanup(src.Close)
+	drive(ui, tea.WindowSizeMsg{Width: 120, Height: 40})
+	drive(ui, tuitest.Seq(poolAt(0), tuitest.Typed("P"))...) // infra, paused
+	if ui.dialog == nil || !strings.Contains(ui.dialog.Title(), "preview of pool infra") {
+		t.Fatalf("no preview of infra: %v", ui.dialog)
+	}
+	if view := tuitest.Plain(ui.View().Content); strings.Contains(view, "start rollout") {
+		t.Fatalf("the paused pool's preview offers a start:\n%s", view)
+	}
+	drive(ui, tuitest.Special(tea.KeyEnter)...)
+	if ui.dialog == nil || !strings.Contains(ui.dialog.Title(), "preview of pool infra") {
+		t.Fatalf("enter on a paused pool's preview left it for %v", ui.dialog)
+	}
+}
