@@ -160,6 +160,11 @@ func (u *UI) actionKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	case key.Matches(msg, k.BootImages):
 		u.view = viewBootImages
 		return nil, true
+	case key.Matches(msg, k.YAML):
+		u.showYAML()
+		return nil, true
+	case key.Matches(msg, k.Describe):
+		return u.describe(), true
 	case key.Matches(msg, k.Pause):
 		p := u.currentPool()
 		if p == nil {
@@ -212,7 +217,7 @@ func (u *UI) rollback(p *model.Pool) {
 		return
 	}
 	if to := p.Obj.Annotations[rollout.RollbackToAnnotation]; to != "" {
-		u.setNotice(fmt.Sprintf("pool %s is rolled back to %s already; remove the annotation %s to roll forward", p.Name, to, rollout.RollbackToAnnotation), true)
+		u.setNotice(fmt.Sprintf("pool %s is pinned to %s by a rollback; to roll forward: kubectl annotate mcp %s %s- %s-", p.Name, to, p.Name, rollout.RollbackToAnnotation, rollout.RollbackFromAnnotation), true)
 		return
 	}
 	target, err := rollout.RollbackTarget(p.Obj)
@@ -278,6 +283,12 @@ func (u *UI) preview(p *model.Pool) {
 		}
 		u.c.Post(common.RequestMsg{Request: action.RolloutRequest(step, u.currentOf)})
 		return nil
+	}
+	// A start that cannot work is not offered: a paused pool targets no node, and one
+	// whose every node is at the target has nothing to roll out.
+	if err != nil || p.Paused || (len(fc.Waves) == 0 && len(fc.Blocked) == 0) {
+		u.openDialog(doc)
+		return
 	}
 	u.openDialog(doc.WithAction(u.c.Keys.StartRollout, start))
 }

@@ -44,7 +44,7 @@ func TestActionsAskThenAct(t *testing.T) {
 		{"pause", false, tuitest.Seq(poolAt(2), tuitest.Typed("p")), "Pause pool worker", "spec.paused: false → true", "SetPaused worker true"},
 		{"resume", false, tuitest.Seq(poolAt(0), tuitest.Typed("p")), "Resume pool infra", "spec.paused: true → false", "SetPaused infra false"},
 		{"maxUnavailable", false, tuitest.Seq(poolAt(2), tuitest.Typed("m"), []tea.Msg{ctrl('u')}, tuitest.Typed("25%"), tuitest.Special(tea.KeyEnter)),
-			"Set maxUnavailable of pool worker", "spec.maxUnavailable: 60% → 25%", "SetMaxUnavailable worker 25%"},
+			"Set maxUnavailable of pool worker", "spec.maxUnavailable: 70% → 25%", "SetMaxUnavailable worker 25%"},
 		{"boot image mode", false, tuitest.Seq(tuitest.Typed("bm"), tuitest.Special(tea.KeyTab, tea.KeyTab, tea.KeyEnter)),
 			"Set the boot image mode to None", "Partial (update-boot-image=true) → None", "SetBootImageMode None"},
 		{"partial selector", false, tuitest.Seq(tuitest.Typed("be"), []tea.Msg{ctrl('u')}, tuitest.Typed("machine.openshift.io/cluster-api-cluster"), tuitest.Special(tea.KeyEnter)),

@@ -26,7 +26,7 @@ func driverUI(t *testing.T, managed bool, d action.Driver) *UI {
 		src = fixture.ManagedSource(16)
 	}
 	t.Cleanup(src.Close)
-	ui := New(src, Options{Clock: fixture.Clock(fixture.Now), Refresh: -1, Actions: &tuitest.Actions{}, Driver: d})
+	ui := New(src, Options{Clock: fixture.Clock(fixture.Now), Refresh: -1, NoticeTimeout: -1, Actions: &tuitest.Actions{}, Driver: d})
 	t.Cleanup(ui.stopDrive)
 	drive(ui, tea.WindowSizeMsg{Width: 120, Height: 40})
 	return ui
@@ -43,7 +43,7 @@ func TestDriveAsksThenDrives(t *testing.T) {
 		t.Fatalf("confirmation %q (notice %q)", got, ui.notice)
 	}
 	view := tuitest.Plain(ui.View().Content)
-	for _, want := range []string{"This terminal will drive the rollout of pool worker while it stays open", "maxUnavailable 3", "Lease mcotui/mcotui-controller"} {
+	for _, want := range []string{"This terminal will drive the rollout of pool worker while it stays open", "maxUnavailable 4", "Lease mcotui/mcotui-controller"} {
 		if !strings.Contains(strings.Join(strings.Fields(view), " "), want) {
 			t.Errorf("the confirmation does not say %q:\n%s", want, view)
 		}
@@ -138,17 +138,20 @@ func TestDriveScreen(t *testing.T) {
 // TestDriveStopsWhenTheUIQuits: every way of quitting cancels the drive under way as it
 // quits, without waiting for the Driver to notice: whoever runs the program waits for
 // Drive to return before the process ends, and must not wait on a drive the user left.
+// While a drive runs, q and :q ask once (a second q quits); q in the help only closes
+// it; ctrl+c never asks.
 func TestDriveStopsWhenTheUIQuits(t *testing.T) {
+	q := tuitest.Typed("q")
 	for _, tc := range []struct {
 		name   string
-		before []tea.Msg // to where the quitting key is
+		before []tea.Msg // to where the quitting key is; none of them quits
 		key    tea.Msg
 	}{
-		{"q", nil, tuitest.Typed("q")[0]},
+		{"q q", q, q[0]},
 		{"ctrl+c", nil, ctrl('c')},
-		{"q in the help", tuitest.Typed("?"), tuitest.Typed("q")[0]},
+		{"q in the help, then q q", tuitest.Seq(tuitest.Typed("?"), q, q), q[0]},
 		{"ctrl+c in a confirmation", tuitest.Typed("p"), ctrl('c')},
-		{":q", tuitest.Typed(":q"), tuitest.Special(tea.KeyEnter)[0]},
+		{":q then q", tuitest.Seq(tuitest.Typed(":q"), tuitest.Special(tea.KeyEnter)), q[0]},
 		{"ctrl+c in a prompt", tuitest.Typed(":"), ctrl('c')},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -159,9 +162,16 @@ func TestDriveStopsWhenTheUIQuits(t *testing.T) {
 			if len(ctxs) != 1 || ctxs[0].Err() != nil {
 				t.Fatalf("after y: %d drives, notice %q", len(ctxs), ui.notice)
 			}
-			drive(ui, tc.before...)
+			for _, m := range tc.before {
+				if _, cmd := ui.Update(m); quits(cmd) {
+					t.Fatalf("%v quit before the quitting key", m)
+				}
+			}
 			if ctxs[0].Err() != nil {
 				t.Fatal("the drive stopped before the quitting key")
+			}
+			if strings.HasSuffix(tc.name, "q") && !strings.Contains(ui.notice, "press q again to stop driving it and quit") {
+				t.Errorf("the first q does not say what quitting stops: notice %q", ui.notice)
 			}
 			_, cmd := ui.Update(tc.key)
 			if !quits(cmd) {
@@ -229,8 +239,8 @@ func TestDriveReportsAfterQuit(t *testing.T) {
 	d := &tuitest.Driver{Reports: many}
 	ui := driverUI(t, true, d)
 	drive(ui, tuitest.Seq(poolAt(2), tuitest.Typed("D"), tuitest.Typed("y"))...)
-	if _, cmd := ui.Update(tuitest.Typed("q")[0]); !quits(cmd) {
-		t.Fatal("q does not quit")
+	if _, cmd := ui.Update(ctrl('c')); !quits(cmd) {
+		t.Fatal("ctrl+c does not quit")
 	}
 	deadline := time.Now().Add(time.Minute)
 	for {

@@ -1,8 +1,13 @@
 package tui
 
 import (
+	"fmt"
+	"slices"
+
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/mcotui/mcotui/tui/common"
 )
 
 // key handles a key press: the prompt takes every key while open, then a dialog, then
@@ -21,19 +26,28 @@ func (u *UI) key(msg tea.KeyPressMsg) tea.Cmd {
 		return u.dialog.Update(msg)
 	}
 	u.notice = "" // so does an action's outcome
+	armed := u.quitArmed
+	u.quitArmed = false // a quit asked about lasts one key
+	if msg.String() == "ctrl+c" {
+		return u.quit() // the way out that never asks
+	}
 	if u.showHelp {
 		switch {
-		case key.Matches(msg, k.Back, k.Help):
-			u.showHelp = false
+		case key.Matches(msg, k.Back, k.Help, k.Quit):
+			u.showHelp = false // q leaves a view, as in k9s
 			return nil
-		case key.Matches(msg, k.Quit):
-			return u.quit()
 		}
 		return u.help.Update(msg)
 	}
 	switch {
+	case key.Matches(msg, k.Quit) && u.view != viewMain:
+		u.view = viewMain
+		return nil
+	case key.Matches(msg, k.Quit) && u.showDetail:
+		u.back()
+		return nil
 	case key.Matches(msg, k.Quit):
-		return u.quit()
+		return u.askQuit(armed)
 	case key.Matches(msg, k.Help):
 		u.openHelp()
 		return nil
@@ -61,7 +75,47 @@ func (u *UI) key(msg tea.KeyPressMsg) tea.Cmd {
 	if cmd, ok := u.actionKey(msg); ok {
 		return cmd
 	}
+	u.explainUnbound(msg, u.focused())
 	return u.focused().Update(msg)
+}
+
+// askQuit quits, unless this terminal drives a rollout: then the first q says what
+// quitting stops, and only a second q in a row quits.
+func (u *UI) askQuit(armed bool) tea.Cmd {
+	if u.drive == nil || armed {
+		return u.quit()
+	}
+	u.quitArmed = true
+	u.setNotice(fmt.Sprintf("This terminal drives the rollout of pool %s: press q again to stop driving it and quit", u.drive.pool), true)
+	return nil
+}
+
+// explainUnbound says in the footer that a key does nothing in the focused component,
+// rather than silently nothing: a key of an action the session does not offer says
+// so, any other key points at the help.
+func (u *UI) explainUnbound(msg tea.KeyPressMsg, c common.Component) {
+	k := u.c.Keys
+	bound := append(append(append([]key.Binding{}, k.Global()...), k.Navigation()...), c.ShortHelp()...)
+	for _, g := range c.FullHelp() {
+		bound = append(bound, g...)
+	}
+	for _, b := range bound {
+		if key.Matches(msg, b) {
+			return
+		}
+	}
+	name := msg.String()
+	for _, b := range k.Dangerous() {
+		if !b.Enabled() && slices.Contains(b.Keys(), name) {
+			why := "the Machine Config Operator runs this cluster"
+			if u.c.ReadOnly {
+				why = "this session is read-only"
+			}
+			u.setNotice(fmt.Sprintf("%s (%s) is not offered: %s", name, b.Help().Desc, why), true)
+			return
+		}
+	}
+	u.setNotice(fmt.Sprintf("%s does nothing here: ? lists the keys", name), true)
 }
 
 // viewKey handles a key in the configs or boot images view: esc goes back, b and c
@@ -93,6 +147,7 @@ func (u *UI) viewKey(msg tea.KeyPressMsg) tea.Cmd {
 		cmd, _ := u.actionKey(msg)
 		return cmd
 	}
+	u.explainUnbound(msg, u.focused())
 	return u.focused().Update(msg)
 }
 

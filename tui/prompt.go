@@ -123,7 +123,7 @@ func (u *UI) command(text string) tea.Cmd {
 	case "":
 		return nil
 	case "q", "quit":
-		return u.quit()
+		return u.askQuit(false)
 	case "pools", "pool", "mcp":
 		u.view = viewMain
 		if arg == "" {

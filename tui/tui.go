@@ -64,6 +64,12 @@ type Options struct {
 	ReadOnly bool
 	// ActionTimeout bounds one action's API calls; 0 is 30s.
 	ActionTimeout time.Duration
+	// Events reads an object's Events for describe (d) and the node detail; nil says
+	// that the session reads none. It is a read: read-only sessions get it too.
+	Events action.Events
+	// NoticeTimeout is how long a notice or error stays in the footer when no key is
+	// pressed (any key dismisses it); 0 is 15s, negative forever.
+	NoticeTimeout time.Duration
 	// Driver lets the session drive a pool's rollout itself (D) where nothing else
 	// does; nil offers no such thing. It is never offered where MCO runs, nor
 	// read-only. Quitting (q, ctrl+c, :q) cancels the drive's context; the program
@@ -133,8 +139,10 @@ type UI struct {
 	dialog     common.Dialog // open over everything but the prompt, or nil
 
 	actions   action.Actions
-	notice    string // the last action's outcome, until the next key
+	notice    string // the last action's outcome, until the next key or NoticeTimeout
 	noticeErr bool
+	noticeSeq int  // counts notices, so that an expiry only clears its own
+	quitArmed bool // q asked whether to stop the drive: a second q quits
 
 	drive    *driving // the rollout this program drives, or nil
 	driveSeq int
@@ -166,6 +174,9 @@ func New(src model.Source, opts Options) *UI {
 	}
 	if opts.ActionTimeout <= 0 {
 		opts.ActionTimeout = 30 * time.Second
+	}
+	if opts.NoticeTimeout == 0 {
+		opts.NoticeTimeout = 15 * time.Second
 	}
 	km := *opts.Keys // Restrict changes the bindings: never the caller's
 	store := model.NewStore()
@@ -212,6 +223,8 @@ type (
 	}
 	// tickMsg redraws the ages.
 	tickMsg time.Time
+	// noticeExpiredMsg ends notice number seq, unless another replaced it.
+	noticeExpiredMsg struct{ seq int }
 )
 
 // maxBatch bounds one eventsMsg, so that a source that never pauses still lets the
@@ -291,6 +304,7 @@ func (u *UI) apply(events []model.Event) {
 // Update implements tea.Model. Messages the components post while handling msg are
 // handled before it returns, in order (see common.Common.Post).
 func (u *UI) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	notice := u.notice
 	cmds := []tea.Cmd{u.update(msg)}
 	for n := 0; n < 16; n++ { // a bound, not a limit any chain of components reaches
 		posted := u.c.TakePosted()
@@ -300,6 +314,12 @@ func (u *UI) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		for _, p := range posted {
 			cmds = append(cmds, u.update(p))
 		}
+	}
+	if u.notice != "" && u.notice != notice && u.opts.NoticeTimeout > 0 {
+		// A new notice: it goes by itself if no key dismisses it first.
+		u.noticeSeq++
+		seq := u.noticeSeq
+		cmds = append(cmds, tea.Tick(u.opts.NoticeTimeout, func(time.Time) tea.Msg { return noticeExpiredMsg{seq} }))
 	}
 	return u, tea.Batch(cmds...)
 }
@@ -329,6 +349,18 @@ func (u *UI) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tickMsg:
 		u.detail.Tick()
 		return u, u.tick()
+	case describeMsg:
+		u.openDescribe(msg)
+		return u, nil
+	case nodeEventsMsg:
+		u.detail.SetEvents(msg.name, eventsText(u.c, msg.events, msg.err))
+		return u, nil
+	case noticeExpiredMsg:
+		if msg.seq == u.noticeSeq {
+			u.notice = ""
+			u.quitArmed = false
+		}
+		return u, nil
 	case narrationMsg:
 		return u, u.narrate(msg)
 	case common.SelectPoolMsg:
@@ -336,7 +368,7 @@ func (u *UI) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return u, nil
 	case common.OpenNodeMsg:
 		u.open(msg.Name)
-		return u, nil
+		return u, u.nodeEvents(msg.Name)
 	case common.OpenDialogMsg:
 		u.openDialog(msg.Dialog)
 		return u, nil

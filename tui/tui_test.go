@@ -16,7 +16,7 @@ import (
 )
 
 // sizes are the terminal sizes every screen is checked at.
-var sizes = []struct{ w, h int }{{120, 40}, {200, 60}}
+var sizes = []struct{ w, h int }{{120, 40}, {200, 60}, {80, 24}}
 
 // scenario is a screen to reach from the start, by keys and messages.
 type scenario struct {
@@ -29,6 +29,8 @@ type scenario struct {
 	readOnly bool
 	// driver gives the session a Driver (tuitest.Driver), so that it offers driving.
 	driver bool
+	// events gives the session fixture.Events to read.
+	events bool
 	// title is the terminal title to wait for before quitting, when the input reaches
 	// its screen through a command (a pane's message to the root), which the program
 	// runs concurrently with the quit.
@@ -101,6 +103,18 @@ var scenarios = []scenario{
 	{name: "drive-confirm", managed: true, driver: true, input: tuitest.Seq(poolAt(2), tuitest.Typed("D")), title: "Drive the rollout of pool worker"},
 	{name: "help-managed-driver", managed: true, driver: true, input: tuitest.Typed("?")},
 
+	// The states issue 12 names, and what a k9s user reaches for.
+	{name: "detail-waiting-drain", events: true, input: tuitest.Seq(tuitest.Typed("/waiting"), tuitest.Special(tea.KeyEnter, tea.KeyEnter)), shows: "Events:"},
+	{name: "detail-not-ready", input: tuitest.Seq(tuitest.Typed("/notready"), tuitest.Special(tea.KeyEnter, tea.KeyEnter)), title: "node " + fixture.RebootNode},
+	{name: "filter-behind", input: tuitest.Seq(tuitest.Typed("/behind"), tuitest.Special(tea.KeyEnter))},
+	{name: "filter-degraded", input: tuitest.Seq(tuitest.Typed("/degraded"), tuitest.Special(tea.KeyEnter))},
+	{name: "yaml-node", input: tuitest.Seq(tuitest.Typed("/waiting"), tuitest.Special(tea.KeyEnter), tuitest.Typed("y")), title: "Node " + fixture.WaitingNode + " and its MachineConfigNode (YAML)"},
+	{name: "yaml-pool", input: tuitest.Seq(poolAt(1), tuitest.Typed("y")), title: "MachineConfigPool master (YAML)"},
+	{name: "describe-node", events: true, input: tuitest.Seq(tuitest.Typed("/waiting"), tuitest.Special(tea.KeyEnter), tuitest.Typed("d")), title: "Describe Node " + fixture.WaitingNode},
+	{name: "describe-pool", events: true, input: tuitest.Seq(poolAt(1), tuitest.Typed("d")), title: "Describe MachineConfigPool master"},
+	{name: "describe-no-events", input: tuitest.Seq(poolAt(1), tuitest.Typed("d")), title: "Describe MachineConfigPool master"},
+	{name: "unbound-key", input: tuitest.Typed("z")},
+
 	// The embedder's narration (the demo's story): only the latest message shows, cut to
 	// the width at 120 columns, whole at 200.
 	{name: "narration", narration: storyLines, shows: "chronyd"},
@@ -123,10 +137,13 @@ func newScenarioUI(sc scenario) (*UI, *model.ChanSource) {
 	if sc.managed {
 		src = fixture.ManagedSource(16)
 	}
-	opts := Options{Clock: fixture.Clock(fixture.Now), NoColor: sc.noColor, Refresh: -1, ReadOnly: sc.readOnly}
+	opts := Options{Clock: fixture.Clock(fixture.Now), NoColor: sc.noColor, Refresh: -1, NoticeTimeout: -1, ReadOnly: sc.readOnly}
 	opts.Actions = &tuitest.Actions{}
 	if sc.driver {
 		opts.Driver = &tuitest.Driver{}
+	}
+	if sc.events {
+		opts.Events = tuitest.Events(fixture.Events())
 	}
 	if sc.narration != nil {
 		ch := make(chan string, len(sc.narration))

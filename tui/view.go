@@ -138,11 +138,13 @@ func (u *UI) statusView() string {
 	case model.Disconnected:
 		healthStyle = healthStyle.Inherit(st.Error)
 	}
+	// The counts are the pools' own columns summed (UPDATINGNOW and
+	// DEGRADEDMACHINECOUNT), so the status line never says what the pools do not; a
+	// drain waiting on a budget is updating, not degraded, in both.
 	var updating, degraded int
 	for _, p := range u.c.Store.Pools() {
-		c := u.c.Store.Counts(p.Name)
-		updating += c.UpdatingNow
-		degraded += c.DegradedNow
+		updating += u.c.Store.Counts(p.Name).UpdatingNow
+		degraded += int(p.DegradedCount)
 	}
 	left := st.StatusKey.Render(" "+orDash(u.info.Context)+" ") +
 		st.StatusValue.Render(" "+orDash(u.info.Cluster)+" │ ")
@@ -162,8 +164,19 @@ func (u *UI) statusView() string {
 		left += st.StatusKey.Render(what) + st.StatusValue.Render(" ")
 	}
 	left += healthStyle.Render(health + " ")
-	right := fmt.Sprintf(" %d nodes  %d updating  %d degraded  %s ",
-		u.c.Store.Len(), updating, degraded, u.c.Clock.Now().UTC().Format("15:04:05Z"))
+	// What gives way on a narrow terminal: the clock first, then the node total; the
+	// updating and degraded counts last.
+	counts := fmt.Sprintf(" %d updating  %d degraded ", updating, degraded)
+	right := counts
+	for _, r := range []string{
+		fmt.Sprintf(" %d nodes  %d updating  %d degraded  %s ", u.c.Store.Len(), updating, degraded, u.c.Clock.Now().UTC().Format("15:04:05Z")),
+		fmt.Sprintf(" %d nodes  %d updating  %d degraded ", u.c.Store.Len(), updating, degraded),
+	} {
+		if lipgloss.Width(left)+1+lipgloss.Width(r) <= u.width {
+			right = r
+			break
+		}
+	}
 	gap := max(1, u.width-lipgloss.Width(left)-lipgloss.Width(right))
 	// On a narrow terminal the counts and the clock give way to where the data comes
 	// from and whether it is fresh.
@@ -183,12 +196,19 @@ func orDash(s string) string {
 
 // openHelp builds the overlay from the keymap and opens it.
 func (u *UI) openHelp() {
+	u.help.SetGroups(u.helpGroups())
+	u.showHelp = true
+}
+
+// helpGroups is what the help overlay lists, built from the keymap.
+func (u *UI) helpGroups() []helppane.Group {
 	k := u.c.Keys
 	glyphs := helppane.Pairs("Phase glyphs",
 		styles.GlyphDone, "True: done",
-		styles.GlyphInProgress, "Unknown: in progress",
-		styles.GlyphFailed, "Unknown with an error, or NodeDegraded True",
+		styles.GlyphInProgress, "in progress, or waiting",
+		styles.GlyphFailed, "failed: node degraded",
 		styles.GlyphNotStarted, "False: not started, or not needed",
+		styles.GlyphBehind, "behind the pool's target",
 	)
 	filter := helppane.Pairs("Filter (/)",
 		"TEXT", "name contains TEXT",
@@ -197,7 +217,10 @@ func (u *UI) openHelp() {
 		"phase:none", "update not started",
 		"degraded", "degraded nodes",
 		"updating", "updating nodes",
-		"done", "nodes on their desired config",
+		"waiting", "a phase waits (drain held)",
+		"behind", "not on the pool's target",
+		"notready", "kubelet not Ready",
+		"done", "nodes on the pool's target",
 		"!TERM", "not TERM; terms combine with AND",
 	)
 	cmds := helppane.Pairs("Commands (:)",
@@ -244,8 +267,7 @@ func (u *UI) openHelp() {
 		filter,
 		cmds,
 	)
-	u.help.SetGroups(groups)
-	u.showHelp = true
+	return groups
 }
 
 func flatten[T any](groups [][]T) []T {

@@ -5,6 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -123,6 +126,138 @@ func TestDemoInTmuxRollsOutToEveryNode(t *testing.T) {
 	})
 }
 
+// TestDemoInTmuxWaitingDrainIsNotDegraded drives the real binary through drains held
+// by PodDisruptionBudgets (the demo's shop workloads hold every drain of its second
+// rollout until a replacement runs): with the grid filtered to `/waiting`, every capture
+// until a waiting node has been seen (and a few after) must show that node with no ✗
+// and its drain ↻, and a status line whose counts are the pools' own NOW and DEGRADED#
+// columns summed. The bug this guards against drew the waiting drain ✗ and counted it
+// degraded while the pool said DEGRADED# 0.
+func TestDemoInTmuxWaitingDrainIsNotDegraded(t *testing.T) {
+	tmuxBin, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Fatal("tmux is not installed; this test runs `mcotui demo` in a tmux pane. Install it: sudo apt-get install -y tmux (or make testbin)")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "mcotui")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	socket := filepath.Join(dir, "tmux.sock")
+	tmux := func(args ...string) (string, error) {
+		out, err := exec.Command(tmuxBin, append([]string{"-S", socket, "-f", "/dev/null"}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	if out, err := tmux("new-session", "-d", "-s", "demo", "-x", "200", "-y", "60",
+		bin, "demo", "--nodes", "8", "--speed", "10", "--log", filepath.Join(dir, "demo.log")); err != nil {
+		t.Fatalf("tmux new-session: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { _, _ = tmux("kill-server") })
+	var screen string
+	fail := func(format string, args ...any) {
+		t.Helper()
+		log, _ := os.ReadFile(filepath.Join(dir, "demo.log"))
+		t.Fatalf(format+"\nlast screen:\n%s\nlog (last 4k):\n%s", append(args, screen, tail(string(log), 4096))...)
+	}
+	deadline := time.Now().Add(4 * time.Minute) // only stops a test that would hang
+	for !strings.Contains(screen, "Pools") {
+		if time.Now().After(deadline) {
+			fail("timed out waiting for the first screen")
+		}
+		screen, _ = tmux("capture-pane", "-p", "-t", "demo")
+		time.Sleep(100 * time.Millisecond)
+	}
+	if out, err := tmux("send-keys", "-t", "demo", "/waiting", "Enter"); err != nil {
+		t.Fatalf("tmux send-keys: %v\n%s", err, out)
+	}
+	seen, after := 0, 0
+	for after < 10 {
+		if time.Now().After(deadline) {
+			fail("timed out: %d captures showed a waiting drain; the demo's drains wait on budgets in its second rollout", seen)
+		}
+		out, err := tmux("capture-pane", "-p", "-t", "demo")
+		if err != nil {
+			fail("capture-pane: %v", err)
+		}
+		screen = out
+		if strings.Contains(out, narrated(demo.StepEnd)) && seen == 0 {
+			fail("the story ended and no capture showed a waiting drain")
+		}
+		if !strings.Contains(out, "filter: waiting") {
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		updating, degraded, ok := statusLineCounts(out)
+		now, degN, okP := poolCounts(out)
+		if ok && okP && (updating != now || degraded != degN) {
+			fail("the status line says %d updating %d degraded; the pools' NOW and DEGRADED# sum to %d and %d", updating, degraded, now, degN)
+		}
+		rows := gridRows(out)
+		for _, r := range rows {
+			if slices.Contains(r.phases, "✗") || r.phases[2] != "↻" {
+				fail("waiting node %s drawn %v, want its drain ↻ and no ✗", r.name, r.phases)
+			}
+		}
+		if len(rows) > 0 {
+			seen++
+		}
+		if seen > 0 {
+			after++
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("%d captures showed a waiting drain", seen)
+	if out, err := tmux("send-keys", "-t", "demo", "q"); err != nil {
+		t.Fatalf("tmux send-keys q: %v\n%s", err, out)
+	}
+	for {
+		if _, err := tmux("has-session", "-t", "demo"); err != nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			fail("mcotui did not exit after q")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+var statusLineRE = regexp.MustCompile(`(\d+) updating  (\d+) degraded`)
+
+// statusLineCounts reads the status line's (the screen's last) counts.
+func statusLineCounts(screen string) (updating, degraded int, ok bool) {
+	lines := strings.Split(strings.TrimRight(screen, "\n"), "\n")
+	m := statusLineRE.FindStringSubmatch(lines[len(lines)-1])
+	if m == nil {
+		return 0, 0, false
+	}
+	updating, _ = strconv.Atoi(m[1])
+	degraded, _ = strconv.Atoi(m[2])
+	return updating, degraded, true
+}
+
+// poolCounts sums the pools pane's NOW (the last column) and DEGRADED# columns.
+func poolCounts(screen string) (now, degraded int, ok bool) {
+	lines := strings.Split(screen, "\n")
+	h := slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, "DEGRADED#") })
+	if h < 0 {
+		return 0, 0, false
+	}
+	col := strings.Index(lines[h], "DEGRADED#")
+	for _, l := range lines[h+1:] {
+		f := strings.Fields(l)
+		if len(f) < 3 || (f[2] != "True" && f[2] != "False" && f[1] != "True" && f[1] != "False") {
+			break // past the pools
+		}
+		d, err1 := strconv.Atoi(strings.Fields(l[col:])[0])
+		n, err2 := strconv.Atoi(f[len(f)-1])
+		if err1 != nil || err2 != nil {
+			return 0, 0, false
+		}
+		now, degraded = now+n, degraded+d
+	}
+	return now, degraded, true
+}
+
 // narrated is a story step as the TUI's narration line shows it.
 func narrated(step string) string { return "▸ " + step }
 
@@ -137,18 +272,21 @@ func poolConfig(screen, pool string) string {
 	return ""
 }
 
-type gridRow struct{ name, updated, current, desired string }
+type gridRow struct {
+	name, status, updated, current, desired string
+	phases                                  []string // the ten phase glyphs
+}
 
-// gridRows are the worker rows of the nodes grid: NAME POOL, ten phase columns
+// gridRows are the worker rows of the nodes grid: NAME POOL STATUS, ten phase columns
 // (UPDATED is the eighth), IN PHASE (may be empty), CURRENT, DESIRED.
 func gridRows(screen string) []gridRow {
 	var rows []gridRow
 	for _, line := range strings.Split(screen, "\n") {
 		f := strings.Fields(line)
-		if len(f) < 14 || !strings.HasPrefix(f[0], "worker-") || f[1] != "worker" {
+		if len(f) < 15 || !strings.HasPrefix(f[0], "worker-") || f[1] != "worker" {
 			continue
 		}
-		rows = append(rows, gridRow{name: f[0], updated: f[9], current: f[len(f)-2], desired: f[len(f)-1]})
+		rows = append(rows, gridRow{name: f[0], status: f[2], phases: f[3:13], updated: f[10], current: f[len(f)-2], desired: f[len(f)-1]})
 	}
 	return rows
 }

@@ -109,7 +109,7 @@ func (o *TUIOptions) Run(ctx context.Context) error {
 	// says "connecting" until everything is listed.
 	sub := cluster.Subscribe()
 	defer sub.Close()
-	opts := tui.Options{ReadOnly: o.ReadOnly, NoColor: os.Getenv("NO_COLOR") != "", Coalesce: coalesce, Narration: o.Narration}
+	opts := tui.Options{ReadOnly: o.ReadOnly, NoColor: os.Getenv("NO_COLOR") != "", Coalesce: coalesce, Narration: o.Narration, Events: cluster}
 	var driver *tuiDriver
 	if !o.ReadOnly {
 		opts.Actions = source.NewActions(cluster, os.Getenv("USER"))

@@ -11,6 +11,7 @@ import (
 	"context"
 
 	operatorv1 "github.com/openshift/api/operator/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/mcotui/mcotui/core/rollout"
@@ -146,4 +147,12 @@ type DriveReport struct {
 	Message string
 	// Err is a failure the Driver goes on after (it tries again at its next look).
 	Err error
+}
+
+// Events reads the Events of one object, as `kubectl describe` lists them at its end:
+// a read, offered to read-only sessions too. kind is the object's kind (Node,
+// MachineConfigPool, MachineConfigNode), name its name; cluster-scoped objects' Events
+// live in any namespace, so every namespace is read.
+type Events interface {
+	Events(ctx context.Context, kind, name string) ([]corev1.Event, error)
 }

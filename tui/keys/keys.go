@@ -35,6 +35,10 @@ type KeyMap struct {
 	Sort     key.Binding
 	Reverse  key.Binding
 	AllPools key.Binding
+	// SortBy sorts the grid by one column, in model.SortKey order (name, pool, phase,
+	// time in phase, status, current, desired); the column's key again reverses it.
+	// k9s's shift+letter, a letter of the column's title that no other key takes.
+	SortBy [7]key.Binding
 
 	// Prompts (`/` and `:`).
 	Submit key.Binding
@@ -45,6 +49,8 @@ type KeyMap struct {
 	Configs    key.Binding // the configs view
 	Main       key.Binding // back to pools and nodes
 	Preview    key.Binding // a pool's rollout forecast
+	YAML       key.Binding // the selected pool's or node's YAML
+	Describe   key.Binding // describe the selected pool or node, with its Events
 	Diff       key.Binding // diff two rendered configs
 	Mark       key.Binding // mark a rendered config as the diff's base
 	PrevPool   key.Binding // the configs view's pool
@@ -94,6 +100,15 @@ func Default() *KeyMap {
 		Sort:     key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort by next column")),
 		Reverse:  key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "reverse sort")),
 		AllPools: key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "all pools")),
+		SortBy: [7]key.Binding{
+			key.NewBinding(key.WithKeys("N"), key.WithHelp("N", "sort by NAME")),
+			key.NewBinding(key.WithKeys("O"), key.WithHelp("O", "sort by POOL")),
+			key.NewBinding(key.WithKeys("H"), key.WithHelp("H", "sort by phase")),
+			key.NewBinding(key.WithKeys("A"), key.WithHelp("A", "sort by IN PHASE")),
+			key.NewBinding(key.WithKeys("T"), key.WithHelp("T", "sort by STATUS")),
+			key.NewBinding(key.WithKeys("C"), key.WithHelp("C", "sort by CURRENT")),
+			key.NewBinding(key.WithKeys("E"), key.WithHelp("E", "sort by DESIRED")),
+		},
 
 		Submit: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "apply")),
 		Cancel: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
@@ -102,6 +117,8 @@ func Default() *KeyMap {
 		Configs:    key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "configs of the pool")),
 		Main:       key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "pools and nodes")),
 		Preview:    key.NewBinding(key.WithKeys("P"), key.WithHelp("P", "preview rollout")),
+		YAML:       key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "YAML")),
+		Describe:   key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "describe, with Events")),
 		Diff:       key.NewBinding(key.WithKeys("d", "enter"), key.WithHelp("d", "diff with the base")),
 		Mark:       key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "mark as diff base")),
 		PrevPool:   key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←/h", "previous pool")),
@@ -109,7 +126,7 @@ func Default() *KeyMap {
 
 		Review:   key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "review the change")),
 		Confirm:  key.NewBinding(key.WithKeys("y", "enter"), key.WithHelp("y/enter", "confirm")),
-		Deny:     key.NewBinding(key.WithKeys("n", "esc"), key.WithHelp("esc", "cancel")),
+		Deny:     key.NewBinding(key.WithKeys("n", "esc", "q"), key.WithHelp("esc", "cancel")),
 		NextMode: key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next mode")),
 		PrevMode: key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous mode")),
 

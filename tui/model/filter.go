@@ -13,9 +13,13 @@ import (
 //	pool:NAME     the node is in pool NAME
 //	phase:NAME    the node's current phase is NAME (case-insensitive prefix: phase:drain);
 //	              phase:none is a node whose update has not started
-//	degraded      the node is degraded (NodeDegraded, a failed phase, or the agent says so)
+//	degraded      the node is degraded (NodeDegraded True, or the agent says Degraded or
+//	              Unreconcilable), as MCO counts it
 //	updating      the node is updating
-//	done          the node runs its desired config
+//	waiting       the node is updating and a phase waits (a drain held by a budget)
+//	behind        the node runs its desired config, which is not yet its pool's target
+//	notready      the node's kubelet is not Ready
+//	done          the node runs its desired config, its pool's target
 //	TEXT          the node's name contains TEXT
 //
 // and any term may start with ! to negate it.
@@ -33,6 +37,9 @@ const (
 	termDegraded
 	termUpdating
 	termDone
+	termWaiting
+	termBehind
+	termNotReady
 )
 
 type term struct {
@@ -62,13 +69,19 @@ func ParseFilter(s string) (Filter, error) {
 				return Filter{}, fmt.Errorf("no phase %q: phases are none, %s", val, phaseList())
 			}
 		case hasKey:
-			return Filter{}, fmt.Errorf("unknown filter %q: use pool:NAME, phase:NAME, degraded, updating, done or a name", key+":")
+			return Filter{}, fmt.Errorf("unknown filter %q: use pool:NAME, phase:NAME, degraded, updating, waiting, behind, notready, done or a name", key+":")
 		case w == "degraded":
 			t.kind = termDegraded
 		case w == "updating":
 			t.kind = termUpdating
 		case w == "done":
 			t.kind = termDone
+		case w == "waiting":
+			t.kind = termWaiting
+		case w == "behind":
+			t.kind = termBehind
+		case w == "notready":
+			t.kind = termNotReady
 		case w == "":
 			continue // a bare "!"
 		default:
@@ -132,6 +145,12 @@ func (t *term) match(n *Node) bool {
 		return n.Updating
 	case termDone:
 		return n.Done()
+	case termWaiting:
+		return n.Waiting
+	case termBehind:
+		return n.Behind
+	case termNotReady:
+		return n.Ready != "" && n.Ready != "Ready"
 	}
 	return strings.Contains(n.Name, t.val)
 }

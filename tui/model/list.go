@@ -9,17 +9,23 @@ import (
 type SortKey uint8
 
 // Sort orders. Every order breaks ties by name, so a List's order is total and the same
-// on every run.
+// on every run. Names and configs compare numeric-aware: worker-2 before worker-10.
 const (
-	SortName  SortKey = iota
-	SortPool          // pool, then name
-	SortPhase         // progress through the phases, then name
-	SortAge           // longest in its current phase first
+	SortName    SortKey = iota
+	SortPool            // pool, then name
+	SortPhase           // progress through the phases, then name
+	SortAge             // longest in its current phase first
+	SortStatus          // readiness: NotReady first, then cordoned, then Ready
+	SortCurrent         // current config
+	SortDesired         // desired config
 	numSortKeys
 )
 
+// NumSortKeys is how many orders there are.
+const NumSortKeys = int(numSortKeys)
+
 func (k SortKey) String() string {
-	return [...]string{"name", "pool", "phase", "time in phase"}[k]
+	return [...]string{"name", "pool", "phase", "time in phase", "status", "current", "desired"}[k]
 }
 
 // Next is the order after k, for a key that cycles through them.
@@ -103,7 +109,13 @@ func (l *List) cmp(a, b *Node) int {
 	c := 0
 	switch l.q.Sort {
 	case SortPool:
-		c = cmpStr(a.Pool, b.Pool)
+		c = Natural(a.Pool, b.Pool)
+	case SortStatus:
+		c = cmpInt(statusRank(a), statusRank(b))
+	case SortCurrent:
+		c = Natural(a.Current, b.Current)
+	case SortDesired:
+		c = Natural(a.Desired, b.Desired)
 	case SortPhase:
 		c = cmpInt(a.Phase, b.Phase)
 	case SortAge:
@@ -118,7 +130,7 @@ func (l *List) cmp(a, b *Node) int {
 		}
 	}
 	if c == 0 {
-		c = cmpStr(a.Name, b.Name)
+		c = Natural(a.Name, b.Name)
 	}
 	if l.q.Desc {
 		c = -c
@@ -136,6 +148,12 @@ func (l *List) sameKey(a, b *Node) bool {
 		return a.Phase == b.Phase
 	case SortAge:
 		return a.Since.Equal(b.Since)
+	case SortStatus:
+		return statusRank(a) == statusRank(b)
+	case SortCurrent:
+		return a.Current == b.Current
+	case SortDesired:
+		return a.Desired == b.Desired
 	}
 	return true
 }
@@ -201,6 +219,66 @@ func (l *List) Sync(changes []Change) {
 			l.widen(c.New)
 		}
 	}
+}
+
+// statusRank orders readiness worst first: not Ready, then unknown, then cordoned.
+func statusRank(n *Node) int {
+	r := 0
+	switch n.Ready {
+	case "Ready":
+		r = 4
+	case "":
+		r = 2
+	}
+	if !n.Unschedulable {
+		r++
+	}
+	return r
+}
+
+// Natural compares a and b as people read names: runs of digits by their value, so
+// that worker-2 sorts before worker-10. Equal values with different digits (01 and 1)
+// fall back to the bytes, so the order stays total.
+func Natural(a, b string) int {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		ca, cb := a[i], b[j]
+		if isDigit(ca) && isDigit(cb) {
+			si, sj := i, j
+			for i < len(a) && isDigit(a[i]) {
+				i++
+			}
+			for j < len(b) && isDigit(b[j]) {
+				j++
+			}
+			da, db := trimZeros(a[si:i]), trimZeros(b[sj:j])
+			if len(da) != len(db) {
+				return cmpInt(len(da), len(db))
+			}
+			if c := cmpStr(da, db); c != 0 {
+				return c
+			}
+			continue
+		}
+		if ca != cb {
+			return cmpInt(int(ca), int(cb))
+		}
+		i++
+		j++
+	}
+	if c := cmpInt(len(a)-i, len(b)-j); c != 0 {
+		return c
+	}
+	return cmpStr(a, b)
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func trimZeros(s string) string {
+	for len(s) > 1 && s[0] == '0' {
+		s = s[1:]
+	}
+	return s
 }
 
 func cmpStr(a, b string) int {

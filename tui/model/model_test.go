@@ -3,6 +3,7 @@ package model_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	// Registers -update, so that `go test ./tui/... -update` runs in every package.
@@ -37,22 +38,38 @@ func TestNodeDerivation(t *testing.T) {
 		degraded bool
 		updating bool
 		done     bool
+		waiting  bool
+		behind   bool
+		status   string
 	}{
-		{fixture.BlockedNode, "Drained", true, false, false},
-		{fixture.DrainingNode, "Drained", false, true, false},
-		{fixture.RebootNode, "RebootedNode", false, true, false},
-		{"ci-ln-9xsm9-worker-a-2d8tz", "Updated", false, false, true},
-		{"ci-ln-9xsm9-worker-d-zz91c", "", false, false, false},
+		{fixture.BlockedNode, "Drained", true, false, false, false, false, "Ready,SchedulingDisabled"},
+		{fixture.DrainingNode, "Drained", false, true, false, false, false, "Ready,SchedulingDisabled"},
+		// A drain held by a budget while the agent retries: waiting, not failed.
+		{fixture.WaitingNode, "Drained", false, true, false, true, false, "Ready,SchedulingDisabled"},
+		{fixture.RebootNode, "RebootedNode", false, true, false, false, false, "NotReady,SchedulingDisabled"},
+		{"ci-ln-9xsm9-worker-a-2d8tz", "Updated", false, false, true, false, false, "Ready"},
+		// On its own desired config, not the pool's target: behind, not done.
+		{fixture.BehindNode, "", false, false, false, false, true, "Ready"},
+		{"ci-ln-9xsm9-master-2", "", false, false, false, false, true, "Ready"},
 	}
 	for _, tt := range tests {
 		n := s.Node(tt.name)
 		if n == nil {
 			t.Fatalf("%s: missing", tt.name)
 		}
-		if n.PhaseName() != tt.phase || n.Degraded != tt.degraded || n.Updating != tt.updating || n.Done() != tt.done {
-			t.Errorf("%s: phase %q degraded %v updating %v done %v; want %q %v %v %v", tt.name,
-				n.PhaseName(), n.Degraded, n.Updating, n.Done(), tt.phase, tt.degraded, tt.updating, tt.done)
+		if n.PhaseName() != tt.phase || n.Degraded != tt.degraded || n.Updating != tt.updating || n.Done() != tt.done ||
+			n.Waiting != tt.waiting || n.Behind != tt.behind || n.Status() != tt.status {
+			t.Errorf("%s: phase %q degraded %v updating %v done %v waiting %v behind %v status %q; want %q %v %v %v %v %v %q", tt.name,
+				n.PhaseName(), n.Degraded, n.Updating, n.Done(), n.Waiting, n.Behind, n.Status(),
+				tt.phase, tt.degraded, tt.updating, tt.done, tt.waiting, tt.behind, tt.status)
 		}
+	}
+	w := s.Node(fixture.WaitingNode)
+	if w.Cells[2].State != phase.InProgress || !strings.Contains(w.WaitFor, "shop/cart") {
+		t.Errorf("waiting drain: cell %v, waits for %q; want InProgress, the budget", w.Cells[2].State, w.WaitFor)
+	}
+	if len(w.Blockers) != 1 || w.Blockers[0].Pod != "shop/cart-1" {
+		t.Errorf("waiting drain blockers = %v", w.Blockers)
 	}
 	b := s.Node(fixture.BlockedNode)
 	if !slices.EqualFunc(b.Blockers, fixture.Blockers, func(a, b phase.Blocker) bool { return a.String() == b.String() }) {
@@ -69,8 +86,8 @@ func TestNodeDerivation(t *testing.T) {
 func TestPoolCounts(t *testing.T) {
 	s := small(t)
 	got := fmt.Sprint(s.Counts("master"), s.Counts("worker"), s.Counts("infra"))
-	// {nodes updating degraded done}
-	want := "{3 0 1 1} {5 2 0 2} {2 0 0 0}"
+	// {nodes updating degraded done behind waiting}
+	want := "{3 0 1 1 1 0} {6 3 0 2 1 1} {2 0 0 0 2 0}"
 	if got != want {
 		t.Fatalf("counts = %s, want %s", got, want)
 	}
@@ -127,14 +144,18 @@ func TestFilter(t *testing.T) {
 		filter string
 		want   int
 	}{
-		{"", 10},
+		{"", 11},
 		{"master", 3},
-		{"pool:worker", 5},
-		{"phase:drain", 2},
+		{"pool:worker", 6},
+		{"phase:drain", 3},
+		{"waiting", 1},
+		{"behind", 4},
+		{"notready", 1},
+		{"degraded", 1},
 		{"phase:Drained degraded", 1},
 		{"!degraded pool:master", 2},
 		{"phase:none", 4},
-		{"updating", 2},
+		{"updating", 3},
 		{"done", 3},
 		{"worker-a", 2},
 	}
@@ -166,7 +187,7 @@ func TestListSyncMatchesRebuild(t *testing.T) {
 		f, _ := model.ParseFilter(rapid.SampledFrom([]string{"", "updating", "phase:drained", "!degraded"}).Draw(rt, "filter"))
 		q := model.Query{
 			Filter: f,
-			Sort:   model.SortKey(rapid.IntRange(0, 3).Draw(rt, "sort")),
+			Sort:   model.SortKey(rapid.IntRange(0, model.NumSortKeys-1).Draw(rt, "sort")),
 			Desc:   rapid.Bool().Draw(rt, "desc"),
 			Pool:   rapid.SampledFrom([]string{"", "worker"}).Draw(rt, "pool"),
 		}
@@ -215,5 +236,46 @@ func TestParseBlockersRoundTrip(t *testing.T) {
 	})
 	if got := model.ParseBlockers("Draining node. The drain will not be complete until ..."); got != nil {
 		t.Fatalf("in-progress message parsed as %v", got)
+	}
+}
+
+// TestBehindFollowsTarget: a node is behind only while its pool's target differs from
+// its config, so a pool whose target moves re-derives its nodes without any node event.
+func TestBehindFollowsTarget(t *testing.T) {
+	s := small(t)
+	if !s.Node(fixture.BehindNode).Behind {
+		t.Fatalf("%s should be behind", fixture.BehindNode)
+	}
+	p := s.Pool("worker").Obj.DeepCopy()
+	p.Spec.Configuration.Name = fixture.WorkerOld
+	ch := s.Apply([]model.Event{model.PoolEvent(p)})
+	n := s.Node(fixture.BehindNode)
+	if n.Behind || n.Target != fixture.WorkerOld {
+		t.Fatalf("after the target moved back: behind %v target %q", n.Behind, n.Target)
+	}
+	found := false
+	for _, c := range ch.Nodes {
+		found = found || (c.New != nil && c.New.Name == fixture.BehindNode)
+	}
+	if !found {
+		t.Fatalf("the target change reported no change of %s", fixture.BehindNode)
+	}
+	// The two nodes already on WorkerNew are now off the target (a rollback's view).
+	if got := s.Counts("worker").BehindNow; got != 2 {
+		t.Fatalf("worker behind = %d, want 2", got)
+	}
+}
+
+func TestNatural(t *testing.T) {
+	in := []string{"worker-10", "worker-2", "worker-1", "master-0", "worker-02", "worker-b", "worker-", "w"}
+	slices.SortFunc(in, model.Natural)
+	want := []string{"master-0", "w", "worker-", "worker-1", "worker-02", "worker-2", "worker-10", "worker-b"}
+	if !slices.Equal(in, want) {
+		t.Fatalf("sorted %v, want %v", in, want)
+	}
+	for _, p := range [][2]string{{"a1", "a01"}, {"x", "x"}, {"a2b", "a10"}} {
+		if model.Natural(p[0], p[1]) != -model.Natural(p[1], p[0]) {
+			t.Errorf("Natural(%q, %q) is not antisymmetric", p[0], p[1])
+		}
 	}
 }

@@ -64,11 +64,29 @@ type Node struct {
 	// Since is when the node entered Phase (zero when Phase is -1).
 	Since time.Time
 
-	Degraded      bool // NodeDegraded True, a phase failed, or the agent says Degraded
-	Updating      bool // a phase is in progress, or current differs from desired
+	// Degraded is what MCO counts as degraded (DegradedMachineCount): NodeDegraded True,
+	// or the agent's state Degraded or Unreconcilable. A phase that reports an error
+	// while the agent still retries it is not a failure: it is Waiting.
+	Degraded bool
+	Updating bool // a phase is in progress, or current differs from desired
+	// Waiting: a phase in progress reports what holds it (a drain blocked by a
+	// PodDisruptionBudget, retried by the agent), and the node is not degraded. WaitFor
+	// is the condition's message; the phase's cell is drawn in progress.
+	Waiting bool
+	WaitFor string
+	// Behind: the node runs its own desired config, but that is not its pool's target:
+	// it waits for the rollout to reach it. It is not Done.
+	Behind bool
+	Target string // the pool's spec.configuration.name when the node was derived
+
+	// Ready is the kubelet's Ready condition as kubectl prints it: Ready when True,
+	// NotReady otherwise (Unknown too: the kubelet stopped posting, as during a reboot),
+	// Unknown when the Node has no Ready condition; "" without a Node object.
+	Ready         string
 	Unschedulable bool
 	AdminCordoned bool // cordoned by someone other than mcotui: stays cordoned after
-	// Blockers are the pods holding a failed drain, parsed from the Drained condition.
+	// Blockers are the pods holding a drain, parsed from the Drained condition, whether
+	// the drain waits on them or failed on them.
 	Blockers []phase.Blocker
 
 	// Obj and MCN are the API objects the node was derived from (either may be nil).
@@ -85,14 +103,40 @@ func (n *Node) PhaseName() string {
 	return string(phase.Columns[n.Phase])
 }
 
-// Done reports whether the node runs its desired config and says so.
+// Done reports whether the node runs its desired config, says so, and that config is
+// its pool's target.
 func (n *Node) Done() bool {
-	return !n.Degraded && !n.Updating && n.Cells[updatedColumn].State == phase.Done
+	return !n.Degraded && !n.Updating && !n.Behind && n.Cells[updatedColumn].State == phase.Done
+}
+
+// Status is the node's readiness as `kubectl get nodes` prints its STATUS:
+// "Ready,SchedulingDisabled" and the like; "" when nothing is known.
+func (n *Node) Status() string {
+	s := n.Ready
+	if n.Unschedulable {
+		if s == "" {
+			s = "Unknown"
+		}
+		s += ",SchedulingDisabled"
+	}
+	return s
+}
+
+// ShortStatus is Status in at most 11 cells, for narrow grids: "NotReady,SD".
+func (n *Node) ShortStatus() string {
+	s := n.Ready
+	if n.Unschedulable {
+		if s == "" {
+			s = "Unknown"
+		}
+		s += ",SD"
+	}
+	return s
 }
 
 // build derives a Node from its API objects. pool resolves the pool of a node that has no
-// MachineConfigNode yet.
-func build(name string, obj *corev1.Node, mcn *mcfgv1.MachineConfigNode, pool func(*corev1.Node) string) *Node {
+// MachineConfigNode yet; target returns a pool's target config ("" when unknown).
+func build(name string, obj *corev1.Node, mcn *mcfgv1.MachineConfigNode, pool func(*corev1.Node) string, target func(string) string) *Node {
 	n := &Node{Name: name, Obj: obj, MCN: mcn, Phase: -1}
 	// The node's annotations are what the agent and MCO's daemon act on, so they win;
 	// the MachineConfigNode fills in when a node has none (the TUI may see the
@@ -104,6 +148,7 @@ func build(name string, obj *corev1.Node, mcn *mcfgv1.MachineConfigNode, pool fu
 		n.Reason = nodeanno.Reason(obj)
 		n.Unschedulable = obj.Spec.Unschedulable
 		n.AdminCordoned = nodeanno.AdminCordoned(obj)
+		n.Ready = readiness(obj)
 	}
 	if mcn != nil {
 		n.Pool = mcn.Spec.Pool.Name
@@ -125,10 +170,32 @@ func build(name string, obj *corev1.Node, mcn *mcfgv1.MachineConfigNode, pool fu
 			if c.Type == string(phase.Drained) && st == phase.Failed {
 				n.Blockers = ParseBlockers(c.Message)
 			}
+			if st == phase.Failed && col != degradedColumn && n.WaitFor == "" {
+				n.WaitFor = c.Message
+			}
 		}
 	}
 	if n.Pool == "" && obj != nil && pool != nil {
 		n.Pool = pool(obj)
+	}
+
+	if n.Cells[degradedColumn].State == phase.Failed ||
+		n.State == nodeanno.StateDegraded || n.State == nodeanno.StateUnreconcilable {
+		n.Degraded = true
+	}
+	// A phase reporting an error is a failure only once the node is degraded (MCO's
+	// DegradedMachineCount counts the same nodes); until then the agent is retrying it
+	// and the phase is waiting, drawn in progress.
+	if !n.Degraded {
+		for i := 0; i < degradedColumn; i++ {
+			if n.Cells[i].State == phase.Failed {
+				n.Cells[i].State = phase.InProgress
+				n.Waiting = true
+			}
+		}
+	}
+	if !n.Waiting && !n.Degraded {
+		n.WaitFor = ""
 	}
 
 	lastDone := -1
@@ -138,9 +205,7 @@ func build(name string, obj *corev1.Node, mcn *mcfgv1.MachineConfigNode, pool fu
 			if n.Phase < 0 {
 				n.Phase = i
 			}
-			if n.Cells[i].State == phase.Failed {
-				n.Degraded = true
-			} else {
+			if n.Cells[i].State == phase.InProgress {
 				n.Updating = true
 			}
 		case phase.Done:
@@ -153,15 +218,30 @@ func build(name string, obj *corev1.Node, mcn *mcfgv1.MachineConfigNode, pool fu
 	if n.Phase >= 0 {
 		n.Since = n.Cells[n.Phase].Since
 	}
-	if n.Cells[degradedColumn].State == phase.Failed ||
-		n.State == nodeanno.StateDegraded || n.State == nodeanno.StateUnreconcilable {
-		n.Degraded = true
-	}
 	if n.Desired != "" && n.Current != n.Desired {
 		n.Updating = true
 	}
 	if n.Degraded {
 		n.Updating = false
 	}
+	if target != nil && n.Pool != "" {
+		n.Target = target(n.Pool)
+	}
+	n.Behind = !n.Degraded && !n.Updating && n.Target != "" && n.Current == n.Desired && n.Current != n.Target
 	return n
+}
+
+// readiness is the Node's Ready condition in kubectl's words.
+func readiness(obj *corev1.Node) string {
+	for i := range obj.Status.Conditions {
+		c := &obj.Status.Conditions[i]
+		if c.Type != corev1.NodeReady {
+			continue
+		}
+		if c.Status == corev1.ConditionTrue {
+			return "Ready"
+		}
+		return "NotReady"
+	}
+	return "Unknown"
 }

@@ -39,6 +39,8 @@ type PoolCounts struct {
 	UpdatingNow int
 	DegradedNow int
 	DoneNow     int
+	BehindNow   int // on their own desired config, which is not the pool's target
+	WaitingNow  int // updating, with a phase waiting (a drain held by a budget)
 }
 
 func (pc *PoolCounts) add(n *Node, sign int) {
@@ -51,6 +53,12 @@ func (pc *PoolCounts) add(n *Node, sign int) {
 	}
 	if n.Done() {
 		pc.DoneNow += sign
+	}
+	if n.Behind {
+		pc.BehindNow += sign
+	}
+	if n.Waiting {
+		pc.WaitingNow += sign
 	}
 }
 
@@ -137,10 +145,25 @@ func (s *Store) Apply(events []Event) Changes {
 			if old := s.pools[name]; !e.Deleted && old != nil && old.Obj == e.Pool {
 				continue // the same object again
 			}
+			oldTarget := ""
+			if old := s.pools[name]; old != nil {
+				oldTarget = old.Target
+			}
+			newTarget := ""
 			if e.Deleted {
 				delete(s.pools, name)
 			} else {
 				s.pools[name] = buildPool(e.Pool)
+				newTarget = s.pools[name].Target
+			}
+			if newTarget != oldTarget {
+				// The pool's nodes are behind its target or not: derive them again.
+				// A target moves once per rollout, so this pass is rare.
+				for n, node := range s.nodes {
+					if node.Pool == name {
+						touch(n)
+					}
+				}
 			}
 			ch.Pools, poolsChanged = true, true
 			// A node without a MachineConfigNode is placed by the pools' selectors, which
@@ -162,14 +185,14 @@ func (s *Store) Apply(events []Event) Changes {
 	for _, name := range s.order {
 		old := s.nodes[name]
 		obj, mcn := s.objs[name], s.mcns[name]
-		if old != nil && old.Obj == obj && old.MCN == mcn && !poolsChanged {
+		if old != nil && old.Obj == obj && old.MCN == mcn && !poolsChanged && old.Target == s.targetOf(old.Pool) {
 			// The same objects again (an informer resync, or the snapshot repeated by the
 			// first events): nothing to derive.
 			continue
 		}
 		var nw *Node
 		if obj != nil || mcn != nil {
-			nw = build(name, obj, mcn, s.poolOf)
+			nw = build(name, obj, mcn, s.poolOf, s.targetOf)
 			s.nodes[name] = nw
 		} else {
 			delete(s.nodes, name)
@@ -223,6 +246,14 @@ func (s *Store) poolOf(n *corev1.Node) string {
 		return "worker"
 	}
 	return best
+}
+
+// targetOf is the target config of the pool named pool, or "".
+func (s *Store) targetOf(pool string) string {
+	if p := s.pools[pool]; p != nil {
+		return p.Target
+	}
+	return ""
 }
 
 // Node returns the node named name, or nil.

@@ -265,8 +265,10 @@ func TestSSH(t *testing.T) {
 		ro.waitFor(t, "read-only")
 		ro.typ(t, ":pool "+p.Name+"\r")
 		ro.waitTitle(t, "nodes of pool "+p.Name)
-		ro.typ(t, "py")
-		ro.typ(t, "Ry")
+		// Each action key with what would confirm it; y, where nothing asks to confirm,
+		// opens the YAML (a read), which q closes (keys arrive in order).
+		ro.typ(t, "pyq")
+		ro.typ(t, "Ryq")
 		ro.typ(t, "?")
 		ro.waitTitle(t, "help")
 		if strings.Contains(ro.screen(), "confirm") {

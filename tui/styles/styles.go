@@ -22,6 +22,9 @@ const (
 	GlyphFailed     = "✗"
 	GlyphDone       = "✓"
 	GlyphAbsent     = " " // no such condition on the MachineConfigNode
+	// GlyphBehind marks, in the UPDATED column, a node that runs its own desired config
+	// while its pool targets another: the rollout has not reached it yet.
+	GlyphBehind = "⇣"
 )
 
 // GlyphNarration marks the embedder's narration line (tui.Options.Narration); neutral
@@ -56,6 +59,8 @@ type Styles struct {
 	// rendered once here so that drawing a grid cell is a string copy.
 	State [4]lipgloss.Style
 	Glyph [4]string
+	// Behind is GlyphBehind, rendered once.
+	Behind string
 
 	// BarFull, BarEmpty and BarDegraded are progress bar cells, rendered once.
 	BarFull, BarEmpty, BarDegraded, BarPaused string
@@ -170,6 +175,7 @@ func New(color bool) *Styles {
 	for st := phase.NotStarted; st <= phase.Done; st++ {
 		s.Glyph[st] = s.State[st].Render(PlainGlyph(st))
 	}
+	s.Behind = s.Warn.Bold(true).Render(GlyphBehind)
 	s.BarFull = s.State[phase.Done].Render(BarFull)
 	s.BarEmpty = s.Dim.Render(BarEmpty)
 	s.BarDegraded = s.State[phase.Failed].Render(BarFull)

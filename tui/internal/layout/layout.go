@@ -9,6 +9,8 @@ import (
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/mcotui/mcotui/tui/common"
 )
 
 // Column is a table column to size.
@@ -80,6 +82,9 @@ func used(widths []int, gap int) int {
 	return n + max(0, cols-1)*gap
 }
 
+// Used is the cells that widths take with gap cells between the shown columns.
+func Used(widths []int, gap int) int { return used(widths, gap) }
+
 // grow shares spare cells out one at a time among the columns that can grow, so that
 // two config columns end up equally wide rather than one full and one cut.
 func grow(cols []Column, widths []int, spare int) {
@@ -113,8 +118,8 @@ func ascii(s string) bool {
 	return true
 }
 
-// Fit appends s to b cut or padded to exactly w cells. s must hold no escape
-// sequences.
+// Fit appends s to b cut or padded to exactly w cells. s is plain text: any control
+// character in it (an escape sequence in a name from the cluster) is drawn escaped.
 func Fit(b *strings.Builder, s string, w int) {
 	if w <= 0 {
 		return
@@ -129,7 +134,8 @@ func Fit(b *strings.Builder, s string, w int) {
 		pad(b, w-len(s))
 		return
 	}
-	s = ansi.Truncate(strings.ReplaceAll(s, "\n", " "), w, Ellipsis)
+	// Text from the cluster may hold control characters: shown escaped, never sent.
+	s = ansi.Truncate(common.Escape(s, false), w, Ellipsis)
 	b.WriteString(s)
 	pad(b, w-ansi.StringWidth(s))
 }

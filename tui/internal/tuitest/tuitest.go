@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	operatorv1 "github.com/openshift/api/operator/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/mcotui/mcotui/core/rollout"
@@ -173,3 +174,20 @@ func (d *Driver) Contexts() []context.Context {
 }
 
 var _ action.Driver = (*Driver)(nil)
+
+// Events is an action.Events over a fixed list, for tests of the UI alone; tests of
+// the kube reader use tui/source against a real API server.
+type Events []corev1.Event
+
+// Events implements action.Events.
+func (e Events) Events(_ context.Context, kind, name string) ([]corev1.Event, error) {
+	var out []corev1.Event
+	for _, ev := range e {
+		if ev.InvolvedObject.Kind == kind && ev.InvolvedObject.Name == name {
+			out = append(out, ev)
+		}
+	}
+	return out, nil
+}
+
+var _ action.Events = Events(nil)

@@ -13,6 +13,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -34,6 +35,20 @@ type Model struct {
 	node  *model.Node // what the content was built from, to tell when it is stale
 	built time.Time   // the clock reading the ages in the content were built at
 	vp    viewport.Model
+
+	// events is the Events section of the node shown (the root reads them when the
+	// node opens), "" until they are read.
+	events, eventsOf string
+}
+
+// SetEvents gives the detail of node name its Events section, drawn as is (the root
+// formats it as kubectl describe does); it is kept until another node opens.
+func (m *Model) SetEvents(name, section string) {
+	if name != m.name {
+		return // read for a node no longer shown
+	}
+	m.events, m.eventsOf = section, name
+	m.rebuild()
 }
 
 // New returns an empty detail pane.
@@ -56,6 +71,9 @@ func (m *Model) Name() string { return m.name }
 
 // SetNode shows the node named name, from the top.
 func (m *Model) SetNode(name string) {
+	if name != m.eventsOf {
+		m.events, m.eventsOf = "", ""
+	}
 	m.name = name
 	m.vp.GotoTop()
 	m.rebuild()
@@ -181,15 +199,29 @@ func (m *Model) document(n *model.Node) string {
 	}
 	field("State", state)
 	if n.Reason != "" {
-		field("Reason", n.Reason)
+		field("Reason", common.Escape(n.Reason, false))
 	}
 	if n.Phase >= 0 {
 		c := n.Cells[n.Phase]
-		field("Phase", fmt.Sprintf("%s, %s for %s", n.PhaseName(),
-			st.State[c.State].Render(stateWord(c.State)), layout.Age(now.Sub(n.Since))))
+		word := st.State[c.State].Render(stateWord(c.State))
+		if n.Waiting && c.State == phase.InProgress {
+			word = st.State[c.State].Render("waiting")
+		}
+		field("Phase", fmt.Sprintf("%s, %s for %s", n.PhaseName(), word, layout.Age(now.Sub(n.Since))))
 	} else {
 		field("Phase", st.Dim.Render("not started"))
 	}
+	if n.Behind {
+		field("Rollout", st.Warn.Render(fmt.Sprintf("behind: runs its desired config, but pool %s targets %s", n.Pool, n.Target)))
+	}
+	ready := n.Status()
+	switch {
+	case ready == "":
+		ready = st.Dim.Render("(no Node object)")
+	case n.Ready != "Ready":
+		ready = st.Warn.Render(ready + readyWhy(n))
+	}
+	field("Status", ready)
 	sched := "yes"
 	switch {
 	case n.AdminCordoned:
@@ -201,9 +233,25 @@ func (m *Model) document(n *model.Node) string {
 	}
 	field("Schedulable", sched)
 
-	if len(n.Blockers) > 0 {
+	switch {
+	case len(n.Blockers) > 0 && n.Waiting:
+		// Not a failure: the agent retries the drain until the budgets allow it.
+		section(fmt.Sprintf("Drain waiting for %s on", layout.Age(now.Sub(n.Since))))
+		m.blockers(&b, n.Blockers, st.Warn)
+	case len(n.Blockers) > 0:
 		section("Drain blocked by")
-		m.blockers(&b, n.Blockers)
+		m.blockers(&b, n.Blockers, st.Error)
+	case n.Waiting:
+		section(fmt.Sprintf("Waiting for %s on", layout.Age(now.Sub(n.Since))))
+		b.WriteString(ansi.Wrap("  "+common.Escape(n.WaitFor, false), m.width, " "))
+		b.WriteByte('\n')
+	}
+
+	// The Events next, before the long tables: what happened lately is what an
+	// operator opens a node for.
+	if m.events != "" {
+		b.WriteByte('\n')
+		b.WriteString(m.events)
 	}
 
 	section("Conditions")
@@ -211,7 +259,7 @@ func (m *Model) document(n *model.Node) string {
 		b.WriteString(st.Dim.Render("  No MachineConfigNode for this node."))
 		b.WriteByte('\n')
 	} else {
-		m.conditions(&b, n.MCN.Status.Conditions, now)
+		m.conditions(&b, n.MCN.Status.Conditions, now, n.Degraded)
 		m.pinnedImages(&b, n.MCN, section)
 	}
 
@@ -226,7 +274,7 @@ func (m *Model) document(n *model.Node) string {
 		}
 		slices.Sort(keys)
 		for _, k := range keys {
-			line := "  " + st.Label.Render(k+":") + " " + n.Obj.Annotations[k]
+			line := "  " + st.Label.Render(common.Escape(k, false)+":") + " " + common.Escape(n.Obj.Annotations[k], false)
 			b.WriteString(ansi.Wrap(line, m.width, " "))
 			b.WriteByte('\n')
 		}
@@ -234,11 +282,24 @@ func (m *Model) document(n *model.Node) string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
+// readyWhy is the kubelet's Ready condition's message, after a colon, or "".
+func readyWhy(n *model.Node) string {
+	if n.Obj == nil {
+		return ""
+	}
+	for _, c := range n.Obj.Status.Conditions {
+		if c.Type == "Ready" && c.Message != "" {
+			return ": " + common.Escape(c.Message, false)
+		}
+	}
+	return ""
+}
+
 func stateWord(s phase.State) string {
 	return [...]string{"not started", "in progress", "failed", "done"}[s]
 }
 
-func (m *Model) blockers(b *strings.Builder, bs []phase.Blocker) {
+func (m *Model) blockers(b *strings.Builder, bs []phase.Blocker, style lipgloss.Style) {
 	st := m.c.Styles
 	podW := len("POD")
 	for _, bl := range bs {
@@ -255,9 +316,9 @@ func (m *Model) blockers(b *strings.Builder, bs []phase.Blocker) {
 		layout.Fit(b, bl.Pod, podW)
 		b.WriteString("  ")
 		if len(bl.Budgets) > 0 {
-			b.WriteString(st.Error.Render(strings.Join(bl.Budgets, ", ")))
+			b.WriteString(style.Render(common.Escape(strings.Join(bl.Budgets, ", "), false)))
 		} else {
-			b.WriteString(st.Error.Render(bl.Reason))
+			b.WriteString(style.Render(common.Escape(bl.Reason, false)))
 		}
 		b.WriteByte('\n')
 	}
@@ -265,7 +326,7 @@ func (m *Model) blockers(b *strings.Builder, bs []phase.Blocker) {
 
 // conditions draws the conditions table in the MachineConfigNode's own order, as
 // oc describe lists them; long messages wrap within their column.
-func (m *Model) conditions(b *strings.Builder, conds []metav1.Condition, now time.Time) {
+func (m *Model) conditions(b *strings.Builder, conds []metav1.Condition, now time.Time, degraded bool) {
 	st := m.c.Styles
 	typeW, reasonW := len("TYPE"), len("REASON")
 	for _, c := range conds {
@@ -295,6 +356,9 @@ func (m *Model) conditions(b *strings.Builder, conds []metav1.Condition, now tim
 	b.WriteByte('\n')
 	for _, c := range conds {
 		s := phase.StateOf(c)
+		if s == phase.Failed && !degraded {
+			s = phase.InProgress // waiting: see model.Node.Waiting
+		}
 		var msgLines []string
 		cells(b, widths, func(i, w int) {
 			switch i {
@@ -313,7 +377,7 @@ func (m *Model) conditions(b *strings.Builder, conds []metav1.Condition, now tim
 			case 5:
 				layout.Fit(b, layout.Age(now.Sub(c.LastTransitionTime.Time)), w)
 			case 6:
-				msgLines = strings.Split(ansi.Wrap(c.Message, w, " "), "\n")
+				msgLines = strings.Split(ansi.Wrap(common.Escape(c.Message, false), w, " "), "\n")
 				msg := msgLines[0]
 				if s == phase.Failed {
 					msg = st.Error.Render(msg)
@@ -350,13 +414,13 @@ func cells(b *strings.Builder, widths []int, f func(col, width int)) {
 // ShortHelp implements help.KeyMap.
 func (m *Model) ShortHelp() []key.Binding {
 	k := m.c.Keys
-	return []key.Binding{k.Up, k.Down, k.PageDown, k.Retry, k.Back, k.Command, k.Help, k.Quit}
+	return []key.Binding{k.Up, k.Down, k.PageDown, k.Retry, k.YAML, k.Describe, k.Back, k.Command, k.Help, k.Quit}
 }
 
 // FullHelp implements help.KeyMap.
 func (m *Model) FullHelp() [][]key.Binding {
 	k := m.c.Keys
-	return [][]key.Binding{k.Navigation(), {k.Back}}
+	return [][]key.Binding{k.Navigation(), {k.Back, k.YAML, k.Describe}}
 }
 
 var _ common.Component = (*Model)(nil)

@@ -24,6 +24,9 @@ func TestDetailView(t *testing.T) {
 		{"blocked-drain-200x60", fixture.BlockedNode, 200, 60},
 		{"draining-120x40", fixture.DrainingNode, 120, 40},
 		{"admin-cordoned-120x40", fixture.CordonedNode, 120, 40},
+		{"waiting-drain-120x40", fixture.WaitingNode, 120, 40},
+		{"behind-120x40", fixture.BehindNode, 120, 40},
+		{"not-ready-120x40", fixture.RebootNode, 120, 40},
 		{"gone-80x5", "no-such-node", 80, 5},
 	}
 	for _, tt := range tests {
@@ -84,6 +87,26 @@ func TestDetailShowsPinnedImages(t *testing.T) {
 	for _, want := range []string{"Pinned images", "Error: pull image q/x@sha256:00 failed", "release: generation 1 of 2", "generation 2 failed: pull image"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("detail lacks %q:\n%s", want, v)
+		}
+	}
+}
+
+// TestDetailWaitingDrain: a drain held by a budget while the agent retries says what it
+// waits on and for how long, and nowhere calls it failed.
+func TestDetailWaitingDrain(t *testing.T) {
+	c := tuitest.Common(false, fixture.Small())
+	d := detail.New(c)
+	d.SetSize(160, 80)
+	d.SetNode(fixture.WaitingNode)
+	v := tuitest.Plain(d.View())
+	for _, want := range []string{"Drained, waiting for 16m", "Drain waiting for 16m on", "shop/cart-1", "shop/cart", "Status:          Ready,SchedulingDisabled"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("detail lacks %q:\n%s", want, v)
+		}
+	}
+	for _, bad := range []string{"failed", "blocked by"} {
+		if strings.Contains(v, bad) {
+			t.Errorf("detail of a waiting drain says %q:\n%s", bad, v)
 		}
 	}
 }

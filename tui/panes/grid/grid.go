@@ -27,7 +27,8 @@ import (
 const (
 	colName    = 0
 	colPool    = 1
-	colPhase0  = 2
+	colStatus  = 2 // readiness, as kubectl get nodes' STATUS
+	colPhase0  = 3
 	colAge     = colPhase0 + model.NumPhases
 	colCurrent = colAge + 1
 	colDesired = colAge + 2
@@ -42,6 +43,17 @@ var phaseTitles = [model.NumPhases][2]string{
 	{"POSTACTION", "PST"}, {"REBOOTED", "RBT"}, {"UNCORDONED", "UNC"}, {"UPDATED", "UPD"},
 	{"RESUMED", "RES"}, {"DEGRADED", "DEG"},
 }
+
+// Widths of the STATUS column's long and short forms: "NotReady,SchedulingDisabled" and
+// "NotReady,SD".
+const (
+	longStatusW  = 27
+	shortStatusW = 11
+)
+
+// updatedPhase is the Updated phase's index, where a node behind its pool's target is
+// marked.
+const updatedPhase = 7
 
 // headerLines is the title and the column header above the rows.
 const headerLines = 2
@@ -65,6 +77,12 @@ type Model struct {
 	clip   bool // the columns are wider than the pane (a tiny terminal): cut each row
 	header string
 	gen    uint64 // layout generation: cached rows of an older one are stale
+
+	// statusLong: the STATUS column is wide enough for kubectl's words
+	// ("Ready,SchedulingDisabled"); else it shows the short form ("Ready,SD").
+	statusLong bool
+	// cfgW and hashW are the config widths the columns were sized for (configWidths).
+	cfgW, hashW int
 
 	cache map[string]row
 	sel   selRow // the selected row, drawn in one style
@@ -144,6 +162,12 @@ func (m *Model) Selected() *model.Node {
 
 // Sync applies one batch of store changes.
 func (m *Model) Sync(ch model.Changes) {
+	if ch.Pools {
+		// A new rendered config may be longer than the columns were sized for.
+		if c, h := m.configWidths(); c != m.cfgW || h != m.hashW {
+			defer m.relayout()
+		}
+	}
 	if len(ch.Nodes) == 0 {
 		return
 	}
@@ -153,6 +177,18 @@ func (m *Model) Sync(ch model.Changes) {
 		m.relayout()
 	}
 	m.reselect()
+}
+
+// configWidths are the widest rendered config name of the pools, whole and by hash.
+func (m *Model) configWidths() (whole, hash int) {
+	whole, hash = 12, 12
+	for _, p := range m.c.Store.Pools() {
+		for _, cfg := range []string{p.Config, p.Target} {
+			whole = max(whole, len(cfg))
+			hash = max(hash, len(layout.Config(cfg, p.Name, 0)))
+		}
+	}
+	return whole, hash
 }
 
 // reselect puts the cursor back on the selected node after rows moved, or keeps it in
@@ -224,6 +260,19 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 			q := m.list.Query()
 			q.Desc = !q.Desc
 			m.SetQuery(q)
+		case key.Matches(msg, k.SortBy[:]...):
+			q := m.list.Query()
+			for i, b := range k.SortBy {
+				if !key.Matches(msg, b) {
+					continue
+				}
+				if q.Sort == model.SortKey(i) {
+					q.Desc = !q.Desc // the same column again: the other way
+				} else {
+					q.Sort, q.Desc = model.SortKey(i), false
+				}
+			}
+			m.SetQuery(q)
 		case key.Matches(msg, k.AllPools):
 			return common.Cmd(common.SelectPoolMsg{})
 		case key.Matches(msg, k.Open):
@@ -261,32 +310,64 @@ func (m *Model) scroll(delta int) {
 
 // relayout sizes the columns for the width and the widest name and pool, and renders the
 // header. Cached rows of the previous layout go stale.
+//
+// Columns size to their content. The layouts are tried from the most complete down: every
+// column whole (long or short titles), then configs by hash alone, then the name whole
+// with the least important columns dropped (the clock first, then DESIRED, CURRENT and
+// POOL), and last a cut name. The node's health (its name, readiness and phases) is
+// never dropped.
 func (m *Model) relayout() {
-	cols := make([]layout.Column, numCols)
 	nameW := max(m.list.NameWidth(), 4)
-	cols[colName] = layout.Column{Title: "NAME", Min: min(nameW, 24), Max: min(nameW, 63)}
-	cols[colPool] = layout.Column{Title: "POOL", Min: max(m.list.PoolWidth(), 4), Drop: 2}
-	for i := range model.NumPhases {
-		cols[colPhase0+i] = layout.Column{Title: phaseTitles[i][0], Short: phaseTitles[i][1], Min: 1}
+	m.cfgW, m.hashW = m.configWidths()
+	cfgW, hashW := m.cfgW, m.hashW
+	base := func(nameMin, cfgMin, cfgMax int) []layout.Column {
+		cols := make([]layout.Column, numCols)
+		cols[colName] = layout.Column{Title: "NAME", Min: nameMin, Max: nameW}
+		cols[colPool] = layout.Column{Title: "POOL", Min: max(m.list.PoolWidth(), 4), Drop: 2}
+		cols[colStatus] = layout.Column{Title: "STATUS", Min: shortStatusW, Max: longStatusW}
+		for i := range model.NumPhases {
+			cols[colPhase0+i] = layout.Column{Title: phaseTitles[i][0], Short: phaseTitles[i][1], Min: 1}
+		}
+		cols[colAge] = layout.Column{Title: "IN PHASE", Min: 5, Drop: 5}
+		cols[colCurrent] = layout.Column{Title: "CURRENT", Min: cfgMin, Max: cfgMax, Drop: 3}
+		cols[colDesired] = layout.Column{Title: "DESIRED", Min: cfgMin, Max: cfgMax, Drop: 4}
+		if m.pinned {
+			cols[colPinned] = pinnedColumn
+		}
+		// Room for the sort arrow after each sortable column's title.
+		for _, i := range []int{colName, colPool, colStatus, colAge, colCurrent, colDesired} {
+			cols[i].Min = max(cols[i].Min, len(cols[i].Title)+1)
+			cols[i].Max = max(cols[i].Max, cols[i].Min)
+		}
+		return cols
 	}
-	cols[colAge] = layout.Column{Title: "IN PHASE", Min: 5, Drop: 1}
-	cols[colCurrent] = layout.Column{Title: "CURRENT", Min: 12, Max: 48, Drop: 3}
-	cols[colDesired] = layout.Column{Title: "DESIRED", Min: 12, Max: 48, Drop: 4}
-	if m.pinned {
-		cols[colPinned] = pinnedColumn
-	}
-	if m.pinned {
+	var cols []layout.Column
+	for i, cand := range [][]layout.Column{
+		base(nameW, cfgW, cfgW),
+		base(nameW, hashW, hashW),
+		base(nameW, 12, hashW),
+		base(min(nameW, 24), 12, hashW),
+	} {
+		cols = cand
+		if !m.pinned {
+			cols = cols[:colPinned]
+		}
 		m.widths, m.short = layout.Layout(cols, m.width, 1)
-	} else {
-		m.widths, m.short = layout.Layout(cols[:colPinned], m.width, 1)
-		m.widths = append(m.widths, 0)
-	}
-	used := -1
-	for _, w := range m.widths {
-		if w > 0 {
-			used += w + 1
+		whole := true
+		for _, w := range m.widths {
+			whole = whole && w > 0
+		}
+		if !m.pinned {
+			m.widths = append(m.widths, 0)
+		}
+		// The first two must keep every column; the third may drop columns but must fit
+		// with the name whole; the last is taken whatever it gives.
+		if (i < 2 && whole) || (i == 2 && layout.Used(m.widths, 1) <= m.width) {
+			break
 		}
 	}
+	m.statusLong = m.widths[colStatus] >= longStatusW
+	used := layout.Used(m.widths, 1)
 	m.clip = used > m.width
 
 	var b strings.Builder
@@ -299,7 +380,11 @@ func (m *Model) relayout() {
 			layout.Fit(&b, t, w-left)
 			return
 		}
-		layout.Fit(&b, layout.Title(cols[i], m.short), w)
+		t := layout.Title(cols[i], m.short)
+		if i == sortColumn(m.list.Query().Sort) && len(t) < w {
+			t += sortArrow(m.list.Query().Desc)
+		}
+		layout.Fit(&b, t, w)
 	})
 	m.header = m.c.Styles.Header.Render(padTo(ansi.Truncate(b.String(), m.width, ""), m.width))
 	m.gen++
@@ -346,10 +431,30 @@ func (m *Model) render(n *model.Node, plain bool) (pre, post string) {
 			layout.Fit(&b, n.Name, w)
 		case i == colPool:
 			layout.Fit(&b, n.Pool, w)
+		case i == colStatus:
+			text := n.ShortStatus()
+			if m.statusLong {
+				text = n.Status()
+			}
+			if n.Ready != "Ready" && n.Ready != "" && !plain {
+				var nb strings.Builder
+				layout.Fit(&nb, text, w)
+				b.WriteString(st.Warn.Render(nb.String()))
+				return
+			}
+			layout.Fit(&b, text, w)
 		case i < colAge:
-			c := n.Cells[i-colPhase0]
+			ph := i - colPhase0
+			c := n.Cells[ph]
 			g := styles.GlyphAbsent
-			if c.Present {
+			if ph == updatedPhase && n.Behind {
+				// Its own config is applied, but the pool's target is not: waiting for
+				// the rollout to reach it.
+				g = styles.GlyphBehind
+				if !plain {
+					g = st.Behind
+				}
+			} else if c.Present {
 				if plain {
 					g = styles.PlainGlyph(c.State)
 				} else {
@@ -497,6 +602,36 @@ func (m *Model) empty() string {
 	return fmt.Sprintf("No nodes in pool %s.", q.Pool)
 }
 
+// sortArrow points the way the rows go: ▴ ascending (a to z, 1 to 10, oldest first
+// for the time in phase), ▾ descending. Both are of neutral East Asian width, unlike
+// ↑ and ↓.
+func sortArrow(desc bool) string {
+	if desc {
+		return "▾"
+	}
+	return "▴"
+}
+
+// sortColumn is the grid column a sort key orders by, for the header's arrow; -1 for
+// the phase, which is all the phase columns.
+func sortColumn(k model.SortKey) int {
+	switch k {
+	case model.SortName:
+		return colName
+	case model.SortPool:
+		return colPool
+	case model.SortAge:
+		return colAge
+	case model.SortStatus:
+		return colStatus
+	case model.SortCurrent:
+		return colCurrent
+	case model.SortDesired:
+		return colDesired
+	}
+	return -1
+}
+
 // title is the pane's title line: what is shown, in what order, and the glyph legend.
 func (m *Model) title() string {
 	q := m.list.Query()
@@ -508,16 +643,13 @@ func (m *Model) title() string {
 	if q.Pool != "" {
 		scope = "pool " + q.Pool
 	}
-	dir := "↑"
-	if q.Desc {
-		dir = "↓"
-	}
+	dir := sortArrow(q.Desc)
 	left := fmt.Sprintf(" Nodes: %s  %d/%d  sort: %s %s", scope, k.shown, k.total, q.Sort, dir)
 	if !q.Filter.IsZero() {
 		left += "  filter: " + q.Filter.String()
 	}
-	legend := fmt.Sprintf("%s done  %s in progress  %s failed  %s not started ",
-		styles.GlyphDone, styles.GlyphInProgress, styles.GlyphFailed, styles.GlyphNotStarted)
+	legend := fmt.Sprintf("%s done  %s in progress or waiting  %s failed  %s not started  %s behind target ",
+		styles.GlyphDone, styles.GlyphInProgress, styles.GlyphFailed, styles.GlyphNotStarted, styles.GlyphBehind)
 	style := m.c.Styles.Title
 	if m.focused {
 		style = m.c.Styles.TitleFocused
@@ -543,7 +675,7 @@ func (m *Model) ShortHelp() []key.Binding {
 // FullHelp implements help.KeyMap.
 func (m *Model) FullHelp() [][]key.Binding {
 	k := m.c.Keys
-	return [][]key.Binding{k.Navigation(), {k.Open, k.Sort, k.Reverse, k.AllPools, k.Filter}}
+	return [][]key.Binding{k.Navigation(), {k.Open, k.YAML, k.Describe, k.Sort, k.Reverse, k.AllPools, k.Filter}, k.SortBy[:]}
 }
 
 var _ common.Component = (*Model)(nil)

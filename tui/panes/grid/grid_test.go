@@ -170,3 +170,51 @@ func TestGridPinnedColumn(t *testing.T) {
 	}
 	checkShape(t, g.View(), 200, 16)
 }
+
+// TestGridSortByColumn: each column's shift+letter sorts by that column, the header
+// marks it with an arrow that says which way, and the same key again reverses it.
+func TestGridSortByColumn(t *testing.T) {
+	for _, tc := range []struct {
+		key, column, first string
+	}{
+		{"n", "NAME", "ci-ln-9xsm9-infra-a-m3x7v"}, // by name already: see below
+		{"O", "POOL", "ci-ln-9xsm9-infra-a-m3x7v"},
+		{"T", "STATUS", "ci-ln-9xsm9-worker-c-t227w"},   // NotReady first
+		{"H", "", "ci-ln-9xsm9-infra-a-m3x7v"},          // not started first
+		{"A", "IN PHASE", "ci-ln-9xsm9-worker-a-2d8tz"}, // longest in its phase first
+		{"C", "CURRENT", "ci-ln-9xsm9-infra-a-m3x7v"},   // rendered-infra-… first
+		{"E", "DESIRED", "ci-ln-9xsm9-infra-a-m3x7v"},
+	} {
+		t.Run(tc.key, func(t *testing.T) {
+			g, _ := newGrid(t, 200, 16)
+			if tc.key == "n" {
+				// The grid starts by name: N reverses it, and N again puts it back.
+				tc.key = "N"
+				g.Update(key(tc.key))
+			}
+			g.Update(key(tc.key))
+			if got := strings.Fields(strings.Split(tuitest.Plain(g.View()), "\n")[2])[0]; got != tc.first {
+				t.Errorf("%s: first row %s, want %s", tc.key, got, tc.first)
+			}
+			header := strings.Split(tuitest.Plain(g.View()), "\n")[1]
+			if tc.column != "" && !strings.Contains(header, tc.column+"▴") {
+				t.Errorf("%s: header %q does not mark %s ascending", tc.key, header, tc.column)
+			}
+			desc := g.Query().Desc
+			g.Update(key(tc.key))
+			if g.Query().Desc == desc {
+				t.Errorf("%s again: not reversed", tc.key)
+			}
+			if header := strings.Split(tuitest.Plain(g.View()), "\n")[1]; tc.column != "" && !strings.Contains(header, tc.column+sortArrow(g.Query().Desc)) {
+				t.Errorf("%s twice: header %q does not mark %s descending", tc.key, header, tc.column)
+			}
+		})
+	}
+}
+
+func sortArrow(desc bool) string {
+	if desc {
+		return "▾"
+	}
+	return "▴"
+}

@@ -141,9 +141,11 @@ func (m *Model) relayout() {
 	// Narrow terminals lose first what another column also says: AGE, CONFIG (the grid
 	// shows each node's), the counts PROGRESS repeats.
 	cols := [numCols]layout.Column{
-		colMark:       {Min: 1},
-		colName:       {Title: "NAME", Min: nameW},
-		colConfig:     {Title: "CONFIG", Min: min(cfgW, 12), Max: cfgW, Drop: 8},
+		colMark: {Min: 1},
+		colName: {Title: "NAME", Min: nameW},
+		// CONFIG is whole or not shown: a hash at one width and a name at another would
+		// read as two configs.
+		colConfig:     {Title: "CONFIG", Min: cfgW, Drop: 8},
 		colUpdated:    {Title: "UPDATED", Min: 5},
 		colUpdating:   {Title: "UPDATING", Min: 5},
 		colDegraded:   {Title: "DEGRADED", Min: 5},
@@ -243,7 +245,7 @@ func (m *Model) row(p *model.Pool, now time.Time, plain bool) string {
 		case colName:
 			layout.Fit(&b, p.Name, w)
 		case colConfig:
-			layout.Fit(&b, layout.Config(p.Config, p.Name, w), w)
+			layout.Fit(&b, p.Config, w)
 		case colUpdated:
 			b.WriteString(paint(condStyle(st, p.Updated, "True"), p.Updated, w))
 		case colUpdating:
@@ -344,7 +346,7 @@ func (m *Model) ShortHelp() []key.Binding {
 // handles them.
 func (m *Model) FullHelp() [][]key.Binding {
 	k := m.c.Keys
-	return [][]key.Binding{{k.Up, k.Down, k.Top, k.Bottom}, {k.Open, k.AllPools, k.Preview, k.Configs}}
+	return [][]key.Binding{{k.Up, k.Down, k.Top, k.Bottom}, {k.Open, k.YAML, k.Describe, k.AllPools, k.Preview, k.Configs}}
 }
 
 var _ common.Component = (*Model)(nil)

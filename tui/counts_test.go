@@ -1,0 +1,142 @@
+package tui
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mcotui/mcotui/core/nodeanno"
+	"github.com/mcotui/mcotui/core/phase"
+	"github.com/mcotui/mcotui/tui/internal/fixture"
+	"github.com/mcotui/mcotui/tui/internal/tuitest"
+	"github.com/mcotui/mcotui/tui/model"
+)
+
+// TestStatusAgreesWithPools: in every fixture state, the status line's "N updating M
+// degraded" are the pools pane's NOW and DEGRADED# columns summed, and on the small
+// cluster (whose pool status MCO would write) the nodes drawn degraded are exactly
+// those counted: a drain waiting on a budget is updating, not degraded, until the
+// agent gives up on it.
+func TestStatusAgreesWithPools(t *testing.T) {
+	small := fixture.Small()
+	states := []struct {
+		name       string
+		events     []model.Event
+		consistent bool // the pools' status counts what the nodes say
+	}{
+		{"small", small, true},
+		{"small, the waiting drain gives up", append(append([]model.Event{}, small...), degradeWaiting(small)...), true},
+	}
+	large := fixture.Large(300)
+	for v := range 4 {
+		large = append(large, fixture.Burst(300, v)...)
+		states = append(states, struct {
+			name       string
+			events     []model.Event
+			consistent bool
+		}{fmt.Sprintf("large, burst %d", v), append([]model.Event{}, large...), false})
+	}
+	for _, st := range states {
+		t.Run(st.name, func(t *testing.T) {
+			ui := New(model.NewChanSource(fixture.Info, st.events, 1), Options{Clock: fixture.Clock(fixture.Now), Refresh: -1, NoticeTimeout: -1})
+			drive(ui, tea.WindowSizeMsg{Width: 200, Height: 60})
+			updating, degraded := statusCounts(t, tuitest.Plain(ui.statusView()))
+			now, degN := poolColumns(t, tuitest.Plain(ui.pools.View()))
+			if updating != now || degraded != degN {
+				t.Errorf("status line says %d updating %d degraded; the pools' NOW and DEGRADED# sum to %d and %d", updating, degraded, now, degN)
+			}
+			if !st.consistent {
+				return
+			}
+			drawn := 0
+			ui.c.Store.Each(func(n *model.Node) {
+				if n.Degraded {
+					drawn++
+				}
+			})
+			if drawn != degraded {
+				t.Errorf("%d nodes drawn degraded, the status line counts %d", drawn, degraded)
+			}
+			if w := ui.c.Store.Node(fixture.WaitingNode); st.name == "small" && (w.Degraded || !w.Updating) {
+				t.Errorf("the waiting drain: degraded %v updating %v", w.Degraded, w.Updating)
+			}
+		})
+	}
+}
+
+// degradeWaiting is the agent giving up on WaitingNode's drain (the drain timeout), and
+// MCO's pool controller counting it, as they write it.
+func degradeWaiting(small []model.Event) []model.Event {
+	var out []model.Event
+	for _, e := range small {
+		switch {
+		case e.Kind == model.KindNode && e.Node.Name == fixture.WaitingNode:
+			n := e.Node.DeepCopy()
+			n.Annotations[nodeanno.StateKey] = nodeanno.StateDegraded
+			out = append(out, model.NodeEvent(n))
+		case e.Kind == model.KindMCN && e.MCN.Name == fixture.WaitingNode:
+			m := e.MCN.DeepCopy()
+			m.Status.Conditions, _ = phase.Apply(m.Status.Conditions, m.Spec.ConfigVersion.Desired, metav1.NewTime(fixture.Now),
+				phase.Degraded(fixture.WaitingNode, fmt.Errorf("failed to drain node after 1h")))
+			out = append(out, model.MCNEvent(m))
+		case e.Kind == model.KindPool && e.Pool.Name == "worker":
+			p := e.Pool.DeepCopy()
+			p.Status.DegradedMachineCount = 1
+			out = append(out, model.PoolEvent(p))
+		}
+	}
+	return out
+}
+
+var statusRE = regexp.MustCompile(`(\d+) updating  (\d+) degraded`)
+
+func statusCounts(t *testing.T, line string) (updating, degraded int) {
+	t.Helper()
+	m := statusRE.FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("no counts in the status line %q", line)
+	}
+	u, _ := strconv.Atoi(m[1])
+	d, _ := strconv.Atoi(m[2])
+	return u, d
+}
+
+// poolColumns sums the NOW and DEGRADED# columns of the pools pane as drawn.
+func poolColumns(t *testing.T, view string) (now, degraded int) {
+	t.Helper()
+	lines := strings.Split(view, "\n")
+	header := lines[1]
+	cell := func(line, title string) int {
+		i := strings.Index(header, title)
+		if i < 0 {
+			t.Fatalf("no %s column in %q", title, header)
+		}
+		// The header and rows are ASCII up to the progress bar, which comes after
+		// DEGRADED#; NOW is the last column, read from the end.
+		var f string
+		if title == "NOW" {
+			fs := strings.Fields(line)
+			f = fs[len(fs)-1]
+		} else {
+			f = strings.Fields(line[i:])[0]
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatalf("%s of %q: %v", title, line, err)
+		}
+		return n
+	}
+	for _, l := range lines[2:] {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		now += cell(l, "NOW")
+		degraded += cell(l, "DEGRADED#")
+	}
+	return now, degraded
+}
