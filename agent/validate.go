@@ -3,12 +3,14 @@ package agent
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"slices"
 	"strings"
 
 	"github.com/mcotui/mcotui/core/configdiff"
+	"github.com/mcotui/mcotui/platform/host"
 )
 
 // Validation compares what is on disk with a config: after a reboot, before an update is
@@ -37,7 +39,7 @@ func (ap *applier) expectedFiles(cfg configdiff.Config) (map[string]hostFile, er
 	d := &ids{root: ap.root}
 	out := map[string]hostFile{}
 	for _, f := range cfg.Ignition.Storage.Files {
-		hf, err := configFile(f, d)
+		hf, err := configFile(f, d, ap.limits, true)
 		if err != nil {
 			return nil, err
 		}
@@ -74,7 +76,13 @@ func (ap *applier) checkFile(f hostFile) *Mismatch {
 	case err != nil:
 		return &Mismatch{f.Path, strings.TrimPrefix(err.Error(), f.Path+": ")}
 	}
-	data, err := ap.root.ReadFile(f.Path)
+	// One byte more than the config's is enough to tell the contents differ; the read
+	// is bounded by what the config holds, not by what the host holds.
+	data, err := ap.root.ReadFileMax(f.Path, int64(len(f.Data))+1)
+	var tooLarge *host.TooLargeError
+	if errors.As(err, &tooLarge) {
+		return &Mismatch{f.Path, fmt.Sprintf("contents differ: %d bytes on disk, %d in the config", info.Size, len(f.Data))}
+	}
 	if err != nil {
 		return &Mismatch{f.Path, strings.TrimPrefix(err.Error(), f.Path+": ")}
 	}
