@@ -3,8 +3,8 @@ package agent
 import (
 	"bytes"
 	"context"
-	"io"
 	"fmt"
+	"io"
 	"io/fs"
 	"slices"
 	"strings"
