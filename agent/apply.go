@@ -227,13 +227,3 @@ func (ap *applier) revertOS(ctx context.Context, p *Plan) error {
 	}
 	return ap.os.DiscardPending(ctx)
 }
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
