@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mcotui/mcotui/core/configdiff"
+	"github.com/mcotui/mcotui/core/ignconfig"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
 	"github.com/mcotui/mcotui/platform/host"
@@ -48,6 +49,10 @@ type Config struct {
 	StateDir string
 	// BootIDFile is read to tell whether the node rebooted (host.BootIDPath).
 	BootIDFile string
+	// Limits bound the decoded size of one file and of a whole config; a config over
+	// them is refused before anything is written. Zero fields are the defaults
+	// (ignconfig.DefaultLimits).
+	Limits ignconfig.Limits
 
 	// DrainTimeout is how long a drain may be blocked before NodeDegraded says so; the
 	// drain goes on after it.
@@ -131,7 +136,8 @@ func New(cfg Config) (*Agent, error) {
 		cfg.Crash = crash
 	}
 	a := &Agent{cfg: cfg, log: cfg.Log.With("node", cfg.Node), configs: map[string]configdiff.Config{}}
-	a.ap = &applier{root: cfg.Root, systemd: cfg.Systemd, os: cfg.OS, stateDir: cfg.StateDir}
+	cfg.Limits = cfg.Limits.OrDefault()
+	a.ap = &applier{root: cfg.Root, systemd: cfg.Systemd, os: cfg.OS, stateDir: cfg.StateDir, limits: cfg.Limits}
 	a.armWritePoint()
 	return a, nil
 }

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/mcotui/mcotui/core/configdiff"
+	"github.com/mcotui/mcotui/core/ignconfig"
 	"github.com/mcotui/mcotui/platform/host"
 )
 
@@ -49,6 +51,8 @@ type applier struct {
 	systemd  Systemd
 	os       OSUpdater
 	stateDir string
+	// limits bound decoded contents (zero: ignconfig's defaults).
+	limits ignconfig.Limits
 	// wrote is called after each file this process writes, with the count so far; the
 	// file failpoints hang on it.
 	wrote func(n int)
@@ -68,13 +72,22 @@ func (ap *applier) prepare(ctx context.Context, id uint64, p *Plan) (snaps []Sna
 	if err := ap.checkOS(p.Changes); err != nil {
 		return nil, nil, err
 	}
-	paths := touchedPaths(p.Changes, old, new)
-	if err := ap.checkPaths(paths); err != nil {
-		return nil, nil, err
+	// What the config itself asks that the agent never does (a unit named out of the
+	// unit directory, a file on /dev, contents over the limits, a bad data: URL), and
+	// what the host holds that it never touches (a link, a FIFO, a device), are refused
+	// together, before anything is read or written.
+	var bad []string
+	for _, r := range ignconfig.Refusals(new.Ignition, ap.limits) {
+		bad = append(bad, r.Message)
 	}
-	// Every file's contents and owner are worked out now, so that a bad data: URL or an
-	// unknown user fails the update before anything is written.
-	if _, err := ap.filesToWrite(p, new); err != nil {
+	paths := touchedPaths(p.Changes, old, new)
+	bad = append(bad, ap.checkPaths(paths)...)
+	if len(bad) > 0 {
+		return nil, nil, fmt.Errorf("refusing the config, nothing was written: %s", strings.Join(bad, "; "))
+	}
+	// Every file's owner is worked out now, so that an unknown user fails the update
+	// before anything is written (the contents were decoded, and dropped, above).
+	if err := ap.eachFileToWrite(p, new, false, func(hostFile) error { return nil }); err != nil {
 		return nil, nil, err
 	}
 	if snaps, err = ap.takeSnapshots(id, paths); err != nil {
@@ -110,23 +123,28 @@ func (ap *applier) checkOS(c configdiff.Changes) error {
 	return nil
 }
 
-// filesToWrite is the storage.files entries the update adds or changes, as host files.
-func (ap *applier) filesToWrite(p *Plan, new configdiff.Config) ([]hostFile, error) {
+// eachFileToWrite calls fn with each storage.files entry the update adds or changes, as
+// a host file, in path order. With decode, each file's contents are decoded just before
+// fn sees it and dropped after, so that one decoded file is held at a time; without,
+// only the owner is worked out and Data is nil.
+func (ap *applier) eachFileToWrite(p *Plan, new configdiff.Config, decode bool, fn func(hostFile) error) error {
 	d := &ids{root: ap.root}
-	var out []hostFile
-	for _, path := range append(slices.Clone(p.Changes.Files.Added), p.Changes.Files.Changed...) {
+	paths := append(slices.Clone(p.Changes.Files.Added), p.Changes.Files.Changed...)
+	slices.Sort(paths)
+	for _, path := range paths {
 		f := findFile(new, path)
 		if f == nil {
-			return nil, fmt.Errorf("file %s is in the update's changes but not in %s", path, p.To)
+			return fmt.Errorf("file %s is in the update's changes but not in %s", path, p.To)
 		}
-		hf, err := configFile(*f, d)
+		hf, err := configFile(*f, d, ap.limits, decode)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		out = append(out, hf)
+		if err := fn(hf); err != nil {
+			return err
+		}
 	}
-	slices.SortFunc(out, func(a, b hostFile) int { return compareStrings(a.Path, b.Path) })
-	return out, nil
+	return nil
 }
 
 // applyFiles writes the added and changed files and releases the removed ones. A file
@@ -137,12 +155,8 @@ func (ap *applier) applyFiles(p *Plan) error {
 	if err != nil {
 		return err
 	}
-	files, err := ap.filesToWrite(p, new)
-	if err != nil {
-		return err
-	}
 	n := 0
-	for _, f := range files {
+	err = ap.eachFileToWrite(p, new, true, func(f hostFile) error {
 		wrote, err := ap.ensure(f)
 		if err != nil {
 			return err
@@ -153,6 +167,10 @@ func (ap *applier) applyFiles(p *Plan) error {
 				ap.wrote(n)
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	for _, path := range p.Changes.Files.Removed {
 		if err := ap.releasePath(path); err != nil {
@@ -179,7 +197,7 @@ func (ap *applier) holds(f hostFile) bool {
 	if err != nil || info.Mode != f.Mode || info.UID != f.UID || info.GID != f.GID || info.Size != int64(len(f.Data)) {
 		return false
 	}
-	data, err := ap.root.ReadFile(f.Path)
+	data, err := ap.root.ReadFileMax(f.Path, int64(len(f.Data)))
 	return err == nil && bytes.Equal(data, f.Data)
 }
 
@@ -208,14 +226,4 @@ func (ap *applier) revertOS(ctx context.Context, p *Plan) error {
 		return nil
 	}
 	return ap.os.DiscardPending(ctx)
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -1,8 +1,10 @@
 package agent
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,6 +17,11 @@ import (
 
 // writeDurable replaces name with data, creating missing directories.
 func writeDurable(name string, data []byte, mode fs.FileMode) error {
+	return copyDurable(name, bytes.NewReader(data), mode)
+}
+
+// copyDurable replaces name with what src holds, creating missing directories.
+func copyDurable(name string, src io.Reader, mode fs.FileMode) error {
 	dir := filepath.Dir(name)
 	if err := mkdirDurable(dir); err != nil {
 		return err
@@ -23,7 +30,7 @@ func writeDurable(name string, data []byte, mode fs.FileMode) error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
-	_, err = tmp.Write(data)
+	_, err = io.Copy(tmp, src)
 	if err == nil {
 		err = tmp.Chmod(mode)
 	}

@@ -41,12 +41,14 @@ func (ap *applier) backupOrig(p string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("back up the original %s: %w", p, err)
 	}
-	data, err := ap.root.ReadFile(p)
+	src, _, err := ap.root.Open(p)
 	if err != nil {
 		return false, fmt.Errorf("back up the original %s: %w", p, err)
 	}
+	defer src.Close()
 	dst := ap.origPath(p)
-	if err := writeDurable(dst, data, info.Mode.Perm()); err != nil {
+	// Copied, not read whole: the original may be any size.
+	if err := copyDurable(dst, src, info.Mode.Perm()); err != nil {
 		return false, err
 	}
 	// The owner and special bits ride on the backup itself, to be restored with it.

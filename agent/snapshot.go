@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -95,26 +96,28 @@ func (ap *applier) snapshot(dir string, i int, p string) (Snapshot, error) {
 	case err != nil:
 		return s, fmt.Errorf("snapshot %s before the update: %w", p, err)
 	}
-	data, err := ap.root.ReadFile(p)
+	src, _, err := ap.root.Open(p)
 	if err != nil {
 		return s, fmt.Errorf("snapshot %s before the update: %w", p, err)
 	}
+	defer src.Close()
 	s.Kind, s.Mode, s.UID, s.GID, s.File = snapFile, info.Mode, info.UID, info.GID, strconv.Itoa(i)
 	// Written in place, not renamed: nothing refers to the file until the journal
-	// record, which comes after it is synced.
-	if err := writeSynced(filepath.Join(dir, s.File), data); err != nil {
+	// record, which comes after it is synced. Copied, not read whole: a big file on the
+	// host costs the agent a buffer, not its size in memory.
+	if err := copySynced(filepath.Join(dir, s.File), src); err != nil {
 		return s, fmt.Errorf("snapshot %s before the update: %w", p, err)
 	}
 	return s, nil
 }
 
-// writeSynced writes name and fsyncs it.
-func writeSynced(name string, data []byte) error {
+// copySynced writes what src holds to name and fsyncs it.
+func copySynced(name string, src io.Reader) error {
 	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(data)
+	_, err = io.Copy(f, src)
 	if err == nil {
 		err = f.Sync()
 	}

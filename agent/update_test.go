@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/mcotui/mcotui/core/ignconfig"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
 	"github.com/mcotui/mcotui/platform/kube/kubetest"
@@ -36,6 +37,8 @@ type scenario struct {
 	boots   int
 	// unitLog is the agents' journal reader; nil leaves them without one.
 	unitLog UnitLogger
+	// limits are the agents' size limits; zero is the defaults.
+	limits ignconfig.Limits
 }
 
 func newScenario(t *testing.T, current *mcfgv1.MachineConfig, others ...*mcfgv1.MachineConfig) *scenario {
@@ -61,6 +64,7 @@ func (s *scenario) agent(failpoint string) *Agent {
 	a, err := New(Config{
 		Node: "worker-0", Cluster: s.c, Journal: s.h.journal, Root: s.h.root, Systemd: s.h.sd,
 		Logind: s.h.lg, OS: s.h.os, UnitLog: s.unitLog, StateDir: s.h.stateDir, BootIDFile: s.h.bootIDFile,
+		Limits:     s.limits,
 		MinBackoff: s.backoff, MaxBackoff: max(s.backoff, 50*time.Millisecond),
 		Metrics:   NewMetrics(prometheus.NewRegistry()),
 		Failpoint: failpoint, Crash: func(name string) { panic(crashed{name}) },

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"io/fs"
 	"slices"
 	"strings"
@@ -37,7 +38,7 @@ func (ap *applier) expectedFiles(cfg configdiff.Config) (map[string]hostFile, er
 	d := &ids{root: ap.root}
 	out := map[string]hostFile{}
 	for _, f := range cfg.Ignition.Storage.Files {
-		hf, err := configFile(f, d)
+		hf, err := configFile(f, d, ap.limits, true)
 		if err != nil {
 			return nil, err
 		}
@@ -74,13 +75,15 @@ func (ap *applier) checkFile(f hostFile) *Mismatch {
 	case err != nil:
 		return &Mismatch{f.Path, strings.TrimPrefix(err.Error(), f.Path+": ")}
 	}
-	data, err := ap.root.ReadFile(f.Path)
+	// One byte more than the config's is enough to tell the contents differ and where:
+	// the read is bounded by what the config holds, not by what the host holds.
+	data, err := ap.readPrefix(f.Path, int64(len(f.Data))+1)
 	if err != nil {
 		return &Mismatch{f.Path, strings.TrimPrefix(err.Error(), f.Path+": ")}
 	}
 	var diffs []string
 	if !bytes.Equal(data, f.Data) {
-		diffs = append(diffs, describeContents(data, f.Data))
+		diffs = append(diffs, describeContents(data, f.Data, info.Size))
 	}
 	if info.Mode != f.Mode {
 		diffs = append(diffs, fmt.Sprintf("mode is %s, the config says %s", octal(info.Mode), octal(f.Mode)))
@@ -94,11 +97,21 @@ func (ap *applier) checkFile(f hostFile) *Mismatch {
 	return &Mismatch{f.Path, strings.Join(diffs, ", ")}
 }
 
+// readPrefix returns the first n bytes of the regular file at p on the host.
+func (ap *applier) readPrefix(p string, n int64) ([]byte, error) {
+	f, _, err := ap.root.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, n))
+}
+
 // describeContents says where two contents first differ, by line, without printing
-// them (a file may hold a secret).
-func describeContents(got, want []byte) string {
+// them (a file may hold a secret). got may be a prefix of what is on disk, size bytes.
+func describeContents(got, want []byte, size int64) string {
 	line := 1 + bytes.Count(got[:commonPrefix(got, want)], []byte("\n"))
-	return fmt.Sprintf("contents differ from line %d (%d bytes on disk, %d in the config)", line, len(got), len(want))
+	return fmt.Sprintf("contents differ from line %d (%d bytes on disk, %d in the config)", line, size, len(want))
 }
 
 func commonPrefix(a, b []byte) int {

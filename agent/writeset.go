@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"fmt"
 	"io/fs"
 	"path"
 	"slices"
@@ -39,11 +38,15 @@ type hostFile struct {
 func unitPath(name string) string           { return path.Join(unitDir, name) }
 func dropinPath(unit, dropin string) string { return path.Join(unitDir, unit+".d", dropin) }
 
-// configFile is the host file of a storage.files entry.
-func configFile(f types.File, ids *ids) (hostFile, error) {
-	data, err := ignconfig.Contents(f)
-	if err != nil {
-		return hostFile{}, err
+// configFile is the host file of a storage.files entry, its contents decoded within
+// lim.File when decode says so (else Data is nil).
+func configFile(f types.File, ids *ids, lim ignconfig.Limits, decode bool) (hostFile, error) {
+	var data []byte
+	if decode {
+		var err error
+		if data, err = ignconfig.ContentsLimit(f, lim.OrDefault().File); err != nil {
+			return hostFile{}, err
+		}
 	}
 	uid, gid, err := ids.owner(f)
 	if err != nil {
@@ -167,12 +170,12 @@ func touchedPaths(c configdiff.Changes, old, new configdiff.Config) []string {
 	return slices.Compact(ps)
 }
 
-// checkPaths refuses, before anything is written, any path the update would write that
-// is not absolute and clean, that is a symbolic link on the host, or that leads through
-// one going nowhere inside the root (host.Root.CheckPath). A unit's
-// own path may be a link: that is how systemd masks a unit, and the unit is unmasked
-// through systemd before its file is written.
-func (ap *applier) checkPaths(paths []string) error {
+// checkPaths says, before anything is written, why each path the update would write
+// must not be: not absolute and clean, a symbolic link, a FIFO, a device or a socket on
+// the host, or a path through a link going nowhere inside the root
+// (host.Root.CheckPath). A unit's own path may be a link: that is how systemd masks a
+// unit, and the unit is unmasked through systemd before its file is written.
+func (ap *applier) checkPaths(paths []string) []string {
 	var bad []string
 	for _, p := range paths {
 		err := ap.root.CheckPath(p)
@@ -183,8 +186,5 @@ func (ap *applier) checkPaths(paths []string) error {
 			bad = append(bad, err.Error())
 		}
 	}
-	if len(bad) > 0 {
-		return fmt.Errorf("refusing the config, nothing was written: %s", strings.Join(bad, "; "))
-	}
-	return nil
+	return bad
 }

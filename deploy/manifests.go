@@ -208,9 +208,18 @@ func Objects(o Options) []any {
 							SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(true), RunAsUser: ptr.To[int64](0)},
 							VolumeMounts: []corev1.VolumeMount{{Name: "rootfs", MountPath: hostRoot,
 								MountPropagation: ptr.To(corev1.MountPropagationHostToContainer)}},
-							Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-								corev1.ResourceCPU: resource.MustParse("20m"), corev1.ResourceMemory: resource.MustParse("64Mi"),
-							}},
+							// The limit fits the agent's own size limits (ignconfig's defaults,
+							// --max-file-size and --max-config-size): the drift monitor holds the
+							// current config's decoded files (at most 256 MiB), an update one
+							// decoded file at a time (at most 64 MiB, twice while it is read),
+							// and the rest of the agent takes tens of MiB. A config over the
+							// limits is refused, so the agent is never killed for its memory.
+							Resources: corev1.ResourceRequirements{
+								Requests: corev1.ResourceList{
+									corev1.ResourceCPU: resource.MustParse("20m"), corev1.ResourceMemory: resource.MustParse("64Mi"),
+								},
+								Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")},
+							},
 						}},
 						Volumes: []corev1.Volume{{Name: "rootfs", VolumeSource: corev1.VolumeSource{
 							HostPath: &corev1.HostPathVolumeSource{Path: "/", Type: &hostPathDir},

@@ -19,6 +19,10 @@ func TestMain(m *testing.M) {
 		crashChild(path)
 		return
 	}
+	if path := os.Getenv(openAsEnv); path != "" {
+		openChild(path)
+		return
+	}
 	os.Exit(m.Run())
 }
 

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -95,17 +96,23 @@ func Open(path string, opt Options) (*Journal, error) {
 	if j.now == nil {
 		j.now = time.Now
 	}
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+	if st, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		if err := create(path, j.timeout); err != nil {
 			return nil, err
 		}
 	} else if err != nil {
-		return nil, fmt.Errorf("open journal %s: %w", path, err)
-	}
-	if err := error(nil); err != nil {
-		return nil, &CorruptError{Path: path, Err: err}
+		return nil, unreadable(path, err)
+	} else if !st.Mode().IsRegular() {
+		// Not damaged: not a journal at all. Opening a FIFO would wait forever, and
+		// moving a directory aside is not what anyone means.
+		return nil, fmt.Errorf("journal %s is %s, not a regular file: nothing was read or changed; is --state-dir the agent's state directory?",
+			path, fileKind(st.Mode()))
 	}
 	if err := verify(path); err != nil {
+		var re *readError
+		if errors.As(err, &re) {
+			return nil, unreadable(path, re.err)
+		}
 		return nil, &CorruptError{Path: path, Err: err}
 	}
 	err := j.view(func(tx *bolt.Tx) error {
@@ -120,6 +127,30 @@ func Open(path string, opt Options) (*Journal, error) {
 	return j, nil
 }
 
+// unreadable says why the journal file cannot be read. It is not damage: the file may
+// be a good journal, which must not be moved aside.
+func unreadable(path string, err error) error {
+	if errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("journal %s: permission denied: the journal is root's, as the agent runs as root; run this as root (sudo mcotui journal)", path)
+	}
+	return fmt.Errorf("journal %s cannot be read: %w (this says nothing of whether the journal is damaged)", path, err)
+}
+
+// fileKind names what a mode is, for a path that should be a regular file.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
+}
+
 // OpenExisting opens a journal that must already exist, for readers such as
 // `mcotui journal` that must not create one where none was.
 func OpenExisting(path string, opt Options) (*Journal, error) {
@@ -127,7 +158,7 @@ func OpenExisting(path string, opt Options) (*Journal, error) {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("no journal at %s: the agent has not run on this host with this state directory (see --state-dir)", path)
 		}
-		return nil, fmt.Errorf("open journal %s: %w", path, err)
+		return nil, unreadable(path, err)
 	}
 	return Open(path, opt)
 }

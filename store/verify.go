@@ -24,7 +24,7 @@ import (
 func verify(path string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return fmt.Errorf("read journal %s: %w", path, err)
+		return &readError{err: err}
 	}
 	metas := findMetas(data)
 	if len(metas) == 0 {
@@ -43,6 +43,12 @@ func verify(path string) error {
 	}
 	return nil
 }
+
+// readError is verify's failure to read the file at all, which says nothing of its
+// contents.
+type readError struct{ err error }
+
+func (e *readError) Error() string { return e.err.Error() }
 
 const (
 	boltMagic       = 0xED0CDAED

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcotui/mcotui/cmd/cmdutil"
 	"github.com/mcotui/mcotui/core/statustable"
+	"github.com/mcotui/mcotui/core/textsafe"
 	"github.com/mcotui/mcotui/platform/kube"
 )
 
@@ -125,9 +126,23 @@ func writePoolTable(w io.Writer, pools []*mcfgv1.MachineConfigPool, now time.Tim
 	tw := printers.GetNewTabWriter(w)
 	fmt.Fprintln(tw, strings.Join(statustable.PoolColumns, "\t"))
 	for _, p := range pools {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", statustable.PoolRow(p, now)...)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", escapeCells(statustable.PoolRow(p, now))...)
 	}
 	return tw.Flush()
+}
+
+// escapeCells escapes the strings of a table row: what the cluster holds (names,
+// configs, condition values) must not act on the terminal, nor break the table with a
+// tab or a newline.
+func escapeCells(row []any) []any {
+	out := make([]any, len(row))
+	for i, c := range row {
+		if s, ok := c.(string); ok {
+			c = textsafe.Escape(s)
+		}
+		out[i] = c
+	}
+	return out
 }
 
 func writeNodeTable(w io.Writer, st kube.ClusterStatus, wide bool, now time.Time) error {
@@ -145,7 +160,11 @@ func writeNodeTable(w io.Writer, st kube.ClusterStatus, wide bool, now time.Time
 	}
 	statustable.SortRows(rows)
 	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(r.Cells, "\t"))
+		cells := make([]string, len(r.Cells))
+		for i, c := range r.Cells {
+			cells[i] = textsafe.Escape(c)
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

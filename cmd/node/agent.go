@@ -21,6 +21,7 @@ import (
 
 	"github.com/mcotui/mcotui/agent"
 	"github.com/mcotui/mcotui/cmd/cmdutil"
+	"github.com/mcotui/mcotui/core/ignconfig"
 	"github.com/mcotui/mcotui/platform/host"
 	"github.com/mcotui/mcotui/platform/host/cri"
 	"github.com/mcotui/mcotui/platform/kube"
@@ -45,6 +46,9 @@ type AgentOptions struct {
 	failpoint, announce string
 	busAddress          string
 	criEndpoint         string
+	// limits bound one file's decoded contents and a config's (--max-file-size,
+	// --max-config-size).
+	limits ignconfig.Limits
 	// version is the binary's, for the log.
 	version string
 }
@@ -96,7 +100,10 @@ It refuses to start on a cluster where the Machine Config Operator runs.`,
 	fl.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or the pod's service account)")
 	fl.StringVar(&o.context, "context", "", "kubeconfig context to use")
 	fl.DurationVar(&o.drainTimeout, "drain-timeout", agent.DefaultDrainTimeout, "after this long blocked, the drain reports NodeDegraded (and keeps trying)")
-	fl.StringVar(&o.metricsAddr, "metrics-addr", ":9101", `serve Prometheus metrics at http://ADDR/metrics ("" to disable)`)
+	fl.StringVar(&o.metricsAddr, "metrics-addr", "127.0.0.1:9101", `serve Prometheus metrics at http://ADDR/metrics ("" to disable; :9101 for every interface)`)
+	o.limits = ignconfig.DefaultLimits()
+	fl.Var(cmdutil.SizeFlag{N: &o.limits.File}, "max-file-size", "refuse a config with a file whose contents decode (after decompression) to more than this many bytes (a quantity: 64Mi)")
+	fl.Var(cmdutil.SizeFlag{N: &o.limits.Total}, "max-config-size", "refuse a config whose files decode to more than this many bytes together")
 	fl.StringVar(&o.bootID, "boot-id-file", host.BootIDPath, "the kernel's boot id, read to know that the node rebooted")
 	fl.StringVar(&o.failpoint, "failpoint", "", "crash tests only: SIGKILL the agent at this failpoint (also "+failpointEnv+")")
 	fl.StringVar(&o.announce, "failpoint-announce", "", "power-cut tests only: at the failpoint, write a line to this file (the serial console) and wait (also "+failpointEnv+"_ANNOUNCE)")
@@ -143,6 +150,13 @@ func (o *AgentOptions) Run(ctx context.Context) error {
 
 func runAgent(ctx context.Context, s cmdutil.IOStreams, o *AgentOptions) error {
 	log := slog.New(slog.NewTextHandler(s.ErrOut, nil)).With("component", "agent")
+	// First of all: a second agent on this state directory stops here, before it talks
+	// to the cluster or the host. The lock lasts as long as the process.
+	lock, err := agent.LockStateDir(o.stateDir)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
 	restCfg, err := kube.RESTConfig(o.kubeconfig, o.context)
 	if err != nil {
 		return cmdutil.UsageErr(err)
@@ -189,7 +203,7 @@ func runAgent(ctx context.Context, s cmdutil.IOStreams, o *AgentOptions) error {
 	a, err := agent.New(agent.Config{
 		Node: o.node, Cluster: cluster, Journal: journal,
 		Root: root, Systemd: systemd, Logind: logind, OS: host.NewOSTree(o.root, nil), UnitLog: host.NewUnitLog(o.root, nil),
-		StateDir: o.stateDir, BootIDFile: o.bootID, DrainTimeout: o.drainTimeout,
+		StateDir: o.stateDir, BootIDFile: o.bootID, DrainTimeout: o.drainTimeout, Limits: o.limits,
 		MCOPresent: func(ctx context.Context) (bool, string, error) { return kube.DetectMCO(ctx, clients.Kube) },
 		Metrics:    metrics, Log: log, Failpoint: o.failpoint, FailpointAnnounce: o.announce,
 	})

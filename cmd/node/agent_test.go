@@ -4,6 +4,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/mcotui/mcotui/agent"
 	"github.com/mcotui/mcotui/cmd/cmdutil"
 	"github.com/mcotui/mcotui/cmd/internal/cmdtest"
+	"github.com/mcotui/mcotui/core/ignconfig"
 )
 
 func TestAgentFlagErrors(t *testing.T) {
@@ -87,5 +89,35 @@ func TestNodeOptions(t *testing.T) {
 	}
 	if code, _ := cmdtest.ParseOptions(t, NewCmdJournal, "journal", "-o", "yaml"); code != cmdutil.ExitUsage {
 		t.Errorf("journal -o yaml: exit %d, want %d before the run step", code, cmdutil.ExitUsage)
+	}
+}
+
+// TestAgentRefusesSecondOnStateDir: with an agent holding the state directory, another
+// one exits at start, before it reaches for a cluster (the kubeconfig here is not one).
+func TestAgentRefusesSecondOnStateDir(t *testing.T) {
+	dir := t.TempDir()
+	held, err := agent.LockStateDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	code, _, errOut := mcotui.Cmd(t, "agent", "--node", "w", "--state-dir", dir, "--kubeconfig", filepath.Join(dir, "none"))
+	if code != cmdutil.ExitError || !strings.Contains(errOut, "is in use by another agent") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+}
+
+// TestAgentSafeDefaults: metrics on loopback only, and the size limits, unless told.
+func TestAgentSafeDefaults(t *testing.T) {
+	code, o := cmdtest.ParseOptions(t, NewCmdAgent, "agent", "--node", "w")
+	if code != cmdutil.ExitOK || o.metricsAddr != "127.0.0.1:9101" || o.limits != ignconfig.DefaultLimits() {
+		t.Fatalf("exit %d: metrics %q, limits %+v", code, o.metricsAddr, o.limits)
+	}
+	code, o = cmdtest.ParseOptions(t, NewCmdAgent, "agent", "--node", "w", "--max-file-size", "1Mi", "--max-config-size", "3000000")
+	if code != cmdutil.ExitOK || o.limits != (ignconfig.Limits{File: 1 << 20, Total: 3000000}) {
+		t.Fatalf("exit %d: limits %+v", code, o.limits)
+	}
+	if code, _, errOut := mcotui.Cmd(t, "agent", "--node", "w", "--max-file-size", "lots"); code != cmdutil.ExitUsage || !strings.Contains(errOut, `"lots" is not a size`) {
+		t.Fatalf("exit %d: %s", code, errOut)
 	}
 }

@@ -2,10 +2,13 @@ package node
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/mcotui/mcotui/cmd/cmdutil"
 	"github.com/mcotui/mcotui/cmd/internal/cmdtest"
@@ -102,5 +105,24 @@ func TestJournalEmpty(t *testing.T) {
 	code, out, _ := mcotui.Cmd(t, "journal", "--state-dir", dir)
 	if code != 0 || out != "No updates in the journal.\n" {
 		t.Fatalf("exit %d: %q", code, out)
+	}
+}
+
+// TestJournalNotAFileIsNotDamaged: a directory or a FIFO where the journal should be is
+// said to be so, never "damaged, move the file aside" (a FIFO hung the command).
+func TestJournalNotAFileIsNotDamaged(t *testing.T) {
+	for kind, make := range map[string]func(string) error{
+		"a directory": func(p string) error { return os.Mkdir(p, 0o700) },
+		"a FIFO":      func(p string) error { return unix.Mkfifo(p, 0o600) },
+	} {
+		dir := t.TempDir()
+		if err := make(filepath.Join(dir, store.FileName)); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errOut := mcotui.Cmd(t, "journal", "--state-dir", dir)
+		if code != cmdutil.ExitError || !strings.Contains(errOut, "is "+kind+", not a regular file") ||
+			strings.Contains(errOut, "damaged") || strings.Contains(errOut, "aside") {
+			t.Errorf("%s: exit %d: %s", kind, code, errOut)
+		}
 	}
 }

@@ -20,6 +20,8 @@ import (
 	"github.com/mcotui/mcotui/core/configdiff"
 	"github.com/mcotui/mcotui/core/disruption"
 	"github.com/mcotui/mcotui/core/manifest"
+	"github.com/mcotui/mcotui/core/textsafe"
+	"github.com/mcotui/mcotui/platform/manifestfile"
 )
 
 // exitUnreconcilable is diff's exit status when a running node cannot apply the change.
@@ -34,6 +36,8 @@ type DiffOptions struct {
 	Output string
 	// PolicyFile, when set, is a MachineConfiguration whose policy applies.
 	PolicyFile string
+	// MaxInput caps each input file, in bytes (--max-input-size).
+	MaxInput int64
 }
 
 // NewCmdDiff is `mcotui diff`; runF, when not nil, replaces the run step.
@@ -90,6 +94,7 @@ Ignition config or policy), 2 on a usage error such as a missing file.`,
 		RunE: cmdutil.RunE(o, runF),
 	}
 	c.Flags().StringVarP(&o.Output, "output", "o", "text", "report format: text or json")
+	addMaxInput(c, &o.MaxInput)
 	c.Flags().StringVar(&o.PolicyFile, "policy", "", "a MachineConfiguration whose spec.nodeDisruptionPolicy and\nspec.irreconcilableValidationOverrides apply on top of MCO's defaults")
 	return c
 }
@@ -113,26 +118,26 @@ func (o *DiffOptions) Validate() error {
 func (o *DiffOptions) Run(context.Context) error {
 	// Read every file before decoding any, so that a wrong name is reported as a
 	// usage error before anything else.
-	oldData, err := readDiffInput(o.Old)
+	oldData, err := readDiffInput(o.Old, o.MaxInput)
 	if err != nil {
-		return cmdutil.UsageErr(err)
+		return usageUnlessTooLarge(err)
 	}
-	newData, err := readDiffInput(o.New)
+	newData, err := readDiffInput(o.New, o.MaxInput)
 	if err != nil {
-		return cmdutil.UsageErr(err)
+		return usageUnlessTooLarge(err)
 	}
 	var policyData []byte
 	if o.PolicyFile != "" {
-		if policyData, err = readDiffInput(o.PolicyFile); err != nil {
-			return cmdutil.UsageErr(fmt.Errorf("--policy: %w", err))
+		if policyData, err = readDiffInput(o.PolicyFile, o.MaxInput); err != nil {
+			return usageUnlessTooLarge(fmt.Errorf("--policy: %w", err))
 		}
 	}
 
-	old, err := decodeRenderedConfig(o.Old, oldData)
+	old, err := decodeRenderedConfig(o.Old, oldData, o.IOStreams.ErrOut)
 	if err != nil {
 		return err
 	}
-	cur, err := decodeRenderedConfig(o.New, newData)
+	cur, err := decodeRenderedConfig(o.New, newData, o.IOStreams.ErrOut)
 	if err != nil {
 		return err
 	}
@@ -196,11 +201,22 @@ func diff(old, cur configdiff.Config, spec operatorv1.MachineConfigurationSpec) 
 	return r
 }
 
-func readDiffInput(name string) ([]byte, error) {
-	data, err := os.ReadFile(name)
+// usageUnlessTooLarge makes err a usage error, unless it says an input is over
+// --max-input-size: that is a refusal of the input (exit 1).
+func usageUnlessTooLarge(err error) error {
+	if tooLarge(err) {
+		return err
+	}
+	return cmdutil.UsageErr(err)
+}
+
+func readDiffInput(name string, max int64) ([]byte, error) {
+	data, err := manifestfile.Read(name, max)
 	switch {
 	case err == nil:
 		return data, nil
+	case tooLarge(err):
+		return nil, err
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("%s: no such file", name)
 	}
@@ -211,8 +227,11 @@ func readDiffInput(name string) ([]byte, error) {
 }
 
 // decodeRenderedConfig reads the one MachineConfig of a file. Errors name the file and,
-// through manifest and configdiff, the line or the MachineConfig field.
-func decodeRenderedConfig(name string, data []byte) (configdiff.Config, error) {
+// through manifest and configdiff, the line or the MachineConfig field. A MachineConfig
+// that is not a rendered one is compared all the same, with a warning on warn: a node
+// is given the merge of every MachineConfig its pool selects, so the diff of one
+// source says little about what a node does.
+func decodeRenderedConfig(name string, data []byte, warn io.Writer) (configdiff.Config, error) {
 	docs, err := manifest.Decode(name, data)
 	if err != nil {
 		return configdiff.Config{}, err
@@ -223,12 +242,26 @@ func decodeRenderedConfig(name string, data []byte) (configdiff.Config, error) {
 			"(for example from 'kubectl get machineconfig rendered-worker-<hash> -o yaml')",
 			name, countObjects(len(mcs), "MachineConfig", mcNames(mcs)))
 	}
+	if mc := mcs[0]; !isRendered(mc) {
+		fmt.Fprintf(warn, "warning: %s: MachineConfig %s is not a rendered config (its name does not start with rendered-, and no controller annotated it): "+
+			"a node gets the merge of every MachineConfig its pool selects; compare rendered configs, from 'mcotui render' or the cluster\n", name, textsafe.Quote(mc.Name))
+	}
 	cfg, err := configdiff.FromMachineConfig(mcs[0])
 	if err != nil {
 		return configdiff.Config{}, fmt.Errorf("%s: %w", name, err)
 	}
 	return cfg, nil
 }
+
+// isRendered reports whether mc is a rendered MachineConfig: named as MCO and mcotui
+// name them, or annotated by the controller that rendered it.
+func isRendered(mc *mcfgv1.MachineConfig) bool {
+	_, generated := mc.Annotations[generatedByAnnotation]
+	return strings.HasPrefix(mc.Name, "rendered-") || generated
+}
+
+// generatedByAnnotation is what MCO's render controller puts on every rendered config.
+const generatedByAnnotation = "machineconfiguration.openshift.io/generated-by-controller-version"
 
 func decodeMachineConfiguration(name string, data []byte) (*operatorv1.MachineConfiguration, error) {
 	docs, err := manifest.Decode(name, data)
@@ -274,7 +307,7 @@ func countObjects(n int, kind string, names []string) string {
 // writeDiffText writes the report for people: one section per kind of change, then the
 // disruption and the verdict.
 func writeDiffText(w io.Writer, old, cur configdiff.Config, r diffReport) {
-	fmt.Fprintf(w, "%s -> %s\n\n", nameOr(old.Name), nameOr(cur.Name))
+	fmt.Fprintf(w, "%s -> %s\n\n", esc(nameOr(old.Name)), esc(nameOr(cur.Name)))
 	c := r.Changes
 	if c.Empty() {
 		fmt.Fprintln(w, "No changes a node applies.")
@@ -286,17 +319,17 @@ func writeDiffText(w io.Writer, old, cur configdiff.Config, r diffReport) {
 	if len(c.Units) > 0 {
 		fmt.Fprintf(w, "Units (%d)\n", len(c.Units))
 		for _, u := range c.Units {
-			fmt.Fprintf(w, "  %s %s%s\n", kindMark(u.Kind), u.Name, unitDetail(u))
+			fmt.Fprintf(w, "  %s %s%s\n", kindMark(u.Kind), esc(u.Name), esc(unitDetail(u)))
 		}
 	}
 	if u := c.CoreUser; u != nil {
 		fmt.Fprintln(w, "Core user")
 		if k := u.SSHKeys; k != nil {
 			for _, key := range k.Added {
-				fmt.Fprintf(w, "  + SSH key %s\n", shortKey(key))
+				fmt.Fprintf(w, "  + SSH key %s\n", esc(shortKey(key)))
 			}
 			for _, key := range k.Removed {
-				fmt.Fprintf(w, "  - SSH key %s\n", shortKey(key))
+				fmt.Fprintf(w, "  - SSH key %s\n", esc(shortKey(key)))
 			}
 			if len(k.Added)+len(k.Removed) == 0 {
 				fmt.Fprintln(w, "  ~ SSH keys reordered")
@@ -308,13 +341,13 @@ func writeDiffText(w io.Writer, old, cur configdiff.Config, r diffReport) {
 	}
 	if k := c.KernelArguments; k != nil {
 		fmt.Fprintln(w, "Kernel arguments")
-		writeList(w, k, "order changed: "+strings.Join(k.New, " "))
+		writeList(w, k, "order changed: "+esc(strings.Join(k.New, " ")))
 	}
 	if o := c.OSImageURL; o != nil {
-		fmt.Fprintf(w, "OS image\n  - %s\n  + %s\n", nameOr(o.Old), nameOr(o.New))
+		fmt.Fprintf(w, "OS image\n  - %s\n  + %s\n", esc(nameOr(o.Old)), esc(nameOr(o.New)))
 	}
 	if k := c.KernelType; k != nil {
-		fmt.Fprintf(w, "Kernel type: %s -> %s\n", k.Old, k.New)
+		fmt.Fprintf(w, "Kernel type: %s -> %s\n", esc(k.Old), esc(k.New))
 	}
 	if e := c.Extensions; e != nil {
 		fmt.Fprintln(w, "Extensions")
@@ -330,11 +363,11 @@ func writeDiffText(w io.Writer, old, cur configdiff.Config, r diffReport) {
 			fmt.Fprintln(w, "Node disruption")
 			tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
 			for _, cause := range r.causes {
-				fmt.Fprintf(tw, "  %s\t%s\t%s\n", cause.Subject(), disruption.Join(cause.Actions), "("+cause.Decider()+")")
+				fmt.Fprintf(tw, "  %s\t%s\t%s\n", esc(cause.Subject()), esc(disruption.Join(cause.Actions)), esc("("+cause.Decider()+")"))
 			}
 			tw.Flush()
 		}
-		fmt.Fprintf(w, "Actions: %s\n", disruption.Join(r.Actions))
+		fmt.Fprintf(w, "Actions: %s\n", esc(disruption.Join(r.Actions)))
 		fmt.Fprintf(w, "Drain:   %s\n\n", yesNo(r.Drain))
 		fmt.Fprintln(w, "Reconcilable: yes, a running node can apply this change.")
 		return
@@ -344,28 +377,32 @@ func writeDiffText(w io.Writer, old, cur configdiff.Config, r diffReport) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Reconcilable: no, a running node cannot apply this change:")
 	for _, reason := range r.Reasons {
-		fmt.Fprintf(w, "  %s\n", reason)
+		fmt.Fprintf(w, "  %s\n", esc(reason.String()))
 	}
 }
 
+// esc escapes what the configs hold (paths, unit names, kernel arguments, image names)
+// so that none of it acts on the terminal of whoever reads the report.
+func esc(s string) string { return textsafe.Escape(s) }
+
 func writeEntries(w io.Writer, indent string, e configdiff.EntryChanges) {
 	for _, p := range e.Added {
-		fmt.Fprintf(w, "%s+ %s\n", indent, p)
+		fmt.Fprintf(w, "%s+ %s\n", indent, esc(p))
 	}
 	for _, p := range e.Changed {
-		fmt.Fprintf(w, "%s~ %s\n", indent, p)
+		fmt.Fprintf(w, "%s~ %s\n", indent, esc(p))
 	}
 	for _, p := range e.Removed {
-		fmt.Fprintf(w, "%s- %s\n", indent, p)
+		fmt.Fprintf(w, "%s- %s\n", indent, esc(p))
 	}
 }
 
 func writeList(w io.Writer, l *configdiff.ListChange, reordered string) {
 	for _, s := range l.Added {
-		fmt.Fprintf(w, "  + %s\n", s)
+		fmt.Fprintf(w, "  + %s\n", esc(s))
 	}
 	for _, s := range l.Removed {
-		fmt.Fprintf(w, "  - %s\n", s)
+		fmt.Fprintf(w, "  - %s\n", esc(s))
 	}
 	if len(l.Added)+len(l.Removed) == 0 && reordered != "" {
 		fmt.Fprintf(w, "  ~ %s\n", reordered)

@@ -6,24 +6,25 @@ import (
 
 	"github.com/mcotui/mcotui/cmd/cmdutil"
 	"github.com/mcotui/mcotui/cmd/internal/cmdtest"
+	"github.com/mcotui/mcotui/platform/manifestfile"
 )
 
 func TestOfflineOptions(t *testing.T) {
 	code, v := cmdtest.ParseOptions(t, NewCmdValidate, "validate", "-o", "json", "a.yaml", "-")
 	v.IOStreams = cmdutil.IOStreams{}
-	if want := (ValidateOptions{Files: []string{"a.yaml", "-"}, Output: "json"}); code != 0 || !reflect.DeepEqual(v, want) {
+	if want := (ValidateOptions{Files: []string{"a.yaml", "-"}, Output: "json", MaxInput: manifestfile.DefaultMaxSize}); code != 0 || !reflect.DeepEqual(v, want) {
 		t.Errorf("validate: exit %d, options %+v, want 0, %+v", code, v, want)
 	}
 
 	code, r := cmdtest.ParseOptions(t, NewCmdRender, "render", "--pool", "infra", "dir/", "x.yaml")
 	r.IOStreams = cmdutil.IOStreams{}
-	if want := (RenderOptions{Pool: "infra", Output: "yaml", Paths: []string{"dir/", "x.yaml"}}); code != 0 || !reflect.DeepEqual(r, want) {
+	if want := (RenderOptions{Pool: "infra", Output: "yaml", Paths: []string{"dir/", "x.yaml"}, MaxInput: manifestfile.DefaultMaxSize}); code != 0 || !reflect.DeepEqual(r, want) {
 		t.Errorf("render: exit %d, options %+v, want 0, %+v", code, r, want)
 	}
 
 	code, d := cmdtest.ParseOptions(t, NewCmdDiff, "diff", "--policy", "p.yaml", "old.yaml", "new.yaml")
 	d.IOStreams = cmdutil.IOStreams{}
-	if want := (DiffOptions{Old: "old.yaml", New: "new.yaml", Output: "text", PolicyFile: "p.yaml"}); code != 0 || !reflect.DeepEqual(d, want) {
+	if want := (DiffOptions{Old: "old.yaml", New: "new.yaml", Output: "text", PolicyFile: "p.yaml", MaxInput: manifestfile.DefaultMaxSize}); code != 0 || !reflect.DeepEqual(d, want) {
 		t.Errorf("diff: exit %d, options %+v, want 0, %+v", code, d, want)
 	}
 

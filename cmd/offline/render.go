@@ -32,6 +32,8 @@ type RenderOptions struct {
 	Output string
 	// Paths are the manifest files and directories.
 	Paths []string
+	// MaxInput caps each input file, in bytes (--max-input-size).
+	MaxInput int64
 }
 
 // NewCmdRender is `mcotui render`; runF, when not nil, replaces the run step.
@@ -75,6 +77,7 @@ an input is invalid (the error names the object and, where it has one, its posit
 	}
 	cmd.Flags().StringVar(&o.Pool, "pool", "", "the MachineConfigPool to render (required)")
 	cmd.Flags().StringVarP(&o.Output, "output", "o", renderFormats[0], "output format: "+strings.Join(renderFormats, ", "))
+	addMaxInput(cmd, &o.MaxInput)
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(renderFormats, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -101,7 +104,7 @@ func (o *RenderOptions) Run(context.Context) error {
 			return cmdutil.UsageErr(fmt.Errorf("%s: no such file or directory", p))
 		}
 	}
-	docs, err := manifestfile.Load(o.Paths...)
+	docs, err := manifestfile.LoadMax(o.MaxInput, o.Paths...)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcotui/mcotui/cmd/cmdutil"
 	"github.com/mcotui/mcotui/core/validate"
+	"github.com/mcotui/mcotui/platform/manifestfile"
 )
 
 // ValidateOptions are `mcotui validate`'s.
@@ -22,6 +23,8 @@ type ValidateOptions struct {
 	Files []string
 	// Output is the report format: text or json.
 	Output string
+	// MaxInput caps each input file, in bytes (--max-input-size).
+	MaxInput int64
 }
 
 // NewCmdValidate is `mcotui validate`; runF, when not nil, replaces the run step.
@@ -75,6 +78,7 @@ checked.`,
 		RunE: cmdutil.RunE(o, runF),
 	}
 	c.Flags().StringVarP(&o.Output, "output", "o", "text", "report format: text or json")
+	addMaxInput(c, &o.MaxInput)
 	return c
 }
 
@@ -96,7 +100,10 @@ func (o *ValidateOptions) Validate() error {
 // usage error and nothing is checked.
 func (o *ValidateOptions) Run(context.Context) error {
 	s := o.IOStreams
-	files, err := readInputs(o.Files, s.In)
+	files, err := readInputs(o.Files, s.In, o.MaxInput)
+	if tooLarge(err) {
+		return err
+	}
 	if err != nil {
 		return cmdutil.UsageErr(err)
 	}
@@ -122,16 +129,19 @@ type inputFile struct {
 
 // readInputs reads every named file before any is checked, so that a bad name stops the
 // command before it reports anything.
-func readInputs(names []string, stdin io.Reader) ([]inputFile, error) {
+func readInputs(names []string, stdin io.Reader, max int64) ([]inputFile, error) {
 	files := make([]inputFile, 0, len(names))
 	for _, name := range names {
 		var data []byte
 		var err error
 		if name == "-" {
 			name = "<stdin>"
-			data, err = io.ReadAll(stdin)
+			data, err = manifestfile.ReadFrom(name, stdin, max)
 		} else {
-			data, err = os.ReadFile(name)
+			data, err = manifestfile.Read(name, max)
+		}
+		if tooLarge(err) {
+			return nil, err
 		}
 		if err != nil {
 			return nil, readError(name, err)
@@ -154,6 +164,20 @@ func readError(name string, err error) error {
 		err = pe.Err
 	}
 	return fmt.Errorf("cannot read %s: %w", name, err)
+}
+
+// addMaxInput adds --max-input-size, which caps each input file of validate, render and
+// diff.
+func addMaxInput(c *cobra.Command, n *int64) {
+	*n = manifestfile.DefaultMaxSize
+	c.Flags().Var(cmdutil.SizeFlag{N: n}, "max-input-size", "refuse an input file bigger than this (exit 1); a MachineConfig is at most 1.5 MiB in etcd")
+}
+
+// tooLarge reports whether err is an input over --max-input-size: a refusal of the
+// input (exit 1), not a usage error.
+func tooLarge(err error) bool {
+	var tl *manifestfile.TooLargeError
+	return errors.As(err, &tl)
 }
 
 func isDir(name string) bool {

@@ -332,6 +332,13 @@ func mergeIgnition(ordered []*mcfgv1.MachineConfig) (types.Config, error) {
 			errs = append(errs, &SourceError{Name: mc.Name, Err: fmt.Errorf("spec.config: %s; `mcotui validate` lists every problem", ignconfig.Describe(rpt, err))})
 			continue
 		}
+		// What every node's agent would refuse (a unit named out of the unit directory, a
+		// file on /dev, contents over the default limits) is refused here, naming the
+		// source, before any node is given the config.
+		if err := ignconfig.Refuse(cfg, ignconfig.DefaultLimits()); err != nil {
+			errs = append(errs, &SourceError{Name: mc.Name, Err: fmt.Errorf("spec.config: %w; the mcotui agent refuses such a config", err)})
+			continue
+		}
 		parsed[i] = &cfg
 		if fold == nil {
 			fold = newFolder(cfg)

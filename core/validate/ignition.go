@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	ignerrors "github.com/coreos/ignition/v2/config/shared/errors"
+	"github.com/coreos/ignition/v2/config/v3_5/types"
 	"github.com/coreos/vcontext/report"
 	"github.com/mcotui/mcotui/core/ignconfig"
 	"github.com/mcotui/mcotui/core/manifest"
@@ -28,7 +29,7 @@ func (c *checker) ignition(cfg *yaml.Node, at path, file []byte) {
 			return
 		}
 	}
-	_, rpt, err := ignconfig.Parse(raw)
+	parsed, rpt, err := ignconfig.Parse(raw)
 	if errors.Is(err, ignerrors.ErrUnknownVersion) || errors.Is(err, ignerrors.ErrInvalidVersion) {
 		c.version(cfg, at, err)
 		return
@@ -36,7 +37,22 @@ func (c *checker) ignition(cfg *yaml.Node, at path, file []byte) {
 	for _, e := range rpt.Entries {
 		c.entry(cfg, at, raw, file != nil, e)
 	}
+	if err == nil {
+		c.refusals(cfg, at, parsed)
+	}
 	c.provisionOnly(cfg, at)
+}
+
+// refusals records, as errors, what Ignition accepts but the agent refuses (unit names
+// that leave the unit directory, files on /dev, /proc or /sys, contents over the
+// agent's default limits), so that the refusal comes before a rollout, not on a node.
+// The parsed config's lists are in the order of the file's, so its indices lead back
+// to the nodes.
+func (c *checker) refusals(cfg *yaml.Node, at path, parsed types.Config) {
+	for _, r := range ignconfig.Refusals(parsed, ignconfig.DefaultLimits()) {
+		rel, _ := contextPath(r.Path)
+		c.add(Error, locate(cfg, rel, false), at.with(rel...), "%s; the mcotui agent refuses such a config", r.Message)
+	}
 }
 
 // unconvertible records why the config at cfg has no JSON form, at the node to fix.

@@ -48,6 +48,45 @@ const (
 	loop     = "which leads through too many links or through a /proc magic link"
 )
 
+// SpecialFileError says a path is a FIFO, a device or a socket on the host. Such a path
+// is never read or replaced: opening a FIFO waits for a writer (forever, and on every
+// restart of a journaled update), reading /dev/zero never ends, and replacing a device
+// node by a file breaks whatever uses it.
+type SpecialFileError struct {
+	Path string
+	Kind string // "FIFO", "character device", "block device", "socket"
+}
+
+func (e *SpecialFileError) Error() string {
+	return fmt.Sprintf("%s is a %s on the host, not a regular file; mcotui never reads or replaces a FIFO, a device or a socket", e.Path, e.Kind)
+}
+
+// TooLargeError says a file on the host holds more than a read's limit.
+type TooLargeError struct {
+	Path  string
+	Limit int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%s holds more than %d bytes on the host, more than mcotui reads", e.Path, e.Limit)
+}
+
+// special names the kind of a file type that is neither regular, directory nor link,
+// or returns "".
+func special(mode uint32) string {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFIFO:
+		return "FIFO"
+	case unix.S_IFCHR:
+		return "character device"
+	case unix.S_IFBLK:
+		return "block device"
+	case unix.S_IFSOCK:
+		return "socket"
+	}
+	return ""
+}
+
 func (e *SymlinkError) Error() string {
 	if e.Why == "" {
 		return fmt.Sprintf("%s: %s is a symbolic link on the host; mcotui never writes or reads a file through a link", e.Path, e.At)
@@ -71,9 +110,10 @@ func NewRoot(dir string) (*Root, error) {
 func (r *Root) Dir() string { return r.dir }
 
 // CheckPath refuses a path the agent must never touch: one that is not absolute, not
-// clean (".", "..", "//"), the root itself, that ends at a symbolic link on the host, or
-// that passes through one leading to nothing, or to no directory, inside the root. Components that do not exist yet are fine: they will be created as
-// directories. It changes nothing, so an update can check every path before writing
+// clean (".", "..", "//"), the root itself, that ends at a symbolic link, a directory, a
+// FIFO, a device or a socket on the host, or that passes through a link leading to
+// nothing, or to no directory, inside the root. Components that do not exist yet are
+// fine: they will be created as directories. It changes nothing, so an update can check every path before writing
 // any.
 func (r *Root) CheckPath(p string) error {
 	if err := checkSyntax(p); err != nil {
@@ -98,6 +138,8 @@ func (r *Root) CheckPath(p string) error {
 		return &SymlinkError{Path: p, At: p}
 	case st.Mode&unix.S_IFMT == unix.S_IFDIR:
 		return fmt.Errorf("%s is a directory on the host, not a file", p)
+	case special(st.Mode) != "":
+		return &SpecialFileError{Path: p, Kind: special(st.Mode)}
 	}
 	return nil
 }
@@ -122,7 +164,7 @@ type FileInfo struct {
 }
 
 // Stat describes the file at p without following links. A missing file is an error
-// matching fs.ErrNotExist.
+// matching fs.ErrNotExist; a FIFO, device or socket a *SpecialFileError.
 func (r *Root) Stat(p string) (FileInfo, error) {
 	if err := checkSyntax(p); err != nil {
 		return FileInfo{}, err
@@ -141,6 +183,9 @@ func (r *Root) Stat(p string) (FileInfo, error) {
 	}
 	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
 		return FileInfo{}, &SymlinkError{Path: p, At: p}
+	}
+	if k := special(st.Mode); k != "" {
+		return FileInfo{}, &SpecialFileError{Path: p, Kind: k}
 	}
 	return FileInfo{Mode: unixMode(st.Mode), UID: int(st.Uid), GID: int(st.Gid), Size: st.Size}, nil
 }
@@ -173,28 +218,84 @@ func posixMode(m fs.FileMode) uint32 {
 	return mode
 }
 
-// ReadFile returns the contents of the regular file at p, refusing links.
-func (r *Root) ReadFile(p string) ([]byte, error) {
-	if err := checkSyntax(p); err != nil {
-		return nil, err
-	}
-	dirfd, err := r.openParent(p, false)
+// DefaultReadLimit bounds ReadFile: the files it is for (the user database, the shadow
+// file, a managed file to compare) are far smaller on any real host.
+const DefaultReadLimit = 64 << 20
+
+// ReadFile is ReadFileMax with DefaultReadLimit.
+func (r *Root) ReadFile(p string) ([]byte, error) { return r.ReadFileMax(p, DefaultReadLimit) }
+
+// ReadFileMax returns the contents of the regular file at p, refusing links, FIFOs,
+// devices and sockets, and a file of more than max bytes (a *TooLargeError): what is
+// read is bounded whatever the host holds.
+func (r *Root) ReadFileMax(p string, max int64) ([]byte, error) {
+	f, size, err := r.Open(p)
 	if err != nil {
 		return nil, err
 	}
+	defer f.Close()
+	if size > max {
+		return nil, &TooLargeError{Path: p, Limit: max}
+	}
+	// The file may grow between the stat and the read: the read stops one byte past max.
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, &fs.PathError{Op: "read", Path: p, Err: err}
+	}
+	if int64(len(data)) > max {
+		return nil, &TooLargeError{Path: p, Limit: max}
+	}
+	return data, nil
+}
+
+// Open opens the regular file at p for reading and returns its size, refusing links,
+// directories, FIFOs, devices and sockets. The type is checked on the open file itself
+// (fstat), so a path swapped for a FIFO after a Stat is refused too, and the open does
+// not wait for a FIFO's writer (O_NONBLOCK, which a regular file ignores).
+func (r *Root) Open(p string) (*os.File, int64, error) {
+	if err := checkSyntax(p); err != nil {
+		return nil, 0, err
+	}
+	dirfd, err := r.openParent(p, false)
+	if err != nil {
+		return nil, 0, err
+	}
 	defer unix.Close(dirfd)
-	fd, err := unix.Openat(dirfd, path.Base(p), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := unix.Openat(dirfd, path.Base(p), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	switch {
 	case errors.Is(err, unix.ELOOP):
-		return nil, &SymlinkError{Path: p, At: p}
+		return nil, 0, &SymlinkError{Path: p, At: p}
 	case errors.Is(err, unix.ENOENT):
-		return nil, &fs.PathError{Op: "open", Path: p, Err: fs.ErrNotExist}
+		return nil, 0, &fs.PathError{Op: "open", Path: p, Err: fs.ErrNotExist}
+	case errors.Is(err, unix.ENXIO):
+		// A socket, or a FIFO with no writer on some kernels: say what it is.
+		var st unix.Stat_t
+		if unix.Fstatat(dirfd, path.Base(p), &st, unix.AT_SYMLINK_NOFOLLOW) == nil && special(st.Mode) != "" {
+			return nil, 0, &SpecialFileError{Path: p, Kind: special(st.Mode)}
+		}
+		return nil, 0, &fs.PathError{Op: "open", Path: p, Err: err}
 	case err != nil:
-		return nil, &fs.PathError{Op: "open", Path: p, Err: err}
+		return nil, 0, &fs.PathError{Op: "open", Path: p, Err: err}
 	}
-	f := os.NewFile(uintptr(fd), p)
-	defer f.Close()
-	return io.ReadAll(f)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, 0, &fs.PathError{Op: "stat", Path: p, Err: err}
+	}
+	switch {
+	case special(st.Mode) != "":
+		unix.Close(fd)
+		return nil, 0, &SpecialFileError{Path: p, Kind: special(st.Mode)}
+	case st.Mode&unix.S_IFMT == unix.S_IFDIR:
+		unix.Close(fd)
+		return nil, 0, fmt.Errorf("%s is a directory on the host, not a file", p)
+	}
+	// Back to blocking reads: os.File would otherwise register the fd with the poller.
+	if err := unix.SetNonblock(fd, false); err != nil {
+		unix.Close(fd)
+		return nil, 0, &fs.PathError{Op: "open", Path: p, Err: err}
+	}
+	return os.NewFile(uintptr(fd), p), st.Size, nil
 }
 
 // WriteFile replaces the file at p with data, mode and owner, atomically and durably:

@@ -4,7 +4,9 @@
 package manifestfile
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,11 +16,58 @@ import (
 	"github.com/mcotui/mcotui/core/manifest"
 )
 
-// Load reads the manifests in paths and decodes them with manifest.Decode. A directory
+// DefaultMaxSize is the default cap on one input file of the offline commands: well
+// above any real manifest (etcd keeps an object to 1.5 MiB by default), and small enough
+// that decoding a file under it cannot run a workstation out of memory.
+const DefaultMaxSize = 8 << 20
+
+// TooLargeError says an input file is bigger than the cap.
+type TooLargeError struct {
+	Name string
+	Max  int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%s is more than %d bytes, the most an input may hold (--max-input-size); a MachineConfig is at most 1.5 MiB in etcd", e.Name, e.Max)
+}
+
+// Read returns what the file name holds, refusing one of more than max bytes at once
+// (from its size, before reading) and any other the moment the read passes max: a FIFO
+// or standard input are read only that far.
+func Read(name string, max int64) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > max {
+		return nil, &TooLargeError{Name: name, Max: max}
+	}
+	return ReadFrom(name, f, max)
+}
+
+// ReadFrom reads r, named name in errors, up to max bytes.
+func ReadFrom(name string, r io.Reader, max int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, &TooLargeError{Name: name, Max: max}
+	}
+	return data, nil
+}
+
+// Load is LoadMax with DefaultMaxSize.
+func Load(paths ...string) ([]manifest.Document, error) { return LoadMax(DefaultMaxSize, paths...) }
+
+// LoadMax reads the manifests in paths and decodes them with manifest.Decode. A directory
 // contributes its *.yaml, *.yml and *.json files, recursively, in lexical order; a file
 // is read whatever its name, because a user who names a file means it. An unreadable
-// path is an error naming it.
-func Load(paths ...string) ([]manifest.Document, error) {
+// path is an error naming it, and so is a file of more than max bytes, and the files
+// together: max bounds each file and 4*max all of them.
+func LoadMax(max int64, paths ...string) ([]manifest.Document, error) {
+	total := int64(0)
 	var docs []manifest.Document
 	for _, p := range paths {
 		files, err := files(p)
@@ -26,9 +75,16 @@ func Load(paths ...string) ([]manifest.Document, error) {
 			return nil, err
 		}
 		for _, f := range files {
-			data, err := os.ReadFile(f)
+			data, err := Read(f, max)
+			var tl *TooLargeError
+			if errors.As(err, &tl) {
+				return nil, err
+			}
 			if err != nil {
 				return nil, fmt.Errorf("read manifest: %w", err)
+			}
+			if total += int64(len(data)); total > 4*max {
+				return nil, fmt.Errorf("the manifests in %s are more than %d bytes together, 4 times --max-input-size", strings.Join(paths, " "), 4*max)
 			}
 			ds, err := manifest.Decode(f, data)
 			if err != nil {

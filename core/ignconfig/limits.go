@@ -1,0 +1,198 @@
+package ignconfig
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"unicode"
+
+	"github.com/coreos/ignition/v2/config/v3_5/types"
+)
+
+// The default limits on what one config may put on a node. A rendered MachineConfig is
+// one etcd object (1.5 MiB by default), so only compression brings a real config near
+// them; they stop a small gzip stream from filling a node's disk or the agent's memory.
+const (
+	DefaultFileLimit  = 64 << 20
+	DefaultTotalLimit = 256 << 20
+)
+
+// Limits bound the decoded size of a config's files: each one (storage.files contents
+// after decompression, a unit's or drop-in's contents) and all of them together.
+type Limits struct {
+	File, Total int64
+}
+
+// DefaultLimits are the limits the agent applies unless told otherwise.
+func DefaultLimits() Limits { return Limits{File: DefaultFileLimit, Total: DefaultTotalLimit} }
+
+// OrDefault fills the limits left zero with the defaults.
+func (l Limits) OrDefault() Limits {
+	if l.File <= 0 {
+		l.File = DefaultFileLimit
+	}
+	if l.Total <= 0 {
+		l.Total = DefaultTotalLimit
+	}
+	return l
+}
+
+// Where systemd units live on a node; the agent writes units and drop-ins only there.
+const UnitDir = "/etc/systemd/system"
+
+// specialDirs are the host's kernel filesystems: a file there is a device, a process or
+// a kernel setting, never a configuration file a MachineConfig can manage (a write to
+// /dev/sda or /proc/sysrq-trigger is not a file write, and reading /dev/zero never ends).
+var specialDirs = []string{"/dev", "/proc", "/sys"}
+
+// CheckUnitName refuses a unit name that would not name a file in UnitDir: an empty
+// name, ".", one with '/', "..", a control character, or a character systemd does not allow
+// in unit names (letters, digits, ":-_.\@"), or longer than systemd's 255 bytes.
+// Ignition checks only the suffix (.service, .timer, ...).
+func CheckUnitName(name string) error {
+	if err := checkFileName(name); err != nil {
+		return fmt.Errorf("unit name %q %w", name, err)
+	}
+	for _, c := range name {
+		if !isUnitNameChar(c) {
+			return fmt.Errorf("unit name %q has %q, which systemd does not allow in unit names (letters, digits and \":-_.\\@\")", name, c)
+		}
+	}
+	return nil
+}
+
+// CheckDropinName refuses a drop-in name that would not name a file in the unit's .d
+// directory: empty, with '/', "..", or a control character.
+func CheckDropinName(name string) error {
+	if err := checkFileName(name); err != nil {
+		return fmt.Errorf("drop-in name %q %w", name, err)
+	}
+	return nil
+}
+
+func checkFileName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("is empty")
+	case name == ".":
+		return errors.New(`is ".", a directory`)
+	case len(name) > 255:
+		return errors.New("is longer than 255 bytes, the longest file name")
+	case strings.ContainsRune(name, '/'):
+		return errors.New("has '/': it must be a file name, not a path")
+	case strings.Contains(name, ".."):
+		return errors.New(`has "..": it must be a file name, not a path`)
+	case hasControl(name):
+		return errors.New("has a control character")
+	}
+	return nil
+}
+
+func isUnitNameChar(c rune) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.ContainsRune(":-_.\\@", c)
+}
+
+// hasControl reports whether s holds a control character (C0, DEL or C1): in a path or
+// a name it is a typo at best, at worst a terminal escape waiting for whoever lists it.
+func hasControl(s string) bool {
+	return strings.ContainsFunc(s, unicode.IsControl)
+}
+
+// CheckFilePath refuses a storage.files path the agent does not write: one with a
+// control character, or under /dev, /proc or /sys.
+func CheckFilePath(p string) error {
+	if hasControl(p) {
+		return fmt.Errorf("path %q has a control character", p)
+	}
+	clean := path.Clean(p)
+	for _, d := range specialDirs {
+		if clean == d || strings.HasPrefix(clean, d+"/") {
+			return fmt.Errorf("path %s is under %s, a kernel filesystem: its entries are devices, processes and kernel settings, not files a MachineConfig manages", p, d)
+		}
+	}
+	return nil
+}
+
+// Refusal is one reason the agent refuses a config, at the config's field (an Ignition
+// context path such as storage, files, 3, path; empty for the config as a whole).
+type Refusal struct {
+	Path    []any
+	Message string
+}
+
+func (r Refusal) Error() string { return r.Message }
+
+// Refusals lists everything in cfg the agent refuses beyond Ignition's own validation:
+// unit and drop-in names that leave their directory, file paths with control characters
+// or on kernel filesystems, contents that decode to more than lim.File bytes, and files
+// that decode to more than lim.Total bytes together. Contents are decoded one file at a
+// time and counted, never held. Zero limits are the defaults.
+func Refusals(cfg types.Config, lim Limits) []Refusal {
+	lim = lim.OrDefault()
+	var out []Refusal
+	var total int64
+	for i, f := range cfg.Storage.Files {
+		if err := CheckFilePath(f.Path); err != nil {
+			out = append(out, Refusal{Path: []any{"storage", "files", i, "path"}, Message: err.Error()})
+		}
+		n, err := DecodedSize(f, lim.File)
+		if err != nil {
+			out = append(out, Refusal{Path: []any{"storage", "files", i, "contents"}, Message: err.Error()})
+		}
+		total += n
+	}
+	for i, d := range cfg.Storage.Directories {
+		if hasControl(d.Path) {
+			out = append(out, Refusal{Path: []any{"storage", "directories", i, "path"}, Message: fmt.Sprintf("path %q has a control character", d.Path)})
+		}
+	}
+	for i, l := range cfg.Storage.Links {
+		if hasControl(l.Path) {
+			out = append(out, Refusal{Path: []any{"storage", "links", i, "path"}, Message: fmt.Sprintf("path %q has a control character", l.Path)})
+		}
+	}
+	for i, u := range cfg.Systemd.Units {
+		at := []any{"systemd", "units", i}
+		if err := CheckUnitName(u.Name); err != nil {
+			out = append(out, Refusal{Path: append(at, "name"), Message: err.Error()})
+		}
+		if u.Contents != nil {
+			if n := int64(len(*u.Contents)); n > lim.File {
+				out = append(out, Refusal{Path: append(at, "contents"), Message: fmt.Sprintf("unit %s: contents are more than %d bytes, the limit of one file", u.Name, lim.File)})
+			} else {
+				total += n
+			}
+		}
+		for j, d := range u.Dropins {
+			dat := []any{"systemd", "units", i, "dropins", j}
+			if err := CheckDropinName(d.Name); err != nil {
+				out = append(out, Refusal{Path: append(dat, "name"), Message: err.Error()})
+			}
+			if d.Contents != nil {
+				if n := int64(len(*d.Contents)); n > lim.File {
+					out = append(out, Refusal{Path: append(dat, "contents"), Message: fmt.Sprintf("drop-in %s/%s: contents are more than %d bytes, the limit of one file", u.Name, d.Name, lim.File)})
+				} else {
+					total += n
+				}
+			}
+		}
+	}
+	if total > lim.Total {
+		out = append(out, Refusal{Message: fmt.Sprintf("the config's files decode to more than %d bytes in all, the limit of one config (the agent's --max-config-size)", lim.Total)})
+	}
+	return out
+}
+
+// Refuse is Refusals as one error, nil when there is none.
+func Refuse(cfg types.Config, lim Limits) error {
+	rs := Refusals(cfg, lim)
+	if len(rs) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(rs))
+	for i, r := range rs {
+		msgs[i] = r.Message
+	}
+	return errors.New(strings.Join(msgs, "; "))
+}

@@ -1,0 +1,64 @@
+package validate
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
+	"fmt"
+	"testing"
+)
+
+// TestAgentRefusals: what Ignition accepts but the agent refuses is an error here, at
+// the field, so that it is refused before a rollout rather than on every node.
+func TestAgentRefusals(t *testing.T) {
+	const refuses = "; the mcotui agent refuses such a config"
+	check(t, "mc.yaml", mc(`
+ignition:
+  version: 3.5.0
+systemd:
+  units:
+  - name: ../../../etc/cron.d/evil.service
+    contents: "x"
+  - name: ok.service
+    dropins:
+    - name: ../x.conf
+      contents: "y"
+storage:
+  files:
+  - path: /dev/zero
+    contents: {source: "data:,x"}
+  - path: "/etc/a\x1b[2Jb"
+    contents: {source: "data:,x"}
+`),
+		`mc.yaml:13:15: error: $.spec.config.systemd.units[0].name: unit name "../../../etc/cron.d/evil.service" has '/': it must be a file name, not a path`+refuses,
+		`mc.yaml:17:17: error: $.spec.config.systemd.units[1].dropins[0].name: drop-in name "../x.conf" has '/': it must be a file name, not a path`+refuses,
+		`mc.yaml:21:15: error: $.spec.config.storage.files[0].path: path /dev/zero is under /dev, a kernel filesystem: its entries are devices, processes and kernel settings, not files a MachineConfig manages`+refuses,
+		`mc.yaml:23:15: error: $.spec.config.storage.files[1].path: path "/etc/a\x1b[2Jb" has a control character`+refuses,
+	)
+}
+
+// TestOversizedContentsRefused: a gzip bomb small enough for etcd but over the agent's
+// limit of one file is an error, found without decompressing it whole.
+func TestOversizedContentsRefused(t *testing.T) {
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	if _, err := zw.Write(make([]byte, 65<<20)); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	bomb := b.Bytes()
+	data := mc(fmt.Sprintf(`
+ignition:
+  version: 3.5.0
+storage:
+  files:
+  - path: /etc/bomb
+    contents:
+      compression: gzip
+      source: "data:;base64,%s"
+`, base64.StdEncoding.EncodeToString(bomb)))
+	check(t, "mc.yaml", data,
+		"mc.yaml:15:11: error: $.spec.config.storage.files[0].contents: file /etc/bomb: contents: it decompresses to more than 67108864 bytes, the limit of one file (the agent's --max-file-size); the mcotui agent refuses such a config")
+}
