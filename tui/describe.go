@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
+	"github.com/mcotui/mcotui/core/textsafe"
 	"github.com/mcotui/mcotui/tui/common"
 	"github.com/mcotui/mcotui/tui/dialog"
 	"github.com/mcotui/mcotui/tui/internal/layout"
@@ -73,7 +74,7 @@ func (u *UI) showYAML() {
 		u.setNotice("y shows the YAML of the selected pool or node: select one", true)
 		return
 	}
-	text := common.Escape(strings.Join(docs, "---\n"), true)
+	text := textsafe.EscapeLines(strings.Join(docs, "---\n"))
 	u.openDialog(dialog.NewDocument(u.c, title+" (YAML)", func(width int) string {
 		return ansi.Wrap(strings.TrimRight(text, "\n"), width, "")
 	}))
@@ -166,7 +167,7 @@ func eventsText(c *common.Common, evs []corev1.Event, err error) string {
 	b.WriteByte('\n')
 	switch {
 	case err != nil:
-		b.WriteString("  " + st.Dim.Render("<unknown: "+common.Escape(err.Error(), false)+">") + "\n")
+		b.WriteString("  " + st.Dim.Render("<unknown: "+textsafe.Escape(err.Error())+">") + "\n")
 		return b.String()
 	case len(evs) == 0:
 		b.WriteString("  <none>\n")
@@ -198,7 +199,7 @@ func eventsText(c *common.Common, evs []corev1.Event, err error) string {
 		if from == "" {
 			from = e.ReportingController
 		}
-		rows[i] = [4]string{common.Escape(e.Type, false), common.Escape(e.Reason, false), age, common.Escape(from, false)}
+		rows[i] = [4]string{textsafe.Escape(e.Type), textsafe.Escape(e.Reason), age, textsafe.Escape(from)}
 		typeW, reasonW, ageW, fromW = max(typeW, len(rows[i][0])), max(reasonW, len(rows[i][1])), max(ageW, len(age)), max(fromW, len(rows[i][3]))
 	}
 	row := func(cells [4]string, msg string) {
@@ -207,7 +208,7 @@ func eventsText(c *common.Common, evs []corev1.Event, err error) string {
 	row([4]string{"Type", "Reason", "Age", "From"}, "Message")
 	row([4]string{"----", "------", "----", "----"}, "-------")
 	for i, e := range evs {
-		msg := common.Escape(strings.TrimSpace(e.Message), false)
+		msg := textsafe.Escape(strings.TrimSpace(e.Message))
 		if e.Type == corev1.EventTypeWarning {
 			msg = st.Warn.Render(msg)
 		}
@@ -220,7 +221,7 @@ func eventsText(c *common.Common, evs []corev1.Event, err error) string {
 // and every condition with its reason and message.
 func describePool(p *model.Pool, counts model.PoolCounts, now time.Time, width int) string {
 	var b strings.Builder
-	kv := func(k, v string) { fmt.Fprintf(&b, "%-27s%s\n", k+":", common.Escape(v, false)) }
+	kv := func(k, v string) { fmt.Fprintf(&b, "%-27s%s\n", k+":", textsafe.Escape(v)) }
 	kv("Name", p.Name)
 	kv("Configuration", p.Config)
 	kv("Target", p.Target)
@@ -238,9 +239,9 @@ func describePool(p *model.Pool, counts model.PoolCounts, now time.Time, width i
 		}
 		b.WriteString("\nConditions:\n")
 		for _, c := range p.Obj.Status.Conditions {
-			fmt.Fprintf(&b, "  %-22s %-7s %-36s %s\n", c.Type, c.Status, common.Escape(c.Reason, false), layout.Age(now.Sub(c.LastTransitionTime.Time)))
+			fmt.Fprintf(&b, "  %-22s %-7s %-36s %s\n", c.Type, c.Status, textsafe.Escape(c.Reason), layout.Age(now.Sub(c.LastTransitionTime.Time)))
 			if c.Message != "" {
-				b.WriteString(indent(ansi.Wrap(common.Escape(c.Message, false), max(20, width-4), " "), "    "))
+				b.WriteString(indent(ansi.Wrap(textsafe.Escape(c.Message), max(20, width-4), " "), "    "))
 			}
 		}
 	}
@@ -251,7 +252,7 @@ func describePool(p *model.Pool, counts model.PoolCounts, now time.Time, width i
 // with the kubelet's conditions, taints, and its MachineConfigNode's conditions.
 func describeNode(n *model.Node, now time.Time, width int) string {
 	var b strings.Builder
-	kv := func(k, v string) { fmt.Fprintf(&b, "%-20s%s\n", k+":", common.Escape(v, false)) }
+	kv := func(k, v string) { fmt.Fprintf(&b, "%-20s%s\n", k+":", textsafe.Escape(v)) }
 	kv("Name", n.Name)
 	kv("Pool", n.Pool)
 	kv("Status", n.Status())
@@ -269,18 +270,18 @@ func describeNode(n *model.Node, now time.Time, width int) string {
 		}
 		b.WriteString("\nConditions (Node):\n")
 		for _, c := range o.Status.Conditions {
-			fmt.Fprintf(&b, "  %-22s %-7s %-28s %s\n", c.Type, c.Status, common.Escape(c.Reason, false), layout.Age(now.Sub(c.LastTransitionTime.Time)))
+			fmt.Fprintf(&b, "  %-22s %-7s %-28s %s\n", c.Type, c.Status, textsafe.Escape(c.Reason), layout.Age(now.Sub(c.LastTransitionTime.Time)))
 			if c.Message != "" {
-				b.WriteString(indent(ansi.Wrap(common.Escape(c.Message, false), max(20, width-4), " "), "    "))
+				b.WriteString(indent(ansi.Wrap(textsafe.Escape(c.Message), max(20, width-4), " "), "    "))
 			}
 		}
 	}
 	if m := n.MCN; m != nil {
 		b.WriteString("\nConditions (MachineConfigNode):\n")
 		for _, c := range m.Status.Conditions {
-			fmt.Fprintf(&b, "  %-26s %-7s %-28s %s\n", c.Type, c.Status, common.Escape(c.Reason, false), layout.Age(now.Sub(c.LastTransitionTime.Time)))
+			fmt.Fprintf(&b, "  %-26s %-7s %-28s %s\n", c.Type, c.Status, textsafe.Escape(c.Reason), layout.Age(now.Sub(c.LastTransitionTime.Time)))
 			if c.Message != "" && c.Status != "False" {
-				b.WriteString(indent(ansi.Wrap(common.Escape(c.Message, false), max(20, width-4), " "), "    "))
+				b.WriteString(indent(ansi.Wrap(textsafe.Escape(c.Message), max(20, width-4), " "), "    "))
 			}
 		}
 	}

@@ -72,3 +72,25 @@ func isBidi(r rune) bool {
 	}
 	return false
 }
+
+// EscapeLines is Escape for a document of several lines (a YAML view, a description):
+// newlines and tabs are kept as they are, everything else Escape escapes is escaped.
+func EscapeLines(s string) string {
+	if !NeedsEscape(strings.NewReplacer("\n", "", "\t", "").Replace(s)) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i, line := range strings.Split(s, "\n") {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		for j, part := range strings.Split(line, "\t") {
+			if j > 0 {
+				b.WriteByte('\t')
+			}
+			b.WriteString(Escape(part))
+		}
+	}
+	return b.String()
+}

@@ -45,3 +45,15 @@ func FuzzEscape(f *testing.F) {
 		}
 	})
 }
+
+func TestEscapeLines(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"kind: Node\nname:\tworker-0\n", "kind: Node\nname:\tworker-0\n"},
+		{"reason: \x1b[2Jgone\nnext", "reason: \\x1b[2Jgone\nnext"},
+		{"a\r\nb\u202e", "a\\r\nb\\u202e"},
+	} {
+		if got := EscapeLines(tc.in); got != tc.want {
+			t.Errorf("EscapeLines(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

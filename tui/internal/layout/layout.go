@@ -9,8 +9,7 @@ import (
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
-
-	"github.com/mcotui/mcotui/tui/common"
+	"github.com/mcotui/mcotui/core/textsafe"
 )
 
 // Column is a table column to size.
@@ -135,7 +134,7 @@ func Fit(b *strings.Builder, s string, w int) {
 		return
 	}
 	// Text from the cluster may hold control characters: shown escaped, never sent.
-	s = ansi.Truncate(common.Escape(s, false), w, Ellipsis)
+	s = ansi.Truncate(textsafe.Escape(s), w, Ellipsis)
 	b.WriteString(s)
 	pad(b, w-ansi.StringWidth(s))
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
+	"github.com/mcotui/mcotui/core/textsafe"
 	"github.com/mcotui/mcotui/tui/common"
 	"github.com/mcotui/mcotui/tui/internal/layout"
 	"github.com/mcotui/mcotui/tui/model"
@@ -199,7 +200,7 @@ func (m *Model) document(n *model.Node) string {
 	}
 	field("State", state)
 	if n.Reason != "" {
-		field("Reason", common.Escape(n.Reason, false))
+		field("Reason", textsafe.Escape(n.Reason))
 	}
 	if n.Phase >= 0 {
 		c := n.Cells[n.Phase]
@@ -243,7 +244,7 @@ func (m *Model) document(n *model.Node) string {
 		m.blockers(&b, n.Blockers, st.Error)
 	case n.Waiting:
 		section(fmt.Sprintf("Waiting for %s on", layout.Age(now.Sub(n.Since))))
-		b.WriteString(ansi.Wrap("  "+common.Escape(n.WaitFor, false), m.width, " "))
+		b.WriteString(ansi.Wrap("  "+textsafe.Escape(n.WaitFor), m.width, " "))
 		b.WriteByte('\n')
 	}
 
@@ -274,7 +275,7 @@ func (m *Model) document(n *model.Node) string {
 		}
 		slices.Sort(keys)
 		for _, k := range keys {
-			line := "  " + st.Label.Render(common.Escape(k, false)+":") + " " + common.Escape(n.Obj.Annotations[k], false)
+			line := "  " + st.Label.Render(textsafe.Escape(k)+":") + " " + textsafe.Escape(n.Obj.Annotations[k])
 			b.WriteString(ansi.Wrap(line, m.width, " "))
 			b.WriteByte('\n')
 		}
@@ -289,7 +290,7 @@ func readyWhy(n *model.Node) string {
 	}
 	for _, c := range n.Obj.Status.Conditions {
 		if c.Type == "Ready" && c.Message != "" {
-			return ": " + common.Escape(c.Message, false)
+			return ": " + textsafe.Escape(c.Message)
 		}
 	}
 	return ""
@@ -316,9 +317,9 @@ func (m *Model) blockers(b *strings.Builder, bs []phase.Blocker, style lipgloss.
 		layout.Fit(b, bl.Pod, podW)
 		b.WriteString("  ")
 		if len(bl.Budgets) > 0 {
-			b.WriteString(style.Render(common.Escape(strings.Join(bl.Budgets, ", "), false)))
+			b.WriteString(style.Render(textsafe.Escape(strings.Join(bl.Budgets, ", "))))
 		} else {
-			b.WriteString(style.Render(common.Escape(bl.Reason, false)))
+			b.WriteString(style.Render(textsafe.Escape(bl.Reason)))
 		}
 		b.WriteByte('\n')
 	}
@@ -377,7 +378,7 @@ func (m *Model) conditions(b *strings.Builder, conds []metav1.Condition, now tim
 			case 5:
 				layout.Fit(b, layout.Age(now.Sub(c.LastTransitionTime.Time)), w)
 			case 6:
-				msgLines = strings.Split(ansi.Wrap(common.Escape(c.Message, false), w, " "), "\n")
+				msgLines = strings.Split(ansi.Wrap(textsafe.Escape(c.Message), w, " "), "\n")
 				msg := msgLines[0]
 				if s == phase.Failed {
 					msg = st.Error.Render(msg)
