@@ -177,11 +177,13 @@ type poolDriver struct {
 // and every Interval besides, until it ends, or ctx does.
 func (d *poolDriver) run(ctx context.Context) (DriveEnd, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	kubeF := kubeinformers.NewSharedInformerFactory(d.clients.Kube, 0)
 	mcfgF := mcfginformers.NewSharedInformerFactory(d.clients.MachineConfig, 0)
-	defer kubeF.Shutdown()
-	defer mcfgF.Shutdown()
+	defer func() {
+		cancel() // first: Shutdown waits for the informers, which stop with ctx
+		kubeF.Shutdown()
+		mcfgF.Shutdown()
+	}()
 	nodes := kubeF.Core().V1().Nodes()
 	pools := mcfgF.Machineconfiguration().V1().MachineConfigPools()
 	mcns := mcfgF.Machineconfiguration().V1().MachineConfigNodes()
@@ -206,7 +208,12 @@ func (d *poolDriver) run(ctx context.Context) (DriveEnd, error) {
 		return one()
 	}, poke))
 	regs = append(regs, err)
-	_, err = pools.Informer().AddEventHandler(handler(func(_, _ *mcfgv1.MachineConfigPool) []string { return one() }, poke))
+	_, err = pools.Informer().AddEventHandler(handler(func(old, cur *mcfgv1.MachineConfigPool) []string {
+		if old != nil && cur != nil && old.ResourceVersion != cur.ResourceVersion && old.Generation == cur.Generation && samePin(old, cur) {
+			return nil // a status write, the driver's own as a rule
+		}
+		return one()
+	}, poke))
 	regs = append(regs, err)
 	_, err = mcns.Informer().AddEventHandler(handler(func(old, cur *mcfgv1.MachineConfigNode) []string {
 		if old != nil && cur != nil && old.ResourceVersion != cur.ResourceVersion && old.Spec == cur.Spec {

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -315,6 +316,11 @@ func (d *Driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) 
 		// Not rendered yet: the render loop says why in RenderDegraded.
 		return st, rollout.Step{}, errors.Join(errs...)
 	}
+	// Taints first, as MCO's syncMachineConfigPool: a node that waits for the target
+	// carries UpdateInProgress before any node of the pool is given the target.
+	if err := d.syncTaints(ctx, p, st.Nodes); err != nil {
+		errs = append(errs, err)
+	}
 	var step rollout.Step
 	if mayStep == nil || mayStep(st) {
 		step, err = d.stepOn(ctx, &st, rollout.Options{})
@@ -327,9 +333,6 @@ func (d *Driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) 
 		case err != nil:
 			errs = append(errs, err)
 		}
-	}
-	if err := d.syncTaints(ctx, p, st.Nodes); err != nil {
-		errs = append(errs, err)
 	}
 	if err := d.writeStatus(ctx, &st, d.clock.Now()); err != nil {
 		errs = append(errs, err)
@@ -349,6 +352,7 @@ func (d *Driver) syncMachineConfigNode(ctx context.Context, pool string, n *core
 		return nil
 	}
 	written, err := kube.ApplyMachineConfigNode(ctx, d.clients, n, pool, existing, d.fieldManager)
+	d.log.Debug("synced machineconfignode", "pool", pool, "node", n.Name, "desired", desired, "wrote", written != nil, "err", err)
 	if written != nil {
 		over := ""
 		if existing != nil {
@@ -378,7 +382,7 @@ func (l *rolloutLoop) sync(ctx context.Context, name string) error {
 func (d *Driver) writeStatus(ctx context.Context, st *PoolState, now time.Time) error {
 	pool := st.Pool
 	status := rollout.Status(pool, rollout.PlanningView(st.Nodes), metav1.NewTime(now))
-	if equality.Semantic.DeepEqual(status, pool.Status) {
+	if sameStatus(status, pool.Status) {
 		return nil
 	}
 	updated := pool.DeepCopy()
@@ -389,6 +393,7 @@ func (d *Driver) writeStatus(ctx context.Context, st *PoolState, now time.Time) 
 	}
 	d.ownPools.wrote(pool.ResourceVersion, written)
 	st.Pool = written
+	d.log.Debug("wrote pool status", "pool", pool.Name, "updated", status.UpdatedMachineCount, "unavailable", status.UnavailableMachineCount)
 	return nil
 }
 
@@ -425,4 +430,17 @@ func (d *Driver) syncTaints(ctx context.Context, pool *mcfgv1.MachineConfigPool,
 		d.log.Info("updated taints", "pool", pool.Name, "node", n.Name, "updateInProgress", nodeanno.Desired(n) != pool.Spec.Configuration.Name)
 	}
 	return errors.Join(errs...)
+}
+
+// sameStatus reports whether two pool statuses are the same as the API server stores
+// them: in JSON, where an empty list and none are alike and times have seconds. A
+// status that differs only in Go (a nil list against an empty one) would otherwise be
+// written at every sync, and, since each write is a watch event, sync again at once.
+func sameStatus(a, b mcfgv1.MachineConfigPoolStatus) bool {
+	if equality.Semantic.DeepEqual(a, b) {
+		return true
+	}
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
 }
