@@ -25,13 +25,13 @@ import (
 // driver that plans with rollout.Plan over the cache as its ownWrites record corrects
 // it. Only the planning is the driver's; the API server is a map.
 type lagSim struct {
-	pool    *mcfgv1.MachineConfigPool
-	server  map[string]*corev1.Node
-	cache   map[string]*corev1.Node
-	events  []*corev1.Node // versions written, not yet in the cache
+	pool   *mcfgv1.MachineConfigPool
+	server map[string]*corev1.Node
+	cache  map[string]*corev1.Node
+	events []*corev1.Node // versions written, not yet in the cache
 	// worst is the most nodes unavailable on the server right after a target the
 	// driver wrote: what maxUnavailable bounds.
-	worst int
+	worst   int
 	rv      int
 	own     *ownWrites[*corev1.Node]
 	overlay bool // the driver uses own; false shows what planning on the cache alone does
