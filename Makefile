@@ -70,9 +70,10 @@ $(STATICCHECK):
 staticcheck: $(STATICCHECK)
 	$(STATICCHECK) ./...
 
-# The cluster-side benchmarks run once each on a real control plane: a rollout of a
-# 1,000-node kwok pool (about a minute on 2 shared cores at the controller's rate limit
-# of 50/100, after a minute of setup) and status on 5,000 nodes against kubectl.
+# The cluster-side benchmarks run once each on a real control plane: rollouts of kwok
+# pools (1,000 nodes; 200 nodes with 2 s agents; 5,000 nodes at maxUnavailable 50: about
+# 10 minutes on 2 shared cores at the controller's rate limit of 50/100, setup included)
+# and status on 5,000 nodes against kubectl.
 bench: testbin
 	$(GO) test -run '^$$' -bench . -benchmem ./core/... ./store/... ./agent/... ./tui/...
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3000x ./sim/apisim/
