@@ -94,13 +94,6 @@ func (w *ownWrites[T]) latest(cached T) T {
 	return e.written
 }
 
-// forget drops the record of name (the object is gone).
-func (w *ownWrites[T]) forget(name string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	delete(w.by, name)
-}
-
 // pending is how many writes the cache has not shown yet, for tests and logs.
 func (w *ownWrites[T]) pending() int {
 	w.mu.Lock()
