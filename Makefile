@@ -74,10 +74,11 @@ staticcheck: $(STATICCHECK)
 k9s:
 	./hack/k9s.sh $(TESTBIN)
 
-# The cluster-side benchmarks run once each on a real control plane: a rollout of a
-# 1,000-node kwok pool (about a minute on 2 shared cores at the controller's rate limit
-# of 50/100, after a minute of setup), status on 5,000 nodes against kubectl, and the
-# TUI against k9s on 5,000 kwok nodes in tmux (3 runs of each, about 10 minutes).
+# The cluster-side benchmarks run once each on a real control plane: rollouts of kwok
+# pools (1,000 nodes; 200 nodes with 2 s agents; 5,000 nodes at maxUnavailable 50: about
+# 10 minutes on 2 shared cores at the controller's rate limit of 50/100, setup included),
+# status on 5,000 nodes against kubectl, and the TUI against k9s on 5,000 kwok nodes in
+# tmux (3 runs of each, about 30 minutes).
 bench: testbin k9s
 	$(GO) test -run '^$$' -bench . -benchmem ./core/... ./store/... ./agent/... ./tui/...
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3000x ./sim/apisim/

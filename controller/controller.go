@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"sync"
 	"time"
@@ -20,6 +21,7 @@ import (
 	operatorscheme "github.com/openshift/client-go/operator/clientset/versioned/scheme"
 	operatorinformers "github.com/openshift/client-go/operator/informers/externalversions"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -211,11 +213,11 @@ func lead(ctx context.Context, cfg *Config) error {
 	mcs := mcfgF.Machineconfiguration().V1().MachineConfigs()
 	mcns := mcfgF.Machineconfiguration().V1().MachineConfigNodes()
 
-	driver := NewDriver(c, DriverOptions{FieldManager: cfg.Identity, Recorder: recorder, Logger: log.With("loop", "rollout"), MachineConfigNodes: mcns.Lister()})
-	rl := &rolloutLoop{
-		clients: c, driver: driver, recorder: recorder, clock: cfg.Clock, log: log.With("loop", "rollout"),
-		pools: pools.Lister(), nodes: nodes.Lister(), mcns: mcns.Lister(),
-	}
+	driver := NewDriver(c, DriverOptions{
+		FieldManager: cfg.Identity, Recorder: recorder, Logger: log.With("loop", "rollout"), Clock: cfg.Clock,
+		Nodes: nodes.Lister(), Pools: pools.Lister(), MachineConfigNodes: mcns.Lister(),
+	})
+	rl := &rolloutLoop{driver: driver}
 	rend := &renderLoop{
 		clients: c, recorder: recorder, clock: cfg.Clock, log: log.With("loop", "render"),
 		pools: pools.Lister(), mcs: mcs.Lister(), version: cfg.Version, fieldManager: cfg.Identity,
@@ -243,12 +245,25 @@ func lead(ctx context.Context, cfg *Config) error {
 		}
 		return out
 	}
+	// Each event enqueues only the pools it may concern, at once: the queue coalesces
+	// a burst into one sync per pool. Updates that change nothing the rollout reads
+	// (a kubelet's heartbeat, an agent's MachineConfigNode status, the loop's own pool
+	// status) enqueue nothing; resyncs (same resourceVersion) do, as they are how a
+	// dropped key comes back.
 	var regs []error
-	_, err := nodes.Informer().AddEventHandler(handler(poolsOfNode, rolloutQ.add))
+	_, err := nodes.Informer().AddEventHandler(handler(func(old, cur *corev1.Node) []string {
+		if old != nil && cur != nil && !nodeChangeMatters(old, cur) {
+			return nil
+		}
+		return poolsOfNode(old, cur)
+	}, rolloutQ.add))
 	regs = append(regs, err)
 	_, err = mcns.Informer().AddEventHandler(handler(func(old, cur *mcfgv1.MachineConfigNode) []string {
 		if cur == nil {
 			return nil
+		}
+		if old != nil && old.ResourceVersion != cur.ResourceVersion && old.Spec == cur.Spec {
+			return nil // the agent's status: the rollout writes only the spec
 		}
 		return []string{cur.Spec.Pool.Name}
 	}, rolloutQ.add))
@@ -256,6 +271,10 @@ func lead(ctx context.Context, cfg *Config) error {
 	_, err = pools.Informer().AddEventHandler(handler(func(old, cur *mcfgv1.MachineConfigPool) []string {
 		if old == nil || !equalSelectors(old, cur) {
 			return allPools() // membership of every pool may change
+		}
+		if old.ResourceVersion != cur.ResourceVersion && old.Generation == cur.Generation && samePin(old, cur) &&
+			equality.Semantic.DeepEqual(old.Spec, cur.Spec) {
+			return nil // a status write, the loop's own as a rule
 		}
 		return []string{cur.Name}
 	}, rolloutQ.add))
@@ -360,6 +379,25 @@ func lead(ctx context.Context, cfg *Config) error {
 	}
 	wg.Wait()
 	return nil
+}
+
+// nodeChangeMatters reports whether a node's update may change its pool's rollout:
+// anything but its status other than the conditions' statuses (heartbeats, images,
+// addresses), or a resync of the same version.
+func nodeChangeMatters(old, cur *corev1.Node) bool {
+	if old.ResourceVersion == cur.ResourceVersion {
+		return true // a resync
+	}
+	if !maps.Equal(old.Labels, cur.Labels) || !maps.Equal(old.Annotations, cur.Annotations) ||
+		!equality.Semantic.DeepEqual(old.Spec, cur.Spec) || len(old.Status.Conditions) != len(cur.Status.Conditions) {
+		return true
+	}
+	for i := range old.Status.Conditions {
+		if old.Status.Conditions[i].Type != cur.Status.Conditions[i].Type || old.Status.Conditions[i].Status != cur.Status.Conditions[i].Status {
+			return true
+		}
+	}
+	return false
 }
 
 // samePin: the pools' rollback annotations are the same. They are metadata, which

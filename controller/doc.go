@@ -26,7 +26,10 @@
 // that one controller drives the cluster at a time, and refuses to start where MCO runs
 // (kube.DetectMCO). The TUI checks the Lease with LeaseHolder, and DrivePool holds it
 // with Lead while a terminal drives a pool. Each loop reads through shared informers and writes through typed
-// clients; each has its own rate-limited work queue keyed by object name. A write that
-// decides which nodes get a new config is decided on a fresh read from the API server,
-// never on the informer cache alone, and carries the resourceVersion it was decided on.
+// clients; each has its own rate-limited work queue keyed by object name, to which
+// watch events add the names they concern at once (the queue coalesces bursts). The
+// rollout decides from the caches, with a record of the driver's own writes that the
+// caches do not show yet (ownwrites.go): a node targeted a moment ago counts as
+// unavailable however far the cache lags, so maxUnavailable holds without a read of
+// the API server per step. Every write carries the resourceVersion it was decided on.
 package controller

@@ -8,8 +8,13 @@ import (
 	"strings"
 	"time"
 
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	mcfginformers "github.com/openshift/client-go/machineconfiguration/informers/externalversions"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 
 	"github.com/mcotui/mcotui/core/nodeanno"
@@ -17,7 +22,8 @@ import (
 	"github.com/mcotui/mcotui/platform/kube"
 )
 
-// DefaultDriveInterval is how often DrivePool looks at its pool again.
+// DefaultDriveInterval is how often DrivePool looks at its pool again when no change
+// of it, its nodes or their MachineConfigNodes has made it look sooner.
 const DefaultDriveInterval = time.Second
 
 // DriveOptions configure DrivePool. Identity is required.
@@ -31,7 +37,8 @@ type DriveOptions struct {
 	Namespace, LeaseName string
 	// Leader election timing, client-go's meaning. Defaults as for Config.
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
-	// Interval is how often the pool is looked at again. Default DefaultDriveInterval.
+	// Interval is how often the pool is looked at again without a change (changes are
+	// acted on as their watch events arrive). Default DefaultDriveInterval.
 	Interval time.Duration
 	// Clock times the pool's status conditions and the check of the Lease. Default:
 	// the real clock.
@@ -80,8 +87,10 @@ var ErrLeaseHeld = errors.New("the lease is held")
 // It refuses where MCO runs (ErrMCOPresent) and when the controller's Lease is held by
 // someone else (ErrLeaseHeld, naming the holder). Otherwise it takes that Lease (Lead),
 // so that a controller or another terminal starting meanwhile waits, and while it
-// holds it, every Interval it reads the pool, keeps the UpdateInProgress taints and
-// the pool's status as the controller would, and takes the Driver's next step. It
+// holds it, it syncs the pool as the controller would (Driver.Sync, from informers
+// of its own) on every watch event that may concern it, and every Interval besides:
+// the MachineConfigNodes, the UpdateInProgress taints, the pool's status and the
+// Driver's next step. It
 // stops when every node is Done at the pool's target (DriveUpdated), the pool is
 // paused (DrivePaused), a node failed its update to the target (DriveDegraded), or ctx
 // ends (DriveStopped); then it releases the Lease, so that a controller started later
@@ -133,10 +142,7 @@ func DrivePool(ctx context.Context, clients *kube.Clients, pool string, opts Dri
 		return "", fmt.Errorf("drive pool %s: %w by %s (%s/%s): it drives the rollout", pool, ErrLeaseHeld, holder, opts.Namespace, opts.LeaseName)
 	}
 
-	d := &poolDriver{
-		Driver: NewDriver(clients, DriverOptions{FieldManager: opts.Identity, Logger: opts.Logger}),
-		pool:   pool, opts: opts, report: report,
-	}
+	d := &poolDriver{clients: clients, pool: pool, opts: opts, report: report}
 	end := DriveStopped
 	err = Lead(ctx, Election{
 		Kube: clients.Kube, Namespace: opts.Namespace, Name: opts.LeaseName, Identity: opts.Identity,
@@ -160,13 +166,72 @@ func DrivePool(ctx context.Context, clients *kube.Clients, pool string, opts Dri
 // poolDriver is one DrivePool's term.
 type poolDriver struct {
 	*Driver
-	pool   string
-	opts   DriveOptions
-	report func(DriveReport)
+	clients *kube.Clients
+	pool    string
+	opts    DriveOptions
+	report  func(DriveReport)
 }
 
-// run looks at the pool every Interval until it ends, or ctx does.
+// run watches the pool, its nodes and their MachineConfigNodes through informers and
+// syncs the pool on every change that may concern it (a burst of changes is one sync),
+// and every Interval besides, until it ends, or ctx does.
 func (d *poolDriver) run(ctx context.Context) (DriveEnd, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	kubeF := kubeinformers.NewSharedInformerFactory(d.clients.Kube, 0)
+	mcfgF := mcfginformers.NewSharedInformerFactory(d.clients.MachineConfig, 0)
+	defer func() {
+		cancel() // first: Shutdown waits for the informers, which stop with ctx
+		kubeF.Shutdown()
+		mcfgF.Shutdown()
+	}()
+	nodes := kubeF.Core().V1().Nodes()
+	pools := mcfgF.Machineconfiguration().V1().MachineConfigPools()
+	mcns := mcfgF.Machineconfiguration().V1().MachineConfigNodes()
+	d.Driver = NewDriver(d.clients, DriverOptions{
+		FieldManager: d.opts.Identity, Logger: d.opts.Logger, Clock: d.opts.Clock,
+		Nodes: nodes.Lister(), Pools: pools.Lister(), MachineConfigNodes: mcns.Lister(),
+	})
+	// One pending wake-up at most: the changes of a burst coalesce into one sync.
+	wake := make(chan struct{}, 1)
+	poke := func(string) {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}
+	one := func(...any) []string { return []string{d.pool} }
+	var regs []error
+	_, err := nodes.Informer().AddEventHandler(handler(func(old, cur *corev1.Node) []string {
+		if old != nil && cur != nil && !nodeChangeMatters(old, cur) {
+			return nil
+		}
+		return one()
+	}, poke))
+	regs = append(regs, err)
+	_, err = pools.Informer().AddEventHandler(handler(func(old, cur *mcfgv1.MachineConfigPool) []string {
+		if old != nil && cur != nil && old.ResourceVersion != cur.ResourceVersion && old.Generation == cur.Generation && samePin(old, cur) {
+			return nil // a status write, the driver's own as a rule
+		}
+		return one()
+	}, poke))
+	regs = append(regs, err)
+	_, err = mcns.Informer().AddEventHandler(handler(func(old, cur *mcfgv1.MachineConfigNode) []string {
+		if old != nil && cur != nil && old.ResourceVersion != cur.ResourceVersion && old.Spec == cur.Spec {
+			return nil
+		}
+		return one()
+	}, poke))
+	regs = append(regs, err)
+	if err := errors.Join(regs...); err != nil {
+		return "", fmt.Errorf("register informer handlers: %w", err)
+	}
+	kubeF.Start(ctx.Done())
+	mcfgF.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), nodes.Informer().HasSynced, pools.Informer().HasSynced, mcns.Informer().HasSynced) {
+		d.report(DriveReport{Leading: true, End: DriveStopped, Message: "stopped driving pool " + d.pool})
+		return DriveStopped, nil
+	}
+
 	tick := time.NewTicker(d.opts.Interval)
 	defer tick.Stop()
 	for {
@@ -186,19 +251,22 @@ func (d *poolDriver) run(ctx context.Context) (DriveEnd, error) {
 		}
 		select {
 		case <-ctx.Done():
+		case <-wake:
 		case <-tick.C:
 		}
 	}
 }
 
-// once reads the pool and its nodes and does what the controller's rollout loop would
-// do with them, and says whether driving has ended and why.
+// once syncs the pool from the caches as the controller's rollout loop would, and says
+// whether driving has ended and why.
 func (d *poolDriver) once(ctx context.Context) (DriveEnd, string, error) {
-	st, err := d.Read(ctx, d.pool)
+	p, err := d.pools.Get(d.pool)
+	if apierrors.IsNotFound(err) {
+		return "", "", fmt.Errorf("machineconfigpool %s: %w", d.pool, err)
+	}
 	if err != nil {
 		return "", "", err
 	}
-	p := st.Pool
 	target := p.Spec.Configuration.Name
 	if target == "" {
 		return "", "", fmt.Errorf("machineconfigpool %s has not been rendered yet (spec.configuration.name is empty): only mcotui's controller renders pools: %w", p.Name, rollout.ErrNoTarget)
@@ -206,45 +274,30 @@ func (d *poolDriver) once(ctx context.Context) (DriveEnd, string, error) {
 	if p.Spec.Paused {
 		return DrivePaused, fmt.Sprintf("pool %s is paused: stopped driving it", p.Name), nil
 	}
-	var errs []error
-	wrote, err := d.syncTaints(ctx, p, st.Nodes)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	view := rollout.PlanningView(st.Nodes)
-	if err := d.writeStatus(ctx, p, view, d.opts.Clock.Now()); err != nil {
-		errs = append(errs, err)
-	}
 	var failed []string
+	st, step, err := d.Sync(ctx, d.pool, func(st PoolState) bool {
+		for _, n := range st.Nodes {
+			if nodeanno.Desired(n) == target && rollout.Degraded(n) {
+				failed = append(failed, fmt.Sprintf("%s (%s)", n.Name, nodeanno.Reason(n)))
+			}
+		}
+		return len(failed) == 0
+	})
+	if len(step.Targets) > 0 {
+		d.report(DriveReport{Leading: true, Step: step})
+	}
+	if len(failed) > 0 {
+		return DriveDegraded, fmt.Sprintf("pool %s: stopped driving: %s failed to update to %s", p.Name, strings.Join(failed, ", "), target), nil
+	}
 	done := 0
 	for _, n := range st.Nodes {
-		if nodeanno.Desired(n) == target && rollout.Degraded(n) {
-			failed = append(failed, fmt.Sprintf("%s (%s)", n.Name, nodeanno.Reason(n)))
-		}
 		if rollout.DoneAt(n, target) {
 			done++
 		}
 	}
-	switch {
-	case len(failed) > 0:
-		return DriveDegraded, fmt.Sprintf("pool %s: stopped driving: %s failed to update to %s", p.Name, strings.Join(failed, ", "), target), nil
-	case done == len(st.Nodes) && len(errs) == 0:
-		// With no error, the taints and the status written above are the final ones.
+	if done == len(st.Nodes) && err == nil && st.Pool != nil {
+		// With no error, the taints and the status written are the final ones.
 		return DriveUpdated, fmt.Sprintf("pool %s is updated: all %d nodes run %s", p.Name, done, target), nil
 	}
-	// The nodes as read are what the step decides on, unless the taints just moved
-	// them on: then each target's patch would only meet a Conflict.
-	var step rollout.Step
-	if wrote {
-		step, err = d.Step(ctx, d.pool, rollout.Options{})
-	} else {
-		step, err = d.stepOn(ctx, st, rollout.Options{})
-	}
-	if len(step.Targets) > 0 {
-		d.report(DriveReport{Leading: true, Step: step})
-	}
-	if err != nil {
-		errs = append(errs, err)
-	}
-	return "", "", errors.Join(errs...)
+	return "", "", err
 }

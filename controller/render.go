@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	mcfglisters "github.com/openshift/client-go/machineconfiguration/listers/machineconfiguration/v1"
@@ -49,11 +50,65 @@ type renderLoop struct {
 	log          *slog.Logger
 	version      string
 	fieldManager string
+
+	// cache remembers each source's validated Ignition config by content hash; last
+	// remembers each pool's last render and the sources it was made from, so that a
+	// sync whose selected MachineConfigs have not changed (by resourceVersion) renders
+	// nothing. Only the loop's one worker touches last.
+	cache *render.Cache
+	last  map[string]lastRender
+}
+
+// lastRender is a pool's last render: the key of its inputs (see renderKey) and the
+// result.
+type lastRender struct {
+	key string
+	r   *render.Rendered
+	err error
+}
+
+// renderKey identifies what a render of pool from selected depends on: the pool's
+// name and machineConfigSelector, and each selected MachineConfig's name and
+// resourceVersion (any change of a MachineConfig moves its resourceVersion).
+func renderKey(pool *mcfgv1.MachineConfigPool, selected []*mcfgv1.MachineConfig) string {
+	var b strings.Builder
+	b.WriteString(pool.Name)
+	b.WriteByte(0)
+	b.WriteString(metav1.FormatLabelSelector(pool.Spec.MachineConfigSelector))
+	for _, mc := range selected {
+		b.WriteByte(0)
+		b.WriteString(mc.Name)
+		b.WriteByte('@')
+		b.WriteString(mc.ResourceVersion)
+	}
+	return b.String()
+}
+
+// render renders pool from its sources among all, or returns the last render when its
+// selected sources have not changed since.
+func (l *renderLoop) render(pool *mcfgv1.MachineConfigPool, all []*mcfgv1.MachineConfig) (*render.Rendered, error) {
+	if l.cache == nil {
+		l.cache, l.last = render.NewCache(), map[string]lastRender{}
+	}
+	sources := sourceConfigs(all)
+	selected, err := render.Select(pool, sources)
+	if err != nil {
+		delete(l.last, pool.Name)
+		return nil, err
+	}
+	key := renderKey(pool, selected)
+	if last, ok := l.last[pool.Name]; ok && last.key == key {
+		return last.r, last.err
+	}
+	r, err := l.cache.Render(pool, selected)
+	l.last[pool.Name] = lastRender{key: key, r: r, err: err}
+	return r, err
 }
 
 func (l *renderLoop) sync(ctx context.Context, name string) error {
 	pool, err := l.pools.Get(name)
 	if apierrors.IsNotFound(err) {
+		delete(l.last, name)
 		return nil
 	}
 	if err != nil {
@@ -63,7 +118,7 @@ func (l *renderLoop) sync(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	r, err := render.Render(pool, sourceConfigs(all))
+	r, err := l.render(pool, all)
 	switch {
 	case errors.Is(err, render.ErrSelectsAll):
 		// As MCO: a warning, and the pool keeps its last rendered config.

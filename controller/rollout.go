@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -49,32 +50,62 @@ type DriverOptions struct {
 	Logger *slog.Logger
 	// MachineConfigNodes, when set, is the cache the targets' MachineConfigNodes are
 	// updated from, saving the create and GET each target otherwise costs (see
-	// kube.SyncMachineConfigNode). Nodes and pools are always read from the API server.
+	// kube.SyncMachineConfigNode).
 	MachineConfigNodes mcfglisters.MachineConfigNodeLister
+	// Nodes and Pools, when set together with MachineConfigNodes, are the caches the
+	// driver plans from (Sync, and Step): no read of the API server per step. The
+	// driver's record of its own writes makes up for a cache that lags them (see
+	// ownWrites). Without them Step reads the API server.
+	Nodes corelisters.NodeLister
+	Pools mcfglisters.MachineConfigPoolLister
+	// Clock times the pool's status conditions and expires writes whose outcome is
+	// unknown. Default: the real clock.
+	Clock clock.PassiveClock
 }
 
 // Driver drives pools' rollouts one step at a time, as MCO's node controller does. It
-// reads from the API server and keeps no state, so the controller's rollout loop and
-// the TUI (when no controller holds the Lease) drive pools the same way. Only one
-// driver may drive a pool at a time; Run's Lease sees to that for controllers. Its
-// methods may be called concurrently.
+// plans from informer caches when given them (DriverOptions.Nodes), and otherwise from
+// the API server, so the controller's rollout loop and the TUI (when no controller
+// holds the Lease) drive pools the same way. Its only state is its record of its own
+// writes that the caches do not show yet. Only one driver may drive a pool at a time;
+// Run's Lease sees to that for controllers. Its methods may be called concurrently,
+// for different pools.
 type Driver struct {
 	clients      *kube.Clients
+	nodes        corelisters.NodeLister
+	pools        mcfglisters.MachineConfigPoolLister
 	mcns         mcfglisters.MachineConfigNodeLister
 	fieldManager string
 	recorder     record.EventRecorder
 	log          *slog.Logger
+	clock        clock.PassiveClock
+
+	ownNodes *ownWrites[*corev1.Node]
+	ownMCNs  *ownWrites[*mcfgv1.MachineConfigNode]
+	ownPools *ownWrites[*mcfgv1.MachineConfigPool]
 }
 
 // NewDriver returns a Driver writing through clients.
 func NewDriver(clients *kube.Clients, opts DriverOptions) *Driver {
-	d := &Driver{clients: clients, mcns: opts.MachineConfigNodes, fieldManager: opts.FieldManager, recorder: opts.Recorder, log: opts.Logger}
+	d := &Driver{
+		clients: clients, mcns: opts.MachineConfigNodes, fieldManager: opts.FieldManager, recorder: opts.Recorder, log: opts.Logger,
+		clock: opts.Clock,
+	}
+	if opts.Nodes != nil && opts.Pools != nil && opts.MachineConfigNodes != nil {
+		d.nodes, d.pools = opts.Nodes, opts.Pools
+	}
 	if d.fieldManager == "" {
 		d.fieldManager = FieldManager
 	}
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
 	}
+	if d.clock == nil {
+		d.clock = clock.RealClock{}
+	}
+	d.ownNodes = newOwnWrites[*corev1.Node](d.clock)
+	d.ownMCNs = newOwnWrites[*mcfgv1.MachineConfigNode](d.clock)
+	d.ownPools = newOwnWrites[*mcfgv1.MachineConfigPool](d.clock)
 	return d
 }
 
@@ -88,7 +119,7 @@ type PoolState struct {
 }
 
 // Read reads the pool named pool and its members from the API server (not from a
-// cache): what Step decides on.
+// cache): what a one-off look (`mcotui rollout`'s plan, Follow) shows.
 func (d *Driver) Read(ctx context.Context, pool string) (PoolState, error) {
 	p, err := d.clients.MachineConfig.MachineconfigurationV1().MachineConfigPools().Get(ctx, pool, metav1.GetOptions{})
 	if err != nil {
@@ -119,26 +150,67 @@ func (d *Driver) Read(ctx context.Context, pool string) (PoolState, error) {
 	return PoolState{Pool: p, Nodes: members, Problems: problems}, nil
 }
 
-// Step plans the next step of the pool's rollout over its members as the API server
-// has them now (rollout.Plan over rollout.PlanningView) and carries it out: each target node's
-// desiredConfig annotation is set to the step's target, decided on the node's
-// resourceVersion, and its MachineConfigNode is brought in step; then a SetDesiredConfig
-// event goes to the pool. A paused pool gets no targets.
+// cached is the pool named pool and its members from the caches, each object replaced
+// by the driver's own write of it where the cache does not show that write yet: what
+// Sync decides on. NotFound when the cache has no such pool.
+func (d *Driver) cached(pool string) (PoolState, error) {
+	p, err := d.pools.Get(pool)
+	if err != nil {
+		return PoolState{}, err
+	}
+	p = d.ownPools.latest(p)
+	all, err := d.pools.List(labels.Everything())
+	if err != nil {
+		return PoolState{}, err
+	}
+	for i, q := range all {
+		all[i] = d.ownPools.latest(q)
+	}
+	// The lister's selector filters the cache's nodes without copying them; Members
+	// then settles which of them the pool owns.
+	var nodes []*corev1.Node
+	if sel, err := metav1.LabelSelectorAsSelector(p.Spec.NodeSelector); err == nil && p.Spec.NodeSelector != nil && !sel.Empty() {
+		if nodes, err = d.nodes.List(sel); err != nil {
+			return PoolState{}, err
+		}
+	}
+	for i, n := range nodes {
+		nodes[i] = d.ownNodes.latest(n)
+	}
+	members, problems := rollout.Members(p, all, nodes)
+	return PoolState{Pool: p, Nodes: members, Problems: problems}, nil
+}
+
+// Step plans the next step of the pool's rollout over its members (rollout.Plan over
+// rollout.PlanningView), as the driver's caches have them with its own writes, or as
+// the API server has them now when the driver has no caches, and carries it out: each
+// target node's desiredConfig annotation is set to the step's target, decided on the
+// node's resourceVersion, and its MachineConfigNode is brought in step; then a
+// SetDesiredConfig event goes to the pool. A paused pool gets no targets.
 //
 // The step is returned even when writing a target fails part way; the error names the
 // node. A node that changed since it was read fails with a Conflict: step again. The
 // retries of opts.Retry are planned but not written: how an agent is told to retry is
 // not settled yet.
 func (d *Driver) Step(ctx context.Context, pool string, opts rollout.Options) (rollout.Step, error) {
-	st, err := d.Read(ctx, pool)
+	var st PoolState
+	var err error
+	if d.nodes != nil {
+		st, err = d.cached(pool)
+		if err != nil {
+			err = fmt.Errorf("machineconfigpool %s: %w", pool, err)
+		}
+	} else {
+		st, err = d.Read(ctx, pool)
+	}
 	if err != nil {
 		return rollout.Step{}, err
 	}
-	return d.stepOn(ctx, st, opts)
+	return d.stepOn(ctx, &st, opts)
 }
 
-// stepOn is Step on a state the caller read with Read and has not written since.
-func (d *Driver) stepOn(ctx context.Context, st PoolState, opts rollout.Options) (rollout.Step, error) {
+// stepOn is Step on st, which it brings up to date with its writes.
+func (d *Driver) stepOn(ctx context.Context, st *PoolState, opts rollout.Options) (rollout.Step, error) {
 	step, err := rollout.Plan(st.Pool, rollout.PlanningView(st.Nodes), opts)
 	if err != nil {
 		return rollout.Step{}, err
@@ -146,12 +218,44 @@ func (d *Driver) stepOn(ctx context.Context, st PoolState, opts rollout.Options)
 	if len(step.Targets) == 0 {
 		return step, nil
 	}
-	byName := make(map[string]*corev1.Node, len(st.Nodes))
-	for _, n := range st.Nodes {
-		byName[n.Name] = n
+	index := make(map[string]int, len(st.Nodes))
+	for i, n := range st.Nodes {
+		index[n.Name] = i
 	}
 	for i, name := range step.Targets {
-		if err := kube.TargetNode(ctx, d.clients, byName[name], d.cachedMachineConfigNode(name), st.Pool.Name, step.Target, d.fieldManager); err != nil {
+		j := index[name]
+		node := st.Nodes[j]
+		t := kube.Target{Node: node, MachineConfigNode: d.cachedMachineConfigNode(name), Pool: st.Pool.Name, Desired: step.Target, FieldManager: d.fieldManager}
+		// The target's patch takes the UpdateInProgress taint off too, when the node
+		// will no longer need it: one write rather than two.
+		assumed := node.DeepCopy()
+		if assumed.Annotations == nil {
+			assumed.Annotations = map[string]string{}
+		}
+		assumed.Annotations[nodeanno.DesiredConfigKey] = step.Target
+		if taints, changed := rollout.UpdateTaints(st.Pool, assumed); changed {
+			t.SetTaints, t.Taints = true, taints
+			assumed.Spec.Taints = taints
+		}
+		res, err := kube.TargetNodeWith(ctx, d.clients, t)
+		switch {
+		case res.Node != nil:
+			d.ownNodes.wrote(node.ResourceVersion, res.Node)
+			st.Nodes[j] = res.Node
+		case !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) && !apierrors.IsInvalid(err):
+			// The patch may have landed: count the node as targeted until the cache
+			// says either way.
+			d.ownNodes.assume(node.ResourceVersion, assumed)
+			st.Nodes[j] = assumed
+		}
+		if res.MachineConfigNode != nil {
+			over := ""
+			if t.MachineConfigNode != nil {
+				over = t.MachineConfigNode.ResourceVersion
+			}
+			d.ownMCNs.wrote(over, res.MachineConfigNode)
+		}
+		if err != nil {
 			if i > 0 {
 				d.event(st.Pool, rollout.Step{Target: step.Target, Targets: step.Targets[:i]})
 			}
@@ -163,7 +267,8 @@ func (d *Driver) stepOn(ctx context.Context, st PoolState, opts rollout.Options)
 	return step, nil
 }
 
-// cachedMachineConfigNode is the node's MachineConfigNode from the cache, or nil.
+// cachedMachineConfigNode is the node's MachineConfigNode from the cache, with the
+// driver's own last write of it, or nil.
 func (d *Driver) cachedMachineConfigNode(name string) *mcfgv1.MachineConfigNode {
 	if d.mcns == nil {
 		return nil
@@ -172,7 +277,7 @@ func (d *Driver) cachedMachineConfigNode(name string) *mcfgv1.MachineConfigNode 
 	if err != nil {
 		return nil
 	}
-	return mcn
+	return d.ownMCNs.latest(mcn)
 }
 
 func (d *Driver) event(pool *mcfgv1.MachineConfigPool, step rollout.Step) {
@@ -181,107 +286,127 @@ func (d *Driver) event(pool *mcfgv1.MachineConfigPool, step rollout.Step) {
 	}
 }
 
-// rolloutLoop is the controller's rollout: per pool, it keeps the MachineConfigNodes in
-// step, lets the Driver take a step when the cache says there is one to take, and
-// writes the pool's status.
+// Sync does one pass of the rollout of the pool named pool from the driver's caches,
+// as MCO's node controller's syncMachineConfigPool does: it keeps the members'
+// MachineConfigNodes in step, takes the next step (unless mayStep, when not nil, says
+// no after looking at the members), keeps the UpdateInProgress taints, and writes the
+// pool's status once, when it changed. It returns the pool and its members as they
+// are after its writes. The driver must have caches (DriverOptions.Nodes).
+func (d *Driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) bool) (PoolState, rollout.Step, error) {
+	st, err := d.cached(pool)
+	if err != nil {
+		return PoolState{}, rollout.Step{}, err
+	}
+	p := st.Pool
+	for _, pr := range st.Problems {
+		if d.recorder != nil {
+			d.recorder.Event(p, corev1.EventTypeWarning, reasonPoolMembership, pr.Error())
+		}
+	}
+	var errs []error
+	for _, n := range st.Nodes {
+		if err := d.syncMachineConfigNode(ctx, p.Name, n); err != nil {
+			if d.recorder != nil {
+				d.recorder.Event(p, corev1.EventTypeWarning, reasonMachineConfigNode, err.Error())
+			}
+			errs = append(errs, err)
+		}
+	}
+	if p.Spec.Configuration.Name == "" {
+		// Not rendered yet: the render loop says why in RenderDegraded.
+		return st, rollout.Step{}, errors.Join(errs...)
+	}
+	// Taints first, as MCO's syncMachineConfigPool: a node that waits for the target
+	// carries UpdateInProgress before any node of the pool is given the target.
+	if err := d.syncTaints(ctx, p, st.Nodes); err != nil {
+		errs = append(errs, err)
+	}
+	var step rollout.Step
+	if mayStep == nil || mayStep(st) {
+		step, err = d.stepOn(ctx, &st, rollout.Options{})
+		switch {
+		case err != nil && step.Target == "":
+			// The plan itself failed: the pool is invalid (its maxUnavailable).
+			if d.recorder != nil {
+				d.recorder.Event(p, corev1.EventTypeWarning, reasonInvalidRollout, err.Error())
+			}
+		case err != nil:
+			errs = append(errs, err)
+		}
+	}
+	if err := d.writeStatus(ctx, &st, d.clock.Now()); err != nil {
+		errs = append(errs, err)
+	}
+	return st, step, errors.Join(errs...)
+}
+
+// syncMachineConfigNode brings the node's MachineConfigNode in step with its desired
+// config when the cache (with the driver's own writes) says it is not.
+func (d *Driver) syncMachineConfigNode(ctx context.Context, pool string, n *corev1.Node) error {
+	desired := nodeanno.Desired(n)
+	if desired == "" {
+		return nil
+	}
+	existing := d.cachedMachineConfigNode(n.Name)
+	if kube.MachineConfigNodeInStep(existing, n.Name, pool, desired) {
+		return nil
+	}
+	written, err := kube.ApplyMachineConfigNode(ctx, d.clients, n, pool, existing, d.fieldManager)
+	d.log.Debug("synced machineconfignode", "pool", pool, "node", n.Name, "desired", desired, "wrote", written != nil, "err", err)
+	if written != nil {
+		over := ""
+		if existing != nil {
+			over = existing.ResourceVersion
+		}
+		d.ownMCNs.wrote(over, written)
+	}
+	return err
+}
+
+// rolloutLoop is the controller's rollout: per pool, a Sync of the Driver from the
+// informers' caches.
 type rolloutLoop struct {
-	clients  *kube.Clients
-	driver   *Driver
-	pools    mcfglisters.MachineConfigPoolLister
-	nodes    corelisters.NodeLister
-	mcns     mcfglisters.MachineConfigNodeLister
-	recorder record.EventRecorder
-	clock    clock.PassiveClock
-	log      *slog.Logger
+	driver *Driver
 }
 
 func (l *rolloutLoop) sync(ctx context.Context, name string) error {
-	pool, err := l.pools.Get(name)
+	_, _, err := l.driver.Sync(ctx, name, nil)
 	if apierrors.IsNotFound(err) {
-		return nil
+		return nil // the pool is gone
 	}
-	if err != nil {
-		return err
-	}
-	pools, err := l.pools.List(labels.Everything())
-	if err != nil {
-		return err
-	}
-	nodes, err := l.nodes.List(labels.Everything())
-	if err != nil {
-		return err
-	}
-	members, problems := rollout.Members(pool, pools, nodes)
-	for _, p := range problems {
-		l.recorder.Event(pool, corev1.EventTypeWarning, reasonPoolMembership, p.Error())
-	}
-
-	var errs []error
-	for _, n := range members {
-		mcn, err := l.mcns.Get(n.Name)
-		if apierrors.IsNotFound(err) {
-			mcn, err = nil, nil
-		}
-		if err != nil {
-			return err
-		}
-		if err := kube.SyncMachineConfigNode(ctx, l.clients, n, pool.Name, mcn, l.driver.fieldManager); err != nil {
-			l.recorder.Event(pool, corev1.EventTypeWarning, reasonMachineConfigNode, err.Error())
-			errs = append(errs, err)
-		}
-	}
-
-	if pool.Spec.Configuration.Name == "" {
-		// Not rendered yet: the render loop says why in RenderDegraded.
-		return errors.Join(errs...)
-	}
-	if _, err := l.driver.syncTaints(ctx, pool, members); err != nil {
-		errs = append(errs, err)
-	}
-	view := rollout.PlanningView(members)
-	step, err := rollout.Plan(pool, view, rollout.Options{})
-	switch {
-	case err != nil:
-		l.recorder.Event(pool, corev1.EventTypeWarning, reasonInvalidRollout, err.Error())
-	case len(step.Targets) > 0:
-		// The cache may lag the driver's own last writes; the driver decides again on
-		// what the API server has now.
-		if _, err := l.driver.Step(ctx, pool.Name, rollout.Options{}); err != nil {
-			errs = append(errs, err)
-		}
-	}
-
-	if err := l.driver.writeStatus(ctx, pool, view, l.clock.Now()); err != nil {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
+	return err
 }
 
-// writeStatus writes the pool's status as rollout.Status computes it over view, when
-// it differs from what the pool has.
-func (d *Driver) writeStatus(ctx context.Context, pool *mcfgv1.MachineConfigPool, view []*corev1.Node, now time.Time) error {
+// writeStatus writes the pool's status as rollout.Status computes it over st's
+// members, when it differs from what the pool has, and brings st.Pool up to date.
+func (d *Driver) writeStatus(ctx context.Context, st *PoolState, now time.Time) error {
+	pool := st.Pool
+	view := rollout.PlanningView(st.Nodes)
 	status := rollout.Status(pool, view, metav1.NewTime(now))
 	d.setPinnedSynchronizer(pool, &status, view)
-	if equality.Semantic.DeepEqual(status, pool.Status) {
+	if sameStatus(status, pool.Status) {
 		return nil
 	}
 	updated := pool.DeepCopy()
 	updated.Status = status
-	if _, err := d.clients.MachineConfig.MachineconfigurationV1().MachineConfigPools().UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: d.fieldManager}); err != nil {
+	written, err := d.clients.MachineConfig.MachineconfigurationV1().MachineConfigPools().UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: d.fieldManager})
+	if err != nil {
 		return fmt.Errorf("update status of machineconfigpool %s: %w", pool.Name, err)
 	}
+	d.ownPools.wrote(pool.ResourceVersion, written)
+	st.Pool = written
+	d.log.Debug("wrote pool status", "pool", pool.Name, "updated", status.UpdatedMachineCount, "unavailable", status.UnavailableMachineCount)
 	return nil
 }
 
 // syncTaints keeps the UpdateInProgress taint on the pool's members whose desired
 // config differs from the pool's target, and off the others (rollout.UpdateTaints),
 // as MCO's node controller does. Each write carries the resourceVersion of the node it
-// was decided on, so that it never undoes a taint someone else wrote meanwhile.
-//
-// wrote says whether any node was written, and so whether members is out of date.
-func (d *Driver) syncTaints(ctx context.Context, pool *mcfgv1.MachineConfigPool, members []*corev1.Node) (wrote bool, err error) {
+// was decided on, so that it never undoes a taint someone else wrote meanwhile. The
+// nodes written are replaced in members by what the API server answered.
+func (d *Driver) syncTaints(ctx context.Context, pool *mcfgv1.MachineConfigPool, members []*corev1.Node) error {
 	var errs []error
-	for _, n := range members {
+	for i, n := range members {
 		taints, changed := rollout.UpdateTaints(pool, n)
 		if !changed {
 			continue
@@ -297,12 +422,27 @@ func (d *Driver) syncTaints(ctx context.Context, pool *mcfgv1.MachineConfigPool,
 			errs = append(errs, fmt.Errorf("machineconfigpool %s: taints of node %s: %w", pool.Name, n.Name, err))
 			continue
 		}
-		wrote = true // a failed patch may have been applied all the same
-		if _, err := d.clients.Kube.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: d.fieldManager}); err != nil {
+		written, err := d.clients.Kube.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: d.fieldManager})
+		if err != nil {
 			errs = append(errs, fmt.Errorf("machineconfigpool %s: set the %s taint of node %s: %w", pool.Name, rollout.UpdateInProgressTaintKey, n.Name, err))
 			continue
 		}
+		d.ownNodes.wrote(n.ResourceVersion, written)
+		members[i] = written
 		d.log.Info("updated taints", "pool", pool.Name, "node", n.Name, "updateInProgress", nodeanno.Desired(n) != pool.Spec.Configuration.Name)
 	}
-	return wrote, errors.Join(errs...)
+	return errors.Join(errs...)
+}
+
+// sameStatus reports whether two pool statuses are the same as the API server stores
+// them: in JSON, where an empty list and none are alike and times have seconds. A
+// status that differs only in Go (a nil list against an empty one) would otherwise be
+// written at every sync, and, since each write is a watch event, sync again at once.
+func sameStatus(a, b mcfgv1.MachineConfigPoolStatus) bool {
+	if equality.Semantic.DeepEqual(a, b) {
+		return true
+	}
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
 }

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -41,13 +42,18 @@ import (
 var (
 	benchRolloutNodes = flag.Int("bench.rollout-nodes", 1000, "nodes in BenchmarkRollout's pool")
 	benchRolloutMaxU  = flag.Int("bench.rollout-max-unavailable", 10, "maxUnavailable of BenchmarkRollout's pool")
+	benchAgentTime    = flag.Duration("bench.rollout-agent-time", 2*time.Second, "how long each update takes in BenchmarkRollout's slow-agents scenario")
+	benchSlowNodes    = flag.Int("bench.rollout-slow-nodes", 200, "nodes in BenchmarkRollout's slow-agents scenario")
+	benchLargeNodes   = flag.Int("bench.rollout-large-nodes", 5000, "nodes in BenchmarkRollout's large scenario (maxUnavailable 50); 0 leaves it out")
 	benchControllerQP = flag.Float64("bench.controller-qps", 0, "QPS of the controller's clients in BenchmarkRollout (burst twice that); 0 is what `mcotui controller` runs with (controller.DefaultQPS and DefaultBurst); negative is unlimited")
 )
 
-// BenchmarkRollout rolls a pool of kwok nodes (1,000 by default) out to a new config,
-// once per iteration, with the real controller (controller.Run, as `mcotui controller`
-// configures its clients) and agents that finish every update at once
-// (controllertest.InstantAgent), and reports, besides the time from the MachineConfig's
+// BenchmarkRollout rolls a pool of kwok nodes out to a new config, once per iteration,
+// with the real controller (controller.Run, as `mcotui controller` configures its
+// clients) and agents played by controllertest.InstantAgent, in three scenarios: 1,000
+// nodes, maxUnavailable 10, agents that finish every update at once; 200 nodes,
+// maxUnavailable 10, agents whose updates take 2 s (the ideal is then ceil(N/k) x 2 s);
+// 5,000 nodes, maxUnavailable 50, agents that finish at once. Each reports, besides the time from the MachineConfig's
 // change to the pool's Updated condition (ns/op):
 //
 //   - target-after-done-p50-ms, -p99-ms: for each node given the new config, the time
@@ -64,14 +70,38 @@ var (
 //   - node-update-ms: the mean time from a node's target to its Done;
 //   - total/ideal: the time from the first target to the last Done against
 //     ceil(N / maxUnavailable) x node-update-ms, the rollout's length were each wave
-//     to start the moment the last one ended.
+//     to start the moment the last one ended;
+//   - process-cpu-ms/node: the test process's CPU time per node updated, the
+//     controller's with the agents' and the recorder's (the API server runs apart).
 //
 // Times are taken when a watch of the nodes delivers each change, by one observer.
 // Setup (creating the nodes, waiting for kwok to make them Ready, the controller's
 // first sync) is not timed. Run it alone: go test -run '^$' -bench Rollout
 // -benchtime 1x -timeout 60m ./controller/
 func BenchmarkRollout(b *testing.B) {
-	n, maxU := *benchRolloutNodes, *benchRolloutMaxU
+	scenarios := []struct {
+		name    string
+		n, maxU int
+		agent   time.Duration
+	}{
+		{fmt.Sprintf("instant-%d-nodes-max-%d", *benchRolloutNodes, *benchRolloutMaxU), *benchRolloutNodes, *benchRolloutMaxU, 0},
+		{fmt.Sprintf("agents-%s-%d-nodes-max-%d", *benchAgentTime, *benchSlowNodes, *benchRolloutMaxU), *benchSlowNodes, *benchRolloutMaxU, *benchAgentTime},
+	}
+	if *benchLargeNodes > 0 {
+		scenarios = append(scenarios, struct {
+			name    string
+			n, maxU int
+			agent   time.Duration
+		}{fmt.Sprintf("instant-%d-nodes-max-50", *benchLargeNodes), *benchLargeNodes, 50, 0})
+	}
+	for _, sc := range scenarios {
+		b.Run(sc.name, func(b *testing.B) { benchRollout(b, sc.n, sc.maxU, sc.agent) })
+	}
+}
+
+// benchRollout is one scenario of BenchmarkRollout: n nodes, maxU at once, agents whose
+// updates take agentTime.
+func benchRollout(b *testing.B, n, maxU int, agentTime time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Minute)
 	defer cancel()
 
@@ -162,7 +192,7 @@ func BenchmarkRollout(b *testing.B) {
 	waitPoolUpdated(ctx, b, mc, name, rendered(), n)
 	b.Logf("controller synced the pool of %d nodes in %s", n, time.Since(began).Round(time.Second))
 
-	agent := &controllertest.InstantAgent{Kube: kubernetes.NewForConfigOrDie(agentWrites.wrap(admin)), Selector: roleLabel(name)}
+	agent := &controllertest.InstantAgent{Kube: kubernetes.NewForConfigOrDie(agentWrites.wrap(admin)), Selector: roleLabel(name), Duration: agentTime}
 	agent.Start(b)
 	rec := startRolloutRecorder(b, kc, roleLabel(name))
 
@@ -172,6 +202,7 @@ func BenchmarkRollout(b *testing.B) {
 		target := rendered()
 		rec.expect(target)
 		ctl0, agent0 := ctlWrites.snapshot(), agentWrites.snapshot()
+		cpu0 := processCPU(b)
 		current, err := mc.MachineconfigurationV1().MachineConfigs().Get(ctx, mcName, metav1.GetOptions{})
 		if err != nil {
 			b.Fatal(err)
@@ -189,6 +220,7 @@ func BenchmarkRollout(b *testing.B) {
 			b.Fatalf("the pool says Updated at %s, but the watch saw %d nodes targeted and %d Done of %d", target, len(t.targeted), len(t.done), n)
 		}
 		st.add(rec.times(), maxU)
+		st.cpu += processCPU(b) - cpu0
 		st.ctl = st.ctl.plus(ctlWrites.snapshot().minus(ctl0))
 		st.agent = st.agent.plus(agentWrites.snapshot().minus(agent0))
 	}
@@ -528,6 +560,7 @@ type rolloutStats struct {
 	waves      int             // ceil(N / maxUnavailable), summed over rollouts
 	rollouts   int
 	ctl, agent writeCounts
+	cpu        time.Duration // the test process's CPU time over the rollouts
 }
 
 func (s *rolloutStats) add(t nodeTimes, maxU int) {
@@ -577,6 +610,9 @@ func (s *rolloutStats) report(b *testing.B, n int) {
 	b.ReportMetric(float64(s.agent.total())/float64(n*s.rollouts), "agent-writes/node")
 	b.ReportMetric(ms(perNode), "node-update-ms")
 	b.ReportMetric(float64(s.total)/float64(ideal), "total/ideal")
+	// The controller shares the process with the agents and the recorder: this is
+	// an upper bound of the controller's own CPU time per node.
+	b.ReportMetric(ms(s.cpu)/float64(n*s.rollouts), "process-cpu-ms/node")
 	b.Logf("%d rollout(s) of %d nodes: first target to last Done %s on average, ideal %s (%d waves x %s); target after Done p50 %s p99 %s max %s",
 		s.rollouts, n, (s.total / time.Duration(s.rollouts)).Round(time.Millisecond),
 		(ideal / time.Duration(s.rollouts)).Round(time.Millisecond), s.waves/s.rollouts, perNode.Round(time.Microsecond),
@@ -584,6 +620,15 @@ func (s *rolloutStats) report(b *testing.B, n int) {
 		percentile(s.afterDone, 1).Round(time.Millisecond))
 	b.Logf("controller writes: %s", s.ctl)
 	b.Logf("agent writes: %s", s.agent)
+}
+
+// processCPU is the CPU time (user and system) the test process has used so far.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func sortTimes(ts []time.Time) { slices.SortFunc(ts, func(a, b time.Time) int { return a.Compare(b) }) }

@@ -434,8 +434,8 @@ func TestRollout(t *testing.T) {
 	for _, v := range violations {
 		t.Error(v)
 	}
-	logf("maxUnavailable held over %d recorded changes; peak unavailable: worker %d (max %s), infra %d (max %s)",
-		changes, peak[workerPool], workerMaxUnavailable.String(), peak[infraPool], infraMaxUnavailable.String())
+	logf("maxUnavailable violations: %d over %d recorded changes; peak unavailable: worker %d (max %s), infra %d (max %s)",
+		len(violations), changes, peak[workerPool], workerMaxUnavailable.String(), peak[infraPool], infraMaxUnavailable.String())
 	if !degradedMCNs[degradedNode] {
 		t.Errorf("the watcher never saw %s's MachineConfigNode NodeDegraded=True", degradedNode)
 	}

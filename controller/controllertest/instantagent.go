@@ -34,6 +34,10 @@ type InstantAgent struct {
 	Selector string // label selector of the nodes it plays the agent of
 	// Workers is how many nodes it updates at once. Default 16.
 	Workers int
+	// Duration is how long each update takes between the Working and the Done write,
+	// as a real agent's drain, writes and reboot do; the wait holds no worker. Default
+	// 0: Done follows Working at once.
+	Duration time.Duration
 
 	mu      sync.Mutex
 	applied map[string]string // node name: the desired config it last finished
@@ -139,6 +143,29 @@ func (a *InstantAgent) update(ctx context.Context, n *corev1.Node) error {
 	}
 	if err := patch(map[string]any{nodeanno.StateKey: nodeanno.StateWorking}); err != nil {
 		return err
+	}
+	if a.Duration > 0 {
+		// Done later, off the worker: the node is remembered as finished now, so that
+		// the informer's view of the Working write starts nothing.
+		a.mu.Lock()
+		a.applied[n.Name] = des
+		a.mu.Unlock()
+		time.AfterFunc(a.Duration, func() {
+			for ctx.Err() == nil {
+				err := patch(map[string]any{nodeanno.CurrentConfigKey: des, nodeanno.StateKey: nodeanno.StateDone, nodeanno.ReasonKey: nil})
+				if err == nil {
+					return
+				}
+				a.mu.Lock()
+				a.errs = append(a.errs, err)
+				a.mu.Unlock()
+				select {
+				case <-ctx.Done():
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
+		})
+		return nil
 	}
 	if err := patch(map[string]any{nodeanno.CurrentConfigKey: des, nodeanno.StateKey: nodeanno.StateDone, nodeanno.ReasonKey: nil}); err != nil {
 		return err

@@ -31,6 +31,7 @@ import (
 	igerrors "github.com/coreos/ignition/v2/config/shared/errors"
 	"github.com/coreos/ignition/v2/config/v3_5/types"
 	"github.com/coreos/ignition/v2/config/validate"
+	"github.com/coreos/vcontext/report"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -118,6 +119,14 @@ type Rendered struct {
 // Render selects pool's MachineConfigs among mcs, merges them and names the result.
 // The order of mcs does not matter. Every error names the pool.
 func Render(pool *mcfgv1.MachineConfigPool, mcs []*mcfgv1.MachineConfig) (*Rendered, error) {
+	return render(pool, mcs, ignconfig.Parse)
+}
+
+// parseFunc parses and validates one source's Ignition config: ignconfig.Parse, or a
+// Cache's memory of it.
+type parseFunc func(raw []byte) (types.Config, report.Report, error)
+
+func render(pool *mcfgv1.MachineConfigPool, mcs []*mcfgv1.MachineConfig, parse parseFunc) (*Rendered, error) {
 	selected, err := Select(pool, mcs)
 	if err != nil {
 		return nil, err
@@ -126,7 +135,7 @@ func Render(pool *mcfgv1.MachineConfigPool, mcs []*mcfgv1.MachineConfig) (*Rende
 	if err != nil {
 		return nil, fmt.Errorf("pool %q: %w", pool.Name, err)
 	}
-	spec, warnings, err := merge(ordered, Defaults{})
+	spec, warnings, err := merge(ordered, Defaults{}, parse)
 	if err != nil {
 		return nil, fmt.Errorf("pool %q: %w", pool.Name, err)
 	}
@@ -250,16 +259,16 @@ func MergeSpec(mcs []*mcfgv1.MachineConfig, defaults Defaults) (mcfgv1.MachineCo
 	if err != nil {
 		return mcfgv1.MachineConfigSpec{}, err
 	}
-	spec, _, err := merge(ordered, defaults)
+	spec, _, err := merge(ordered, defaults, ignconfig.Parse)
 	return spec, err
 }
 
 // merge is MergeSpec on mcs already in Order, with the warnings Render passes on.
-func merge(ordered []*mcfgv1.MachineConfig, defaults Defaults) (mcfgv1.MachineConfigSpec, []string, error) {
+func merge(ordered []*mcfgv1.MachineConfig, defaults Defaults, parse parseFunc) (mcfgv1.MachineConfigSpec, []string, error) {
 	if len(ordered) == 0 {
 		return mcfgv1.MachineConfigSpec{}, nil, ErrNoMachineConfigs
 	}
-	cfg, err := mergeIgnition(ordered)
+	cfg, err := mergeIgnition(ordered, parse)
 	if err != nil {
 		return mcfgv1.MachineConfigSpec{}, nil, err
 	}
@@ -313,7 +322,7 @@ func merge(ordered []*mcfgv1.MachineConfig, defaults Defaults) (mcfgv1.MachineCo
 // is the base (an empty config if that MachineConfig has none), each later one with a
 // config is merged into it by Ignition's merge (see folder). All broken configs are
 // reported, not just the first.
-func mergeIgnition(ordered []*mcfgv1.MachineConfig) (types.Config, error) {
+func mergeIgnition(ordered []*mcfgv1.MachineConfig, parse parseFunc) (types.Config, error) {
 	var errs []error
 	var fold *folder
 	parsed := make([]*types.Config, len(ordered)) // for naming sources in errors
@@ -327,7 +336,7 @@ func mergeIgnition(ordered []*mcfgv1.MachineConfig) (types.Config, error) {
 			}
 			continue
 		}
-		cfg, rpt, err := ignconfig.Parse(mc.Spec.Config.Raw)
+		cfg, rpt, err := parse(mc.Spec.Config.Raw)
 		if err != nil {
 			errs = append(errs, &SourceError{Name: mc.Name, Err: fmt.Errorf("spec.config: %s; `mcotui validate` lists every problem", ignconfig.Describe(rpt, err))})
 			continue
