@@ -76,12 +76,20 @@ type ImageService interface {
 	Pull(ctx context.Context, image string) (string, error)
 }
 
+// ImageSizer tells the blobs of an image not yet pulled, from its registry manifest;
+// *cri.Manifests implements it. An image it cannot size is an error naming the image.
+type ImageSizer interface {
+	Blobs(ctx context.Context, image string) ([]pinned.Blob, error)
+}
+
 // PinConfig is everything a Pinner uses, injected.
 type PinConfig struct {
 	Node    string
 	Cluster PinCluster
 	Images  ImageService
-	Root    *host.Root
+	// Sizer estimates the images still to pull, for the storage check before pulling.
+	Sizer ImageSizer
+	Root  *host.Root
 	// Systemd reloads crio after the drop-in changed.
 	Systemd Systemd
 	// StateDir holds the pin journal, beside the update journal.
@@ -112,8 +120,8 @@ type Pinner struct {
 
 // NewPinner checks cfg and returns a Pinner.
 func NewPinner(cfg PinConfig) (*Pinner, error) {
-	if cfg.Node == "" || cfg.Cluster == nil || cfg.Images == nil || cfg.Root == nil || cfg.Systemd == nil || cfg.StateDir == "" {
-		return nil, errors.New("pinned images: Node, Cluster, Images, Root, Systemd and StateDir are all required")
+	if cfg.Node == "" || cfg.Cluster == nil || cfg.Images == nil || cfg.Sizer == nil || cfg.Root == nil || cfg.Systemd == nil || cfg.StateDir == "" {
+		return nil, errors.New("pinned images: Node, Cluster, Images, Sizer, Root, Systemd and StateDir are all required")
 	}
 	if cfg.Retries <= 0 {
 		cfg.Retries = DefaultPinRetries
@@ -257,7 +265,7 @@ func (p *Pinner) Sync(ctx context.Context) error {
 	}
 
 	if len(missing) > 0 {
-		if err := p.checkNode(ctx); err != nil {
+		if err := p.checkNode(ctx, missing); err != nil {
 			return p.fail(ctx, sets, prev, prog, err)
 		}
 		if j.Phase != pinPulling || !slices.Equal(j.Images, images) {
@@ -341,9 +349,12 @@ func setStatuses(sets []*mcfgv1.PinnedImageSet, prev []mcfgv1.MachineConfigNodeS
 	return out
 }
 
-// checkNode refuses to pull on a node that is not Ready, reports disk pressure, or has
-// less allocatable ephemeral storage than must stay free, as MCO does.
-func (p *Pinner) checkNode(ctx context.Context) error {
+// checkNode refuses to pull on a node that is not Ready or reports disk pressure, and,
+// as MCO does, where the allocatable ephemeral storage does not hold twice the missing
+// images (sized from their manifests) on top of what must stay free. Images already in
+// the runtime count nothing. An image that cannot be sized refuses the pull: the
+// registry is asked again on the next round.
+func (p *Pinner) checkNode(ctx context.Context, missing []string) error {
 	node, err := p.cfg.Cluster.Node(ctx)
 	if err != nil {
 		return err
@@ -364,10 +375,46 @@ func (p *Pinner) checkNode(ctx context.Context) error {
 		return fmt.Errorf("node %s reports no allocatable ephemeral-storage: cannot tell whether the images fit", node.Name)
 	}
 	if alloc.Cmp(*p.cfg.MinFreeStorage) < 0 {
-		return fmt.Errorf("node %s has %s (%d bytes) of allocatable ephemeral storage; at least %s (%d bytes) must stay free after pulling pinned images",
-			node.Name, alloc.String(), alloc.Value(), p.cfg.MinFreeStorage.String(), p.cfg.MinFreeStorage.Value())
+		// Refused before any registry is asked.
+		return pinned.CheckRoom(node.Name, alloc.Value(), p.cfg.MinFreeStorage.Value(), nil)
 	}
-	return nil
+	sized, err := p.sizes(ctx, missing)
+	if err != nil {
+		return err
+	}
+	return pinned.CheckRoom(node.Name, alloc.Value(), p.cfg.MinFreeStorage.Value(), sized)
+}
+
+// sizes asks the registries for the blobs of images, with the node's pull workers; the
+// error names every image that could not be sized.
+func (p *Pinner) sizes(ctx context.Context, images []string) ([]pinned.ImageBlobs, error) {
+	out := make([]pinned.ImageBlobs, len(images))
+	errs := make([]error, len(images))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range min(p.workers(ctx), len(images)) {
+		wg.Go(func() {
+			for i := range work {
+				blobs, err := p.cfg.Sizer.Blobs(ctx, images[i])
+				out[i], errs[i] = pinned.ImageBlobs{Image: images[i], Blobs: blobs}, err
+			}
+		})
+	}
+	for i := range images {
+		select {
+		case work <- i:
+		case <-ctx.Done():
+		}
+	}
+	close(work)
+	wg.Wait()
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("the images' sizes decide whether they fit on the node; nothing is pulled until every one is known: %w", err)
+	}
+	return out, nil
 }
 
 // workers is the number of parallel pulls for this node.

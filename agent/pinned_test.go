@@ -36,6 +36,7 @@ import (
 
 var _ PinCluster = (*nodeagent.Pins)(nil)
 var _ ImageService = (*cri.Client)(nil)
+var _ ImageSizer = (*cri.Manifests)(nil)
 
 // imageSize is the figure's image size: 10 MB of random (incompressible) layer.
 const imageSize = 10 << 20
@@ -109,7 +110,7 @@ func (n *pinNode) start() (stop func()) {
 		n.t.Cleanup(n.pins.Close)
 	}
 	p, err := NewPinner(PinConfig{
-		Node: n.name, Cluster: n.pins, Images: n.images, Root: n.h.root, Systemd: n.h.sd, StateDir: n.h.stateDir,
+		Node: n.name, Cluster: n.pins, Images: n.images, Sizer: &cri.Manifests{}, Root: n.h.root, Systemd: n.h.sd, StateDir: n.h.stateDir,
 		RetryMin: 20 * time.Millisecond, RetryMax: 100 * time.Millisecond, MinBackoff: 100 * time.Millisecond, MaxBackoff: time.Second,
 		Log: slog.New(slog.NewTextHandler(testWriter{n.t}, nil)),
 	})
@@ -297,7 +298,7 @@ func TestPinnedImagesMissingImageDegradesNamingIt(t *testing.T) {
 	missing := n.reg.Missing("pin/gone")
 	n.start()
 	n.setImages(n.name+"-set", good, missing)
-	mcn := n.awaitDegraded(missing)
+	mcn := n.awaitDegraded("size of image " + missing)
 	if len(mcn.Status.PinnedImageSets) != 1 || mcn.Status.PinnedImageSets[0].LastFailedGeneration != 1 ||
 		!strings.Contains(mcn.Status.PinnedImageSets[0].LastFailedGenerationError, missing) || mcn.Status.PinnedImageSets[0].CurrentGeneration != 0 {
 		t.Errorf("status.pinnedImageSets %+v, want generation 1 failed naming %s", mcn.Status.PinnedImageSets, missing)
@@ -305,8 +306,10 @@ func TestPinnedImagesMissingImageDegradesNamingIt(t *testing.T) {
 	if prog, _ := pinned.Conditions(mcn); prog.Status != metav1.ConditionFalse {
 		t.Errorf("Progressing %s after the failure, want False", prog.Status)
 	}
-	if !n.present(good) {
-		t.Errorf("the image that exists (%s) was not pulled beside the missing one", good)
+	// As MCO, the missing image's size is unknown, so nothing is pulled: not even the
+	// image that exists.
+	if n.present(good) || n.reg.BlobGets("pin/good") != 0 {
+		t.Errorf("the image that exists (%s) was pulled although the set's size could not be told", good)
 	}
 	// Removing the missing image from the set clears the failure.
 	n.setImages(n.name+"-set", good)
@@ -410,6 +413,87 @@ func TestPinnedImagesNoRoomRefusesWithNumbers(t *testing.T) {
 	n.awaitDegraded("has 10Gi (10737418240 bytes) of allocatable ephemeral storage; at least 16Gi (17179869184 bytes) must stay free")
 	if n.present(img) {
 		t.Error("the image was pulled on a node without room")
+	}
+}
+
+// setAllocatable sets the node's allocatable ephemeral storage.
+func (n *pinNode) setAllocatable(q resource.Quantity) {
+	n.t.Helper()
+	ctx := kubetest.Context(n.t)
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		node, err := env.Kube.CoreV1().Nodes().Get(ctx, n.name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		node.Status.Allocatable[corev1.ResourceEphemeralStorage] = q
+		_, err = env.Kube.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		n.t.Fatal(err)
+	}
+}
+
+// registrySize is the size of image's blobs as its registry's manifest lists them.
+func (n *pinNode) registrySize(image string) int64 {
+	n.t.Helper()
+	blobs, err := (&cri.Manifests{}).Blobs(kubetest.Context(n.t), image)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	var sum int64
+	for _, b := range blobs {
+		sum += b.Size
+	}
+	return sum
+}
+
+// TestPinnedImagesTooLargeRefusedThenPresentCountsNothing: 16Gi must stay free and the
+// node has 50Mi above that; three images of 10 MiB need twice 31 MB, so the set is
+// refused with the numbers and nothing is pulled. Once one of them is in the runtime it
+// counts nothing, twice the other two fits, and they are pulled as before.
+func TestPinnedImagesTooLargeRefusedThenPresentCountsNothing(t *testing.T) {
+	n := newPinNode(t)
+	alloc := resource.MustParse("16434Mi") // 16Gi + 50Mi
+	n.setAllocatable(alloc)
+	var imgs []string
+	var total int64
+	for i := range 3 {
+		imgs = append(imgs, n.reg.Push(t, fmt.Sprintf("big/img%d", i), imageSize))
+		total += n.registrySize(imgs[i])
+	}
+	n.start()
+	set := n.name + "-set"
+	n.setImages(set, imgs...)
+	want := fmt.Sprintf("they need %d bytes (2 x %d bytes of 3 images to pull, for decompression, + %d bytes that must stay free) and %d bytes of ephemeral storage are allocatable",
+		2*total+DefaultMinFreeStorage.Value(), total, DefaultMinFreeStorage.Value(), alloc.Value())
+	mcn := n.awaitDegraded(want)
+	_, deg := pinned.Conditions(mcn)
+	for _, im := range imgs {
+		if !strings.Contains(deg.Message, im+" ") {
+			t.Errorf("the refusal %q does not give %s's size", deg.Message, im)
+		}
+	}
+	if !strings.Contains(deg.Message, " = "+pinned.HumanBytes(uint64(total))) {
+		t.Errorf("the refusal %q does not sum the sizes to %s", deg.Message, pinned.HumanBytes(uint64(total)))
+	}
+	for i, im := range imgs {
+		if n.present(im) || n.reg.BlobGets(fmt.Sprintf("big/img%d", i)) != 0 {
+			t.Errorf("image %s pulled although the set does not fit", im)
+		}
+	}
+	if s := mcn.Status.PinnedImageSets; len(s) != 1 || s[0].LastFailedGeneration != 1 || !strings.Contains(s[0].LastFailedGenerationError, want) {
+		t.Errorf("status.pinnedImageSets %+v, want generation 1 failed with the numbers", s)
+	}
+
+	if _, err := n.client.Pull(kubetest.Context(t), imgs[0]); err != nil {
+		t.Fatal(err)
+	}
+	n.awaitComplete(set, 1)
+	for _, im := range imgs {
+		if !n.present(im) {
+			t.Errorf("image %s not in containerd", im)
+		}
 	}
 }
 

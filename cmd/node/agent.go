@@ -249,8 +249,11 @@ func newPinner(ctx context.Context, o *AgentOptions, cluster *nodeagent.NodeAgen
 		}
 		images = client
 	}
+	// The images' sizes come from their registries, with the kubelet's pull secret (MCO's
+	// --authfile), before anything is pulled.
+	sizer := &cri.Manifests{AuthFile: hostRoot + kubeletAuthFile}
 	p, err := agent.NewPinner(agent.PinConfig{
-		Node: o.node, Cluster: pins, Images: images, Root: root, Systemd: systemd, StateDir: o.stateDir, Log: log,
+		Node: o.node, Cluster: pins, Images: images, Sizer: sizer, Root: root, Systemd: systemd, StateDir: o.stateDir, Log: log,
 	})
 	if err != nil {
 		pins.Close()
@@ -264,6 +267,9 @@ func newPinner(ctx context.Context, o *AgentOptions, cluster *nodeagent.NodeAgen
 		}
 	}, nil
 }
+
+// kubeletAuthFile is the node's pull secret, as the kubelet and MCO read it.
+const kubeletAuthFile = "/var/lib/kubelet/config.json"
 
 // noRuntime is the image service of a node where no CRI socket was found.
 type noRuntime struct{ err error }
