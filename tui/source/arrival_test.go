@@ -48,7 +48,10 @@ func TestRowsArriveBeforeTheListEnds(t *testing.T) {
 		e := next(t, s, "the nodes of a list not yet ended", func(e model.Event) bool { return e.Kind == model.KindNode && want[e.Node.Name] })
 		delete(want, e.Node.Name)
 	}
-	if !hold.held() {
+	// The bookmark may come in a later read than the last node's event: wait for it.
+	select {
+	case <-hold.reached:
+	case <-ctx.Done():
 		t.Fatal("the nodes' watch never reached its closing bookmark: the source did not stream its list (WatchList), so this test held nothing")
 	}
 	if h := c.Health(); h.State != model.Connecting {
@@ -67,21 +70,15 @@ func TestRowsArriveBeforeTheListEnds(t *testing.T) {
 // that ends its initial events, until released. The bytes before it (every node's
 // event, whole) go through; the decoder then waits for the rest of the bookmark.
 type bookmarkHold struct {
-	mu       sync.Mutex
-	reached  bool
-	released chan struct{}
-	once     sync.Once
+	reached, released  chan struct{} // closed when the marker is met, and on release
+	reachOnce, relOnce sync.Once
 }
 
-func newBookmarkHold() *bookmarkHold { return &bookmarkHold{released: make(chan struct{})} }
-
-func (h *bookmarkHold) held() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.reached
+func newBookmarkHold() *bookmarkHold {
+	return &bookmarkHold{reached: make(chan struct{}), released: make(chan struct{})}
 }
 
-func (h *bookmarkHold) release() { h.once.Do(func() { close(h.released) }) }
+func (h *bookmarkHold) release() { h.relOnce.Do(func() { close(h.released) }) }
 
 func (h *bookmarkHold) wrap(rt http.RoundTripper) http.RoundTripper {
 	return roundTripper(func(r *http.Request) (*http.Response, error) {
@@ -137,9 +134,7 @@ func (b *holdBody) Read(p []byte) (int, error) {
 	cut := max(0, j-len(b.tail))
 	b.pending = append([]byte(nil), p[cut:n]...)
 	b.waiting = true
-	b.h.mu.Lock()
-	b.h.reached = true
-	b.h.mu.Unlock()
+	b.h.reachOnce.Do(func() { close(b.h.reached) })
 	if cut > 0 {
 		return cut, nil
 	}
