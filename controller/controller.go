@@ -262,8 +262,8 @@ func lead(ctx context.Context, cfg *Config) error {
 		if cur == nil {
 			return nil
 		}
-		if old != nil && old.ResourceVersion != cur.ResourceVersion && old.Spec == cur.Spec {
-			return nil // the agent's status: the rollout writes only the spec
+		if old != nil && !mcnChangeMatters(old, cur) {
+			return nil
 		}
 		return []string{cur.Spec.Pool.Name}
 	}, rolloutQ.add))
@@ -398,6 +398,17 @@ func nodeChangeMatters(old, cur *corev1.Node) bool {
 		}
 	}
 	return false
+}
+
+// mcnChangeMatters says whether an update of a MachineConfigNode changes what the
+// rollout reads of it: its spec, which the rollout writes, and the pinned image sets'
+// status, from which the pool's PinnedImageSets synchronizer is counted. The rest of
+// an agent's status writes (its conditions, a phase at a time) change neither.
+func mcnChangeMatters(old, cur *mcfgv1.MachineConfigNode) bool {
+	if old.ResourceVersion == cur.ResourceVersion {
+		return true // a resync
+	}
+	return old.Spec != cur.Spec || !equality.Semantic.DeepEqual(old.Status.PinnedImageSets, cur.Status.PinnedImageSets)
 }
 
 // samePin: the pools' rollback annotations are the same. They are metadata, which

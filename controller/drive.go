@@ -216,7 +216,7 @@ func (d *poolDriver) run(ctx context.Context) (DriveEnd, error) {
 	}, poke))
 	regs = append(regs, err)
 	_, err = mcns.Informer().AddEventHandler(handler(func(old, cur *mcfgv1.MachineConfigNode) []string {
-		if old != nil && cur != nil && old.ResourceVersion != cur.ResourceVersion && old.Spec == cur.Spec {
+		if old != nil && cur != nil && !mcnChangeMatters(old, cur) {
 			return nil
 		}
 		return one()

@@ -35,13 +35,31 @@ func TestPinnedImageSetsSynchronizer(t *testing.T) {
 	nodes := createNodes(t, "pis", target, "", "")
 	startController(t, "lease-pis", "pis-a")
 
-	// What each node's agent reports: pis-0 has pulled generation 2, pis-1 is at 1 of 2.
+	synchronizer := func() (mcfgv1.PoolSynchronizerStatus, bool) {
+		for _, s := range getPool(t, "pis").Status.PoolSynchronizersStatus {
+			if s.PoolSynchronizerType == mcfgv1.PinnedImageSets {
+				return s, true
+			}
+		}
+		return mcfgv1.PoolSynchronizerStatus{}, false
+	}
 	mcns := env.MachineConfig.MachineconfigurationV1().MachineConfigNodes()
-	for i, name := range nodes {
+	for _, name := range nodes {
 		kubetest.Eventually(t, time.Minute, "MachineConfigNode "+name, func() (bool, string) {
 			_, err := mcns.Get(ctx, name, metav1.GetOptions{})
 			return err == nil, fmt.Sprint(err)
 		})
+	}
+	// The controller has counted the pool before any agent reports, so what follows is
+	// counted from the agents' status writes alone, as on a cluster where the agents
+	// pull long after the pool was rendered.
+	kubetest.Eventually(t, time.Minute, "the pool's first PinnedImageSets synchronizer", func() (bool, string) {
+		s, ok := synchronizer()
+		return ok && s.MachineCount == 2, fmt.Sprintf("%+v", s)
+	})
+
+	// What each node's agent reports: pis-0 has pulled generation 2, pis-1 is at 1 of 2.
+	for i, name := range nodes {
 		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 			mcn, err := mcns.Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
@@ -56,13 +74,8 @@ func TestPinnedImageSetsSynchronizer(t *testing.T) {
 		}
 	}
 	kubetest.Eventually(t, time.Minute, "PinnedImageSets synchronizer 1 of 2 updated", func() (bool, string) {
-		p := getPool(t, "pis")
-		for _, s := range p.Status.PoolSynchronizersStatus {
-			if s.PoolSynchronizerType == mcfgv1.PinnedImageSets {
-				return s.MachineCount == 2 && s.UpdatedMachineCount == 1 && s.AvailableMachineCount == 2 && s.ReadyMachineCount == 2,
-					fmt.Sprintf("%+v", s)
-			}
-		}
-		return false, fmt.Sprintf("no synchronizer: %+v", p.Status.PoolSynchronizersStatus)
+		s, _ := synchronizer()
+		return s.MachineCount == 2 && s.UpdatedMachineCount == 1 && s.AvailableMachineCount == 2 && s.ReadyMachineCount == 2,
+			fmt.Sprintf("%+v", s)
 	})
 }

@@ -92,6 +92,14 @@ func (a *FakeAgent) update(ctx context.Context, node, desired string) {
 		_, err = a.Kube.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, b, metav1.PatchOptions{FieldManager: "fake-agent"})
 		return err
 	}
+	// The list that started this update may predate this agent's own Done write of an
+	// update just finished (the loop lists while one runs): a node that no longer needs
+	// the update must not be set Working again, which would make it unavailable as no
+	// real agent does.
+	n, err := a.Kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	if err != nil || nodeanno.Desired(n) != desired || (nodeanno.Current(n) == desired && nodeanno.State(n) == nodeanno.StateDone) {
+		return
+	}
 	if err := patch(map[string]any{nodeanno.StateKey: nodeanno.StateWorking}); err != nil {
 		return
 	}
