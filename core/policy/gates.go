@@ -72,10 +72,12 @@ func (g Gates) Check(e Evidence) (reason string, wait time.Duration) {
 	}
 	var waits []string
 	var longest time.Duration
+	// The reason names instants, not "for 3m of 10m": it goes into a pool condition,
+	// which must not change (and be written) at every look.
 	soaking := func(what string, since time.Time) {
-		left := g.Soak - e.Now.Sub(since)
-		waits = append(waits, fmt.Sprintf("%s Ready for %s of %s", what, e.Now.Sub(since).Truncate(time.Second), g.Soak))
-		longest = max(longest, left)
+		until := since.Add(g.Soak)
+		waits = append(waits, fmt.Sprintf("%s soaks until %s (Ready since %s, soak %s)", what, clock(until), clock(since), g.Soak))
+		longest = max(longest, until.Sub(e.Now))
 	}
 	for _, n := range e.Updated {
 		if n.ReadySince.IsZero() {
@@ -101,6 +103,9 @@ func (g Gates) Check(e Evidence) (reason string, wait time.Duration) {
 	}
 	return "", 0
 }
+
+// clock prints an instant in UTC to the second.
+func clock(t time.Time) string { return t.UTC().Format("15:04:05Z") }
 
 func later(a, b time.Time) time.Time {
 	if a.After(b) {

@@ -36,7 +36,7 @@ func TestGates(t *testing.T) {
 			"cannot evaluate the alert gate ({severity=\"critical\"}): dial tcp", 0},
 		{"a node just updated, soaking", Evidence{Now: now, Updated: []UpdatedNode{
 			{Name: "w1", UpdatedAt: ago(4 * time.Minute), ReadySince: ago(3 * time.Minute)},
-		}}, "soaking: node w1 Ready for 3m0s of 10m0s", 7 * time.Minute},
+		}}, "soaking: node w1 soaks until 12:07:00Z (Ready since 11:57:00Z, soak 10m0s)", 7 * time.Minute},
 		{"a node just updated, not Ready", Evidence{Now: now, Updated: []UpdatedNode{{Name: "w1", UpdatedAt: ago(time.Minute)}}},
 			"node w1, just updated, is not Ready", 0},
 		{"a node soaked, its pod not Ready", Evidence{Now: now, Updated: []UpdatedNode{
@@ -44,7 +44,7 @@ func TestGates(t *testing.T) {
 		}}, "pod shop/web-1 on node w1, just updated, is not Ready (gate app=web)", 0},
 		{"a pod Ready for less than the soak", Evidence{Now: now, Updated: []UpdatedNode{
 			{Name: "w1", UpdatedAt: ago(20 * time.Minute), ReadySince: ago(20 * time.Minute), Pods: []Pod{{Namespace: "shop", Name: "web-1", ReadySince: ago(8 * time.Minute)}}},
-		}}, "soaking: pod shop/web-1 on node w1 Ready for 8m0s of 10m0s", 2 * time.Minute},
+		}}, "soaking: pod shop/web-1 on node w1 soaks until 12:02:00Z (Ready since 11:52:00Z, soak 10m0s)", 2 * time.Minute},
 		{"all soaked", Evidence{Now: now, Updated: []UpdatedNode{
 			{Name: "w1", UpdatedAt: ago(11 * time.Minute), ReadySince: ago(30 * time.Minute), Pods: []Pod{{Namespace: "shop", Name: "web-1", ReadySince: ago(10 * time.Minute)}}},
 		}}, "", 0},

@@ -40,6 +40,9 @@ const (
 	SoakKey = "mcotui.io/health-gate-soak"
 )
 
+// PoolKeys are the pool annotations of a policy.
+var PoolKeys = []string{WindowsKey, OrderKey, AlertsGateKey, PodsGateKey, SoakKey}
+
 // Node annotations.
 const (
 	// HoldKey "true" keeps a node out of the rollout: counted and shown as held.
@@ -160,4 +163,36 @@ func Priority(n *corev1.Node) (int, error) {
 		return 0, fmt.Errorf("node %s annotation %s: %q is not an integer", n.Name, PriorityKey, v)
 	}
 	return p, nil
+}
+
+// Summary says what the policy does, as of now, for `rollout`, `status` and the TUI:
+// "windows Sat 22:00-Sun 04:00 Europe/Berlin (next window in 3h12m (Sat 22:00 CET));
+// gates: alerts {severity="critical"}, pods app=web Ready, soak 10m0s; order OldestFirst".
+// "" for no policy.
+func (p Policy) Summary(now time.Time) string {
+	var parts []string
+	if !p.Windows.Always() {
+		ws := make([]string, len(p.Windows))
+		for i, w := range p.Windows {
+			ws[i] = w.String()
+		}
+		parts = append(parts, fmt.Sprintf("windows %s (%s)", strings.Join(ws, "; "), p.Windows.At(now).Describe(now)))
+	}
+	var gates []string
+	if p.Gates.Alerts != nil {
+		gates = append(gates, "alerts "+matchersString(p.Gates.Alerts))
+	}
+	if p.Gates.Pods != nil {
+		gates = append(gates, "pods "+p.Gates.Pods.String()+" Ready")
+	}
+	if p.Gates.Soak > 0 {
+		gates = append(gates, "soak "+p.Gates.Soak.String())
+	}
+	if len(gates) > 0 {
+		parts = append(parts, "gates: "+strings.Join(gates, ", "))
+	}
+	if p.Order != OrderDefault {
+		parts = append(parts, "order "+string(p.Order))
+	}
+	return strings.Join(parts, "; ")
 }

@@ -99,3 +99,27 @@ func TestHoldAndPriority(t *testing.T) {
 		t.Error("priority high: no error")
 	}
 }
+
+func TestSummary(t *testing.T) {
+	p := mustPolicyT(t, map[string]string{
+		WindowsKey: "Sat 22:00-Sun 04:00 Europe/Berlin", OrderKey: "OldestFirst",
+		AlertsGateKey: `severity="critical"`, PodsGateKey: "app=web", SoakKey: "10m",
+	})
+	now := time.Date(2026, 12, 5, 17, 48, 0, 0, time.UTC)
+	want := `windows Sat 22:00-Sun 04:00 Europe/Berlin (next window in 3h12m (Sat 22:00 CET)); gates: alerts {severity="critical"}, pods app=web Ready, soak 10m0s; order OldestFirst`
+	if got := p.Summary(now); got != want {
+		t.Errorf("Summary:\n got %s\nwant %s", got, want)
+	}
+	if got := (Policy{}).Summary(now); got != "" {
+		t.Errorf("no policy: %q", got)
+	}
+}
+
+func mustPolicyT(t *testing.T, anns map[string]string) Policy {
+	t.Helper()
+	p, err := FromPool(pool(anns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

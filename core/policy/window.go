@@ -252,6 +252,19 @@ func (st State) Describe(now time.Time) string {
 	return fmt.Sprintf("next window in %s (%s)", shortDuration(in), when)
 }
 
+// Settled is the state in words that stay the same until it changes, for a pool
+// condition: "window open until Sun 04:00 CET", "next window opens Sat 22:00 CET".
+func (st State) Settled() string {
+	if st.Next.IsZero() {
+		return "no maintenance window set"
+	}
+	when := st.Next.In(st.Window.Zone).Format("Mon 15:04 MST")
+	if st.Open {
+		return "window open until " + when
+	}
+	return "next window opens " + when
+}
+
 // shortDuration prints 3h12m rather than 3h12m0s.
 func shortDuration(d time.Duration) string {
 	s := d.String()
