@@ -180,3 +180,41 @@ func TestInvalidRolloutPolicyHoldsThePool(t *testing.T) {
 		t.Errorf("after the fix the pool is not Updated: %s", condString(getPool(t, "pi")))
 	}
 }
+
+// With a pod gate and a soak, the next node waits until the node just updated and the
+// gated pod on it have been Ready for the soak; the hold names them. The controller's
+// clock moving past the soak lets the rollout go on.
+func TestRolloutSoaksBetweenNodes(t *testing.T) {
+	ctx := kubetest.Context(t)
+	fc := testingclock.NewFakeClock(time.Now())
+	pool := createPool(t, "ps", ptr.To(intstr.FromInt32(1)), false)
+	annotatePool(t, "ps", map[string]any{policy.PodsGateKey: "app=web", policy.SoakKey: "10m"})
+	v1 := machineConfig(t, "00-ps", "ps", "/etc/ps", "v1")
+	target := expectedRendered(t, pool, v1)
+	nodes := createNodes(t, "ps", "rendered-ps-old", "", "")
+	ns, err := env.CreateNamespace(ctx, "soak-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.RunPod(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-0", Labels: map[string]string{"app": "web"}},
+		Spec:       corev1.PodSpec{NodeName: nodes[0]},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	startFakeAgent(t, "ps", 200*time.Millisecond)
+	rec := recordNodes(t, "ps")
+	rec.expect(target)
+	applyMC(t, v1)
+	startController(t, "lease-ps", "ps-ctrl", func(c *controller.Config) { c.Clock = fc })
+
+	waitDone(t, target, nodes[0])
+	waitHeld(t, "ps", corev1.ConditionTrue, "GateFailing", "held by a health gate: soaking: node "+nodes[0]+" soaks until ")
+	waitHeld(t, "ps", corev1.ConditionTrue, "GateFailing", "pod "+ns+"/web-0 on node "+nodes[0]+" soaks until ")
+	if _, _, order, _ := rec.report(); !slices.Equal(order, nodes[:1]) {
+		t.Fatalf("while %s soaked the controller targeted %v", nodes[0], order)
+	}
+	fc.Step(11 * time.Minute)
+	waitDone(t, target, nodes[1])
+	waitHeld(t, "ps", corev1.ConditionFalse, "AsExpected", "")
+}
