@@ -180,7 +180,7 @@ func (a *Agent) stepSnapshot(ctx context.Context, r *run) error {
 }
 
 func (a *Agent) osChange(c configdiff.Changes) bool {
-	return c.OSImageURL != nil || c.KernelArguments != nil
+	return c.OSImageURL != nil || c.KernelArguments != nil || c.KernelType != nil || c.Extensions != nil
 }
 
 func (a *Agent) sshChange(c configdiff.Changes) bool {
@@ -230,7 +230,7 @@ func (a *Agent) stepUnits(ctx context.Context, r *run) error {
 
 func (a *Agent) stepOS(ctx context.Context, r *run) error {
 	c := r.plan.Changes
-	if err := a.ap.applyOS(ctx, c); err != nil {
+	if err := a.ap.applyOS(ctx, r.plan); err != nil {
 		return err
 	}
 	return a.cfg.Cluster.SetConditions(ctx, r.plan.To, phase.Executed(), phase.Applied(a.osChange(c), a.sshChange(c)))
@@ -303,6 +303,11 @@ func (a *Agent) stepValidate(ctx context.Context, r *run) error {
 	if err != nil {
 		return err
 	}
+	osms, err := a.ap.validateOS(ctx, new, r.plan.Changes)
+	if err != nil {
+		return err
+	}
+	ms = append(ms, osms...)
 	if len(ms) > 0 {
 		return fmt.Errorf("unexpected on-disk state validating against %s: %s", r.plan.To, describeMismatches(ms))
 	}
