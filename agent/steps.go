@@ -30,6 +30,12 @@ func (a *Agent) stepPrepare(ctx context.Context, r *run) error {
 	if err := a.cfg.Cluster.SetConditions(ctx, p.To, phase.Prepared("["+disruption.Join(p.Actions)+"]", p.Drain)); err != nil {
 		return err
 	}
+	if err := a.cfg.Cluster.SetIrreconcilableChanges(ctx, p.To, p.Irreconcilable); err != nil {
+		// The report is for people; the update does not depend on it. A cluster whose
+		// CRD lacks the field is told once per update, in an event.
+		a.log.Warn("irreconcilable changes not reported", "err", err)
+		a.cfg.Cluster.Event(corev1.EventTypeWarning, "IrreconcilableChangesNotReported", err.Error())
+	}
 	if !p.Drain {
 		if err := a.cfg.Cluster.SetConditions(ctx, p.To, phase.Executing(), phase.DrainNotRequired()); err != nil {
 			return err
