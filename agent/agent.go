@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -49,6 +50,15 @@ type Config struct {
 	StateDir string
 	// BootIDFile is read to tell whether the node rebooted (host.BootIDPath).
 	BootIDFile string
+	// CmdlineFile is the kernel command line the node booted with (/proc/cmdline),
+	// checked against the config's kernel arguments before an update is declared done.
+	// The kernel's command line is the same in every mount namespace, so the agent's
+	// own /proc/cmdline serves under --root too. Empty: not checked (the demo's
+	// simulated hosts boot no kernel).
+	CmdlineFile string
+	// Arch is the node's architecture as GOARCH names it (64k-pages kernels exist only
+	// on arm64); empty is the agent's own.
+	Arch string
 	// Limits bound the decoded size of one file and of a whole config; a config over
 	// them is refused before anything is written. Zero fields are the defaults
 	// (ignconfig.DefaultLimits).
@@ -137,7 +147,11 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a := &Agent{cfg: cfg, log: cfg.Log.With("node", cfg.Node), configs: map[string]configdiff.Config{}}
 	cfg.Limits = cfg.Limits.OrDefault()
-	a.ap = &applier{root: cfg.Root, systemd: cfg.Systemd, os: cfg.OS, stateDir: cfg.StateDir, limits: cfg.Limits}
+	if cfg.Arch == "" {
+		cfg.Arch = runtime.GOARCH
+	}
+	a.ap = &applier{root: cfg.Root, systemd: cfg.Systemd, os: cfg.OS, stateDir: cfg.StateDir, limits: cfg.Limits,
+		cmdline: cfg.CmdlineFile, arch: cfg.Arch}
 	a.armWritePoint()
 	return a, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcotui/mcotui/core/configdiff"
 	"github.com/mcotui/mcotui/core/ignconfig"
+	"github.com/mcotui/mcotui/core/ospkg"
 	"github.com/mcotui/mcotui/platform/host"
 )
 
@@ -36,12 +37,17 @@ type Rebooter interface {
 	Reboot(ctx context.Context) error
 }
 
-// OSUpdater changes kernel arguments and the OS image; *host.OSTree implements it.
+// OSUpdater changes kernel arguments, the OS image, the kernel and layered packages,
+// and reads the host's deployments; *host.OSTree implements it.
 type OSUpdater interface {
 	Tools() []string
 	SetKernelArguments(ctx context.Context, remove, add []string) error
 	Rebase(ctx context.Context, imageURL string) error
 	DiscardPending(ctx context.Context) error
+	// Deployments are the booted deployment and the staged one (nil when none).
+	Deployments(ctx context.Context) (booted, staged *host.Deployment, err error)
+	// Layer runs one rpm-ostree package transaction (ospkg's arguments).
+	Layer(ctx context.Context, args []string) error
 }
 
 // applier writes a plan to the host and takes it back off. Every method is idempotent:
@@ -59,6 +65,8 @@ type applier struct {
 	// writingFiles is true while stepFiles writes the update's files: the failpoints
 	// inside a file write fire only then.
 	writingFiles bool
+	// cmdline is Config.CmdlineFile; arch is Config.Arch.
+	cmdline, arch string
 }
 
 // prepare checks everything that can be checked before the first write, takes the
@@ -69,7 +77,7 @@ func (ap *applier) prepare(ctx context.Context, id uint64, p *Plan) (snaps []Sna
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := ap.checkOS(p.Changes); err != nil {
+	if err := ap.checkOS(p.Changes, new); err != nil {
 		return nil, nil, err
 	}
 	// What the config itself asks that the agent never does (a unit named out of the
@@ -106,19 +114,29 @@ func (ap *applier) prepare(ctx context.Context, id uint64, p *Plan) (snaps []Sna
 }
 
 // checkOS refuses, up front, changes the host cannot make.
-func (ap *applier) checkOS(c configdiff.Changes) error {
+func (ap *applier) checkOS(c configdiff.Changes, new configdiff.Config) error {
 	tools := ap.os.Tools()
 	switch {
 	case c.KernelArguments != nil && !slices.Contains(tools, host.RPMOSTree):
 		return &host.NoToolError{Change: "kernel arguments", Need: "rpm-ostree"}
 	case c.OSImageURL != nil && c.OSImageURL.New != "" && len(tools) == 0:
 		return &host.NoToolError{Change: "OS image", Need: "rpm-ostree or bootc"}
-	case c.KernelType != nil:
-		return fmt.Errorf("the config changes the kernel type from %s to %s, which the mcotui agent does not apply: "+
-			"revert spec.kernelType, or build the kernel into the OS image", c.KernelType.Old, c.KernelType.New)
-	case c.Extensions != nil:
-		return errors.New("the config changes spec.extensions, which the mcotui agent does not apply: " +
-			"revert the change, or build the packages into the OS image")
+	case c.KernelType != nil && !slices.Contains(tools, host.RPMOSTree):
+		return &host.NoToolError{Change: fmt.Sprintf("kernel type (%s to %s)", c.KernelType.Old, c.KernelType.New), Need: "rpm-ostree"}
+	case c.Extensions != nil && !slices.Contains(tools, host.RPMOSTree):
+		return &host.NoToolError{Change: "extensions", Need: "rpm-ostree"}
+	case layering(c, new) && !slices.Contains(tools, host.RPMOSTree):
+		return &host.NoToolError{Change: "OS image of a config with extensions or a kernel type (the packages are laid again on the new image)", Need: "rpm-ostree"}
+	}
+	if layering(c, new) {
+		// What the packages would be is worked out now, so that an unknown extension
+		// or a kernel the node's architecture lacks fails before anything is written.
+		if _, err := ospkg.Packages(new.Extensions); err != nil {
+			return fmt.Errorf("spec.extensions of %s: %w", new.Name, err)
+		}
+		if _, err := ospkg.SwitchKernelArgs(new.KernelType, ap.arch); err != nil {
+			return fmt.Errorf("spec.kernelType of %s: %w", new.Name, err)
+		}
 	}
 	return nil
 }
@@ -201,28 +219,111 @@ func (ap *applier) holds(f hostFile) bool {
 	return err == nil && bytes.Equal(data, f.Data)
 }
 
-// applyOS sets the kernel arguments and stages the OS image. Both take effect at the
-// reboot that such changes always bring.
-func (ap *applier) applyOS(ctx context.Context, c configdiff.Changes) error {
+// applyOS sets the kernel arguments, stages the OS image, then the kernel type and the
+// extensions, as MCO's applyLayeredOSChanges does. All of it takes effect at the reboot
+// that such changes always bring.
+func (ap *applier) applyOS(ctx context.Context, p *Plan) error {
+	c := p.Changes
+	_, new, err := p.configs()
+	if err != nil {
+		return err
+	}
+	pkgs := layering(c, new)
+	if pkgs {
+		// The package steps work from the booted deployment, so whatever is staged
+		// goes first (MCO: "always clean up pending"). That also makes a rerun after a
+		// crash start from the same place: the kernel arguments and image below are
+		// staged again.
+		if err := ap.os.DiscardPending(ctx); err != nil {
+			return err
+		}
+	}
 	if k := c.KernelArguments; k != nil {
 		if err := ap.os.SetKernelArguments(ctx, k.Old, k.New); err != nil {
 			return err
 		}
 	}
-	if o := c.OSImageURL; o != nil && o.New != "" {
-		if err := ap.os.Rebase(ctx, o.New); err != nil {
+	if !pkgs {
+		return ap.rebase(ctx, c)
+	}
+	booted, _, err := ap.os.Deployments(ctx)
+	if err != nil {
+		return err
+	}
+	osUpdate := c.OSImageURL != nil && c.OSImageURL.New != ""
+	if osUpdate || c.KernelType != nil {
+		// The layered kernel depends on the OS release: it is taken off before a
+		// rebase and put back on the new base after it.
+		if err := ap.os.Layer(ctx, ospkg.RevertKernelArgs(booted.Deployment)); err != nil {
 			return err
 		}
+	}
+	if err := ap.rebase(ctx, c); err != nil {
+		return err
+	}
+	if osUpdate || c.KernelType != nil {
+		args, err := ospkg.SwitchKernelArgs(new.KernelType, ap.arch)
+		if err != nil {
+			return err
+		}
+		if err := ap.os.Layer(ctx, args); err != nil {
+			return err
+		}
+	}
+	if c.Extensions == nil && !osUpdate {
+		return nil
+	}
+	args, err := ospkg.ExtensionArgs(booted.RequestedPackages, new.Extensions)
+	if err != nil {
+		return err
+	}
+	if len(args) == 0 {
+		return nil
+	}
+	if err := ap.os.Layer(ctx, args); err != nil {
+		return err
+	}
+	// rpm-ostree may finish without staging every package (OCPBUGS-65645): the staged
+	// deployment must request them all before the node reboots into it.
+	_, staged, err := ap.os.Deployments(ctx)
+	if err != nil {
+		return err
+	}
+	if staged == nil {
+		return errors.New("rpm-ostree staged no deployment for the extensions")
+	}
+	missing, err := ospkg.MissingPackages(staged.Deployment, new.Extensions)
+	if err != nil {
+		return err
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("the staged deployment lacks the extension packages %s", strings.Join(missing, ", "))
 	}
 	return nil
 }
 
-// revertOS undoes applyOS: both only staged a deployment for the next boot, and
-// dropping it undoes both (MCO's rollback does the same). Dropping is safe when nothing
-// was staged, so it needs no record of how far applyOS got.
+func (ap *applier) rebase(ctx context.Context, c configdiff.Changes) error {
+	if o := c.OSImageURL; o != nil && o.New != "" {
+		return ap.os.Rebase(ctx, o.New)
+	}
+	return nil
+}
+
+// layering reports whether an update involves rpm-ostree package transactions: a kernel
+// type or extension change, or a new OS image under a config that layers packages
+// (which must be laid again on the new base).
+func layering(c configdiff.Changes, new configdiff.Config) bool {
+	return c.KernelType != nil || c.Extensions != nil ||
+		(c.OSImageURL != nil && c.OSImageURL.New != "" &&
+			(len(new.Extensions) > 0 || ospkg.Canonical(new.KernelType) != ospkg.KernelDefault))
+}
+
+// revertOS undoes applyOS: every step only staged a deployment for the next boot, and
+// dropping it undoes them all (MCO's rollback does the same). Dropping is safe when
+// nothing was staged, so it needs no record of how far applyOS got.
 func (ap *applier) revertOS(ctx context.Context, p *Plan) error {
 	c := p.Changes
-	if c.KernelArguments == nil && c.OSImageURL == nil {
+	if c.KernelArguments == nil && c.OSImageURL == nil && c.KernelType == nil && c.Extensions == nil {
 		return nil
 	}
 	return ap.os.DiscardPending(ctx)

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"testing"
 
+	operatorv1 "github.com/openshift/api/operator/v1"
+
 	"github.com/mcotui/mcotui/core/disruption"
 	"github.com/mcotui/mcotui/core/mctest"
 	"github.com/mcotui/mcotui/platform/host"
@@ -40,7 +42,7 @@ func BenchmarkApply1000Files500Changed(b *testing.B) {
 	oldSpec, newSpec := benchConfigs(b)
 	oldMC := mctest.MachineConfig(b, "rendered-bench-a", mctest.Config{Files: oldSpec})
 	newMC := mctest.MachineConfig(b, "rendered-bench-b", mctest.Config{Files: newSpec})
-	p, reasons, err := newPlan(oldMC, newMC, disruption.DefaultPolicy(), noOverrides)
+	p, reasons, err := newPlan(oldMC, newMC, disruption.DefaultPolicy(), operatorv1.IrreconcilableValidationOverrides{})
 	if err != nil || len(reasons) > 0 {
 		b.Fatal(err, reasons)
 	}

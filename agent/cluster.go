@@ -4,6 +4,7 @@ import (
 	"context"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	operatorv1 "github.com/openshift/api/operator/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mcotui/mcotui/core/disruption"
@@ -27,6 +28,13 @@ type Cluster interface {
 	// DisruptionPolicy is the merged node disruption policy (MCO's defaults with the
 	// cluster MachineConfiguration's spec laid over them).
 	DisruptionPolicy(ctx context.Context) (disruption.Policy, error)
+	// ValidationOverrides is the cluster MachineConfiguration's
+	// spec.irreconcilableValidationOverrides (none without that object).
+	ValidationOverrides(ctx context.Context) (operatorv1.IrreconcilableValidationOverrides, error)
+	// SetIrreconcilableChanges writes MachineConfigNode status.irreconcilableChanges:
+	// how the config the node goes to differs from the layout it was installed with.
+	// Nil clears the list.
+	SetIrreconcilableChanges(ctx context.Context, desired string, diffs []mcfgv1.IrreconcilableChangeDiff) error
 	// Annotate sets the Node's annotations; an empty value deletes the key.
 	Annotate(ctx context.Context, annotations map[string]string) error
 	// Cordon marks the node unschedulable and records that the agent did it

@@ -3,10 +3,12 @@ package agent
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	operatorv1 "github.com/openshift/api/operator/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -33,6 +35,10 @@ type fakeCluster struct {
 	evicted   []string
 	cordons   int
 	changes   chan struct{}
+	// overrides is ValidationOverrides'; irreconcilable what SetIrreconcilableChanges
+	// last wrote.
+	overrides      operatorv1.IrreconcilableValidationOverrides
+	irreconcilable []mcfgv1.IrreconcilableChangeDiff
 }
 
 func newFakeCluster(name string) *fakeCluster {
@@ -85,6 +91,19 @@ func (f *fakeCluster) DisruptionPolicy(context.Context) (disruption.Policy, erro
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.policy, nil
+}
+
+func (f *fakeCluster) ValidationOverrides(context.Context) (operatorv1.IrreconcilableValidationOverrides, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.overrides, nil
+}
+
+func (f *fakeCluster) SetIrreconcilableChanges(_ context.Context, _ string, diffs []mcfgv1.IrreconcilableChangeDiff) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.irreconcilable = slices.Clone(diffs)
+	return nil
 }
 
 func (f *fakeCluster) Annotate(_ context.Context, ann map[string]string) error {

@@ -28,13 +28,92 @@ func directRunner(ctx context.Context, root, name string, args ...string) ([]byt
 	return cmd.CombinedOutput()
 }
 
+// rpmOSTreeStandIn is a stand-in for rpm-ostree that keeps a booted and a staged
+// deployment (image and requested packages) in files under $FAKE_ROOT/.ostree, takes the
+// verbs the agent sends in the argument shapes MCO's daemon sends them (kargs, rebase,
+// override remove/reset, update --install/--uninstall, cleanup -p), and prints
+// `status --json` with the fields rpmostree-client-go reads. "fake-boot" is the test's
+// own verb: the reboot, which makes the staged deployment the booted one.
+const rpmOSTreeStandIn = `#!/bin/sh
+d="$FAKE_ROOT/.ostree"
+mkdir -p "$d"
+[ -f "$d/booted-image" ] || : > "$d/booted-image"
+[ -f "$d/booted-pkgs" ] || : > "$d/booted-pkgs"
+[ -f "$d/booted-removals" ] || : > "$d/booted-removals"
+[ "$1" = fake-boot ] || [ "$1" = status ] || echo "$*" >> "$FAKE_ROOT/rpm-ostree.log"
+stage() {
+	if [ ! -f "$d/staged" ]; then
+		for f in image pkgs removals; do cp "$d/booted-$f" "$d/staged-$f"; done
+		: > "$d/staged"
+	fi
+}
+jsonlist() { printf '['; sep=''; for p in $(cat "$1"); do printf '%s"%s"' "$sep" "$p"; sep=,; done; printf ']'; }
+deployment() {
+	img=$(cat "$d/$1-image")
+	ref=''
+	[ -n "$img" ] && ref="ostree-unverified-registry:$img"
+	printf '{"booted":%s,"staged":%s,"container-image-reference":"%s","requested-packages":%s,"requested-base-removals":%s}' \
+		"$2" "$3" "$ref" "$(jsonlist "$d/$1-pkgs")" "$(jsonlist "$d/$1-removals")"
+}
+case "$1" in
+status)
+	echo 'warning: stderr noise before the document' >&2
+	printf '{"deployments":['
+	if [ -f "$d/staged" ]; then deployment staged false true; printf ','; fi
+	deployment booted true false
+	printf '],"transaction":null}\n'
+	;;
+fake-boot)
+	if [ -f "$d/staged" ]; then
+		for f in image pkgs removals; do mv "$d/staged-$f" "$d/booted-$f"; done
+		rm "$d/staged"
+	fi
+	;;
+cleanup)
+	rm -f "$d/staged" "$d/staged-image" "$d/staged-pkgs" "$d/staged-removals"
+	;;
+kargs)
+	if [ -f "$FAKE_ROOT/fail-kargs" ]; then echo 'error: Transaction in progress' >&2; exit 1; fi
+	stage
+	;;
+rebase)
+	stage
+	echo "${3#ostree-unverified-registry:}" > "$d/staged-image"
+	;;
+override|update)
+	stage
+	if [ "$1" = override ]; then verb=$2; shift 2; else verb=update; shift; fi
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		--install) echo "$2" >> "$d/staged-pkgs"; shift 2 ;;
+		--uninstall) grep -vx "$2" "$d/staged-pkgs" > "$d/x" || true; mv "$d/x" "$d/staged-pkgs"; shift 2 ;;
+		*)
+			if [ "$verb" = remove ]; then echo "$1" >> "$d/staged-removals"; else grep -vx "$1" "$d/staged-removals" > "$d/x" || true; mv "$d/x" "$d/staged-removals"; fi
+			shift ;;
+		esac
+	done
+	if [ -f "$FAKE_ROOT/drop-packages" ]; then : > "$d/staged-pkgs"; fi
+	;;
+*) echo "rpm-ostree stand-in: unknown verb $1" >&2; exit 2 ;;
+esac
+`
+
+// installFakeRPMOSTree installs the stand-in; a non-zero exit makes kargs fail (the
+// rollback, cleanup -p, still works).
 func installFakeRPMOSTree(t *testing.T, root string, exit int) {
 	t.Helper()
-	script := "#!/bin/sh\necho \"$*\" >> \"$FAKE_ROOT/rpm-ostree.log\"\n"
-	if exit != 0 { // kargs fails; cleanup (the rollback) works
-		script += "if [ \"$1\" = kargs ]; then echo 'error: Transaction in progress' >&2; exit 1; fi\n"
+	writeHostFile(t, root, "/usr/bin/rpm-ostree", rpmOSTreeStandIn, 0o755)
+	if exit != 0 {
+		writeHostFile(t, root, "/fail-kargs", "", 0o644)
 	}
-	writeHostFile(t, root, "/usr/bin/rpm-ostree", script, 0o755)
+}
+
+// bootRPMOSTree is the reboot as rpm-ostree sees it: the staged deployment is booted.
+func bootRPMOSTree(t *testing.T, root string) {
+	t.Helper()
+	if out, err := directRunner(t.Context(), root, "/usr/bin/rpm-ostree", "fake-boot"); err != nil {
+		t.Fatalf("boot the rpm-ostree stand-in: %v: %s", err, out)
+	}
 }
 
 func configOS(t *testing.T) *mcfgv1.MachineConfig {
@@ -59,6 +138,7 @@ func TestKernelArgumentsAndOSImageThroughRPMOSTree(t *testing.T) {
 		t.Fatalf("rpm-ostree ran:\n%s\nwant:\n%s", got, want)
 	}
 	requireCondition(t, s.c, phase.AppliedFilesAndOS, metav1.ConditionTrue, "OS did need an update")
+	bootRPMOSTree(t, s.h.dir)
 	s.boot("")
 	s.run("", s.done)
 }

@@ -29,6 +29,11 @@ type Plan struct {
 	Drain   bool                                          `json:"drain"`
 	Reboot  bool                                          `json:"reboot"`
 
+	// Irreconcilable is how the target's layout differs from the one the node was
+	// installed with (MachineConfigNode status.irreconcilableChanges), changes the
+	// node does not make.
+	Irreconcilable []mcfgv1.IrreconcilableChangeDiff `json:"irreconcilable,omitempty"`
+
 	// AdminCordoned is whether someone else had cordoned the node when the update
 	// began: such a node stays cordoned after it.
 	AdminCordoned bool `json:"adminCordoned"`

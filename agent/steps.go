@@ -30,6 +30,12 @@ func (a *Agent) stepPrepare(ctx context.Context, r *run) error {
 	if err := a.cfg.Cluster.SetConditions(ctx, p.To, phase.Prepared("["+disruption.Join(p.Actions)+"]", p.Drain)); err != nil {
 		return err
 	}
+	if err := a.cfg.Cluster.SetIrreconcilableChanges(ctx, p.To, p.Irreconcilable); err != nil {
+		// The report is for people; the update does not depend on it. A cluster whose
+		// CRD lacks the field is told once per update, in an event.
+		a.log.Warn("irreconcilable changes not reported", "err", err)
+		a.cfg.Cluster.Event(corev1.EventTypeWarning, "IrreconcilableChangesNotReported", err.Error())
+	}
 	if !p.Drain {
 		if err := a.cfg.Cluster.SetConditions(ctx, p.To, phase.Executing(), phase.DrainNotRequired()); err != nil {
 			return err
@@ -180,7 +186,7 @@ func (a *Agent) stepSnapshot(ctx context.Context, r *run) error {
 }
 
 func (a *Agent) osChange(c configdiff.Changes) bool {
-	return c.OSImageURL != nil || c.KernelArguments != nil
+	return c.OSImageURL != nil || c.KernelArguments != nil || c.KernelType != nil || c.Extensions != nil
 }
 
 func (a *Agent) sshChange(c configdiff.Changes) bool {
@@ -230,7 +236,7 @@ func (a *Agent) stepUnits(ctx context.Context, r *run) error {
 
 func (a *Agent) stepOS(ctx context.Context, r *run) error {
 	c := r.plan.Changes
-	if err := a.ap.applyOS(ctx, c); err != nil {
+	if err := a.ap.applyOS(ctx, r.plan); err != nil {
 		return err
 	}
 	return a.cfg.Cluster.SetConditions(ctx, r.plan.To, phase.Executed(), phase.Applied(a.osChange(c), a.sshChange(c)))
@@ -303,6 +309,11 @@ func (a *Agent) stepValidate(ctx context.Context, r *run) error {
 	if err != nil {
 		return err
 	}
+	osms, err := a.ap.validateOS(ctx, new, r.plan.Changes)
+	if err != nil {
+		return err
+	}
+	ms = append(ms, osms...)
 	if len(ms) > 0 {
 		return fmt.Errorf("unexpected on-disk state validating against %s: %s", r.plan.To, describeMismatches(ms))
 	}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
-	operatorv1 "github.com/openshift/api/operator/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mcotui/mcotui/core/configdiff"
@@ -123,13 +122,29 @@ func (a *Agent) begin(ctx context.Context, node *corev1.Node, current, desired s
 	if err != nil {
 		return fmt.Errorf("get the node disruption policy: %w", err)
 	}
-	// Overrides of the reconcilability rules (MachineConfiguration
-	// spec.irreconcilableValidationOverrides) are not passed through the Cluster yet:
-	// the agent applies MCO's rules without them, which refuses more, never less.
-	p, reasons, err := newPlan(previous, target, policy, noOverrides)
+	// MachineConfiguration spec.irreconcilableValidationOverrides lets layout changes
+	// through; the node does not make them (Changes has no layout) and reports them.
+	overrides, err := a.cfg.Cluster.ValidationOverrides(ctx)
+	if err != nil {
+		return fmt.Errorf("get the irreconcilable validation overrides: %w", err)
+	}
+	p, reasons, err := newPlan(previous, target, policy, overrides)
 	if err != nil {
 		return err
 	}
+	running := previous
+	if running == nil {
+		running = target
+	}
+	installed, err := a.installedLayout(running)
+	if err != nil {
+		return err
+	}
+	_, newCfg, err := p.configs()
+	if err != nil {
+		return err
+	}
+	p.Irreconcilable = configdiff.IrreconcilableChanges(installed, configdiff.LayoutOf(newCfg))
 	p.AdminCordoned = nodeanno.AdminCordoned(node)
 	data, err := p.encode()
 	if err != nil {
@@ -247,10 +262,6 @@ func (a *Agent) record(r *run) error {
 	r.u = u
 	return nil
 }
-
-// noOverrides: the agent applies MCO's reconcilability rules without the
-// MachineConfiguration's overrides, which the Cluster does not pass yet (see begin).
-var noOverrides = operatorv1.IrreconcilableValidationOverrides{}
 
 var errSuperseded = errors.New("the desired config changed before anything was written")
 

@@ -39,6 +39,9 @@ type scenario struct {
 	unitLog UnitLogger
 	// limits are the agents' size limits; zero is the defaults.
 	limits ignconfig.Limits
+	// cmdline is the agents' CmdlineFile ("" leaves the kernel command line unchecked);
+	// arch their Arch.
+	cmdline, arch string
 }
 
 func newScenario(t *testing.T, current *mcfgv1.MachineConfig, others ...*mcfgv1.MachineConfig) *scenario {
@@ -64,7 +67,7 @@ func (s *scenario) agent(failpoint string) *Agent {
 	a, err := New(Config{
 		Node: "worker-0", Cluster: s.c, Journal: s.h.journal, Root: s.h.root, Systemd: s.h.sd,
 		Logind: s.h.lg, OS: s.h.os, UnitLog: s.unitLog, StateDir: s.h.stateDir, BootIDFile: s.h.bootIDFile,
-		Limits:     s.limits,
+		Limits: s.limits, CmdlineFile: s.cmdline, Arch: s.arch,
 		MinBackoff: s.backoff, MaxBackoff: max(s.backoff, 50*time.Millisecond),
 		Metrics:   NewMetrics(prometheus.NewRegistry()),
 		Failpoint: failpoint, Crash: func(name string) { panic(crashed{name}) },

@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"slices"
 	"strings"
 
 	"github.com/mcotui/mcotui/core/configdiff"
+	"github.com/mcotui/mcotui/core/ospkg"
+	"github.com/mcotui/mcotui/platform/host"
 )
 
 // Validation compares what is on disk with a config: after a reboot, before an update is
@@ -189,4 +192,59 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// validateOS compares the OS the node booted with cfg, as MCO's validateOnDiskState
+// does after its file checks: the booted deployment's image must be cfg's osImageURL,
+// the kernel command line must carry each of cfg's kernel arguments, and the booted
+// deployment must request each package of cfg's extensions. Each check runs only where
+// it can hold: the image and packages on a host with rpm-ostree or bootc, the command
+// line when the agent was given the file. changes is the update's: a host booted from an
+// ostree remote reports no image, and is judged on it only when this update rebased it.
+func (ap *applier) validateOS(ctx context.Context, cfg configdiff.Config, changes configdiff.Changes) ([]Mismatch, error) {
+	var out []Mismatch
+	if ap.cmdline != "" && len(cfg.KernelArguments) > 0 {
+		b, err := os.ReadFile(ap.cmdline)
+		if err != nil {
+			return nil, fmt.Errorf("read the kernel command line: %w", err)
+		}
+		booted := configdiff.SplitKernelArguments([]string{strings.TrimSpace(string(b))})
+		var missing []string
+		for _, k := range configdiff.SplitKernelArguments(cfg.KernelArguments) {
+			if !slices.Contains(booted, k) {
+				missing = append(missing, k)
+			}
+		}
+		if len(missing) > 0 {
+			out = append(out, Mismatch{ap.cmdline, "the booted kernel command line lacks the config's kernel arguments " + strings.Join(missing, " ")})
+		}
+	}
+	tools := ap.os.Tools()
+	if len(tools) == 0 || (cfg.OSImageURL == "" && len(cfg.Extensions) == 0) {
+		return out, nil
+	}
+	booted, _, err := ap.os.Deployments(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.OSImageURL != "" && (booted.Image != "" || changes.OSImageURL != nil) && booted.Image != cfg.OSImageURL {
+		out = append(out, Mismatch{"spec.osImageURL", fmt.Sprintf("the node booted %s, the config says %s", orNoImage(booted.Image), cfg.OSImageURL)})
+	}
+	if len(cfg.Extensions) > 0 && slices.Contains(tools, host.RPMOSTree) {
+		missing, err := ospkg.MissingPackages(booted.Deployment, cfg.Extensions)
+		if err != nil {
+			return nil, err
+		}
+		if len(missing) > 0 {
+			out = append(out, Mismatch{"spec.extensions", "the booted deployment lacks the packages " + strings.Join(missing, ", ")})
+		}
+	}
+	return out, nil
+}
+
+func orNoImage(s string) string {
+	if s == "" {
+		return "no container image (an ostree remote)"
+	}
+	return s
 }

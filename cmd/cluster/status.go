@@ -53,6 +53,10 @@ images, 21.0 MB", "1/1 sets", "failed"). -o json has them all in each MachineCon
 (status.pinnedImageSets and the two conditions) and each pool's
 status.poolSynchronizersStatus.
 
+Nodes whose MachineConfigNode reports status.irreconcilableChanges (layout changes that
+MachineConfiguration spec.irreconcilableValidationOverrides let into the config, which
+running nodes do not make) are listed after the table with each field path and diff.
+
 A node of a pool that has no MachineConfigNode yet (mcotui has never given it a config)
 is listed from its annotations, with the phase columns empty.
 
@@ -119,7 +123,35 @@ func writeStatus(w io.Writer, st kube.ClusterStatus, format string, now time.Tim
 		return nil
 	}
 	fmt.Fprintln(w)
-	return writeNodeTable(w, st, format == "wide", now)
+	if err := writeNodeTable(w, st, format == "wide", now); err != nil {
+		return err
+	}
+	return writeIrreconcilable(w, st.MCNs)
+}
+
+// writeIrreconcilable lists, per node, the irreconcilable changes its MachineConfigNode
+// reports: layout changes MachineConfiguration spec.irreconcilableValidationOverrides
+// let into the pool's config, which the node does not make.
+func writeIrreconcilable(w io.Writer, mcns []*mcfgv1.MachineConfigNode) error {
+	header := false
+	for _, m := range mcns {
+		if len(m.Status.IrreconcilableChanges) == 0 {
+			continue
+		}
+		if !header {
+			fmt.Fprintln(w, "\nIrreconcilable changes (in the config, not on these nodes; only new nodes get them):")
+			header = true
+		}
+		for _, d := range m.Status.IrreconcilableChanges {
+			fmt.Fprintf(w, "  %s  %s\n", textsafe.Escape(m.Name), textsafe.Escape(d.FieldPath))
+			for _, line := range strings.Split(strings.TrimSuffix(d.Diff, "\n"), "\n") {
+				if _, err := fmt.Fprintf(w, "      %s\n", textsafe.Escape(line)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
 
 func writePoolTable(w io.Writer, pools []*mcfgv1.MachineConfigPool, now time.Time) error {

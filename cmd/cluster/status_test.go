@@ -81,6 +81,11 @@ func statusFixture(now time.Time) kube.ClusterStatus {
 		}
 		return m
 	}
+	// irreconcilable writes what an agent reports of a layout change it does not make.
+	irreconcilable := func(m *mcfgv1.MachineConfigNode, diffs ...mcfgv1.IrreconcilableChangeDiff) *mcfgv1.MachineConfigNode {
+		m.Status.IrreconcilableChanges = diffs
+		return m
+	}
 	return kube.ClusterStatus{
 		Pools: []*mcfgv1.MachineConfigPool{
 			pool("master", masterCfg, [4]int32{3, 3, 3, 0}, "True", "False", "False"),
@@ -93,9 +98,10 @@ func statusFixture(now time.Time) kube.ClusterStatus {
 				pinned.Prefetching("ci-worker-a", pinned.Progress{Done: 2, Total: 3, Bytes: 21_000_000})),
 			mcn("ci-worker-b", "worker", newCfg, oldCfg, 20*time.Minute,
 				phase.Prepared("[Reboot]", true), phase.Executing(), phase.CordonDone(), phase.Draining("drain-"+newCfg, "uncordon-"+oldCfg)),
-			pins(mcn("ci-worker-c", "worker", oldCfg, oldCfg, 19*time.Minute, phase.UpToDate("ci-worker-c")),
+			irreconcilable(pins(mcn("ci-worker-c", "worker", oldCfg, oldCfg, 19*time.Minute, phase.UpToDate("ci-worker-c")),
 				[]mcfgv1.MachineConfigNodeStatusPinnedImageSet{{Name: "release", DesiredGeneration: 1, CurrentGeneration: 1}},
 				pinned.Complete(pinned.Progress{Done: 3, Total: 3, Bytes: 31_500_000}, ""), pinned.Healthy()),
+				mcfgv1.IrreconcilableChangeDiff{FieldPath: "spec.config.storage.disks[0]", Diff: "+ {\"device\":\"/dev/sdb\",\"wipeTable\":true}\n"}),
 		},
 		Unlisted: []kube.UnlistedNode{{Pool: "worker", Node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{
 			Name: "ci-worker-d", CreationTimestamp: metav1.NewTime(now.Add(-90 * time.Second)),

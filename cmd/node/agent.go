@@ -43,6 +43,7 @@ type AgentOptions struct {
 	kubeconfig, context string
 	drainTimeout        time.Duration
 	metricsAddr, bootID string
+	cmdline             string
 	failpoint, announce string
 	busAddress          string
 	criEndpoint         string
@@ -105,6 +106,7 @@ It refuses to start on a cluster where the Machine Config Operator runs.`,
 	fl.Var(cmdutil.SizeFlag{N: &o.limits.File}, "max-file-size", "refuse a config with a file whose contents decode (after decompression) to more than this many bytes (a quantity: 64Mi)")
 	fl.Var(cmdutil.SizeFlag{N: &o.limits.Total}, "max-config-size", "refuse a config whose files decode to more than this many bytes together")
 	fl.StringVar(&o.bootID, "boot-id-file", host.BootIDPath, "the kernel's boot id, read to know that the node rebooted")
+	fl.StringVar(&o.cmdline, "cmdline-file", "/proc/cmdline", "the kernel command line the node booted with, checked for the config's kernel arguments\n(the kernel's, the same under --root); empty: not checked")
 	fl.StringVar(&o.failpoint, "failpoint", "", "crash tests only: SIGKILL the agent at this failpoint (also "+failpointEnv+")")
 	fl.StringVar(&o.announce, "failpoint-announce", "", "power-cut tests only: at the failpoint, write a line to this file (the serial console) and wait (also "+failpointEnv+"_ANNOUNCE)")
 	_ = fl.MarkHidden("failpoint")
@@ -203,7 +205,7 @@ func runAgent(ctx context.Context, s cmdutil.IOStreams, o *AgentOptions) error {
 	a, err := agent.New(agent.Config{
 		Node: o.node, Cluster: cluster, Journal: journal,
 		Root: root, Systemd: systemd, Logind: logind, OS: host.NewOSTree(o.root, nil), UnitLog: host.NewUnitLog(o.root, nil),
-		StateDir: o.stateDir, BootIDFile: o.bootID, DrainTimeout: o.drainTimeout, Limits: o.limits,
+		StateDir: o.stateDir, BootIDFile: o.bootID, CmdlineFile: o.cmdline, DrainTimeout: o.drainTimeout, Limits: o.limits,
 		MCOPresent: func(ctx context.Context) (bool, string, error) { return kube.DetectMCO(ctx, clients.Kube) },
 		Metrics:    metrics, Log: log, Failpoint: o.failpoint, FailpointAnnounce: o.announce,
 	})

@@ -66,13 +66,16 @@ touches passwd groups, users other than core, core user fields other than
 sshAuthorizedKeys and passwordHash, Ignition's kernelArguments section, storage disks,
 filesystems, raid or luks, directories, added links, files that append, or FIPS. The
 --policy MachineConfiguration's spec.irreconcilableValidationOverrides.storage accepts
-disk, filesystem and raid changes, as in MCO.
+disk, filesystem and raid changes, as in MCO: running nodes do not make them (only new
+nodes get them) and the report lists them.
 
 OLD and NEW are files holding one MachineConfig each, YAML or JSON, for example from
 'kubectl get machineconfig rendered-worker-<hash> -o yaml'.
 
 With -o json the report is one object with the keys changes, actions, drain (bool),
-reconcilable (bool) and reasons (a list of {field, message}). Actions use the names of
+reconcilable (bool), reasons (a list of {field, message}) and irreconcilableChanges
+(the layout changes the overrides accept, as MachineConfigNode status reports them:
+a list of {fieldPath, diff}). Actions use the names of
 MCO's API (Reboot, Drain, Reload, Restart, DaemonReload, Special, None). When the
 change is not reconcilable, actions is empty and drain false: the node will not apply it.
 
@@ -180,6 +183,9 @@ type diffReport struct {
 	Drain        bool                                          `json:"drain"`
 	Reconcilable bool                                          `json:"reconcilable"`
 	Reasons      []configdiff.Reason                           `json:"reasons"`
+	// Irreconcilable are the layout changes the overrides let through, which running
+	// nodes do not make and report in MachineConfigNode status.irreconcilableChanges.
+	Irreconcilable []mcfgv1.IrreconcilableChangeDiff `json:"irreconcilableChanges"`
 
 	causes []disruption.Cause // for the text report only
 }
@@ -194,7 +200,11 @@ func diff(old, cur configdiff.Config, spec operatorv1.MachineConfigurationSpec) 
 		r.Reasons = []configdiff.Reason{} // [] rather than null
 	}
 	r.Actions = []operatorv1.NodeDisruptionPolicyStatusAction{}
+	r.Irreconcilable = []mcfgv1.IrreconcilableChangeDiff{}
 	if r.Reconcilable {
+		// Reconcilable with a layout change means the overrides accepted it (a LUKS
+		// change, which none accepts, is a reason).
+		r.Irreconcilable = append(r.Irreconcilable, configdiff.IrreconcilableChanges(configdiff.LayoutOf(old), configdiff.LayoutOf(cur))...)
 		d := disruption.Evaluate(disruption.Merge(disruption.DefaultPolicy(), spec.NodeDisruptionPolicy), r.Changes)
 		r.Actions, r.Drain, r.causes = d.Actions, d.Drain, d.Causes
 	}
@@ -370,6 +380,16 @@ func writeDiffText(w io.Writer, old, cur configdiff.Config, r diffReport) {
 		fmt.Fprintf(w, "Actions: %s\n", esc(disruption.Join(r.Actions)))
 		fmt.Fprintf(w, "Drain:   %s\n\n", yesNo(r.Drain))
 		fmt.Fprintln(w, "Reconcilable: yes, a running node can apply this change.")
+		if len(r.Irreconcilable) > 0 {
+			fmt.Fprintln(w, "\nNot applied to running nodes (accepted by spec.irreconcilableValidationOverrides; only new nodes get them,")
+			fmt.Fprintln(w, "running ones report them in MachineConfigNode status.irreconcilableChanges):")
+			for _, d := range r.Irreconcilable {
+				fmt.Fprintf(w, "  %s\n", esc(d.FieldPath))
+				for _, line := range strings.Split(strings.TrimSuffix(d.Diff, "\n"), "\n") {
+					fmt.Fprintf(w, "    %s\n", esc(line))
+				}
+			}
+		}
 		return
 	}
 	fmt.Fprintln(w, "Actions: none, the node will not apply this change")

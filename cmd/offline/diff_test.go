@@ -3,11 +3,14 @@ package offline
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
 
 	"github.com/mcotui/mcotui/cmd/cmdutil"
@@ -88,6 +91,8 @@ func TestDiffText(t *testing.T) {
 				"/etc/motd   None   (file policy /etc/motd)",
 				"Actions: None\n",
 				"Reconcilable: yes",
+				"Not applied to running nodes (accepted by spec.irreconcilableValidationOverrides;",
+				"  spec.config.storage.disks[0]\n    + {\"device\":\"/dev/sdb\",\"wipeTable\":true}\n",
 			},
 		},
 		{
@@ -113,11 +118,12 @@ func TestDiffText(t *testing.T) {
 
 func TestDiffJSON(t *testing.T) {
 	type report struct {
-		Changes      configdiff.Changes                            `json:"changes"`
-		Actions      []operatorv1.NodeDisruptionPolicyStatusAction `json:"actions"`
-		Drain        bool                                          `json:"drain"`
-		Reconcilable bool                                          `json:"reconcilable"`
-		Reasons      []configdiff.Reason                           `json:"reasons"`
+		Changes        configdiff.Changes                            `json:"changes"`
+		Actions        []operatorv1.NodeDisruptionPolicyStatusAction `json:"actions"`
+		Drain          bool                                          `json:"drain"`
+		Reconcilable   bool                                          `json:"reconcilable"`
+		Reasons        []configdiff.Reason                           `json:"reasons"`
+		Irreconcilable []mcfgv1.IrreconcilableChangeDiff             `json:"irreconcilableChanges"`
 	}
 	decode := func(t *testing.T, out string) report {
 		t.Helper()
@@ -130,11 +136,11 @@ func TestDiffJSON(t *testing.T) {
 			got = append(got, k)
 		}
 		slices.Sort(got)
-		if want := []string{"actions", "changes", "drain", "reasons", "reconcilable"}; !slices.Equal(got, want) {
+		if want := []string{"actions", "changes", "drain", "irreconcilableChanges", "reasons", "reconcilable"}; !slices.Equal(got, want) {
 			t.Errorf("-o json keys = %v, want %v", got, want)
 		}
 		// Lists are [] when empty, never null, so scripts can index them.
-		for _, k := range []string{"actions", "reasons"} {
+		for _, k := range []string{"actions", "reasons", "irreconcilableChanges"} {
 			if string(keys[k]) == "null" {
 				t.Errorf("%s is null, want a list", k)
 			}
@@ -201,6 +207,16 @@ func TestDiffJSON(t *testing.T) {
 			t.Errorf("changes = %+v, want the FIPS change", r.Changes)
 		}
 	})
+	t.Run("disks accepted by the policy", func(t *testing.T) {
+		code, out, _ := runDiff(t, "-o", "json", "--policy", diffDir+"policy.yaml", diffDir+"old.yaml", diffDir+"new-disk.yaml")
+		if code != 0 {
+			t.Fatalf("exit status %d, want 0\n%s", code, out)
+		}
+		r := decode(t, out)
+		if len(r.Irreconcilable) != 1 || r.Irreconcilable[0].FieldPath != "spec.config.storage.disks[0]" || r.Irreconcilable[0].Diff != `+ {"device":"/dev/sdb","wipeTable":true}`+"\n" {
+			t.Errorf("irreconcilableChanges = %+v", r.Irreconcilable)
+		}
+	})
 	t.Run("reboot with policy", func(t *testing.T) {
 		code, out, _ := runDiff(t, "-o", "json", "--policy", diffDir+"policy.yaml", diffDir+"old.yaml", diffDir+"new-reboot.yaml")
 		if code != 0 {
@@ -259,4 +275,26 @@ func TestDiffHelp(t *testing.T) {
 		t.Fatalf("diff --help: exit status %d", code)
 	}
 	cmdtest.WantLines(t, out, "mcotui diff OLD NEW", "--policy", "Examples:", "Exit status: 0 when", "reconcilable")
+}
+
+// A kernel type or extensions change reboots the node (MCO's daemon layers the packages
+// with rpm-ostree, which takes effect at the next boot), and draining comes with it.
+func TestDiffKernelTypeAndExtensionsReboot(t *testing.T) {
+	old, err := os.ReadFile(diffDir + "old.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := strings.NewReplacer("kernelType: default\n", "kernelType: realtime\n", "extensions: []\n", "extensions: [usbguard]\n").Replace(string(old))
+	if strings.Count(changed, "realtime")+strings.Count(changed, "usbguard") != 2 {
+		t.Fatal("old.yaml no longer has kernelType: default and extensions: [] to change")
+	}
+	p := filepath.Join(t.TempDir(), "rt.yaml")
+	if err := os.WriteFile(p, []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runDiff(t, diffDir+"old.yaml", p)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	cmdtest.WantLines(t, out, "Kernel type: default -> realtime", "Extensions\n  + usbguard", "Actions: Reboot", "Drain:   yes")
 }

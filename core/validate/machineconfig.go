@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcotui/mcotui/core/manifest"
+	"github.com/mcotui/mcotui/core/ospkg"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
 	"gopkg.in/yaml.v3"
@@ -74,6 +75,7 @@ func (c *checker) machineConfig(doc manifest.Document) {
 		}
 	}
 	c.kernelType(spec)
+	c.extensions(spec)
 	c.osImageURL(spec)
 	if fips := resolve(manifest.Lookup(spec, "fips")); fips != nil && fips.Kind == yaml.ScalarNode && fips.Value == "true" {
 		c.add(Warning, fips, path{"spec", "fips"}, "fips %s", firstBootOnly)
@@ -98,6 +100,25 @@ func (c *checker) kernelType(spec *yaml.Node) {
 		return
 	}
 	c.add(Error, kt, path{"spec", "kernelType"}, "kernelType %q is not valid: use default, realtime or 64k-pages, or leave it empty", kt.Value)
+}
+
+// extensions checks each of spec.extensions against the extensions MCO supports: the
+// agent refuses a config with any other (it has no packages for it), as MCO's
+// ValidateMachineConfigExtensions does.
+func (c *checker) extensions(spec *yaml.Node) {
+	list := resolve(manifest.Lookup(spec, "extensions"))
+	if list == nil || list.Kind != yaml.SequenceNode {
+		return
+	}
+	for i, e := range list.Content {
+		e = resolve(e)
+		if e == nil || e.Kind != yaml.ScalarNode {
+			continue
+		}
+		if _, err := ospkg.Packages([]string{e.Value}); err != nil {
+			c.add(Error, e, path{"spec", "extensions", i}, "extension %q is not supported: use one of %s", e.Value, strings.Join(ospkg.Extensions(), ", "))
+		}
+	}
 }
 
 // osImageURL checks that the OS image is a container image pull spec, pinned by digest

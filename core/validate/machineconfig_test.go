@@ -22,6 +22,13 @@ func TestMachineConfigFields(t *testing.T) {
 		spec: "  kernelType: rt\n",
 		want: []string{`mc.yaml:8:15: error: $.spec.kernelType: kernelType "rt" is not valid: use default, realtime or 64k-pages, or leave it empty`},
 	}, {
+		name: "supported extensions",
+		spec: "  extensions: [usbguard, kernel-devel]\n",
+	}, {
+		name: "unsupported extension",
+		spec: "  extensions:\n    - usbguard\n    - vim\n",
+		want: []string{`mc.yaml:10:7: error: $.spec.extensions[1]: extension "vim" is not supported: use one of ipsec, kerberos, kernel-devel, sandboxed-containers, sysstat, two-node-ha, usbguard`},
+	}, {
 		name: "unknown spec field",
 		spec: "  kernelArgs: [nosmt]\n",
 		want: []string{`mc.yaml:8:3: warning: $.spec.kernelArgs: unknown field "kernelArgs": a MachineConfig's spec has osImageURL, baseOSExtensionsContainerImage, config, kernelArguments, extensions, fips, kernelType; the API server drops or refuses it`},

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -54,6 +55,10 @@ type Host struct {
 	broken  map[string]string // unit -> why its restarts and reloads fail
 	calls   []string
 	boots   int
+	// booted is the deployment the host runs; staged, when not nil, the one it boots
+	// next (what Rebase and Layer built on top of booted).
+	booted host.Deployment
+	staged *host.Deployment
 }
 
 // New makes a host whose units are all disabled and unmasked, and writes its first boot
@@ -296,6 +301,10 @@ func (h *Host) Boots() int {
 func (h *Host) writeBootID() error {
 	h.mu.Lock()
 	h.boots++
+	if h.staged != nil {
+		h.booted, h.staged = *h.staged, nil
+		h.booted.Booted, h.booted.Staged = true, false
+	}
 	id := fmt.Sprintf("%08x-sim-boot-%d", h.rnd.Uint32(), h.boots)
 	h.mu.Unlock()
 	if err := os.WriteFile(h.opts.BootIDFile, []byte(id+"\n"), 0o644); err != nil {
@@ -314,14 +323,68 @@ func (h *Host) SetKernelArguments(_ context.Context, remove, add []string) error
 	return nil
 }
 
-// Rebase records the call (see SetKernelArguments).
+// Rebase records the call and stages the image, which the next Boot boots.
 func (h *Host) Rebase(_ context.Context, imageURL string) error {
 	h.record("rebase " + imageURL)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.stage().Image = imageURL
 	return nil
 }
 
-// DiscardPending records the call (see SetKernelArguments).
+// DiscardPending records the call and drops what was staged.
 func (h *Host) DiscardPending(context.Context) error {
 	h.record("discard pending")
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.staged = nil
 	return nil
+}
+
+// Layer records an rpm-ostree package transaction and stages its --install and
+// --uninstall packages; the kernel overrides are only recorded.
+func (h *Host) Layer(_ context.Context, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	h.record("rpm-ostree " + strings.Join(args, " "))
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	d := h.stage()
+	for i := 0; i+1 < len(args); i++ {
+		switch args[i] {
+		case "--install":
+			d.RequestedPackages = append(d.RequestedPackages, args[i+1])
+		case "--uninstall":
+			d.RequestedPackages = slices.DeleteFunc(d.RequestedPackages, func(p string) bool { return p == args[i+1] })
+		}
+	}
+	return nil
+}
+
+// Deployments returns the booted deployment and the staged one.
+func (h *Host) Deployments(context.Context) (booted, staged *host.Deployment, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	b := h.booted
+	b.Booted = true
+	b.RequestedPackages = slices.Clone(b.RequestedPackages)
+	if h.staged != nil {
+		s := *h.staged
+		s.RequestedPackages = slices.Clone(s.RequestedPackages)
+		staged = &s
+	}
+	return &b, staged, nil
+}
+
+// stage returns the staged deployment, made from the booted one if there is none. The
+// caller holds mu.
+func (h *Host) stage() *host.Deployment {
+	if h.staged == nil {
+		d := h.booted
+		d.RequestedPackages = slices.Clone(d.RequestedPackages)
+		d.Booted, d.Staged = false, true
+		h.staged = &d
+	}
+	return h.staged
 }

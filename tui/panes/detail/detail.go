@@ -262,6 +262,7 @@ func (m *Model) document(n *model.Node) string {
 	} else {
 		m.conditions(&b, n.MCN.Status.Conditions, now, n.Degraded)
 		m.pinnedImages(&b, n.MCN, section)
+		m.irreconcilable(&b, n.MCN, section)
 	}
 
 	section("Annotations")

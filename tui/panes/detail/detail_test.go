@@ -91,6 +91,26 @@ func TestDetailShowsPinnedImages(t *testing.T) {
 	}
 }
 
+// TestDetailShowsIrreconcilableChanges: a node that reports irreconcilable changes shows
+// each field path and its diff.
+func TestDetailShowsIrreconcilableChanges(t *testing.T) {
+	c := tuitest.Common(false, fixture.Small())
+	mcn := c.Store.Node(fixture.DrainingNode).MCN.DeepCopy()
+	mcn.Status.IrreconcilableChanges = []mcfgv1.IrreconcilableChangeDiff{
+		{FieldPath: "spec.config.storage.disks[0]", Diff: "+ {\"device\":\"/dev/sdb\"}\n"},
+	}
+	c.Store.Apply([]model.Event{model.MCNEvent(mcn)})
+	d := detail.New(c)
+	d.SetSize(160, 80)
+	d.SetNode(fixture.DrainingNode)
+	v := tuitest.Plain(d.View())
+	for _, want := range []string{"Irreconcilable changes (not on this node; only new nodes get them)", "spec.config.storage.disks[0]", `+ {"device":"/dev/sdb"}`} {
+		if !strings.Contains(v, want) {
+			t.Errorf("detail lacks %q:\n%s", want, v)
+		}
+	}
+}
+
 // TestDetailWaitingDrain: a drain held by a budget while the agent retries says what it
 // waits on and for how long, and nowhere calls it failed.
 func TestDetailWaitingDrain(t *testing.T) {
