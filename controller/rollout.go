@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
@@ -188,8 +189,8 @@ func (d *Driver) cached(pool string) (PoolState, error) {
 // node's resourceVersion, and its MachineConfigNode is brought in step; then a
 // SetDesiredConfig event goes to the pool. A paused pool gets no targets.
 //
-// The step is returned even when writing a target fails part way; the error names the
-// node. A node that changed since it was read fails with a Conflict: step again. The
+// The step's targets are written concurrently, all of them even when one fails; the
+// step is returned in full, and the error names each node whose write failed. A node that changed since it was read fails with a Conflict: step again. The
 // retries of opts.Retry are planned but not written: how an agent is told to retry is
 // not settled yet.
 func (d *Driver) Step(ctx context.Context, pool string, opts rollout.Options) (rollout.Step, error) {
@@ -222,49 +223,80 @@ func (d *Driver) stepOn(ctx context.Context, st *PoolState, opts rollout.Options
 	for i, n := range st.Nodes {
 		index[n.Name] = i
 	}
+	// The targets are written concurrently (each its node's patch, then its
+	// MachineConfigNode): a step's targets are independent, each decided on its own
+	// node's resourceVersion, and written one after another they held the slot freed
+	// by a Done for the round trips of every target before them.
+	errs := make([]error, len(step.Targets))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, maxConcurrentTargets)
 	for i, name := range step.Targets {
 		j := index[name]
-		node := st.Nodes[j]
-		t := kube.Target{Node: node, MachineConfigNode: d.cachedMachineConfigNode(name), Pool: st.Pool.Name, Desired: step.Target, FieldManager: d.fieldManager}
-		// The target's patch takes the UpdateInProgress taint off too, when the node
-		// will no longer need it: one write rather than two.
-		assumed := node.DeepCopy()
-		if assumed.Annotations == nil {
-			assumed.Annotations = map[string]string{}
-		}
-		assumed.Annotations[nodeanno.DesiredConfigKey] = step.Target
-		if taints, changed := rollout.UpdateTaints(st.Pool, assumed); changed {
-			t.SetTaints, t.Taints = true, taints
-			assumed.Spec.Taints = taints
-		}
-		res, err := kube.TargetNodeWith(ctx, d.clients, t)
-		switch {
-		case res.Node != nil:
-			d.ownNodes.wrote(node.ResourceVersion, res.Node)
-			st.Nodes[j] = res.Node
-		case !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) && !apierrors.IsInvalid(err):
-			// The patch may have landed: count the node as targeted until the cache
-			// says either way.
-			d.ownNodes.assume(node.ResourceVersion, assumed)
-			st.Nodes[j] = assumed
-		}
-		if res.MachineConfigNode != nil {
-			over := ""
-			if t.MachineConfigNode != nil {
-				over = t.MachineConfigNode.ResourceVersion
-			}
-			d.ownMCNs.wrote(over, res.MachineConfigNode)
-		}
-		if err != nil {
-			if i > 0 {
-				d.event(st.Pool, rollout.Step{Target: step.Target, Targets: step.Targets[:i]})
-			}
-			return step, fmt.Errorf("machineconfigpool %s: %w", st.Pool.Name, err)
-		}
-		d.log.Info("targeted node", "pool", st.Pool.Name, "node", name, "config", step.Target)
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			errs[i] = d.target(ctx, st.Pool, step.Target, st.Nodes[j], func(n *corev1.Node) { st.Nodes[j] = n })
+		})
 	}
-	d.event(st.Pool, step)
+	wg.Wait()
+	var done []string
+	for i, name := range step.Targets {
+		if errs[i] == nil {
+			done = append(done, name)
+		}
+	}
+	d.event(st.Pool, rollout.Step{Target: step.Target, Targets: done})
+	if err := errors.Join(errs...); err != nil {
+		return step, fmt.Errorf("machineconfigpool %s: %w", st.Pool.Name, err)
+	}
 	return step, nil
+}
+
+// maxConcurrentTargets bounds the writes of one step in flight at once: a wave of a
+// large maxUnavailable must not open hundreds of requests, which the client's rate
+// limiter would hold back anyway.
+const maxConcurrentTargets = 16
+
+// target gives node the pool's target config desired (kube.TargetNodeWith) and records
+// the writes; set receives what the node is now believed to be, the API server's
+// answer or, when the outcome is unknown, the node as it would be had the patch landed.
+func (d *Driver) target(ctx context.Context, pool *mcfgv1.MachineConfigPool, desired string, node *corev1.Node, set func(*corev1.Node)) error {
+	name := node.Name
+	t := kube.Target{Node: node, MachineConfigNode: d.cachedMachineConfigNode(name), Pool: pool.Name, Desired: desired, FieldManager: d.fieldManager}
+	// The target's patch takes the UpdateInProgress taint off too, when the node
+	// will no longer need it: one write rather than two.
+	assumed := node.DeepCopy()
+	if assumed.Annotations == nil {
+		assumed.Annotations = map[string]string{}
+	}
+	assumed.Annotations[nodeanno.DesiredConfigKey] = desired
+	if taints, changed := rollout.UpdateTaints(pool, assumed); changed {
+		t.SetTaints, t.Taints = true, taints
+		assumed.Spec.Taints = taints
+	}
+	res, err := kube.TargetNodeWith(ctx, d.clients, t)
+	switch {
+	case res.Node != nil:
+		d.ownNodes.wrote(node.ResourceVersion, res.Node)
+		set(res.Node)
+	case !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) && !apierrors.IsInvalid(err):
+		// The patch may have landed: count the node as targeted until the cache
+		// says either way.
+		d.ownNodes.assume(node.ResourceVersion, assumed)
+		set(assumed)
+	}
+	if res.MachineConfigNode != nil {
+		over := ""
+		if t.MachineConfigNode != nil {
+			over = t.MachineConfigNode.ResourceVersion
+		}
+		d.ownMCNs.wrote(over, res.MachineConfigNode)
+	}
+	if err != nil {
+		return err
+	}
+	d.log.Info("targeted node", "pool", pool.Name, "node", name, "config", desired)
+	return nil
 }
 
 // cachedMachineConfigNode is the node's MachineConfigNode from the cache, with the
