@@ -51,6 +51,12 @@ const (
 	DefaultRetryPeriod   = 2 * time.Second
 	DefaultResync        = 10 * time.Minute
 
+	// DefaultStatusInterval is how long the controller may hold back a pool status
+	// write that only moves its machine counts (DriverOptions.StatusInterval). MCO's
+	// node controller syncs a pool at most every 5 s (defaultUpdateDelay), so its counts
+	// lag as much.
+	DefaultStatusInterval = time.Second
+
 	// DefaultQPS and DefaultBurst are the client-side rate limit `mcotui controller`
 	// gives its clients (kube-controller-manager's defaults). client-go's own, 5 and 10,
 	// made a 1,000-node rollout wait on the limiter for 95% of its time
@@ -213,16 +219,19 @@ func lead(ctx context.Context, cfg *Config) error {
 	mcs := mcfgF.Machineconfiguration().V1().MachineConfigs()
 	mcns := mcfgF.Machineconfiguration().V1().MachineConfigNodes()
 
+	var rolloutQ *loop
 	driver := NewDriver(c, DriverOptions{
 		FieldManager: cfg.Identity, Recorder: recorder, Logger: log.With("loop", "rollout"), Clock: cfg.Clock,
 		Nodes: nodes.Lister(), Pools: pools.Lister(), MachineConfigNodes: mcns.Lister(),
+		StatusInterval: DefaultStatusInterval,
+		Requeue:        func(pool string, after time.Duration) { rolloutQ.queue.AddAfter(pool, after) },
 	})
 	rl := &rolloutLoop{driver: driver}
 	rend := &renderLoop{
 		clients: c, recorder: recorder, clock: cfg.Clock, log: log.With("loop", "render"),
 		pools: pools.Lister(), mcs: mcs.Lister(), version: cfg.Version, fieldManager: cfg.Identity,
 	}
-	rolloutQ := newLoop("rollout", rl.sync, log)
+	rolloutQ = newLoop("rollout", rl.sync, log)
 	renderQ := newLoop("render", rend.sync, log)
 
 	allPools := func() []string {

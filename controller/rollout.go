@@ -62,6 +62,17 @@ type DriverOptions struct {
 	// Clock times the pool's status conditions and expires writes whose outcome is
 	// unknown. Default: the real clock.
 	Clock clock.PassiveClock
+	// StatusInterval and Requeue, when both set, coalesce the pool status writes of
+	// Sync that only move the machine counts (a node Done, one more updated): such a
+	// change is written at most once per StatusInterval per pool, and when Sync holds
+	// one back it calls Requeue to have the pool synced again once the interval is
+	// over, so the status is never staler than that. A change of anything else
+	// (conditions, configuration, machine or degraded count) is written at once, so
+	// the Updated and Degraded a user or script waits on are never held back. With
+	// 2 s agents the status was otherwise written once per node Done, a quarter of the
+	// controller's writes.
+	StatusInterval time.Duration
+	Requeue        func(pool string, after time.Duration)
 }
 
 // Driver drives pools' rollouts one step at a time, as MCO's node controller does. It
@@ -84,13 +95,21 @@ type Driver struct {
 	ownNodes *ownWrites[*corev1.Node]
 	ownMCNs  *ownWrites[*mcfgv1.MachineConfigNode]
 	ownPools *ownWrites[*mcfgv1.MachineConfigPool]
+
+	statusInterval time.Duration
+	requeue        func(pool string, after time.Duration)
+	statusMu       sync.Mutex
+	statusWritten  map[string]time.Time // per pool, when Sync last wrote its status
 }
 
 // NewDriver returns a Driver writing through clients.
 func NewDriver(clients *kube.Clients, opts DriverOptions) *Driver {
 	d := &Driver{
 		clients: clients, mcns: opts.MachineConfigNodes, fieldManager: opts.FieldManager, recorder: opts.Recorder, log: opts.Logger,
-		clock: opts.Clock,
+		clock: opts.Clock, statusWritten: map[string]time.Time{},
+	}
+	if opts.StatusInterval > 0 && opts.Requeue != nil {
+		d.statusInterval, d.requeue = opts.StatusInterval, opts.Requeue
 	}
 	if opts.Nodes != nil && opts.Pools != nil && opts.MachineConfigNodes != nil {
 		d.nodes, d.pools = opts.Nodes, opts.Pools
@@ -410,7 +429,9 @@ func (l *rolloutLoop) sync(ctx context.Context, name string) error {
 }
 
 // writeStatus writes the pool's status as rollout.Status computes it over st's
-// members, when it differs from what the pool has, and brings st.Pool up to date.
+// members, when it differs from what the pool has, and brings st.Pool up to date. A
+// change of the machine counts alone waits for the pool's status interval
+// (DriverOptions.StatusInterval), the pool requeued for when it is over.
 func (d *Driver) writeStatus(ctx context.Context, st *PoolState, now time.Time) error {
 	pool := st.Pool
 	view := rollout.PlanningView(st.Nodes)
@@ -419,16 +440,48 @@ func (d *Driver) writeStatus(ctx context.Context, st *PoolState, now time.Time) 
 	if sameStatus(status, pool.Status) {
 		return nil
 	}
+	if wait := d.statusWait(pool.Name, now); wait > 0 && onlyCountsDiffer(status, pool.Status) {
+		d.requeue(pool.Name, wait)
+		d.log.Debug("pool status held back", "pool", pool.Name, "for", wait, "updated", status.UpdatedMachineCount, "unavailable", status.UnavailableMachineCount)
+		return nil
+	}
 	updated := pool.DeepCopy()
 	updated.Status = status
 	written, err := d.clients.MachineConfig.MachineconfigurationV1().MachineConfigPools().UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: d.fieldManager})
 	if err != nil {
 		return fmt.Errorf("update status of machineconfigpool %s: %w", pool.Name, err)
 	}
+	d.statusMu.Lock()
+	d.statusWritten[pool.Name] = now
+	d.statusMu.Unlock()
 	d.ownPools.wrote(pool.ResourceVersion, written)
 	st.Pool = written
 	d.log.Debug("wrote pool status", "pool", pool.Name, "updated", status.UpdatedMachineCount, "unavailable", status.UnavailableMachineCount)
 	return nil
+}
+
+// statusWait is how long a status change of the pool's counts alone is held back at
+// now: what is left of the status interval since its last write, or 0.
+func (d *Driver) statusWait(pool string, now time.Time) time.Duration {
+	if d.statusInterval <= 0 {
+		return 0
+	}
+	d.statusMu.Lock()
+	last, ok := d.statusWritten[pool]
+	d.statusMu.Unlock()
+	if !ok {
+		return 0
+	}
+	return max(last.Add(d.statusInterval).Sub(now), 0)
+}
+
+// onlyCountsDiffer reports whether two pool statuses differ in nothing but the
+// updated, ready and unavailable machine counts: the progress of a rollout, which may
+// wait, rather than its start, end or failure, which may not.
+func onlyCountsDiffer(a, b mcfgv1.MachineConfigPoolStatus) bool {
+	a.UpdatedMachineCount, a.ReadyMachineCount, a.UnavailableMachineCount = 0, 0, 0
+	b.UpdatedMachineCount, b.ReadyMachineCount, b.UnavailableMachineCount = 0, 0, 0
+	return sameStatus(a, b)
 }
 
 // syncTaints keeps the UpdateInProgress taint on the pool's members whose desired
