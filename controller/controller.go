@@ -95,7 +95,9 @@ type Config struct {
 	// MachineSet's providerSpec names, when they agree (see bootimage.InferPlatform).
 	Platform configv1.PlatformType
 
-	// Clock times conditions. Default: the real clock.
+	// Clock times conditions and the pools' status interval (DefaultStatusInterval):
+	// a clock that never moves holds count-only status changes back for good.
+	// Default: the real clock.
 	Clock clock.PassiveClock
 	// Logger receives the controller's log. Default: discard.
 	Logger *slog.Logger
