@@ -51,6 +51,12 @@ const (
 	DefaultRetryPeriod   = 2 * time.Second
 	DefaultResync        = 10 * time.Minute
 
+	// DefaultStatusInterval is how long the controller may hold back a pool status
+	// write that only moves its machine counts (DriverOptions.StatusInterval). MCO's
+	// node controller syncs a pool at most every 5 s (defaultUpdateDelay), so its counts
+	// lag as much.
+	DefaultStatusInterval = time.Second
+
 	// DefaultQPS and DefaultBurst are the client-side rate limit `mcotui controller`
 	// gives its clients (kube-controller-manager's defaults). client-go's own, 5 and 10,
 	// made a 1,000-node rollout wait on the limiter for 95% of its time
@@ -93,8 +99,10 @@ type Config struct {
 	// gate is held, saying no Prometheus is configured.
 	Alerts AlertSource
 
-	// Clock times conditions and reads the pools' maintenance windows. Default: the
-	// real clock.
+	// Clock times conditions, reads the pools' maintenance windows and counts the
+	// pools' status interval (DefaultStatusInterval) and the waits until a pool is
+	// synced again: a fake clock that never moves holds count-only status changes back
+	// for good. Default: the real clock.
 	Clock clock.PassiveClock
 	// Logger receives the controller's log. Default: discard.
 	Logger *slog.Logger
@@ -224,7 +232,7 @@ func lead(ctx context.Context, cfg *Config) error {
 	driver := NewDriver(c, DriverOptions{
 		FieldManager: cfg.Identity, Recorder: recorder, Logger: log.With("loop", "rollout"), Clock: cfg.Clock,
 		Nodes: nodes.Lister(), Pools: pools.Lister(), MachineConfigNodes: mcns.Lister(),
-		Alerts: cfg.Alerts, Requeue: requeue.after,
+		Alerts: cfg.Alerts, Requeue: requeue.after, StatusInterval: DefaultStatusInterval,
 	})
 	rl := &rolloutLoop{driver: driver}
 	rend := &renderLoop{

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
@@ -66,9 +67,20 @@ type DriverOptions struct {
 	// a pool with an alert gate is held, saying that no Prometheus is configured.
 	Alerts AlertSource
 	// Requeue, when set, is asked to sync the pool again after a while though nothing
-	// changes: when its maintenance window opens or closes, a soak ends, or a gate that
-	// no informer follows (an alert) is to be looked at again.
+	// changes: when its maintenance window opens or closes, a soak ends, a gate that no
+	// informer follows (an alert) is to be looked at again, or a held-back status is
+	// due (StatusInterval). It should count time on Clock.
 	Requeue func(pool string, after time.Duration)
+	// StatusInterval, with Requeue, coalesces the pool status writes of Sync that only
+	// move the machine counts (a node Done, one more updated): such a change is
+	// written at most once per StatusInterval per pool, and when Sync holds one back it
+	// calls Requeue to have the pool synced again once the interval is over, so the
+	// status is never staler than that. A change of anything else (conditions,
+	// configuration, machine or degraded count) is written at once, so the Updated and
+	// Degraded a user or script waits on are never held back. With 2 s agents the
+	// status was otherwise written once per node Done, a quarter of the controller's
+	// writes.
+	StatusInterval time.Duration
 }
 
 // Driver drives pools' rollouts one step at a time, as MCO's node controller does. It
@@ -93,13 +105,20 @@ type Driver struct {
 	ownNodes *ownWrites[*corev1.Node]
 	ownMCNs  *ownWrites[*mcfgv1.MachineConfigNode]
 	ownPools *ownWrites[*mcfgv1.MachineConfigPool]
+
+	statusInterval time.Duration
+	statusMu       sync.Mutex
+	statusWritten  map[string]time.Time // per pool, when Sync last wrote its status
 }
 
 // NewDriver returns a Driver writing through clients.
 func NewDriver(clients *kube.Clients, opts DriverOptions) *Driver {
 	d := &Driver{
 		clients: clients, mcns: opts.MachineConfigNodes, fieldManager: opts.FieldManager, recorder: opts.Recorder, log: opts.Logger,
-		clock: opts.Clock, alerts: opts.Alerts, requeue: opts.Requeue,
+		clock: opts.Clock, alerts: opts.Alerts, requeue: opts.Requeue, statusWritten: map[string]time.Time{},
+	}
+	if opts.StatusInterval > 0 && opts.Requeue != nil {
+		d.statusInterval = opts.StatusInterval
 	}
 	if opts.Nodes != nil && opts.Pools != nil && opts.MachineConfigNodes != nil {
 		d.nodes, d.pools = opts.Nodes, opts.Pools
@@ -201,8 +220,9 @@ func (d *Driver) cached(pool string) (PoolState, error) {
 // The pool's rollout policy applies (its windows, gates, order and holds): an invalid
 // policy is an error.
 //
-// The step is returned even when writing a target fails part way; the error names the
-// node. A node that changed since it was read fails with a Conflict: step again. The
+// The step's targets are written concurrently, all of them even when one fails; the
+// step is returned in full, and the error names each node whose write failed. A node
+// that changed since it was read fails with a Conflict: step again. The
 // retries of opts.Retry are planned but not written: how an agent is told to retry is
 // not settled yet.
 func (d *Driver) Step(ctx context.Context, pool string, opts rollout.Options) (rollout.Step, error) {
@@ -240,49 +260,80 @@ func (d *Driver) stepOn(ctx context.Context, st *PoolState, opts rollout.Options
 	for i, n := range st.Nodes {
 		index[n.Name] = i
 	}
+	// The targets are written concurrently (each its node's patch, then its
+	// MachineConfigNode): a step's targets are independent, each decided on its own
+	// node's resourceVersion, and written one after another they held the slot freed
+	// by a Done for the round trips of every target before them.
+	errs := make([]error, len(step.Targets))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, maxConcurrentTargets)
 	for i, name := range step.Targets {
 		j := index[name]
-		node := st.Nodes[j]
-		t := kube.Target{Node: node, MachineConfigNode: d.cachedMachineConfigNode(name), Pool: st.Pool.Name, Desired: step.Target, FieldManager: d.fieldManager}
-		// The target's patch takes the UpdateInProgress taint off too, when the node
-		// will no longer need it: one write rather than two.
-		assumed := node.DeepCopy()
-		if assumed.Annotations == nil {
-			assumed.Annotations = map[string]string{}
-		}
-		assumed.Annotations[nodeanno.DesiredConfigKey] = step.Target
-		if taints, changed := rollout.UpdateTaints(st.Pool, assumed); changed {
-			t.SetTaints, t.Taints = true, taints
-			assumed.Spec.Taints = taints
-		}
-		res, err := kube.TargetNodeWith(ctx, d.clients, t)
-		switch {
-		case res.Node != nil:
-			d.ownNodes.wrote(node.ResourceVersion, res.Node)
-			st.Nodes[j] = res.Node
-		case !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) && !apierrors.IsInvalid(err):
-			// The patch may have landed: count the node as targeted until the cache
-			// says either way.
-			d.ownNodes.assume(node.ResourceVersion, assumed)
-			st.Nodes[j] = assumed
-		}
-		if res.MachineConfigNode != nil {
-			over := ""
-			if t.MachineConfigNode != nil {
-				over = t.MachineConfigNode.ResourceVersion
-			}
-			d.ownMCNs.wrote(over, res.MachineConfigNode)
-		}
-		if err != nil {
-			if i > 0 {
-				d.event(st.Pool, rollout.Step{Target: step.Target, Targets: step.Targets[:i]})
-			}
-			return step, fmt.Errorf("machineconfigpool %s: %w", st.Pool.Name, err)
-		}
-		d.log.Info("targeted node", "pool", st.Pool.Name, "node", name, "config", step.Target)
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			errs[i] = d.target(ctx, st.Pool, step.Target, st.Nodes[j], func(n *corev1.Node) { st.Nodes[j] = n })
+		})
 	}
-	d.event(st.Pool, step)
+	wg.Wait()
+	var done []string
+	for i, name := range step.Targets {
+		if errs[i] == nil {
+			done = append(done, name)
+		}
+	}
+	d.event(st.Pool, rollout.Step{Target: step.Target, Targets: done})
+	if err := errors.Join(errs...); err != nil {
+		return step, fmt.Errorf("machineconfigpool %s: %w", st.Pool.Name, err)
+	}
 	return step, nil
+}
+
+// maxConcurrentTargets bounds the writes of one step in flight at once: a wave of a
+// large maxUnavailable must not open hundreds of requests, which the client's rate
+// limiter would hold back anyway.
+const maxConcurrentTargets = 16
+
+// target gives node the pool's target config desired (kube.TargetNodeWith) and records
+// the writes; set receives what the node is now believed to be, the API server's
+// answer or, when the outcome is unknown, the node as it would be had the patch landed.
+func (d *Driver) target(ctx context.Context, pool *mcfgv1.MachineConfigPool, desired string, node *corev1.Node, set func(*corev1.Node)) error {
+	name := node.Name
+	t := kube.Target{Node: node, MachineConfigNode: d.cachedMachineConfigNode(name), Pool: pool.Name, Desired: desired, FieldManager: d.fieldManager}
+	// The target's patch takes the UpdateInProgress taint off too, when the node
+	// will no longer need it: one write rather than two.
+	assumed := node.DeepCopy()
+	if assumed.Annotations == nil {
+		assumed.Annotations = map[string]string{}
+	}
+	assumed.Annotations[nodeanno.DesiredConfigKey] = desired
+	if taints, changed := rollout.UpdateTaints(pool, assumed); changed {
+		t.SetTaints, t.Taints = true, taints
+		assumed.Spec.Taints = taints
+	}
+	res, err := kube.TargetNodeWith(ctx, d.clients, t)
+	switch {
+	case res.Node != nil:
+		d.ownNodes.wrote(node.ResourceVersion, res.Node)
+		set(res.Node)
+	case !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) && !apierrors.IsInvalid(err):
+		// The patch may have landed: count the node as targeted until the cache
+		// says either way.
+		d.ownNodes.assume(node.ResourceVersion, assumed)
+		set(assumed)
+	}
+	if res.MachineConfigNode != nil {
+		over := ""
+		if t.MachineConfigNode != nil {
+			over = t.MachineConfigNode.ResourceVersion
+		}
+		d.ownMCNs.wrote(over, res.MachineConfigNode)
+	}
+	if err != nil {
+		return err
+	}
+	d.log.Info("targeted node", "pool", pool.Name, "node", name, "config", desired)
+	return nil
 }
 
 // cachedMachineConfigNode is the node's MachineConfigNode from the cache, with the
@@ -402,8 +453,9 @@ func (l *rolloutLoop) sync(ctx context.Context, name string) error {
 
 // writeStatus writes the pool's status as rollout.Status computes it over st's
 // members, with the RolloutHeld condition of hold, when it differs from what the pool
-// has, and brings st.Pool up to date. A hold that begins or changes its reason is an
-// Event on the pool too.
+// has, and brings st.Pool up to date. A change of the machine counts alone waits for
+// the pool's status interval (DriverOptions.StatusInterval), the pool requeued for
+// when it is over. A hold that begins or changes its reason is an Event on the pool.
 func (d *Driver) writeStatus(ctx context.Context, st *PoolState, now time.Time, hold policyHold) error {
 	pool := st.Pool
 	view := rollout.PlanningView(st.Nodes)
@@ -411,6 +463,11 @@ func (d *Driver) writeStatus(ctx context.Context, st *PoolState, now time.Time, 
 	d.setPinnedSynchronizer(pool, &status, view)
 	setHoldCondition(&status, pool.Status.Conditions, hold, hasPolicy(pool), metav1.NewTime(now))
 	if sameStatus(status, pool.Status) {
+		return nil
+	}
+	if wait := d.statusWait(pool.Name, now); wait > 0 && onlyCountsDiffer(status, pool.Status) {
+		d.requeue(pool.Name, wait)
+		d.log.Debug("pool status held back", "pool", pool.Name, "for", wait, "updated", status.UpdatedMachineCount, "unavailable", status.UnavailableMachineCount)
 		return nil
 	}
 	if hold.Reason != "" && d.recorder != nil && !sameHold(pool.Status.Conditions, hold) {
@@ -426,10 +483,37 @@ func (d *Driver) writeStatus(ctx context.Context, st *PoolState, now time.Time, 
 	if err != nil {
 		return fmt.Errorf("update status of machineconfigpool %s: %w", pool.Name, err)
 	}
+	d.statusMu.Lock()
+	d.statusWritten[pool.Name] = now
+	d.statusMu.Unlock()
 	d.ownPools.wrote(pool.ResourceVersion, written)
 	st.Pool = written
 	d.log.Debug("wrote pool status", "pool", pool.Name, "updated", status.UpdatedMachineCount, "unavailable", status.UnavailableMachineCount)
 	return nil
+}
+
+// statusWait is how long a status change of the pool's counts alone is held back at
+// now: what is left of the status interval since its last write, or 0.
+func (d *Driver) statusWait(pool string, now time.Time) time.Duration {
+	if d.statusInterval <= 0 {
+		return 0
+	}
+	d.statusMu.Lock()
+	last, ok := d.statusWritten[pool]
+	d.statusMu.Unlock()
+	if !ok {
+		return 0
+	}
+	return max(last.Add(d.statusInterval).Sub(now), 0)
+}
+
+// onlyCountsDiffer reports whether two pool statuses differ in nothing but the
+// updated, ready and unavailable machine counts: the progress of a rollout, which may
+// wait, rather than its start, end or failure, which may not.
+func onlyCountsDiffer(a, b mcfgv1.MachineConfigPoolStatus) bool {
+	a.UpdatedMachineCount, a.ReadyMachineCount, a.UnavailableMachineCount = 0, 0, 0
+	b.UpdatedMachineCount, b.ReadyMachineCount, b.UnavailableMachineCount = 0, 0, 0
+	return sameStatus(a, b)
 }
 
 // syncTaints keeps the UpdateInProgress taint on the pool's members whose desired

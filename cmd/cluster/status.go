@@ -97,17 +97,27 @@ func (o *StatusOptions) Validate() error {
 	return cmdutil.CheckOutput(o.Output, statusFormats)
 }
 
-// Run reads the pools and nodes and prints them.
+// Run reads the pools and nodes and prints them. The tables are printed as the
+// pages arrive (kube.StreamStatus): on a large cluster the first rows show long
+// before the last page is read, as kubectl's do.
 func (o *StatusOptions) Run(ctx context.Context) error {
 	clients, err := o.Kube.Clients()
 	if err != nil {
 		return err
 	}
-	st, err := kube.ReadStatus(ctx, clients, o.Pool)
-	if err != nil {
+	switch o.Output {
+	case "json", "yaml":
+		st, err := kube.ReadStatus(ctx, clients, o.Pool)
+		if err != nil {
+			return err
+		}
+		return writeStatusList(o.IOStreams.Out, o.Output, st)
+	}
+	tp := newStatusTables(o.IOStreams.Out, o.Output == "wide", o.Now())
+	if err := kube.StreamStatus(ctx, clients, o.Pool, tp.page); err != nil {
 		return err
 	}
-	return writeStatus(o.IOStreams.Out, st, o.Output, o.Now())
+	return tp.done()
 }
 
 // writeStatus prints st in format ("", wide, json, yaml); now ages the objects.
@@ -116,17 +126,14 @@ func writeStatus(w io.Writer, st kube.ClusterStatus, format string, now time.Tim
 	case "json", "yaml":
 		return writeStatusList(w, format, st)
 	}
-	if err := writePoolTable(w, st.Pools, now); err != nil {
+	tp := newStatusTables(w, format == "wide", now)
+	if err := tp.page(kube.StatusPage{First: true, Pools: st.Pools}); err != nil {
 		return err
 	}
-	if len(st.MCNs) == 0 && len(st.Unlisted) == 0 {
-		return nil
-	}
-	fmt.Fprintln(w)
-	if err := writeNodeTable(w, st, format == "wide", now); err != nil {
+	if err := tp.page(kube.StatusPage{MCNs: st.MCNs, Unlisted: st.Unlisted}); err != nil {
 		return err
 	}
-	return writeIrreconcilable(w, st.MCNs)
+	return tp.done()
 }
 
 // writeIrreconcilable lists, per node, the irreconcilable changes its MachineConfigNode
@@ -177,18 +184,55 @@ func escapeCells(row []any) []any {
 	return out
 }
 
-func writeNodeTable(w io.Writer, st kube.ClusterStatus, wide bool, now time.Time) error {
-	// Rows of nodes without a MachineConfigNode end in empty cells: the table is
-	// padded in a buffer and written without the spaces at the ends of lines.
-	var buf bytes.Buffer
-	tw := printers.GetNewTabWriter(&buf)
-	fmt.Fprintln(tw, strings.Join(statustable.NodeColumns(wide), "\t"))
-	rows := make([]statustable.NodeRow, 0, len(st.MCNs)+len(st.Unlisted))
-	for _, m := range st.MCNs {
-		rows = append(rows, statustable.MCNRow(m, wide, now))
+// statusTables prints status' two tables page by page: the pools, then the node
+// table, its header with the first rows, and each page's rows as it comes. The
+// node table's tabwriter remembers its column widths across pages
+// (printers.GetNewTabWriter's RememberWidths, as kubectl prints its chunks), so a
+// column only ever widens.
+type statusTables struct {
+	w    io.Writer
+	wide bool
+	now  time.Time
+	buf  bytes.Buffer
+	tw   interface {
+		io.Writer
+		Flush() error
 	}
-	for _, u := range st.Unlisted {
-		rows = append(rows, statustable.UnlistedRow(u.Node, u.Pool, wide, now))
+	header bool // the node table's header is out
+	// irreconcilable are the nodes reporting irreconcilable changes, listed once the
+	// tables are out (done).
+	irreconcilable []*mcfgv1.MachineConfigNode
+}
+
+func newStatusTables(w io.Writer, wide bool, now time.Time) *statusTables {
+	t := &statusTables{w: w, wide: wide, now: now}
+	t.tw = printers.GetNewTabWriter(&t.buf)
+	return t
+}
+
+func (t *statusTables) page(p kube.StatusPage) error {
+	if p.First {
+		if err := writePoolTable(t.w, p.Pools, t.now); err != nil {
+			return err
+		}
+	}
+	if len(p.MCNs) == 0 && len(p.Unlisted) == 0 {
+		return nil
+	}
+	if !t.header {
+		t.header = true
+		fmt.Fprintln(t.w)
+		fmt.Fprintln(t.tw, strings.Join(statustable.NodeColumns(t.wide), "\t"))
+	}
+	rows := make([]statustable.NodeRow, 0, len(p.MCNs)+len(p.Unlisted))
+	for _, m := range p.MCNs {
+		rows = append(rows, statustable.MCNRow(m, t.wide, t.now))
+		if len(m.Status.IrreconcilableChanges) > 0 {
+			t.irreconcilable = append(t.irreconcilable, m)
+		}
+	}
+	for _, u := range p.Unlisted {
+		rows = append(rows, statustable.UnlistedRow(u.Node, u.Pool, t.wide, t.now))
 	}
 	statustable.SortRows(rows)
 	for _, r := range rows {
@@ -196,18 +240,24 @@ func writeNodeTable(w io.Writer, st kube.ClusterStatus, wide bool, now time.Time
 		for i, c := range r.Cells {
 			cells[i] = textsafe.Escape(c)
 		}
-		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+		fmt.Fprintln(t.tw, strings.Join(cells, "\t"))
 	}
-	if err := tw.Flush(); err != nil {
+	if err := t.tw.Flush(); err != nil {
 		return err
 	}
-	for line := range strings.Lines(buf.String()) {
-		if _, err := fmt.Fprintln(w, strings.TrimRight(line, " \n")); err != nil {
+	// Rows of nodes without a MachineConfigNode end in empty cells: each line is
+	// written without the spaces at its end.
+	for line := range strings.Lines(t.buf.String()) {
+		if _, err := fmt.Fprintln(t.w, strings.TrimRight(line, " \n")); err != nil {
 			return err
 		}
 	}
+	t.buf.Reset()
 	return nil
 }
+
+// done prints what follows the tables: the nodes' irreconcilable changes.
+func (t *statusTables) done() error { return writeIrreconcilable(t.w, t.irreconcilable) }
 
 // writeStatusList prints the pools and MachineConfigNodes as a v1 List, as
 // `kubectl get mcp,mcn -o json` does.

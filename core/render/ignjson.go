@@ -39,8 +39,34 @@ func marshalConfig(cfg types.Config) ([]byte, error) {
 	return e.buf.Bytes(), nil
 }
 
+// span is a range of bytes of an encoding.
+type span struct{ start, end int }
+
+// listSpans is where a list was encoded: the whole list, brackets included, and
+// each item.
+type listSpans struct {
+	whole span
+	items []span
+}
+
+// marshalConfigSpans is marshalConfig, and says where it encoded the storage files
+// and the systemd units, the lists that are most of a rendered config: the encoding
+// of each item is what it would be on its own, and so a key to what is known of it.
+func marshalConfigSpans(cfg types.Config) (raw []byte, files, units listSpans, err error) {
+	e := encoder{spans: map[reflect.Type]*listSpans{
+		reflect.TypeFor[[]types.File](): &files,
+		reflect.TypeFor[[]types.Unit](): &units,
+	}}
+	if err := e.value(reflect.ValueOf(cfg)); err != nil {
+		return nil, files, units, err
+	}
+	return e.buf.Bytes(), files, units, nil
+}
+
 type encoder struct {
 	buf bytes.Buffer
+	// spans, when set, receives where the lists of these types were encoded.
+	spans map[reflect.Type]*listSpans
 }
 
 func (e *encoder) value(v reflect.Value) error {
@@ -58,16 +84,27 @@ func (e *encoder) value(v reflect.Value) error {
 			e.buf.WriteString("null")
 			return nil
 		}
+		rec := e.spans[v.Type()]
+		if rec != nil {
+			rec.whole.start, rec.items = e.buf.Len(), make([]span, 0, v.Len())
+		}
 		e.buf.WriteByte('[')
 		for i := range v.Len() {
 			if i > 0 {
 				e.buf.WriteByte(',')
 			}
+			start := e.buf.Len()
 			if err := e.value(v.Index(i)); err != nil {
 				return err
 			}
+			if rec != nil {
+				rec.items = append(rec.items, span{start, e.buf.Len()})
+			}
 		}
 		e.buf.WriteByte(']')
+		if rec != nil {
+			rec.whole.end = e.buf.Len()
+		}
 		return nil
 	case reflect.String:
 		// encoding/json's string encoding, HTML escaping included, as both libraries

@@ -44,11 +44,55 @@ const statusPage = 500
 // is most of their size.
 func ReadStatus(ctx context.Context, c *Clients, pool string) (ClusterStatus, error) {
 	var st ClusterStatus
-	var poolList *mcfgv1.MachineConfigPoolList
-	var mcnItems []mcfgv1.MachineConfigNode
-	var nodes []*corev1.Node
-	var mcnsServed = true
+	err := StreamStatus(ctx, c, pool, func(p StatusPage) error {
+		if p.First {
+			st.Pools = p.Pools
+		}
+		st.MCNs = append(st.MCNs, p.MCNs...)
+		st.Unlisted = append(st.Unlisted, p.Unlisted...)
+		return nil
+	})
+	if err != nil {
+		return ClusterStatus{}, err
+	}
+	// The pages come in name order already; sorting again keeps ReadStatus's order
+	// whatever the server does.
+	slices.SortFunc(st.MCNs, func(a, b *mcfgv1.MachineConfigNode) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(st.Unlisted, func(a, b UnlistedNode) int { return cmp.Compare(a.Node.Name, b.Node.Name) })
+	return st, nil
+}
+
+// StatusPage is a part of what ReadStatus reads, as StreamStatus hands it on.
+type StatusPage struct {
+	// First is set on the first page, the only one with Pools: every pool shown,
+	// sorted by name.
+	First bool
+	Pools []*mcfgv1.MachineConfigPool
+	// MCNs and Unlisted are the next rows (ClusterStatus's), each sorted by name,
+	// and every name after those of the pages before.
+	MCNs     []*mcfgv1.MachineConfigNode
+	Unlisted []UnlistedNode
+}
+
+// StreamStatus reads what ReadStatus reads and hands it on to page as it arrives, so
+// that a table can be printed before the last page of a large cluster is read: first
+// the pools alone (they are few, and read whole), then the rows as far as both the
+// MachineConfigNodes' and the Nodes' pages have reached, in name order. A node
+// without a MachineConfigNode is known as such once the MachineConfigNodes' pages
+// are past its name: the API server lists objects in name order (the order of its
+// storage's keys). Were it not to, rows would come out of order, none lost. page is
+// called from one goroutine; an error from it stops the reading and is returned.
+func StreamStatus(ctx context.Context, c *Clients, pool string, page func(StatusPage) error) error {
+	return streamStatus(ctx, c, pool, statusPage, page)
+}
+
+// streamStatus is StreamStatus with lists read in pages of limit objects.
+func streamStatus(ctx context.Context, c *Clients, pool string, limit int64, page func(StatusPage) error) error {
 	g, gctx := errgroup.WithContext(ctx)
+	var poolList *mcfgv1.MachineConfigPoolList
+	poolsRead := make(chan struct{})
+	mcnPages := make(chan []mcfgv1.MachineConfigNode, 4)
+	nodePages := make(chan []*corev1.Node, 4)
 	g.Go(func() error {
 		var err error
 		poolList, err = c.MachineConfig.MachineconfigurationV1().MachineConfigPools().List(gctx, metav1.ListOptions{})
@@ -58,97 +102,203 @@ func ReadStatus(ctx context.Context, c *Clients, pool string) (ClusterStatus, er
 		if err != nil {
 			return fmt.Errorf("list machineconfigpools: %w", err)
 		}
+		close(poolsRead)
 		return nil
 	})
 	g.Go(func() error {
+		defer close(mcnPages)
 		mcns := c.MachineConfig.MachineconfigurationV1().MachineConfigNodes()
-		opts := metav1.ListOptions{Limit: statusPage}
+		opts := metav1.ListOptions{Limit: limit}
 		for {
-			page, err := mcns.List(gctx, opts)
+			list, err := mcns.List(gctx, opts)
 			switch {
 			case apierrors.IsNotFound(err):
 				// An older OpenShift without the MachineConfigNode API: nodes from annotations.
-				mcnsServed = false
 				return nil
 			case err != nil:
 				return fmt.Errorf("list machineconfignodes: %w", err)
 			}
-			mcnItems = append(mcnItems, page.Items...)
-			if page.Continue == "" {
+			select {
+			case mcnPages <- list.Items:
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+			if list.Continue == "" {
 				return nil
 			}
-			opts.Continue = page.Continue
+			opts.Continue = list.Continue
 		}
 	})
 	g.Go(func() error {
-		var err error
-		nodes, err = listNodeMetadata(gctx, c)
-		return err
+		defer close(nodePages)
+		return listNodeMetadata(gctx, c, limit, func(nodes []*corev1.Node) error {
+			select {
+			case nodePages <- nodes:
+				return nil
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+		})
 	})
-	if err := g.Wait(); err != nil {
-		return st, err
-	}
-	var all []*mcfgv1.MachineConfigPool
-	for i := range poolList.Items {
-		p := &poolList.Items[i]
-		all = append(all, p)
-		if pool == "" || p.Name == pool {
-			st.Pools = append(st.Pools, p)
+	g.Go(func() error {
+		select {
+		case <-poolsRead:
+		case <-gctx.Done():
+			return gctx.Err()
 		}
-	}
-	if pool != "" && len(st.Pools) == 0 {
-		return st, fmt.Errorf("machineconfigpool %q not found (the cluster has %s)", pool, poolNames(all))
-	}
-	have := map[string]bool{}
-	if mcnsServed {
-		for i := range mcnItems {
-			m := &mcnItems[i]
-			have[m.Name] = true
-			if pool == "" || m.Spec.Pool.Name == pool {
-				st.MCNs = append(st.MCNs, m)
+		m := statusMerge{pool: pool, page: page, have: map[string]bool{}}
+		if err := m.pools(poolList); err != nil {
+			return err
+		}
+		// A list read to its end is set to nil, which select never picks again.
+		mcnsIn, nodesIn := mcnPages, nodePages
+		for mcnsIn != nil || nodesIn != nil {
+			select {
+			case items, ok := <-mcnsIn:
+				if !ok {
+					mcnsIn = nil
+					break
+				}
+				m.addMCNs(items)
+			case nodes, ok := <-nodesIn:
+				if !ok {
+					nodesIn = nil
+					break
+				}
+				m.addNodes(nodes)
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+			if err := m.emit(mcnsIn != nil, nodesIn != nil); err != nil {
+				return err
 			}
 		}
+		return nil
+	})
+	return g.Wait()
+}
+
+// statusMerge merges the pages of MachineConfigNodes and Nodes into StatusPages.
+type statusMerge struct {
+	pool  string
+	page  func(StatusPage) error
+	all   []*mcfgv1.MachineConfigPool
+	shown []*mcfgv1.MachineConfigPool
+
+	have     map[string]bool // MachineConfigNodes read, by name
+	mcns     []*mcfgv1.MachineConfigNode
+	nodes    []*corev1.Node
+	lastMCN  string // the greatest name read of each
+	lastNode string
+}
+
+// pools hands on the first page, the pools.
+func (m *statusMerge) pools(list *mcfgv1.MachineConfigPoolList) error {
+	for i := range list.Items {
+		p := &list.Items[i]
+		m.all = append(m.all, p)
+		if m.pool == "" || p.Name == m.pool {
+			m.shown = append(m.shown, p)
+		}
 	}
-	for _, p := range st.Pools {
-		members, _ := rollout.Members(p, all, nodes)
+	if m.pool != "" && len(m.shown) == 0 {
+		return fmt.Errorf("machineconfigpool %q not found (the cluster has %s)", m.pool, poolNames(m.all))
+	}
+	slices.SortFunc(m.shown, func(a, b *mcfgv1.MachineConfigPool) int { return cmp.Compare(a.Name, b.Name) })
+	return m.page(StatusPage{First: true, Pools: m.shown})
+}
+
+func (m *statusMerge) addMCNs(items []mcfgv1.MachineConfigNode) {
+	for i := range items {
+		mc := &items[i]
+		m.have[mc.Name] = true
+		m.lastMCN = max(m.lastMCN, mc.Name)
+		if m.pool == "" || mc.Spec.Pool.Name == m.pool {
+			m.mcns = append(m.mcns, mc)
+		}
+	}
+}
+
+func (m *statusMerge) addNodes(nodes []*corev1.Node) {
+	for _, n := range nodes {
+		m.lastNode = max(m.lastNode, n.Name)
+	}
+	m.nodes = append(m.nodes, nodes...)
+}
+
+// emit hands on the rows whose names both lists have passed (all of them once
+// neither is open).
+func (m *statusMerge) emit(mcnsOpen, nodesOpen bool) error {
+	upTo := func(string) bool { return true }
+	switch {
+	case mcnsOpen && nodesOpen:
+		limit := min(m.lastMCN, m.lastNode)
+		upTo = func(name string) bool { return name <= limit }
+	case mcnsOpen:
+		upTo = func(name string) bool { return name <= m.lastMCN }
+	case nodesOpen:
+		upTo = func(name string) bool { return name <= m.lastNode }
+	}
+	slices.SortFunc(m.mcns, func(a, b *mcfgv1.MachineConfigNode) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(m.nodes, func(a, b *corev1.Node) int { return cmp.Compare(a.Name, b.Name) })
+	i := 0
+	for i < len(m.mcns) && upTo(m.mcns[i].Name) {
+		i++
+	}
+	j := 0
+	for j < len(m.nodes) && upTo(m.nodes[j].Name) {
+		j++
+	}
+	if i == 0 && j == 0 {
+		return nil
+	}
+	p := StatusPage{MCNs: slices.Clip(m.mcns[:i])}
+	for _, pool := range m.shown {
+		members, _ := rollout.Members(pool, m.all, m.nodes[:j])
 		for _, n := range members {
-			if !have[n.Name] {
-				st.Unlisted = append(st.Unlisted, UnlistedNode{Node: n, Pool: p.Name})
+			if !m.have[n.Name] {
+				p.Unlisted = append(p.Unlisted, UnlistedNode{Node: n, Pool: pool.Name})
 			}
 		}
 	}
-	slices.SortFunc(st.Pools, func(a, b *mcfgv1.MachineConfigPool) int { return cmp.Compare(a.Name, b.Name) })
-	slices.SortFunc(st.MCNs, func(a, b *mcfgv1.MachineConfigNode) int { return cmp.Compare(a.Name, b.Name) })
-	slices.SortFunc(st.Unlisted, func(a, b UnlistedNode) int { return cmp.Compare(a.Node.Name, b.Node.Name) })
-	return st, nil
+	slices.SortFunc(p.Unlisted, func(a, b UnlistedNode) int { return cmp.Compare(a.Node.Name, b.Node.Name) })
+	m.mcns, m.nodes = m.mcns[i:], m.nodes[j:]
+	if len(p.MCNs) == 0 && len(p.Unlisted) == 0 {
+		return nil
+	}
+	return m.page(p)
 }
 
 // partialMetadataList asks the API server for a list of objects' metadata alone.
 const partialMetadataList = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
 
-// listNodeMetadata lists the Nodes, in pages, as Nodes that carry only their metadata.
-func listNodeMetadata(ctx context.Context, c *Clients) ([]*corev1.Node, error) {
-	var out []*corev1.Node
-	opts := metav1.ListOptions{Limit: statusPage}
+// listNodeMetadata lists the Nodes, in pages, as Nodes that carry only their
+// metadata, and hands each page to page.
+func listNodeMetadata(ctx context.Context, c *Clients, limit int64, page func([]*corev1.Node) error) error {
+	opts := metav1.ListOptions{Limit: limit}
 	for {
 		raw, err := c.Kube.CoreV1().RESTClient().Get().Resource("nodes").
 			SetHeader("Accept", partialMetadataList).
 			VersionedParams(&opts, metav1.ParameterCodec).
 			Do(ctx).Raw()
 		if err != nil {
-			return nil, fmt.Errorf("list nodes: %w", err)
+			return fmt.Errorf("list nodes: %w", err)
 		}
-		var page metav1.PartialObjectMetadataList
-		if err := json.Unmarshal(raw, &page); err != nil {
-			return nil, fmt.Errorf("list nodes: decode the metadata: %w", err)
+		var list metav1.PartialObjectMetadataList
+		if err := json.Unmarshal(raw, &list); err != nil {
+			return fmt.Errorf("list nodes: decode the metadata: %w", err)
 		}
-		for i := range page.Items {
-			out = append(out, &corev1.Node{ObjectMeta: page.Items[i].ObjectMeta})
+		nodes := make([]*corev1.Node, len(list.Items))
+		for i := range list.Items {
+			nodes[i] = &corev1.Node{ObjectMeta: list.Items[i].ObjectMeta}
 		}
-		if page.Continue == "" {
-			return out, nil
+		if err := page(nodes); err != nil {
+			return err
 		}
-		opts.Continue = page.Continue
+		if list.Continue == "" {
+			return nil
+		}
+		opts.Continue = list.Continue
 	}
 }
 
