@@ -7,7 +7,7 @@
 #   DIR/vm-$VM_IMAGE_KEY/initrd.img
 #
 # The guest is Debian bookworm (mmdebstrap, variant minbase, with systemd as PID 1,
-# dbus, udev, kmod and the cloud kernel) laid out as Fedora CoreOS and RHCOS are:
+# dbus, udev, kmod, the cloud kernel and containerd as the CRI runtime) laid out as Fedora CoreOS and RHCOS are:
 # /home, /usr/local, /opt, /srv, /root and /mnt are symbolic links into /var, so the
 # agent meets the links its users' hosts have. It has a core user (home /var/home/core),
 # a persistent journal forwarded to the serial console, a static address on QEMU's user
@@ -27,7 +27,9 @@
 set -euo pipefail
 
 # Bump when anything below changes what is in the image.
-VM_IMAGE_KEY=bookworm-1
+# The name says what changed, not only a number: engineers building side by side into
+# one shared .testbin must not take each other's image for their own.
+VM_IMAGE_KEY=bookworm-2-containerd
 SUITE=bookworm
 MIRROR=${VM_MIRROR:-http://deb.debian.org/debian}
 DISK_SIZE=2G
@@ -203,13 +205,25 @@ customize() {
 		WantedBy=multi-user.target
 	EOF
 	chroot "$r" systemctl enable tobemasked.service
+
+	# The container runtime the pinned-image tests pull through: Debian's containerd
+	# with its CRI plugin, started at boot as on a node. Registries are configured per
+	# host in certs.d (a test adds the host's registry there; containerd reads the
+	# folder on every pull); containerd needs no restart for it.
+	mkdir -p "$r/etc/containerd/certs.d"
+	cat >"$r/etc/containerd/config.toml" <<-'EOF'
+		version = 2
+		[plugins."io.containerd.grpc.v1.cri".registry]
+		  config_path = "/etc/containerd/certs.d"
+	EOF
+	chroot "$r" systemctl enable containerd.service
 	rm -rf "$r/var/cache/apt/archives/"*.deb "$r/var/lib/apt/lists/"*
 }
 
 start=$SECONDS
 echo "vmimage: $VM_IMAGE_KEY: mmdebstrap $SUITE from $MIRROR ..."
 mmdebstrap --quiet --variant=minbase \
-	--include=systemd-sysv,dbus,udev,kmod,linux-image-cloud-amd64,libpam-systemd,procps,e2fsprogs \
+	--include=systemd-sysv,dbus,udev,kmod,linux-image-cloud-amd64,libpam-systemd,procps,e2fsprogs,containerd \
 	"$SUITE" "$root" "$MIRROR" || die "mmdebstrap failed; see the output above"
 customize "$root"
 rootfs_s=$((SECONDS - start))
