@@ -250,8 +250,9 @@ func newPinner(ctx context.Context, o *AgentOptions, cluster *nodeagent.NodeAgen
 		images = client
 	}
 	// The images' sizes come from their registries, with the kubelet's pull secret (MCO's
-	// --authfile), before anything is pulled.
-	sizer := &cri.Manifests{AuthFile: hostRoot + kubeletAuthFile}
+	// --authfile), before anything is pulled; through the mirrors of the node's
+	// registries.conf, as CRI-O pulls them.
+	sizer := &cri.Manifests{AuthFile: hostRoot + kubeletAuthFile, RegistriesConf: hostRoot + cri.RegistriesConf}
 	p, err := agent.NewPinner(agent.PinConfig{
 		Node: o.node, Cluster: pins, Images: images, Sizer: sizer, Root: root, Systemd: systemd, StateDir: o.stateDir, Log: log,
 	})
