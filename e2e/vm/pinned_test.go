@@ -104,9 +104,13 @@ func TestVMPinnedImages(t *testing.T) {
 		return err == nil && strings.TrimSpace(r.Stdout) == "active", fmt.Sprintf("%+v %v", r, err)
 	})
 	m.Run(t, fmt.Sprintf(trustGuestRegistry, guestRegistry))
-	if log := m.Run(t, "journalctl -u "+AgentUnit+" -o cat --no-pager | grep 'pinned images' | tail -1"); !strings.Contains(log, "/run/containerd/containerd.sock") {
-		t.Fatalf("the agent did not find the guest's containerd: %q", log)
-	}
+	// The agent found the runtime by its socket (no --cri-endpoint), as on a node.
+	m.Await(t, "the agent's pinned images on the guest's containerd", func() (bool, string) {
+		ctx, cancel := m.Context()
+		defer cancel()
+		r, err := m.Exec(ctx, "journalctl -u "+AgentUnit+" -o cat --no-pager | grep 'msg=\"pinned images\"' | tail -1")
+		return err == nil && strings.Contains(r.Stdout, "criEndpoint=unix:///run/containerd/containerd.sock"), fmt.Sprintf("%+v %v", r, err)
+	})
 
 	set := name + "-images"
 	began = time.Now()
