@@ -52,7 +52,9 @@ server = "http://%[1]s"
 EOF
 `
 
-// TestVMPinnedImages: a set of three images is pulled and reported (status.pinnedImageSets
+// TestVMPinnedImages: the agent starts before containerd and a set is named: the node
+// degrades saying no runtime socket was found; containerd starts, and the agent finds
+// it on a later round. The set of three images is pulled and reported (status.pinnedImageSets
 // at the set's generation, Progressing seen True then False with the prefetch-only note,
 // Degraded False), the images are in the guest's containerd, and the pool's
 // synchronizer counts the node updated; then an image the registry lacks is added and
@@ -104,18 +106,21 @@ func TestVMPinnedImages(t *testing.T) {
 		return err == nil && strings.TrimSpace(r.Stdout) == "active", fmt.Sprintf("%+v %v", r, err)
 	})
 	m.Run(t, fmt.Sprintf(trustGuestRegistry, guestRegistry))
-	// The agent found the runtime by its socket (no --cri-endpoint), as on a node.
-	m.Await(t, "the agent's pinned images on the guest's containerd", func() (bool, string) {
-		ctx, cancel := m.Context()
-		defer cancel()
-		r, err := m.Exec(ctx, "journalctl -u "+AgentUnit+" -o cat --no-pager | grep 'msg=\"pinned images\"' | tail -1")
-		return err == nil && strings.Contains(r.Stdout, "criEndpoint=unix:///run/containerd/containerd.sock"), fmt.Sprintf("%+v %v", r, err)
-	})
+	// The agent started before the runtime, as it may at boot: no socket when it starts.
+	// The sets are named while containerd is down (the node degrades saying so), then
+	// containerd starts and the agent finds its socket on a later round.
+	m.Run(t, "systemctl stop containerd.service && rm -f /run/containerd/containerd.sock && systemctl restart "+AgentUnit)
+	awaitAgentActive(t, m)
 
 	set := name + "-images"
-	began = time.Now()
 	gen := pinSet(t, set, images...)
 	pinPoolSets(t, name, set)
+	m.Await(t, "PinnedImageSetsDegraded saying no runtime socket was found", func() (bool, string) {
+		c := n.condition(mcfgv1.MachineConfigNodePinnedImageSetsDegraded)
+		return c.Status == metav1.ConditionTrue && strings.Contains(c.Message, "no container runtime socket found"), fmt.Sprintf("%+v", c)
+	})
+	m.Run(t, "systemctl start containerd.service")
+	began = time.Now()
 	entry := func(mcn *mcfgv1.MachineConfigNode) (mcfgv1.MachineConfigNodeStatusPinnedImageSet, bool) {
 		i := slices.IndexFunc(mcn.Status.PinnedImageSets, func(s mcfgv1.MachineConfigNodeStatusPinnedImageSet) bool { return s.Name == set })
 		if i < 0 {
@@ -134,7 +139,10 @@ func TestVMPinnedImages(t *testing.T) {
 		return ok && e.CurrentGeneration == int32(gen) && e.DesiredGeneration == int32(gen) && prog != nil && prog.Status == metav1.ConditionFalse,
 			fmt.Sprintf("%+v; Progressing %+v; Degraded %+v", mcn.Status.PinnedImageSets, prog, deg)
 	})
-	t.Logf("vm %s: 3 images of %d MiB pulled through the guest's containerd and reported in %s", name, vmPinImageSize>>20, time.Since(began).Round(time.Second))
+	t.Logf("vm %s: containerd started to 3 images of %d MiB pulled through it and reported: %s", name, vmPinImageSize>>20, time.Since(began).Round(time.Second))
+	if log := m.Run(t, "journalctl -u "+AgentUnit+" -o cat --no-pager | grep 'container runtime found' || true"); !strings.Contains(log, "criEndpoint=unix:///run/containerd/containerd.sock") {
+		t.Errorf("the agent's log does not say it found containerd's socket: %q", log)
+	}
 	if want := pinned.PrefetchOnly("containerd"); !strings.Contains(prog.Message, "3 images") || !strings.Contains(prog.Message, want) {
 		t.Errorf("PinnedImageSetsProgressing %q: want the 3 images and %q", prog.Message, want)
 	}
