@@ -13,7 +13,7 @@ import (
 )
 
 // ImageKey is the guest image's version, VM_IMAGE_KEY in hack/vmimage.sh.
-const ImageKey = "bookworm-2-containerd"
+const ImageKey = "bookworm-3-containerd"
 
 // Image is one built guest image.
 type Image struct {

@@ -8,7 +8,8 @@
 // does): an ext4 root disk, its kernel and initrd. It has Fedora CoreOS's layout (/home,
 // /usr/local, /opt, /srv, /root and /mnt are links into /var), a core user, a
 // persistent journal that is also forwarded to the serial console, Debian's containerd
-// (started at boot, its CRI plugin reading registry hosts from /etc/containerd/certs.d),
+// (not started at boot, which under TCG costs a minute of the guest's CPU: a test that
+// pulls starts it; its CRI plugin reads registry hosts from /etc/containerd/certs.d),
 // and these units:
 //
 //   - mcotui-test-shell.service runs the harness's commands (Machine.Exec), read from the
