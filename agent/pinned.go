@@ -152,12 +152,19 @@ func NewPinner(cfg PinConfig) (*Pinner, error) {
 }
 
 // Run pins until ctx ends; it returns nil then. A failed round is retried with backoff.
+// A change to the images the sets name ends the round at once and starts the next on
+// the new list (images already pulled count done): a set of hundreds of images is not
+// pulled to the end for a list nobody wants any more.
 func (p *Pinner) Run(ctx context.Context) error {
 	backoff := p.cfg.MinBackoff
 	for {
-		err := p.Sync(ctx)
+		changed, err := p.round(ctx)
 		if ctx.Err() != nil {
 			return nil
+		}
+		if errors.Is(err, errSetsChanged) {
+			p.log.Info("the pinned image sets changed during the round; starting over on the new list")
+			continue
 		}
 		wait := resync
 		if err != nil {
@@ -166,6 +173,10 @@ func (p *Pinner) Run(ctx context.Context) error {
 			backoff = min(2*backoff, p.cfg.MaxBackoff)
 		} else {
 			backoff = p.cfg.MinBackoff
+		}
+		if changed {
+			// A change the round saw would have waited in the channel: no wait.
+			continue
 		}
 		timer := time.NewTimer(wait)
 		select {
@@ -177,6 +188,47 @@ func (p *Pinner) Run(ctx context.Context) error {
 		}
 		timer.Stop()
 	}
+}
+
+// errSetsChanged ends a round whose list of images is no longer the sets'.
+var errSetsChanged = errors.New("the pinned image sets changed")
+
+// round runs one Sync, watching the pools and sets meanwhile: a change to the list of
+// images cancels it (the error is then errSetsChanged); any other change is reported
+// in changed, so that Run starts the next round without waiting, as it would have
+// had the change stayed in the channel.
+func (p *Pinner) round(ctx context.Context) (changed bool, err error) {
+	images := func(ctx context.Context) ([]string, bool) {
+		_, sets, err := p.cfg.Cluster.Sets(ctx)
+		return pinned.Images(sets), err == nil
+	}
+	want, known := images(ctx)
+	roundCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var seen bool
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		for {
+			select {
+			case <-roundCtx.Done():
+				return
+			case <-p.cfg.Cluster.Changes():
+				seen = true
+				if now, ok := images(roundCtx); ok && known && !slices.Equal(now, want) {
+					cancel(errSetsChanged)
+					return
+				}
+			}
+		}
+	}()
+	err = p.Sync(roundCtx)
+	cancel(nil)
+	<-watched
+	if ctx.Err() == nil && errors.Is(context.Cause(roundCtx), errSetsChanged) {
+		return true, errSetsChanged
+	}
+	return seen, err
 }
 
 // pinJournal is the pin work's journal record.
@@ -489,7 +541,12 @@ func (p *Pinner) pullOne(ctx context.Context, image string) (uint64, error) {
 	wait := p.cfg.RetryMin
 	var err error
 	for try := 1; ; try++ {
-		if _, err = p.cfg.Images.Pull(ctx, image); err == nil {
+		_, err = p.cfg.Images.Pull(ctx, image)
+		if ctx.Err() != nil {
+			// The round was given up (the sets changed, the agent stops): no retry.
+			return 0, ctx.Err()
+		}
+		if err == nil {
 			st, serr := p.cfg.Images.Status(ctx, image)
 			if serr != nil {
 				return 0, fmt.Errorf("image %s pulled but not found afterwards: %w", image, serr)

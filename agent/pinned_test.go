@@ -497,6 +497,37 @@ func TestPinnedImagesTooLargeRefusedThenPresentCountsNothing(t *testing.T) {
 	}
 }
 
+// A set changed while one of its images is still being pulled (its blobs held back by
+// the registry, for as long as the test runs): the round is given up at once and the
+// new list completes, without waiting for the image nobody wants any more.
+func TestPinnedImagesSetChangedMidPullStartsOver(t *testing.T) {
+	n := newPinNode(t)
+	stale := n.reg.Push(t, "mid/stale", imageSize)
+	kept := n.reg.Push(t, "mid/kept", 1<<20)
+	added := n.reg.Push(t, "mid/added", 1<<20)
+	release := n.reg.Hold("mid/stale")
+	defer release()
+	n.start()
+	set := n.name + "-set"
+	n.setImages(set, stale, kept)
+	select {
+	case <-n.reg.Seen():
+	case <-kubetest.Context(t).Done():
+		t.Fatal("the pinner never asked for the held image")
+	}
+	n.setImages(set, kept, added)
+	mcn := n.awaitComplete(set, 2)
+	if !n.present(added) || !n.present(kept) {
+		t.Errorf("after the change: %s present %t, %s present %t", added, n.present(added), kept, n.present(kept))
+	}
+	if n.present(stale) {
+		t.Errorf("%s, held back by the registry, is in containerd: the test proves nothing", stale)
+	}
+	if prog, _ := pinned.Conditions(mcn); !strings.HasPrefix(prog.Message, "All pinned image sets complete: 2 images") {
+		t.Errorf("Progressing %q", prog.Message)
+	}
+}
+
 // TestCrashPinnedImagesMidPull SIGKILLs the real agent binary while one image's blobs
 // are held back by the registry, and starts it again: the journal says pulling, the
 // images already in containerd are not pulled again, and the set completes.

@@ -234,51 +234,51 @@ func runAgent(ctx context.Context, s cmdutil.IOStreams, o *AgentOptions) error {
 
 // newPinner connects the pinned-image work to the pools' PinnedImageSets and to the
 // container runtime. A node without a runtime socket still starts: the pinner reports
-// the missing runtime as soon as a pool names a set.
+// the missing runtime as soon as a pool names a set, and looks for the socket again on
+// every round (at boot the agent may start before the runtime).
 func newPinner(ctx context.Context, o *AgentOptions, cluster *nodeagent.NodeAgent, root *host.Root, systemd *host.Systemd, log *slog.Logger) (*agent.Pinner, func(), error) {
 	pins, err := nodeagent.NewPins(ctx, cluster)
 	if err != nil {
 		return nil, nil, err
 	}
 	hostRoot := strings.TrimSuffix(o.root, "/")
-	endpoint, err := cri.Detect(hostRoot, o.criEndpoint)
-	var images agent.ImageService = noRuntime{err}
-	var client *cri.Client
-	if err == nil {
-		if client, err = cri.Dial(endpoint); err != nil {
+	var images interface {
+		agent.ImageService
+		Close() error
+	}
+	if o.criEndpoint != "" {
+		client, err := cri.Dial(o.criEndpoint)
+		if err != nil {
 			pins.Close()
 			return nil, nil, cmdutil.UsageErr(fmt.Errorf("--cri-endpoint: %w", err))
 		}
 		images = client
+		log.Info("pinned images", "criEndpoint", o.criEndpoint)
+	} else {
+		images = &cri.Detecting{Root: hostRoot, Found: func(endpoint string) {
+			log.Info("pinned images: container runtime found", "criEndpoint", endpoint)
+		}}
 	}
 	// The images' sizes come from their registries, with the kubelet's pull secret (MCO's
-	// --authfile), before anything is pulled.
-	sizer := &cri.Manifests{AuthFile: hostRoot + kubeletAuthFile}
+	// --authfile), before anything is pulled; through the mirrors of the node's
+	// registries.conf, as CRI-O pulls them.
+	sizer := &cri.Manifests{AuthFile: hostRoot + kubeletAuthFile, RegistriesConf: hostRoot + cri.RegistriesConf}
 	p, err := agent.NewPinner(agent.PinConfig{
 		Node: o.node, Cluster: pins, Images: images, Sizer: sizer, Root: root, Systemd: systemd, StateDir: o.stateDir, Log: log,
 	})
 	if err != nil {
 		pins.Close()
+		_ = images.Close()
 		return nil, nil, err
 	}
-	log.Info("pinned images", "criEndpoint", endpoint)
 	return p, func() {
 		pins.Close()
-		if client != nil {
-			_ = client.Close()
-		}
+		_ = images.Close()
 	}, nil
 }
 
 // kubeletAuthFile is the node's pull secret, as the kubelet and MCO read it.
 const kubeletAuthFile = "/var/lib/kubelet/config.json"
-
-// noRuntime is the image service of a node where no CRI socket was found.
-type noRuntime struct{ err error }
-
-func (n noRuntime) Runtime(context.Context) (string, string, error)   { return "", "", n.err }
-func (n noRuntime) Status(context.Context, string) (cri.Image, error) { return cri.Image{}, n.err }
-func (n noRuntime) Pull(context.Context, string) (string, error)      { return "", n.err }
 
 // serveMetrics serves reg on addr until the returned function is called, and returns
 // the address it listens on.

@@ -13,7 +13,7 @@ import (
 )
 
 // ImageKey is the guest image's version, VM_IMAGE_KEY in hack/vmimage.sh.
-const ImageKey = "bookworm-1"
+const ImageKey = "bookworm-3-containerd"
 
 // Image is one built guest image.
 type Image struct {
@@ -112,20 +112,20 @@ func BuildMcotui(tags ...string) (bin string, cleanup func(), err error) {
 	return bin, func() { os.RemoveAll(dir) }, nil
 }
 
-// forwardEnv, set in QEMU's environment, makes the test binary QEMU starts for each of
-// the guest's connections to the control plane a forwarder to that address.
-const forwardEnv = "MCOTUI_VM_FORWARD_TO"
+// forwardArg is the first argument of this test binary when QEMU runs it as the guest's
+// forwarder for one connection (the second names the host's 127.0.0.1 address).
+const forwardArg = "mcotui-vm-forward"
 
 // ServeForwarder is the first call of TestMain. QEMU's guestfwd runs this test binary
-// for each connection the guest opens to 10.0.2.100:6443, with the connection on its
-// stdin and stdout and forwardEnv naming the API server's 127.0.0.1 address: then it
-// copies bytes both ways and exits. Otherwise it returns at once.
+// for each connection the guest opens to one of its forwarded addresses (the control
+// plane's 10.0.2.100:6443, and any of Options.Forwards), with the connection on its
+// stdin and stdout and the arguments forwardArg and the host's 127.0.0.1 address: then
+// it copies bytes both ways and exits. Otherwise it returns at once.
 func ServeForwarder() {
-	addr := os.Getenv(forwardEnv)
-	if addr == "" {
+	if len(os.Args) != 3 || os.Args[1] != forwardArg {
 		return
 	}
-	os.Exit(forward(addr, os.Stdin, os.Stdout))
+	os.Exit(forward(os.Args[2], os.Stdin, os.Stdout))
 }
 
 func forward(addr string, in io.Reader, out io.Writer) int {

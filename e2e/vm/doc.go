@@ -7,7 +7,10 @@
 // hack/vmimage.sh builds the image once per key into .testbin/vm-<key>/ (make testbin
 // does): an ext4 root disk, its kernel and initrd. It has Fedora CoreOS's layout (/home,
 // /usr/local, /opt, /srv, /root and /mnt are links into /var), a core user, a
-// persistent journal that is also forwarded to the serial console, and these units:
+// persistent journal that is also forwarded to the serial console, Debian's containerd
+// (not started at boot, which under TCG costs a minute of the guest's CPU: a test that
+// pulls starts it; its CRI plugin reads registry hosts from /etc/containerd/certs.d),
+// and these units:
 //
 //   - mcotui-test-shell.service runs the harness's commands (Machine.Exec), read from the
 //     virtio-serial port mcotui.ctl; on start it says MCOTUI-READY with the boot id.
@@ -27,7 +30,8 @@
 // guest's shell answers. The guest reaches the control plane only through QEMU's user
 // network (restrict=on): 10.0.2.100:6443 is a guestfwd whose every connection is
 // handed to this test binary run as a forwarder to the API server's 127.0.0.1 port
-// (ServeForwarder, which TestMain must call first). The kubeconfig names the API server
+// (ServeForwarder, which TestMain must call first); Options.Forwards adds more ports
+// of 10.0.2.100 the same way (a test's registry, say). The kubeconfig names the API server
 // there, with tls-server-name set to the name in its certificate.
 //
 // Machine.Exec runs a shell script in the guest as root; Machine.PowerCut kills QEMU

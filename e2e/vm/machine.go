@@ -8,12 +8,14 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,8 +32,10 @@ const (
 	AgentUnit     = "mcotui-agent.service"
 	GuestBinary   = TestDiskMount + "/mcotui"
 	GuestKubeconf = TestDiskMount + "/kubeconfig"
+	// HostIP is where the guest reaches what the host serves (guestfwds, see Forwards).
+	HostIP = "10.0.2.100"
 	// apiserverGuestAddr is where the guest reaches the control plane (a guestfwd).
-	apiserverGuestAddr = "10.0.2.100:6443"
+	apiserverGuestAddr = HostIP + ":6443"
 )
 
 // Options say what machine Start makes.
@@ -50,6 +54,10 @@ type Options struct {
 	AgentArgs   []string
 	// Files are more files for the test disk, by name under /var/lib/mcotui-test.
 	Files map[string][]byte
+	// Forwards are more of the host's services the guest reaches, as it reaches the
+	// control plane: a connection to HostIP:PORT goes to the host's address (say a
+	// registry on 127.0.0.1) through a guestfwd. Port 6443 is the control plane's.
+	Forwards map[int]string
 	// StallTimeout is how long the console and the control channel may both be silent
 	// before Context ends and waits fail: long, since a loaded machine is slow but
 	// never silent for minutes while a guest works. Default 4 minutes.
@@ -108,6 +116,9 @@ func Start(t testing.TB, opts Options) *Machine {
 	}
 	if opts.Node == "" || opts.Binary == "" || opts.Kubeconfig == "" {
 		t.Fatalf("vm.Start: Options need Node, Binary and Kubeconfig: %+v", opts)
+	}
+	if _, ok := opts.Forwards[6443]; ok {
+		t.Fatalf("vm.Start: Options.Forwards: port 6443 is the control plane's")
 	}
 	if opts.StallTimeout == 0 {
 		opts.StallTimeout = 4 * time.Minute
@@ -265,6 +276,18 @@ func guestKubeconfig(path string) ([]byte, string, error) {
 
 func (m *Machine) qemuArgs() []string {
 	exe, _ := os.Executable()
+	// The control plane and nothing else but the test's Forwards: restrict=on cuts the
+	// guest off from the host and the world except for these guestfwds, served by this
+	// very binary (slirp runs the command itself, with glib's shell-style word
+	// splitting: no shell).
+	fwd := func(guest, host string) string {
+		return ",guestfwd=tcp:" + guest + "-cmd:" + shellQuote(exe) + " " + forwardArg + " " + shellQuote(host)
+	}
+	nic := "user,model=virtio-net-pci,restrict=on" + fwd(apiserverGuestAddr, m.apiserverAddr)
+	ports := slices.Sorted(maps.Keys(m.opts.Forwards))
+	for _, p := range ports {
+		nic += fwd(net.JoinHostPort(HostIP, strconv.Itoa(p)), m.opts.Forwards[p])
+	}
 	return []string{
 		"-accel", "tcg", // never KVM: it fails on these machines
 		"-smp", strconv.Itoa(m.opts.CPUs), "-m", strconv.Itoa(m.opts.MemoryMB),
@@ -274,10 +297,7 @@ func (m *Machine) qemuArgs() []string {
 		"-append", "console=ttyS0 root=/dev/vda rw quiet systemd.show_status=yes",
 		"-drive", "file=" + m.overlay + ",format=qcow2,if=virtio",
 		"-drive", "file=" + m.testDisk + ",format=raw,if=virtio,readonly=on",
-		// The control plane and nothing else: restrict=on cuts the guest off from the
-		// host and the world except for this guestfwd, served by this very binary (slirp
-		// runs the command itself, with glib's shell-style word splitting: no shell).
-		"-nic", "user,model=virtio-net-pci,restrict=on,guestfwd=tcp:" + apiserverGuestAddr + "-cmd:" + shellQuote(exe),
+		"-nic", nic,
 		"-device", "virtio-serial-pci",
 		"-chardev", "socket,id=ctl,path=" + m.ctlSock + ",server=on,wait=off",
 		"-device", "virtserialport,chardev=ctl,name=mcotui.ctl",
@@ -293,7 +313,6 @@ func (m *Machine) powerOn() error {
 	}
 	os.Remove(m.ctlSock)
 	cmd := exec.Command(m.tools.QEMU, m.qemuArgs()...)
-	cmd.Env = append(os.Environ(), forwardEnv+"="+m.apiserverAddr)
 	cmd.Stdin = nil
 	cmd.Stdout = consoleWriter{m}
 	cmd.Stderr = consoleWriter{m}

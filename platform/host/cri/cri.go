@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -141,4 +142,77 @@ func (c *Client) FilesystemUsage(ctx context.Context) (uint64, error) {
 		used += fs.GetUsedBytes().GetValue()
 	}
 	return used, nil
+}
+
+// Detecting is the image service of an agent given no endpoint: it looks for the
+// runtime's socket under Root (Detect) on each call until it finds one, then keeps that
+// client. At boot the agent may start before the runtime has made its socket; a socket
+// found once is kept (a runtime restarting makes it again at the same place, and gRPC
+// reconnects).
+type Detecting struct {
+	// Root is the host's "/" as the agent sees it ("" is "/").
+	Root string
+	// Found, when set, is called once with the endpoint found.
+	Found func(endpoint string)
+
+	mu     sync.Mutex
+	client *Client
+}
+
+func (d *Detecting) get() (*Client, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.client != nil {
+		return d.client, nil
+	}
+	endpoint, err := Detect(d.Root, "")
+	if err != nil {
+		return nil, err
+	}
+	c, err := Dial(endpoint)
+	if err != nil {
+		return nil, err
+	}
+	d.client = c
+	if d.Found != nil {
+		d.Found(endpoint)
+	}
+	return c, nil
+}
+
+// Runtime is Client.Runtime of the runtime found.
+func (d *Detecting) Runtime(ctx context.Context) (name, version string, err error) {
+	c, err := d.get()
+	if err != nil {
+		return "", "", err
+	}
+	return c.Runtime(ctx)
+}
+
+// Status is Client.Status of the runtime found.
+func (d *Detecting) Status(ctx context.Context, image string) (Image, error) {
+	c, err := d.get()
+	if err != nil {
+		return Image{}, err
+	}
+	return c.Status(ctx, image)
+}
+
+// Pull is Client.Pull of the runtime found.
+func (d *Detecting) Pull(ctx context.Context, image string) (string, error) {
+	c, err := d.get()
+	if err != nil {
+		return "", err
+	}
+	return c.Pull(ctx, image)
+}
+
+// Close closes the client of the runtime found, if any.
+func (d *Detecting) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.client == nil {
+		return nil
+	}
+	return d.client.Close()
 }

@@ -2,6 +2,9 @@ package cri_test
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -60,5 +63,34 @@ func TestDetect(t *testing.T) {
 	}
 	if _, err := cri.Detect(t.TempDir(), ""); err == nil {
 		t.Error("Detect found a socket in an empty root")
+	}
+}
+
+// An agent started before the runtime: no socket under the root, then containerd's
+// (a link to the test's containerd) appears, and the next call finds it, once.
+func TestDetectingFindsALateRuntime(t *testing.T) {
+	root := t.TempDir()
+	var found []string
+	d := &cri.Detecting{Root: root, Found: func(e string) { found = append(found, e) }}
+	defer d.Close()
+	ctx := t.Context()
+	if _, _, err := d.Runtime(ctx); err == nil || !strings.Contains(err.Error(), "no container runtime socket found") {
+		t.Fatalf("Runtime with no socket: %v", err)
+	}
+	ctrd := critest.StartContainerd(t, nil)
+	sock := filepath.Join(root, cri.ContainerdSocket)
+	if err := os.MkdirAll(filepath.Dir(sock), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(strings.TrimPrefix(ctrd.Endpoint, "unix://"), sock); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if name, _, err := d.Runtime(ctx); err != nil || name != "containerd" {
+			t.Fatalf("Runtime once the socket exists: %q, %v", name, err)
+		}
+	}
+	if want := []string{"unix://" + sock}; len(found) != 1 || found[0] != want[0] {
+		t.Errorf("Found called with %v, want once with %v", found, want)
 	}
 }

@@ -38,18 +38,66 @@ type Manifests struct {
 	// Platform is the platform whose image a manifest list resolves to; default
 	// linux/GOARCH.
 	Platform *v1.Platform
+	// RegistriesConf, when set, is the node's registries.conf (RegistriesConf under the
+	// host's root), its drop-ins in RegistriesConf+".d": a manifest is asked for where
+	// the runtime would pull the image, its mirrors first, the source last unless it
+	// is blocked. Read on every call, as the runtime rereads it. "" asks the image's
+	// own registry only.
+	RegistriesConf string
 }
 
-// Blobs returns the blobs of image's manifest. A registry that cannot be asked, or an
-// image it does not know, is an error naming the image.
+// Blobs returns the blobs of image's manifest, asked for where the runtime pulls it
+// from (see RegistriesConf). A registry that cannot be asked, or an image it does not
+// know, is an error naming the image and every place tried.
 func (m *Manifests) Blobs(ctx context.Context, image string) ([]pinned.Blob, error) {
-	ref, err := name.ParseReference(image, name.StrictValidation)
-	if err != nil {
+	if _, err := name.ParseReference(image, name.StrictValidation); err != nil {
 		return nil, fmt.Errorf("size of image %s: %w", image, err)
+	}
+	sources := []PullSource{{Image: image}}
+	if m.RegistriesConf != "" {
+		regs, err := LoadRegistries(m.RegistriesConf, m.RegistriesConf+".d")
+		if err != nil {
+			return nil, fmt.Errorf("size of image %s: %w", image, err)
+		}
+		if sources, err = regs.Sources(image); err != nil {
+			return nil, fmt.Errorf("size of image %s: %w", image, err)
+		}
 	}
 	keychain, err := m.keychain()
 	if err != nil {
 		return nil, fmt.Errorf("size of image %s: %w", image, err)
+	}
+	var errs []error
+	for _, src := range sources {
+		blobs, err := m.blobs(ctx, src, keychain)
+		if err == nil {
+			return blobs, nil
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("size of image %s: %w", image, ctx.Err())
+		}
+		if len(sources) > 1 || src.Mirror {
+			what := "source"
+			if src.Mirror {
+				what = "mirror"
+			}
+			err = fmt.Errorf("%s %s: %w", what, src.Image, err)
+		}
+		errs = append(errs, err)
+	}
+	return nil, fmt.Errorf("size of image %s: ask its registry for the manifest: %w", image, errors.Join(errs...))
+}
+
+// blobs asks one place for the manifest, under its own timeout: a mirror that hangs
+// leaves the source its full time, as the runtime's tries do.
+func (m *Manifests) blobs(ctx context.Context, src PullSource, keychain authn.Keychain) ([]pinned.Blob, error) {
+	opts := []name.Option{name.StrictValidation}
+	if src.Insecure {
+		opts = append(opts, name.Insecure)
+	}
+	ref, err := name.ParseReference(src.Image, opts...)
+	if err != nil {
+		return nil, err
 	}
 	timeout := m.Timeout
 	if timeout <= 0 {
@@ -63,11 +111,11 @@ func (m *Manifests) Blobs(ctx context.Context, image string) ([]pinned.Blob, err
 	}
 	img, err := remote.Image(ref, remote.WithContext(ctx), remote.WithAuthFromKeychain(keychain), remote.WithPlatform(platform))
 	if err != nil {
-		return nil, fmt.Errorf("size of image %s: ask its registry for the manifest: %w", image, err)
+		return nil, err
 	}
 	mf, err := img.Manifest()
 	if err != nil {
-		return nil, fmt.Errorf("size of image %s: read its manifest: %w", image, err)
+		return nil, fmt.Errorf("read its manifest: %w", err)
 	}
 	blobs := make([]pinned.Blob, 0, len(mf.Layers)+1)
 	for _, l := range mf.Layers {
