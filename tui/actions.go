@@ -194,8 +194,7 @@ func (u *UI) actionKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		}
 		return nil, true
 	case key.Matches(msg, k.Drive):
-		u.driveKey()
-		return nil, true
+		return u.driveKey(), true
 	case key.Matches(msg, k.Retry):
 		n := u.currentNode()
 		switch {

@@ -126,6 +126,10 @@ type Request struct {
 type Driver interface {
 	// Lease names the Lease a Drive holds, "namespace/name", for the confirmation.
 	Lease() string
+	// Holder is who holds the Lease now: held is false when nobody does (no Lease, no
+	// holder, or one that let it expire). The TUI asks before it offers to drive, so
+	// that it can say who drives instead of asking to confirm a drive that would wait.
+	Holder(ctx context.Context) (holder string, held bool, err error)
 	// Drive drives pool until it is updated, a node fails its update, the pool is
 	// paused, or ctx ends, holding the Lease all along so that no controller or other
 	// terminal drives at the same time; it releases the Lease before it returns. It

@@ -127,6 +127,9 @@ type Driver struct {
 	// Err, when set, is what Drive returns at once, reporting nothing, as a Driver
 	// that cannot take the Lease does.
 	Err error
+	// HeldBy, when set, holds the Lease (Holder); HolderErr is Holder's error.
+	HeldBy    string
+	HolderErr error
 
 	mu      sync.Mutex
 	pools   []string
@@ -136,6 +139,11 @@ type Driver struct {
 
 // Lease implements action.Driver.
 func (d *Driver) Lease() string { return "mcotui/mcotui-controller" }
+
+// Holder implements action.Driver.
+func (d *Driver) Holder(context.Context) (string, bool, error) {
+	return d.HeldBy, d.HeldBy != "", d.HolderErr
+}
 
 // Drive implements action.Driver.
 func (d *Driver) Drive(ctx context.Context, pool string, report func(action.DriveReport)) error {
