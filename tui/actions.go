@@ -216,7 +216,8 @@ func (u *UI) rollback(p *model.Pool) {
 		return
 	}
 	if to := p.Obj.Annotations[rollout.RollbackToAnnotation]; to != "" {
-		u.setNotice(fmt.Sprintf("pool %s is pinned to %s by a rollback; to roll forward: kubectl annotate mcp %s %s- %s-", p.Name, to, p.Name, rollout.RollbackToAnnotation, rollout.RollbackFromAnnotation), true)
+		// Pinned already: the key offers the way back, removing the pin.
+		u.request(action.RollForwardRequest(p.Name, to, p.Obj.Annotations[rollout.RollbackFromAnnotation]))
 		return
 	}
 	target, err := rollout.RollbackTarget(p.Obj)

@@ -38,6 +38,10 @@ type Actions interface {
 	// the pool there until the annotations are removed or the pool's MachineConfigs
 	// change. When spec.configuration is no longer from, nothing is written.
 	RollBack(ctx context.Context, pool, to, from string) error
+	// RollForward removes a MachineConfigPool's rollback pin to to (the annotations
+	// RollBack wrote), so that mcotui's controller renders the pool's MachineConfigs
+	// again and rolls forward. When the pool is not pinned to to, nothing is written.
+	RollForward(ctx context.Context, pool, to string) error
 	// Retry asks the agent of a node whose update failed to try it again.
 	Retry(ctx context.Context, pool, node string) error
 	// SetBootImageMode sets the selection of the Machine API MachineSets machine

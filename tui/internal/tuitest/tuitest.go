@@ -101,6 +101,11 @@ func (a *Actions) Rollout(_ context.Context, pool string, nodes []string) (rollo
 	return rollout.Step{Pool: pool, Targets: nodes}, err
 }
 
+// RollForward implements action.Actions.
+func (a *Actions) RollForward(_ context.Context, pool, to string) error {
+	return a.record("RollForward %s %s", pool, to)
+}
+
 // RollBack implements action.Actions.
 func (a *Actions) RollBack(_ context.Context, pool, to, from string) error {
 	return a.record("RollBack %s %s %s", pool, to, from)
