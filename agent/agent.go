@@ -176,6 +176,10 @@ func (a *Agent) Run(ctx context.Context) error {
 	defer a.stopDrift()
 	a.sweep()
 	backoff := a.cfg.MinBackoff
+	// failures counts the syncs failed in a row, published with the next try's time
+	// (nodeanno.RetryKey) and removed once a sync succeeds; unchecked says the node may
+	// still carry a retry an earlier process published.
+	failures, unchecked := 0, true
 	for {
 		again, err := a.sync(ctx)
 		if ctx.Err() != nil {
@@ -185,12 +189,17 @@ func (a *Agent) Run(ctx context.Context) error {
 		if errors.As(err, &ce) {
 			return err
 		}
+		if err == nil && (failures > 0 || unchecked) && a.clearRetry(ctx, failures > 0) {
+			failures, unchecked = 0, false
+		}
 		if again && err == nil {
 			backoff = a.cfg.MinBackoff
 			continue
 		}
 		if err != nil {
-			a.log.Error("sync failed; retrying", "in", backoff, "err", err)
+			failures++
+			a.publishRetry(ctx, failures, backoff)
+			a.log.Error("sync failed; retrying", "in", backoff, "attempt", failures, "err", err)
 			if a.waitRetry(ctx, backoff) {
 				backoff = a.cfg.MinBackoff
 				continue
@@ -209,6 +218,36 @@ func (a *Agent) Run(ctx context.Context) error {
 		case <-time.After(resync):
 		}
 	}
+}
+
+// publishRetry tells the node's readers that try attempt failed and the next one is due
+// in wait. A failure to write it is only logged: the retry happens either way.
+func (a *Agent) publishRetry(ctx context.Context, attempt int, wait time.Duration) {
+	r := nodeanno.Retry{Attempt: attempt, Next: a.cfg.Now().Add(wait)}
+	if err := a.cfg.Cluster.Annotate(ctx, map[string]string{nodeanno.RetryKey: r.String()}); err != nil {
+		a.log.Warn("cannot publish the retry", "err", err)
+	}
+}
+
+// clearRetry removes a published retry once a try succeeded, and reports whether the
+// node carries none now. Unless ours (this process published one, which the agent's
+// cache may not show yet), it looks at the cached node first, so that a node without
+// one costs no write.
+func (a *Agent) clearRetry(ctx context.Context, ours bool) bool {
+	if !ours {
+		node, err := a.cfg.Cluster.Node(ctx)
+		if err != nil {
+			return false
+		}
+		if _, ok := node.Annotations[nodeanno.RetryKey]; !ok {
+			return true
+		}
+	}
+	if err := a.cfg.Cluster.Annotate(ctx, map[string]string{nodeanno.RetryKey: ""}); err != nil {
+		a.log.Warn("cannot remove the retry", "err", err)
+		return false
+	}
+	return true
 }
 
 // waitRetry waits out a failed sync's backoff. It returns early, with requested true,

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
@@ -46,8 +47,9 @@ type Cluster interface {
 	// Drain evicts the node's pods, honouring PodDisruptionBudgets, until none that must
 	// leave is left or ctx ends. blocked is called with the pods whose eviction the API
 	// server refused, and why, each time that set changes; evicted after each pod
-	// evicted.
-	Drain(ctx context.Context, blocked func([]phase.Blocker), evicted func(pod string)) error
+	// evicted; retry after each failed attempt, with its number (1 for the first) and
+	// when the next one starts.
+	Drain(ctx context.Context, blocked func([]phase.Blocker), evicted func(pod string), retry func(attempt int, next time.Time)) error
 	// SetConditions writes MachineConfigNode conditions by MCO's rules (phase.Apply),
 	// creating the MachineConfigNode if it is missing. desired is the config the update
 	// goes to.

@@ -161,7 +161,7 @@ func (f *fakeCluster) unschedulable() bool {
 	return f.node.Spec.Unschedulable
 }
 
-func (f *fakeCluster) Drain(ctx context.Context, blocked func([]phase.Blocker), evicted func(string)) error {
+func (f *fakeCluster) Drain(ctx context.Context, blocked func([]phase.Blocker), evicted func(string), _ func(int, time.Time)) error {
 	f.mu.Lock()
 	f.drains++
 	pods, gate, bs := f.pods, f.drainGate, f.blocked

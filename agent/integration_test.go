@@ -123,8 +123,9 @@ type liveNode struct {
 	cluster *nodeagent.NodeAgent
 	metrics *Metrics
 	boots   int
-	// minBackoff, when set, replaces the short backoff the tests otherwise use.
-	minBackoff time.Duration
+	// minBackoff, when set, replaces the short backoff the tests otherwise use;
+	// evictTimeout, one drain attempt's bound (10s otherwise).
+	minBackoff, evictTimeout time.Duration
 }
 
 // newLiveNode makes a kwok node named after name with a suffix of its own, so that the
@@ -201,7 +202,7 @@ func (n *liveNode) start() (stop func(), stopped <-chan struct{}) {
 		}
 		policiesInForce(n.t, creds.Config, n.name)
 		cluster, err := nodeagent.NewNodeAgent(context.Background(), creds.Config, n.name, "worker", nodeagent.NodeAgentOptions{
-			DrainRetry: 200 * time.Millisecond, EvictTimeout: 10 * time.Second,
+			DrainRetry: 200 * time.Millisecond, EvictTimeout: cmp.Or(n.evictTimeout, 10*time.Second),
 		})
 		if err != nil {
 			n.t.Fatal(err)
@@ -405,6 +406,8 @@ func TestIntegrationBlockedDrainReportsBlockersThenCompletes(t *testing.T) {
 	}
 	_ = pdb
 	setBudget(0)
+	// Short attempts, so that the drain is retried within the test.
+	n.evictTimeout = time.Second
 	n.start()
 	n.setDesired(cfgC)
 	want := "pod " + n.ns + "/guarded is protected by PodDisruptionBudget " + n.ns + "/guarded"
@@ -412,6 +415,17 @@ func TestIntegrationBlockedDrainReportsBlockersThenCompletes(t *testing.T) {
 		c := n.mcnCondition(phase.Drained)
 		return c.Status == metav1.ConditionUnknown && strings.Contains(c.Message, want)
 	})
+	// The drain's retries are published on the node (through the admission policy),
+	// the next one the cluster's DrainRetry (200ms) after the attempt that failed.
+	var seen nodeanno.Retry
+	n.await("the drain's second retry published", func(node *corev1.Node) bool {
+		r, ok := nodeanno.RetryOf(node)
+		seen = r
+		return ok && r.Attempt >= 2
+	})
+	if d := time.Until(seen.Next); d > 200*time.Millisecond {
+		t.Errorf("next drain attempt due in %s, want at most the drain retry 200ms", d)
+	}
 	if n.h.logind.Reboots() != 0 {
 		t.Fatal("rebooted with a blocked drain")
 	}
@@ -422,6 +436,9 @@ func TestIntegrationBlockedDrainReportsBlockersThenCompletes(t *testing.T) {
 	n.awaitReboot()
 	if c := n.mcnCondition(phase.Drained); c.Status != metav1.ConditionTrue {
 		t.Fatalf("Drained = %+v", c)
+	}
+	if v, ok := n.get().Annotations[nodeanno.RetryKey]; ok {
+		t.Fatalf("retry %q still published after the drain completed", v)
 	}
 }
 
@@ -538,11 +555,20 @@ func TestIntegrationRetryRequestEndsBackoff(t *testing.T) {
 	n.setDesired(cfgB)
 	// The drift monitor reports the link too, before the update: wait for the update's
 	// own failure.
+	began := time.Now()
 	n.await("the refusal", func(node *corev1.Node) bool {
 		us, _ := n.h.journal.List()
 		return len(us) > 0 && us[0].Result == store.ResultFailed && nodeanno.State(node) == nodeanno.StateDegraded &&
 			strings.Contains(nodeanno.Reason(node), "nothing was written")
 	})
+	// The failed update's retry is published: the first, due a backoff after the failure.
+	n.await("the retry published", func(node *corev1.Node) bool {
+		r, ok := nodeanno.RetryOf(node)
+		return ok && r.Attempt == 1
+	})
+	if r, _ := nodeanno.RetryOf(n.get()); r.Next.Before(began.Add(n.minBackoff).Truncate(time.Second)) || r.Next.After(time.Now().Add(n.minBackoff)) {
+		t.Fatalf("next retry at %s, want a backoff (%s) after the failure, between %s and now (to the second)", r.Next, n.minBackoff, began)
+	}
 	// The administrator repairs the host, then asks for a retry.
 	if err := os.Remove(link); err != nil {
 		t.Fatal(err)
@@ -551,7 +577,10 @@ func TestIntegrationRetryRequestEndsBackoff(t *testing.T) {
 		t.Fatal(err)
 	}
 	n.patch(map[string]string{nodeanno.StateKey: nodeanno.StateWorking, nodeanno.ReasonKey: ""}, false)
-	n.await("Done on B after the retry", doneOn(cfgB))
+	n.await("Done on B after the retry, its retry removed", func(node *corev1.Node) bool {
+		_, retry := node.Annotations[nodeanno.RetryKey]
+		return doneOn(cfgB)(node) && !retry
+	})
 	if ms := n.h.mismatches(t, configB(t)); len(ms) > 0 {
 		t.Fatalf("host differs from B: %s", describeMismatches(ms))
 	}

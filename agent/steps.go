@@ -123,9 +123,17 @@ func (a *Agent) stepDrain(ctx context.Context, r *run) error {
 			a.failpoint(FailDuringDrain)
 		}
 	}
+	// The drain's attempts, as the cluster retries them and as this loop does, are
+	// published (nodeanno.RetryKey) for the TUI: a drain waiting on budgets is retried,
+	// not failed, and "retry 3, next in 10s" says so.
+	retried := false
+	retry := func(attempt int, next time.Time) {
+		retried = true
+		_ = a.cfg.Cluster.Annotate(ctx, map[string]string{nodeanno.RetryKey: nodeanno.Retry{Attempt: attempt, Next: next}.String()})
+	}
 	backoff := a.cfg.MinBackoff
-	for {
-		err := a.cfg.Cluster.Drain(ctx, blocked, evicted)
+	for attempt := 1; ; attempt++ {
+		err := a.cfg.Cluster.Drain(ctx, blocked, evicted, retry)
 		if err == nil {
 			break
 		}
@@ -137,6 +145,7 @@ func (a *Agent) stepDrain(ctx context.Context, r *run) error {
 		}
 		a.log.Warn("drain failed; retrying", "in", backoff, "err", err)
 		_ = a.cfg.Cluster.SetConditions(ctx, p.To, phase.Executing(), phase.DrainFailed(err.Error()))
+		retry(attempt, a.cfg.Now().Add(backoff))
 		select {
 		case <-ctx.Done():
 			if context.Cause(ctx) == errSuperseded {
@@ -148,6 +157,9 @@ func (a *Agent) stepDrain(ctx context.Context, r *run) error {
 		backoff = min(2*backoff, a.cfg.MaxBackoff)
 	}
 	timer.Stop()
+	if retried {
+		_ = a.cfg.Cluster.Annotate(ctx, map[string]string{nodeanno.RetryKey: ""})
+	}
 	mu.Lock()
 	wasTimedOut := timedOut
 	mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/mcotui/mcotui/platform/kube"
 )
@@ -51,6 +52,11 @@ func (d *PoolDriver) Identity() string { return d.identity }
 
 // Lease is the namespace/name of the Lease the driver drives on.
 func (d *PoolDriver) Lease() string { return d.namespace + "/" + LeaseName }
+
+// Holder is who holds the driver's Lease now (LeaseHolder).
+func (d *PoolDriver) Holder(ctx context.Context) (holder string, held bool, err error) {
+	return LeaseHolder(ctx, d.clients.Kube, d.namespace, LeaseName, time.Now())
+}
 
 // Drive drives pool with DrivePool until ctx or the driver's context ends, or the
 // rollout does, passing on DrivePool's reports. After Wait it refuses to start.

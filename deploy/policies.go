@@ -36,15 +36,16 @@ const (
 )
 
 // AgentNodeAnnotations are the only Node annotations the agent may change, on its own
-// Node: what it reports (current config, state, reason, the pending reboot) and its
-// record of a cordon it made. desiredConfig is the controller's; labels and taints are
-// not the agent's at all.
+// Node: what it reports (current config, state, reason, the pending reboot, its next
+// retry) and its record of a cordon it made. desiredConfig is the controller's; labels
+// and taints are not the agent's at all.
 var AgentNodeAnnotations = []string{
 	nodeanno.CurrentConfigKey,
 	nodeanno.StateKey,
 	nodeanno.ReasonKey,
 	nodeanno.PostConfigActionKey,
 	nodeanno.CordonedByKey,
+	nodeanno.RetryKey,
 }
 
 // celString quotes s as a CEL string literal. The strings quoted here are annotation

@@ -194,8 +194,7 @@ func (u *UI) actionKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		}
 		return nil, true
 	case key.Matches(msg, k.Drive):
-		u.driveKey()
-		return nil, true
+		return u.driveKey(), true
 	case key.Matches(msg, k.Retry):
 		n := u.currentNode()
 		switch {
@@ -217,7 +216,8 @@ func (u *UI) rollback(p *model.Pool) {
 		return
 	}
 	if to := p.Obj.Annotations[rollout.RollbackToAnnotation]; to != "" {
-		u.setNotice(fmt.Sprintf("pool %s is pinned to %s by a rollback; to roll forward: kubectl annotate mcp %s %s- %s-", p.Name, to, p.Name, rollout.RollbackToAnnotation, rollout.RollbackFromAnnotation), true)
+		// Pinned already: the key offers the way back, removing the pin.
+		u.request(action.RollForwardRequest(p.Name, to, p.Obj.Annotations[rollout.RollbackFromAnnotation]))
 		return
 	}
 	target, err := rollout.RollbackTarget(p.Obj)

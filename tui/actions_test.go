@@ -7,11 +7,13 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/tui/action"
 	"github.com/mcotui/mcotui/tui/common"
 	"github.com/mcotui/mcotui/tui/dialog"
 	"github.com/mcotui/mcotui/tui/internal/fixture"
 	"github.com/mcotui/mcotui/tui/internal/tuitest"
+	"github.com/mcotui/mcotui/tui/model"
 )
 
 func actionUI(t *testing.T, managed, readOnly bool) (*UI, *tuitest.Actions) {
@@ -164,3 +166,38 @@ func TestActionErrorIsShown(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// TestRollbackPinRemoved: R on a pool a rollback pinned offers the way back instead of a
+// second rollback: removing the pin, confirmed, is the one call RollForward.
+func TestRollbackPinRemoved(t *testing.T) {
+	ev := fixture.Small()
+	for _, e := range ev {
+		if p := e.Pool; p != nil && p.Name == "worker" {
+			p.Annotations = map[string]string{rollout.RollbackToAnnotation: fixture.WorkerOld, rollout.RollbackFromAnnotation: fixture.WorkerNew}
+			p.Spec.Configuration.Name = fixture.WorkerOld
+		}
+	}
+	src := model.NewChanSource(fixture.ManagedInfo, ev, 16)
+	t.Cleanup(src.Close)
+	acts := &tuitest.Actions{}
+	ui := New(src, Options{Clock: fixture.Clock(fixture.Now), Refresh: -1, NoticeTimeout: -1, Actions: acts})
+	drive(ui, tea.WindowSizeMsg{Width: 120, Height: 40})
+	drive(ui, tuitest.Seq(poolAt(2), tuitest.Typed("R"))...)
+	if got := confirmTitle(ui); got != "Remove the rollback pin of pool worker" {
+		t.Fatalf("confirmation %q (notice %q)", got, ui.notice)
+	}
+	view := strings.Join(strings.Fields(tuitest.Plain(ui.View().Content)), " ")
+	for _, want := range []string{
+		"annotation " + rollout.RollbackToAnnotation + ": " + fixture.WorkerOld + " →",
+		"annotation " + rollout.RollbackFromAnnotation + ": " + fixture.WorkerNew + " →",
+		"renders the pool's MachineConfigs again",
+	} {
+		if !strings.Contains(view, want) {
+			t.Errorf("the confirmation does not say %q:\n%s", want, view)
+		}
+	}
+	drive(ui, tuitest.Typed("y")...)
+	if got, want := acts.Calls(), []string{"RollForward worker " + fixture.WorkerOld}; !slices.Equal(got, want) {
+		t.Fatalf("calls %q, want %q", got, want)
+	}
+}

@@ -46,7 +46,7 @@ func TestStatusAgreesWithPools(t *testing.T) {
 			ui := New(model.NewChanSource(fixture.Info, st.events, 1), Options{Clock: fixture.Clock(fixture.Now), Refresh: -1, NoticeTimeout: -1})
 			drive(ui, tea.WindowSizeMsg{Width: 200, Height: 60})
 			updating, degraded := statusCounts(t, tuitest.Plain(ui.statusView()))
-			now, degN := poolColumns(t, tuitest.Plain(ui.pools.View()))
+			now, degN := poolColumns(t, tuitest.Plain(ui.pools.View()), len(ui.c.Store.Pools()))
 			if updating != now || degraded != degN {
 				t.Errorf("status line says %d updating %d degraded; the pools' NOW and DEGRADED# sum to %d and %d", updating, degraded, now, degN)
 			}
@@ -106,8 +106,9 @@ func statusCounts(t *testing.T, line string) (updating, degraded int) {
 	return u, d
 }
 
-// poolColumns sums the NOW and DEGRADED# columns of the pools pane as drawn.
-func poolColumns(t *testing.T, view string) (now, degraded int) {
+// poolColumns sums the NOW and DEGRADED# columns of the pools pane as drawn: its first
+// pools rows, under the title and header (the notes of the selected pool follow them).
+func poolColumns(t *testing.T, view string, pools int) (now, degraded int) {
 	t.Helper()
 	lines := strings.Split(view, "\n")
 	header := lines[1]
@@ -131,7 +132,7 @@ func poolColumns(t *testing.T, view string) (now, degraded int) {
 		}
 		return n
 	}
-	for _, l := range lines[2:] {
+	for _, l := range lines[2 : 2+pools] {
 		if strings.TrimSpace(l) == "" {
 			continue
 		}

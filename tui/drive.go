@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -34,29 +35,43 @@ type (
 	driveEndedMsg struct{ id int }
 )
 
-// driveKey starts the confirmation of driving the current pool's rollout, or stops the
-// drive under way: stopping writes nothing, so it needs no confirmation.
-func (u *UI) driveKey() {
+// leaseCheckedMsg is who held the Driver's Lease when D was pressed on pool, with
+// the confirmation to open if nobody did.
+type leaseCheckedMsg struct {
+	pool   string
+	req    action.Request
+	holder string
+	held   bool
+	err    error
+}
+
+// leaseCheck bounds the look at the Lease before the confirmation: one GET.
+const leaseCheck = 10 * time.Second
+
+// driveKey checks the Lease and then asks to confirm driving the current pool's
+// rollout, or stops the drive under way: stopping writes nothing, so it needs no
+// confirmation.
+func (u *UI) driveKey() tea.Cmd {
 	if d := u.drive; d != nil {
 		if !d.stopping {
 			d.stopping = true
 			d.cancel()
 			u.setNotice("Stopping driving pool "+d.pool+"…", false)
 		}
-		return
+		return nil
 	}
 	p := u.currentPool()
 	if p == nil || p.Obj == nil {
-		return
+		return nil
 	}
 	target := p.Obj.Spec.Configuration.Name
 	if target == "" {
 		u.setNotice(fmt.Sprintf("pool %s has not been rendered yet: there is no config to roll out (only mcotui's controller renders pools)", p.Name), true)
-		return
+		return nil
 	}
 	if p.Paused {
 		u.setNotice(fmt.Sprintf("pool %s is paused: resume it (p) before driving its rollout", p.Name), true)
-		return
+		return nil
 	}
 	nodes := u.nodesOf(p.Name)
 	toUpdate := 0
@@ -67,14 +82,51 @@ func (u *UI) driveKey() {
 	}
 	if toUpdate == 0 {
 		u.setNotice(fmt.Sprintf("pool %s: every node runs %s already; nothing to drive", p.Name, target), true)
-		return
+		return nil
 	}
 	budget, err := rollout.MaxUnavailable(p.Obj, len(nodes))
 	if err != nil {
 		u.setNotice(err.Error(), true)
+		return nil
+	}
+	if !u.c.Offered(action.Drive) || u.opts.Driver == nil {
+		u.setNotice(u.refusal(action.Drive), true)
+		return nil
+	}
+	if u.life.Err() != nil {
+		return nil // the program has quit
+	}
+	req := action.DriveRequest(p.Name, target, toUpdate, budget, u.opts.Driver.Lease())
+	// Who holds the Lease is asked off the update loop; the confirmation opens when
+	// the answer says nobody does.
+	drv, life, pool := u.opts.Driver, u.life, p.Name
+	u.setNotice("Checking who holds the Lease "+drv.Lease()+"…", false)
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(life, leaseCheck)
+		defer cancel()
+		holder, held, err := drv.Holder(ctx)
+		return leaseCheckedMsg{pool: pool, req: req, holder: holder, held: held, err: err}
+	}
+}
+
+// leaseChecked opens the drive's confirmation unless someone holds the Lease, in which
+// case it says who: a drive would only wait for them. A failed look opens the
+// confirmation anyway, saying so: the Drive checks again and refuses if it is held.
+func (u *UI) leaseChecked(m leaseCheckedMsg) {
+	lease := u.opts.Driver.Lease()
+	switch {
+	case u.drive != nil || u.life.Err() != nil:
+		return // a drive started, or the program ended, while it looked
+	case m.held:
+		u.setNotice(fmt.Sprintf("pool %s: the Lease %s is held by %s, which drives the rollouts now; D again once it lets go (a controller holds it for as long as it runs)", m.pool, lease, m.holder), true)
+		return
+	case m.err != nil:
+		u.request(m.req)
+		u.setNotice(fmt.Sprintf("could not tell who holds the Lease %s: %v; the drive checks again when it starts", lease, m.err), true)
 		return
 	}
-	u.request(action.DriveRequest(p.Name, target, toUpdate, budget, u.opts.Driver.Lease()))
+	u.setNotice("", false)
+	u.request(m.req)
 }
 
 // startDrive starts the confirmed drive of pool on the Driver's goroutine.

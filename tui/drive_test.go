@@ -73,6 +73,40 @@ func TestDriveAsksThenDrives(t *testing.T) {
 	}
 }
 
+// TestDriveChecksTheLeaseFirst: D asks who holds the Lease before it asks to confirm.
+// Held by someone (the controller, another terminal), it says who and asks nothing;
+// when the look fails, the confirmation opens saying so, since the drive looks again.
+func TestDriveChecksTheLeaseFirst(t *testing.T) {
+	d := &tuitest.Driver{HeldBy: "mcotui-controller-7f9c4d-x2x5q"}
+	ui := driverUI(t, true, d)
+	drive(ui, tuitest.Seq(poolAt(2), tuitest.Typed("D"))...)
+	if got := confirmTitle(ui); got != "" {
+		t.Fatalf("a confirmation %q opened while the Lease is held", got)
+	}
+	if want := "the Lease mcotui/mcotui-controller is held by mcotui-controller-7f9c4d-x2x5q"; !strings.Contains(ui.notice, want) || !ui.noticeErr {
+		t.Fatalf("notice %q, want an error saying %q", ui.notice, want)
+	}
+	if pools, _ := d.Driven(); len(pools) != 0 || ui.drive != nil {
+		t.Fatalf("drove %v with the Lease held", pools)
+	}
+
+	d.HeldBy, d.HolderErr = "", errors.New(`leases.coordination.k8s.io "mcotui-controller" is forbidden`)
+	drive(ui, tuitest.Typed("D")...)
+	if got := confirmTitle(ui); got != "Drive the rollout of pool worker" {
+		t.Fatalf("after a failed look: confirmation %q, notice %q", got, ui.notice)
+	}
+	if !strings.Contains(ui.notice, "could not tell who holds the Lease mcotui/mcotui-controller") || !strings.Contains(ui.notice, "forbidden") {
+		t.Errorf("notice %q does not say the look failed", ui.notice)
+	}
+	drive(ui, tuitest.Special(tea.KeyEscape)...)
+
+	d.HolderErr = nil
+	drive(ui, tuitest.Typed("D")...)
+	if got := confirmTitle(ui); got != "Drive the rollout of pool worker" || ui.notice != "" {
+		t.Fatalf("Lease free: confirmation %q, notice %q", got, ui.notice)
+	}
+}
+
 // TestDriveNotOffered: on OpenShift (MCO drives), read-only, or with no Driver, D is
 // not bound and a drive request that reaches the root anyway starts nothing.
 func TestDriveNotOffered(t *testing.T) {
@@ -118,9 +152,12 @@ func TestDriveScreen(t *testing.T) {
 	screen := screentest.NewScreen(ui)
 	tm := teatest.NewTestModel(t, screen, teatest.WithInitialTermSize(120, 40),
 		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.ANSI256), tea.WithEnvironment([]string{"TERM=xterm-256color"})))
-	for _, m := range tuitest.Seq(poolAt(2), tuitest.Typed("D"), tuitest.Typed("y")) {
+	for _, m := range tuitest.Seq(poolAt(2), tuitest.Typed("D")) {
 		tm.Send(m)
 	}
+	// The confirmation opens once the look at the Lease has answered.
+	screen.WaitFor(t, "Drive the rollout of pool worker")
+	tm.Send(tuitest.Typed("y")[0])
 	screen.WaitFor(t, "targeted ci-ln-9xsm9-worker-d-zz91c")
 	if err := tm.Quit(); err != nil {
 		t.Fatal(err)

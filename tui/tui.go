@@ -389,6 +389,9 @@ func (u *UI) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case driveEndedMsg:
 		u.driveEnded(msg)
 		return u, nil
+	case leaseCheckedMsg:
+		u.leaseChecked(msg)
+		return u, nil
 	case tea.KeyPressMsg:
 		return u, u.key(msg)
 	case tea.MouseWheelMsg:

@@ -245,7 +245,7 @@ func (u *UI) helpGroups() []helppane.Group {
 		{k.Pause, "p", "pause/resume pool"},
 		{k.MaxUnavailable, "m", "set maxUnavailable"},
 		{k.StartRollout, "P enter", "start rollout"},
-		{k.Rollback, "R", "roll back pool"},
+		{k.Rollback, "R", "roll back pool, or remove its rollback pin"},
 		{k.Retry, "r", "retry failed node"},
 		{k.BootImageMode, "b m", "boot image mode"},
 		{k.EditSelector, "b e", "Partial selector"},

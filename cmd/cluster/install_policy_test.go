@@ -178,8 +178,11 @@ func TestInstallPoliciesConfineTheAgent(t *testing.T) {
 	if err := agent.Annotate(ctx, map[string]string{nodeanno.PostConfigActionKey: "Rebooting"}); err != nil {
 		t.Errorf("agent marks its reboot: %v", err)
 	}
-	if err := agent.Annotate(ctx, map[string]string{nodeanno.StateKey: nodeanno.StateDone, nodeanno.ReasonKey: "", nodeanno.PostConfigActionKey: ""}); err != nil {
-		t.Errorf("agent clears its reason: %v", err)
+	if err := agent.Annotate(ctx, map[string]string{nodeanno.RetryKey: nodeanno.Retry{Attempt: 2, Next: time.Now().Add(time.Minute)}.String()}); err != nil {
+		t.Errorf("agent publishes its next retry: %v", err)
+	}
+	if err := agent.Annotate(ctx, map[string]string{nodeanno.StateKey: nodeanno.StateDone, nodeanno.ReasonKey: "", nodeanno.PostConfigActionKey: "", nodeanno.RetryKey: ""}); err != nil {
+		t.Errorf("agent clears its reason and retry: %v", err)
 	}
 	if err := agent.Cordon(ctx); err != nil {
 		t.Errorf("agent cordons its node: %v", err)

@@ -267,7 +267,7 @@ func TestInstallRBACSuffices(t *testing.T) {
 	if err := a.Annotate(ctx, map[string]string{nodeanno.CurrentConfigKey: desired, nodeanno.StateKey: nodeanno.StateDone}); err != nil {
 		t.Error(err)
 	}
-	if err := a.Drain(ctx, nil, nil); err != nil {
+	if err := a.Drain(ctx, nil, nil, nil); err != nil {
 		t.Errorf("drain as the agent: %v", err)
 	}
 	cmdtest.WaitFor(t, "pool updated", func() bool { return rollout.PoolUpdated(c.GetPool(t)) })

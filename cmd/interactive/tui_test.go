@@ -14,6 +14,9 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 	"github.com/creack/pty"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/mcotui/mcotui/cmd/cmdutil"
 	"github.com/mcotui/mcotui/cmd/internal/cmdtest"
@@ -280,4 +283,55 @@ func tuiSource(ctx context.Context, t *testing.T, c *cmdtest.RolloutCluster) (*s
 		t.Fatal(err)
 	}
 	return cluster, clients
+}
+
+// TestTUIDriveSaysWhoHoldsTheLease: with the Lease held (here by a controller of
+// another process, renewed just now), D says who holds it and asks nothing: a drive
+// would only wait for the holder. Nothing is written to the pool's nodes.
+func TestTUIDriveSaysWhoHoldsTheLease(t *testing.T) {
+	c := cmdtest.NewRolloutCluster(t, cluster.Env(t), "tl", 1, nil)
+	ctx := kubetest.Context(t)
+	ns, err := c.Env.CreateNamespace(ctx, "mcotui-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.RenderByHand(t)
+	const holder = "mcotui-controller-7f9c4d-x2x5q"
+	now := metav1.NewMicroTime(time.Now())
+	if _, err := c.Env.Kube.CoordinationV1().Leases(ns).Create(ctx, &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: controller.LeaseName},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(holder), LeaseDurationSeconds: ptr.To[int32](3600),
+			AcquireTime: &now, RenewTime: &now},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	runCtx, stop := context.WithCancel(context.Background())
+	defer stop()
+	cluster, clients := tuiSource(runCtx, t, c)
+	driver := newTUIDriver(runCtx, clients, ns, slog.New(slog.DiscardHandler))
+	sub := cluster.Subscribe()
+	defer sub.Close()
+	const confirmation = "This terminal will drive the rollout"
+	screen := screentest.NewScreen(tui.New(sub, tui.Options{Actions: source.NewActions(cluster, "test"), Driver: driver, Refresh: -1}), confirmation)
+	tm := teatest.NewTestModel(t, screen, teatest.WithInitialTermSize(200, 40),
+		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii), tea.WithEnvironment([]string{"TERM=xterm-256color"})))
+	for _, r := range ":pool tl" {
+		tm.Send(tea.KeyPressMsg{Code: r, Text: string(r)})
+	}
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+	tm.Send(tea.KeyPressMsg{Code: 'D', Text: "D"})
+	screen.WaitFor(t, "is held by "+holder)
+	if err := tm.Quit(); err != nil {
+		t.Fatal(err)
+	}
+	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+	stop()
+	driver.Wait()
+	if screen.Seen(confirmation) {
+		t.Error("the drive's confirmation opened while the Lease was held")
+	}
+	if w := c.DesiredConfigWriters(t); w[driver.Identity()] {
+		t.Errorf("desiredConfig written by %v with the Lease held by %s", w, holder)
+	}
 }

@@ -7,7 +7,14 @@
 // Everything here is pure: the helpers read a Node object and never the API.
 package nodeanno
 
-import corev1 "k8s.io/api/core/v1"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
 
 // Prefix is the prefix of MCO's node annotations.
 const Prefix = "machineconfiguration.openshift.io/"
@@ -42,6 +49,13 @@ const (
 	CordonedByKey = "mcotui.io/cordoned-by"
 	// CordonedByAgent is the value of CordonedByKey when the agent cordoned the node.
 	CordonedByAgent = "mcotui-agent"
+
+	// RetryKey is the agent's retry of something that failed (an update, a drain
+	// attempt): "<attempt> <RFC 3339 time of the next try>", e.g.
+	// "3 2026-12-01T16:40:00Z", written when a try fails and removed once one succeeds.
+	// MCO publishes no such thing (its daemon only logs its backoff), and an operator
+	// asks "is it still trying, and when next?" of a degraded node first.
+	RetryKey = "mcotui.io/retry"
 )
 
 // Values of StateKey.
@@ -75,6 +89,43 @@ func AdminCordoned(n *corev1.Node) bool {
 	}
 	_, ours := n.Annotations[CordonedByKey]
 	return !ours
+}
+
+// Retry is a retry the agent has scheduled: the number of the try that failed (1 for
+// the first failure) and when the next one is due.
+type Retry struct {
+	Attempt int
+	Next    time.Time
+}
+
+// String is the value of RetryKey for r.
+func (r Retry) String() string {
+	return strconv.Itoa(r.Attempt) + " " + r.Next.UTC().Format(time.RFC3339)
+}
+
+// ParseRetry reads a value of RetryKey.
+func ParseRetry(s string) (Retry, error) {
+	count, next, ok := strings.Cut(s, " ")
+	n, err := strconv.Atoi(count)
+	if !ok || err != nil || n < 1 {
+		return Retry{}, fmt.Errorf("retry annotation %q: want \"<attempt> <RFC 3339 time>\"", s)
+	}
+	t, err := time.Parse(time.RFC3339, next)
+	if err != nil {
+		return Retry{}, fmt.Errorf("retry annotation %q: %w", s, err)
+	}
+	return Retry{Attempt: n, Next: t}, nil
+}
+
+// RetryOf is the node's scheduled retry; ok is false when it has none, or an unreadable
+// one (a reader shows nothing rather than a wrong count).
+func RetryOf(n *corev1.Node) (r Retry, ok bool) {
+	v := get(n, RetryKey)
+	if v == "" {
+		return Retry{}, false
+	}
+	r, err := ParseRetry(v)
+	return r, err == nil
 }
 
 func get(n *corev1.Node, key string) string {

@@ -2,6 +2,7 @@ package nodeanno
 
 import (
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,5 +52,25 @@ func TestAdminCordoned(t *testing.T) {
 		if got := AdminCordoned(c.n); got != c.want {
 			t.Errorf("%s: AdminCordoned = %t, want %t", c.name, got, c.want)
 		}
+	}
+}
+
+func TestRetry(t *testing.T) {
+	next := time.Date(2026, 12, 1, 16, 40, 0, 0, time.FixedZone("CET", 3600))
+	r := Retry{Attempt: 3, Next: next}
+	if got, want := r.String(), "3 2026-12-01T15:40:00Z"; got != want {
+		t.Fatalf("String = %q, want %q", got, want)
+	}
+	got, ok := RetryOf(node(false, map[string]string{RetryKey: r.String()}))
+	if !ok || got.Attempt != 3 || !got.Next.Equal(next) {
+		t.Errorf("RetryOf(%q) = %+v, %t", r.String(), got, ok)
+	}
+	for _, bad := range []string{"", "3", "x 2026-12-01T15:40:00Z", "0 2026-12-01T15:40:00Z", "3 soon", "-1 2026-12-01T15:40:00Z"} {
+		if r, ok := RetryOf(node(false, map[string]string{RetryKey: bad})); ok {
+			t.Errorf("RetryOf(%q) = %+v, want none", bad, r)
+		}
+	}
+	if _, ok := RetryOf(nil); ok {
+		t.Error("a nil node has no retry")
 	}
 }

@@ -87,6 +87,34 @@ func RollBackPool(ctx context.Context, c *Clients, pool, to, from, fieldManager 
 	return nil
 }
 
+// RollForwardPool removes pool's rollback pin to the rendered config to (the rollback
+// annotations RollBackPool wrote), so that mcotui's controller renders the pool's
+// MachineConfigs again and rolls forward. spec.configuration is left as it is: the
+// render moves it. The pool is read afresh and written with the version read; a pool
+// pinned to another config, or not pinned, is left alone and the error says so.
+func RollForwardPool(ctx context.Context, c *Clients, pool, to, fieldManager string) error {
+	pools := c.MachineConfig.MachineconfigurationV1().MachineConfigPools()
+	p, err := pools.Get(ctx, pool, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("remove the rollback pin of pool %s: %w", pool, err)
+	}
+	switch pinned := p.Annotations[rollout.RollbackToAnnotation]; {
+	case pinned == "":
+		return fmt.Errorf("remove the rollback pin of pool %s: it is not pinned any more; nothing was written", pool)
+	case pinned != to:
+		return fmt.Errorf("remove the rollback pin of pool %s: it is pinned to %s now, not %s; nothing was written, look again", pool, pinned, to)
+	}
+	delete(p.Annotations, rollout.RollbackToAnnotation)
+	delete(p.Annotations, rollout.RollbackFromAnnotation)
+	if _, err := pools.Update(ctx, p, metav1.UpdateOptions{FieldManager: fieldManager}); err != nil {
+		if apierrors.IsConflict(err) {
+			return fmt.Errorf("remove the rollback pin of pool %s: the pool changed while it was written; look again and retry", pool)
+		}
+		return fmt.Errorf("remove the rollback pin of pool %s: %w", pool, err)
+	}
+	return nil
+}
+
 // RetryNode asks node's agent to retry its failed update at once: it sets the node's
 // state annotation back to Working and clears its reason, on the version of the node
 // the caller checked (a node changed since answers 409 Conflict). That move to Working

@@ -231,7 +231,7 @@ func TestNodeAgent(t *testing.T) {
 	blocked := make(chan []phase.Blocker, 16)
 	done := make(chan error, 1)
 	go func() {
-		done <- a.Drain(ctx, func(bs []phase.Blocker) { blocked <- bs }, nil)
+		done <- a.Drain(ctx, func(bs []phase.Blocker) { blocked <- bs }, nil, nil)
 	}()
 	want := []phase.Blocker{{Pod: "ns/guarded", Budgets: []string{"ns/guarded"}}}
 	if got := <-blocked; !reflect.DeepEqual(got, want) {

@@ -38,6 +38,10 @@ type Actions interface {
 	// the pool there until the annotations are removed or the pool's MachineConfigs
 	// change. When spec.configuration is no longer from, nothing is written.
 	RollBack(ctx context.Context, pool, to, from string) error
+	// RollForward removes a MachineConfigPool's rollback pin to to (the annotations
+	// RollBack wrote), so that mcotui's controller renders the pool's MachineConfigs
+	// again and rolls forward. When the pool is not pinned to to, nothing is written.
+	RollForward(ctx context.Context, pool, to string) error
 	// Retry asks the agent of a node whose update failed to try it again.
 	Retry(ctx context.Context, pool, node string) error
 	// SetBootImageMode sets the selection of the Machine API MachineSets machine
@@ -126,6 +130,10 @@ type Request struct {
 type Driver interface {
 	// Lease names the Lease a Drive holds, "namespace/name", for the confirmation.
 	Lease() string
+	// Holder is who holds the Lease now: held is false when nobody does (no Lease, no
+	// holder, or one that let it expire). The TUI asks before it offers to drive, so
+	// that it can say who drives instead of asking to confirm a drive that would wait.
+	Holder(ctx context.Context) (holder string, held bool, err error)
 	// Drive drives pool until it is updated, a node fails its update, the pool is
 	// paused, or ctx ends, holding the Lease all along so that no controller or other
 	// terminal drives at the same time; it releases the Lease before it returns. It

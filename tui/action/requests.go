@@ -138,7 +138,7 @@ func RollbackRequest(pool, to, from string, toGo, budget int) Request {
 		},
 		Effects: []string{
 			fmt.Sprintf("The rollout takes %s of the pool back to %s, at most %d unavailable at once: mcotui's controller drives it, or this terminal (D) where none runs.", plural(toGo, "node"), to, budget),
-			fmt.Sprintf("The controller keeps the pool on %s until you remove the annotations (kubectl annotate mcp %s %s- %s-) or the pool's MachineConfigs change; then it renders and rolls forward again.", to, pool, rollout.RollbackToAnnotation, rollout.RollbackFromAnnotation),
+			fmt.Sprintf("The controller keeps the pool on %s until you remove the pin (R again, or kubectl annotate mcp %s %s- %s-) or the pool's MachineConfigs change; then it renders and rolls forward again.", to, pool, rollout.RollbackToAnnotation, rollout.RollbackFromAnnotation),
 		},
 		Do: func(ctx context.Context, a Actions) (string, error) {
 			if err := a.RollBack(ctx, pool, to, from); err != nil {
@@ -147,6 +147,38 @@ func RollbackRequest(pool, to, from string, toGo, budget int) Request {
 			return fmt.Sprintf("Pool %s rolls back to %s", pool, to), nil
 		},
 	}
+}
+
+// RollForwardRequest removes pool's rollback pin to to, taken from from: the
+// controller then renders the pool's MachineConfigs and rolls forward.
+func RollForwardRequest(pool, to, from string) Request {
+	changes := []string{"annotation " + rollout.RollbackToAnnotation + ": " + to + " → removed"}
+	if from != "" {
+		changes = append(changes, "annotation "+rollout.RollbackFromAnnotation+": "+from+" → removed")
+	}
+	return Request{
+		Kind:    Rollback,
+		Title:   "Remove the rollback pin of pool " + pool,
+		Object:  "MachineConfigPool " + pool,
+		Changes: changes,
+		Effects: []string{
+			fmt.Sprintf("mcotui's controller renders the pool's MachineConfigs again and sets spec.configuration to the result (%s, unless they changed since), and the rollout takes the nodes there from %s.", orUnknown(from), to),
+			"Where no controller runs, nothing renders the pool: spec.configuration stays " + to + " until one does.",
+		},
+		Do: func(ctx context.Context, a Actions) (string, error) {
+			if err := a.RollForward(ctx, pool, to); err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("Removed the rollback pin of pool %s: the controller renders it and rolls forward", pool), nil
+		},
+	}
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "the config rendered from them"
+	}
+	return s
 }
 
 // RetryRequest retries node's failed update to target.

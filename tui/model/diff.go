@@ -44,23 +44,40 @@ func (s *Store) Diff(from, to string) (Diff, error) {
 	return d, err
 }
 
+// load is a rendered config the store holds; "" is the empty config.
+func (s *Store) load(name string) (configdiff.Config, error) {
+	if name == "" {
+		return configdiff.Config{}, nil
+	}
+	mc := s.MachineConfig(name)
+	if mc == nil {
+		return configdiff.Config{}, fmt.Errorf("no MachineConfig %s", name)
+	}
+	return configdiff.FromMachineConfig(mc)
+}
+
+// ContentDiffs are the content diffs of the files that differ between two rendered
+// configs the store holds (configdiff.ContentDiffs), for the diff view. They are not
+// kept: the view asks once when it opens, and they may be large.
+func (s *Store) ContentDiffs(from, to string) ([]configdiff.FileDiff, error) {
+	old, err := s.load(from)
+	if err != nil {
+		return nil, err
+	}
+	cur, err := s.load(to)
+	if err != nil {
+		return nil, err
+	}
+	return configdiff.ContentDiffs(old, cur, configdiff.Compute(old, cur).Files), nil
+}
+
 func (s *Store) diff(from, to string) (Diff, error) {
 	d := Diff{From: from, To: to}
-	load := func(name string) (configdiff.Config, error) {
-		if name == "" {
-			return configdiff.Config{}, nil
-		}
-		mc := s.MachineConfig(name)
-		if mc == nil {
-			return configdiff.Config{}, fmt.Errorf("no MachineConfig %s", name)
-		}
-		return configdiff.FromMachineConfig(mc)
-	}
-	old, err := load(from)
+	old, err := s.load(from)
 	if err != nil {
 		return d, err
 	}
-	cur, err := load(to)
+	cur, err := s.load(to)
 	if err != nil {
 		return d, err
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	// Registers -update, so that `go test ./tui/... -update` runs in every package.
 	_ "github.com/charmbracelet/x/exp/golden"
@@ -277,5 +278,31 @@ func TestNatural(t *testing.T) {
 		if model.Natural(p[0], p[1]) != -model.Natural(p[1], p[0]) {
 			t.Errorf("Natural(%q, %q) is not antisymmetric", p[0], p[1])
 		}
+	}
+}
+
+// TestRetryText: the agent's published retry reads as "retry 3, next in 40s", and as
+// due once its time has passed; a node without one says nothing.
+func TestRetryText(t *testing.T) {
+	s := small(t)
+	b := s.Node(fixture.BlockedNode)
+	for _, c := range []struct {
+		at          time.Duration
+		long, short string
+	}{
+		{0, "retry 3, next in 40s", "r3 in 40s"},
+		{35 * time.Second, "retry 3, next in 5s", "r3 in 5s"},
+		{40 * time.Second, "retry 3, due now", "r3 due now"},
+	} {
+		now := fixture.Now.Add(c.at)
+		if got, short := b.RetryText(now), b.ShortRetry(now); got != c.long || short != c.short {
+			t.Errorf("at +%s: %q, %q; want %q, %q", c.at, got, short, c.long, c.short)
+		}
+	}
+	if w := s.Node(fixture.WaitingNode); w.Retry.Attempt != fixture.WaitRetry.Attempt {
+		t.Errorf("waiting drain retry %+v, want %+v", w.Retry, fixture.WaitRetry)
+	}
+	if d := s.Node(fixture.DrainingNode); d.RetryText(fixture.Now) != "" || d.ShortRetry(fixture.Now) != "" {
+		t.Errorf("a node without a retry shows %q", d.RetryText(fixture.Now))
 	}
 }

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"strconv"
 	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
+	"github.com/mcotui/mcotui/tui/internal/layout"
 )
 
 // NumPhases is the number of grid columns, len(phase.Columns).
@@ -85,6 +87,9 @@ type Node struct {
 	Ready         string
 	Unschedulable bool
 	AdminCordoned bool // cordoned by someone other than mcotui: stays cordoned after
+	// Retry is the agent's next try of what failed (an update, a drain attempt), from
+	// nodeanno.RetryKey; Attempt is 0 when it has none.
+	Retry nodeanno.Retry
 	// Blockers are the pods holding a drain, parsed from the Drained condition, whether
 	// the drain waits on them or failed on them.
 	Blockers []phase.Blocker
@@ -122,6 +127,31 @@ func (n *Node) Status() string {
 	return s
 }
 
+// RetryText says when the agent tries again: "retry 3, next in 40s", "retry 3, due now"
+// once the time has passed; "" without a retry.
+func (n *Node) RetryText(now time.Time) string {
+	if n.Retry.Attempt == 0 {
+		return ""
+	}
+	return "retry " + strconv.Itoa(n.Retry.Attempt) + ", " + n.retryWhen(now, "next in ")
+}
+
+// ShortRetry is RetryText in a few cells, for the grid's clock column: "r3 in 40s".
+func (n *Node) ShortRetry(now time.Time) string {
+	if n.Retry.Attempt == 0 {
+		return ""
+	}
+	return "r" + strconv.Itoa(n.Retry.Attempt) + " " + n.retryWhen(now, "in ")
+}
+
+func (n *Node) retryWhen(now time.Time, in string) string {
+	d := n.Retry.Next.Sub(now)
+	if d <= 0 {
+		return "due now"
+	}
+	return in + layout.Age(d)
+}
+
 // ShortStatus is Status in at most 11 cells, for narrow grids: "NotReady,SD".
 func (n *Node) ShortStatus() string {
 	s := n.Ready
@@ -149,6 +179,7 @@ func build(name string, obj *corev1.Node, mcn *mcfgv1.MachineConfigNode, pool fu
 		n.Unschedulable = obj.Spec.Unschedulable
 		n.AdminCordoned = nodeanno.AdminCordoned(obj)
 		n.Ready = readiness(obj)
+		n.Retry, _ = nodeanno.RetryOf(obj)
 	}
 	if mcn != nil {
 		n.Pool = mcn.Spec.Pool.Name

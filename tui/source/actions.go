@@ -111,6 +111,15 @@ func (a *Actions) RollBack(ctx context.Context, pool, to, from string) error {
 	return nil
 }
 
+// RollForward implements action.Actions with kube.RollForwardPool.
+func (a *Actions) RollForward(ctx context.Context, pool, to string) error {
+	if err := kube.RollForwardPool(ctx, a.c.clients, pool, to, FieldManager); err != nil {
+		return err
+	}
+	a.log.Info("removed the rollback pin", "pool", pool, "to", to)
+	return nil
+}
+
 func names(ns []string) string {
 	if len(ns) == 0 {
 		return "no node"

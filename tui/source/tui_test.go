@@ -198,6 +198,23 @@ func TestTUIActionsChangeTheCluster(t *testing.T) {
 			}
 		}
 	})
+	t.Run("remove the rollback pin", func(t *testing.T) {
+		cached(ctx, t, c, p.Name, func(pool *mcfgv1.MachineConfigPool) bool {
+			return pool.Annotations[rollout.RollbackToAnnotation] == p.Old
+		})
+		tm := program(t, c, false)
+		send(tm, tuitest.Seq(scope(p.Name), tuitest.Typed("R")))
+		waitScreen(t, tm, "Remove the rollback pin of pool "+p.Name)
+		send(tm, tuitest.Typed("y"))
+		// The annotations go; spec.configuration is the controller's render to move.
+		clustertest.Eventually(ctx, t, "the pin removed", func(ctx context.Context) (bool, error) {
+			got, err := pools.Get(ctx, p.Name, metav1.GetOptions{})
+			_, to := got.Annotations[rollout.RollbackToAnnotation]
+			_, from := got.Annotations[rollout.RollbackFromAnnotation]
+			return err == nil && !to && !from && got.Spec.Configuration.Name == p.Old, err
+		})
+		waitScreen(t, tm, "Removed the rollback pin of pool "+p.Name)
+	})
 }
 
 // TestTUIRolloutStep: the preview's enter, confirmed, targets the node the plan picks.

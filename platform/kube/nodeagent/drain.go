@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -36,8 +37,10 @@ import (
 // refusal when no budget explains it. It is called as soon as the set of refused pods
 // changes during an attempt, and after every failed attempt that left refused pods.
 // evicted, when not nil, is called with "namespace/name" of each pod once it is gone.
-// Neither is called concurrently with itself, and neither after Drain returns.
-func (a *NodeAgent) Drain(ctx context.Context, blocked func([]phase.Blocker), evicted func(pod string)) error {
+// retry, when not nil, is called after each failed attempt with its number (1 for the
+// first) and when the next attempt starts, so that the node can say it retries.
+// None is called concurrently with itself, and none after Drain returns.
+func (a *NodeAgent) Drain(ctx context.Context, blocked func([]phase.Blocker), evicted func(pod string), retry func(attempt int, next time.Time)) error {
 	var evictedMu sync.Mutex
 	finished := func(pod *corev1.Pod, _ bool, err error) {
 		if err != nil {
@@ -65,6 +68,9 @@ func (a *NodeAgent) Drain(ctx context.Context, blocked func([]phase.Blocker), ev
 			return fmt.Errorf("drain node %s: %w", a.name, ctx.Err())
 		}
 		a.log.Warn("drain attempt failed", "attempt", attempt, "retryIn", a.drainRetry, "err", err)
+		if retry != nil {
+			retry(attempt, a.clock.Now().Add(a.drainRetry))
+		}
 		t := a.clock.NewTimer(a.drainRetry)
 		select {
 		case <-ctx.Done():

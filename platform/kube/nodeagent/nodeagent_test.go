@@ -634,7 +634,7 @@ func TestDrain(t *testing.T) {
 	}
 	rec := newRecorder()
 	began := time.Now()
-	if err := a.Drain(ctx, rec.onBlocked, rec.onEvicted); err != nil {
+	if err := a.Drain(ctx, rec.onBlocked, rec.onEvicted, nil); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("drained in %s", time.Since(began).Round(time.Millisecond))
@@ -649,7 +649,7 @@ func TestDrain(t *testing.T) {
 		t.Fatalf("blocked was called for a drain nothing blocked: %v", <-rec.blocked)
 	}
 	// Nothing left to evict: a second drain is done at once.
-	if err := a.Drain(ctx, nil, nil); err != nil {
+	if err := a.Drain(ctx, nil, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -680,10 +680,23 @@ func TestDrainBlockedByBudget(t *testing.T) {
 	}
 	kubetest.CreateBudget(t, env.Kube, ns, "guarded", 0)
 
-	a := newAgent(t, node.Name, "", fast(t))
+	opts := fast(t)
+	a := newAgent(t, node.Name, "", opts)
 	rec := newRecorder()
+	type try struct {
+		attempt   int
+		next, now time.Time
+	}
+	var triesMu sync.Mutex
+	var tries []try
+	retry := func(attempt int, next time.Time) {
+		triesMu.Lock()
+		defer triesMu.Unlock()
+		tries = append(tries, try{attempt, next, time.Now()})
+	}
+	began := time.Now()
 	done := make(chan error, 1)
-	go func() { done <- a.Drain(ctx, rec.onBlocked, rec.onEvicted) }()
+	go func() { done <- a.Drain(ctx, rec.onBlocked, rec.onEvicted, retry) }()
 
 	want := []phase.Blocker{{Pod: ns + "/guarded", Budgets: []string{ns + "/guarded"}}}
 	if got := rec.nextBlocked(t); !reflect.DeepEqual(got, want) {
@@ -718,6 +731,18 @@ func TestDrainBlockedByBudget(t *testing.T) {
 	if got := rec.evictedPods(); !slices.Equal(got, []string{ns + "/free", ns + "/guarded"}) {
 		t.Fatalf("evicted %v", got)
 	}
+	// Each failed attempt was announced, numbered from 1, with the next one DrainRetry
+	// after it: the second blocked call above came after the first attempt failed.
+	triesMu.Lock()
+	defer triesMu.Unlock()
+	if len(tries) == 0 {
+		t.Fatal("retry was never called for a drain whose attempts failed")
+	}
+	for i, tr := range tries {
+		if tr.attempt != i+1 || tr.next.Sub(tr.now) > opts.DrainRetry || tr.next.Before(began.Add(opts.DrainRetry)) {
+			t.Errorf("retry #%d: attempt %d, next %s at %s; want attempt %d, next at most %s later", i, tr.attempt, tr.next, tr.now, i+1, opts.DrainRetry)
+		}
+	}
 }
 
 func TestDrainCancelled(t *testing.T) {
@@ -740,7 +765,7 @@ func TestDrainCancelled(t *testing.T) {
 	defer cancel()
 	rec := newRecorder()
 	done := make(chan error, 1)
-	go func() { done <- a.Drain(drainCtx, rec.onBlocked, rec.onEvicted) }()
+	go func() { done <- a.Drain(drainCtx, rec.onBlocked, rec.onEvicted, nil) }()
 	rec.nextBlocked(t)
 
 	cancel()

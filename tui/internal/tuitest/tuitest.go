@@ -101,6 +101,11 @@ func (a *Actions) Rollout(_ context.Context, pool string, nodes []string) (rollo
 	return rollout.Step{Pool: pool, Targets: nodes}, err
 }
 
+// RollForward implements action.Actions.
+func (a *Actions) RollForward(_ context.Context, pool, to string) error {
+	return a.record("RollForward %s %s", pool, to)
+}
+
 // RollBack implements action.Actions.
 func (a *Actions) RollBack(_ context.Context, pool, to, from string) error {
 	return a.record("RollBack %s %s %s", pool, to, from)
@@ -127,6 +132,9 @@ type Driver struct {
 	// Err, when set, is what Drive returns at once, reporting nothing, as a Driver
 	// that cannot take the Lease does.
 	Err error
+	// HeldBy, when set, holds the Lease (Holder); HolderErr is Holder's error.
+	HeldBy    string
+	HolderErr error
 
 	mu      sync.Mutex
 	pools   []string
@@ -136,6 +144,11 @@ type Driver struct {
 
 // Lease implements action.Driver.
 func (d *Driver) Lease() string { return "mcotui/mcotui-controller" }
+
+// Holder implements action.Driver.
+func (d *Driver) Holder(context.Context) (string, bool, error) {
+	return d.HeldBy, d.HeldBy != "", d.HolderErr
+}
 
 // Drive implements action.Driver.
 func (d *Driver) Drive(ctx context.Context, pool string, report func(action.DriveReport)) error {

@@ -146,12 +146,15 @@ func (m *Model) diff() tea.Cmd {
 	}
 	st := m.c.Styles
 	store := m.c.Store
+	// The files' contents are decoded once, as the view opens; an error there is the
+	// summary's own.
+	contents, _ := store.ContentDiffs(from, to)
 	doc := dialog.NewDocument(m.c, "Diff of two rendered configs", func(width int) string {
 		d, err := store.Diff(from, to)
 		if err != nil {
 			return st.Error.Render(err.Error())
 		}
-		return DiffText(st, d, width)
+		return DiffText(st, d, width) + ContentText(st, contents, width)
 	})
 	m.c.Post(common.OpenDialogMsg{Dialog: doc})
 	return nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcotui/mcotui/core/configdiff"
 	"github.com/mcotui/mcotui/core/disruption"
+	"github.com/mcotui/mcotui/core/textsafe"
 	"github.com/mcotui/mcotui/tui/model"
 	"github.com/mcotui/mcotui/tui/styles"
 )
@@ -136,6 +137,57 @@ func DiffText(st *styles.Styles, d model.Diff, width int) string {
 		}
 		for _, cs := range d.Decision.Causes {
 			line("    %-*s  %s  %s", w, cs.Subject(), disruption.Join(cs.Actions), st.Dim.Render(cs.Decider()))
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// ContentText lays out the content diffs of the changed files, width cells wide,
+// under a section of its own: each file's unified hunks, its mode change, or why its
+// contents are not shown (binary, too large, not a data: URL). Lines from the files are
+// escaped, so a file cannot write to the terminal.
+func ContentText(st *styles.Styles, fds []configdiff.FileDiff, width int) string {
+	if len(fds) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	line := func(s string) {
+		b.WriteString(ansi.Truncate(s, width, "…"))
+		b.WriteByte('\n')
+	}
+	b.WriteString("\n\n")
+	line(st.Section.Render("File contents"))
+	for _, d := range fds {
+		mark := map[configdiff.ChangeKind]string{
+			configdiff.Added: st.OK.Render("+"), configdiff.Removed: st.Error.Render("-"),
+		}[d.Kind]
+		if mark == "" {
+			mark = st.Warn.Render("~")
+		}
+		line("  " + mark + " " + st.Label.Render(textsafe.Escape(d.Path)))
+		if d.OldMode != d.NewMode {
+			line(fmt.Sprintf("    mode %04o → %04o", d.OldMode, d.NewMode))
+		}
+		switch {
+		case d.Err != nil:
+			line("    " + st.Dim.Render("contents not shown: "+textsafe.Escape(d.Err.Error())))
+		case d.Binary:
+			line("    " + st.Dim.Render("binary contents differ (not shown)"))
+		}
+		for _, h := range d.Hunks {
+			text := "    " + textsafe.Escape(h)
+			switch {
+			case strings.HasPrefix(h, "@@"):
+				text = st.Dim.Render(text)
+			case strings.HasPrefix(h, "+"):
+				text = st.OK.Render(text)
+			case strings.HasPrefix(h, "-"):
+				text = st.Error.Render(text)
+			}
+			line(text)
+		}
+		if d.Truncated {
+			line("    " + st.Dim.Render(fmt.Sprintf("… %d more lines of diff not shown", d.Lines-len(d.Hunks))))
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")

@@ -212,6 +212,9 @@ func (m *Model) document(n *model.Node) string {
 	} else {
 		field("Phase", st.Dim.Render("not started"))
 	}
+	if r := n.RetryText(now); r != "" {
+		field("Retry", st.Warn.Render(r))
+	}
 	if n.Behind {
 		field("Rollout", st.Warn.Render(fmt.Sprintf("behind: runs its desired config, but pool %s targets %s", n.Pool, n.Target)))
 	}

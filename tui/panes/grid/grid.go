@@ -492,7 +492,17 @@ func (m *Model) writeAge(b *strings.Builder, n *model.Node, now time.Time) {
 		return
 	}
 	m.age = m.age[:0]
-	if n.Phase >= 0 && !n.Since.IsZero() {
+	switch {
+	case n.Retry.Attempt > 0:
+		// A node the agent retries shows when the next try is due rather than how long
+		// it has been in its phase: "is it still trying, and when" is what an operator
+		// looks for first (the detail view has both).
+		r := n.ShortRetry(now)
+		if len(r) > w {
+			r = strings.Replace(r, " in ", " ", 1) // "r3 5m30s"
+		}
+		m.age = append(m.age, r...)
+	case n.Phase >= 0 && !n.Since.IsZero():
 		m.age = layout.AppendAge(m.age, now.Sub(n.Since))
 	}
 	// The age is ASCII: pad by bytes.

@@ -1,6 +1,7 @@
 // Package pools is the pools pane: each MachineConfigPool as `oc get mcp` shows it, with
 // a progress bar, whether it is paused, its maxUnavailable, and how many of its nodes
-// are updating and degraded right now.
+// are updating and degraded right now; under them, the messages of the selected pool's
+// degraded conditions and its rollback pin.
 package pools
 
 import (
@@ -12,7 +13,10 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
 
+	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/tui/common"
 	"github.com/mcotui/mcotui/tui/internal/layout"
 	"github.com/mcotui/mcotui/tui/model"
@@ -57,6 +61,9 @@ type Model struct {
 	widths []int
 	short  bool
 	header string
+	// noteLines is how many lines the notes under the pools take: as many as the pool
+	// with the most has, so that moving the cursor does not resize the pane.
+	noteLines int
 }
 
 // New returns the pools pane over c.Store.
@@ -78,8 +85,68 @@ func (m *Model) SetSize(width, height int) {
 	m.relayout()
 }
 
-// Height is the height the pane needs to show every pool.
-func (m *Model) Height() int { return headerLines + max(1, len(m.c.Store.Pools())) }
+// Height is the height the pane needs to show every pool, and the notes of the one
+// with the most.
+func (m *Model) Height() int { return headerLines + max(1, len(m.c.Store.Pools())) + m.noteLines }
+
+// maxNotes bounds the lines under the pools that say what is wrong with the selected
+// pool.
+const maxNotes = 3
+
+// note is one line under the pools about the selected pool.
+type note struct {
+	style lipgloss.Style
+	text  string
+}
+
+// notes are what the pools' columns cannot say about p: the messages of its Degraded,
+// NodeDegraded and RenderDegraded conditions when True (oc prints only True/False; the
+// message says which node or MachineConfig, and why), and a rollback pin with the way
+// out of it.
+func (m *Model) notes(p *model.Pool) []note {
+	if p == nil || p.Obj == nil {
+		return nil
+	}
+	st := m.c.Styles
+	var out []note
+	seen := map[string]bool{}
+	for _, t := range []mcfgv1.MachineConfigPoolConditionType{
+		mcfgv1.MachineConfigPoolRenderDegraded, mcfgv1.MachineConfigPoolNodeDegraded, mcfgv1.MachineConfigPoolDegraded,
+	} {
+		for _, c := range p.Obj.Status.Conditions {
+			// Degraded repeats the message of the condition it sums up: said once.
+			if c.Type != t || c.Status != corev1.ConditionTrue || seen[c.Message] {
+				continue
+			}
+			text := c.Message
+			if text == "" {
+				text = c.Reason
+			}
+			if text == "" {
+				continue
+			}
+			seen[c.Message] = true
+			out = append(out, note{st.Error, string(t) + ": " + text})
+		}
+	}
+	if to := p.Obj.Annotations[rollout.RollbackToAnnotation]; to != "" {
+		out = append(out, note{st.Warn, "pinned to " + to + " by a rollback: " + m.c.Keys.Rollback.Help().Key + " removes the pin, and the pool rolls forward"})
+	}
+	return out[:min(len(out), maxNotes)]
+}
+
+// updatingNote is the selected pool's Updating message, shown where it has no note.
+func (m *Model) updatingNote(p *model.Pool) []note {
+	if p == nil || p.Obj == nil {
+		return nil
+	}
+	for _, c := range p.Obj.Status.Conditions {
+		if c.Type == mcfgv1.MachineConfigPoolUpdating && c.Message != "" {
+			return []note{{m.c.Styles.Dim, string(c.Type) + ": " + c.Message}}
+		}
+	}
+	return nil
+}
 
 // Sync applies one batch of store changes.
 func (m *Model) Sync(ch model.Changes) {
@@ -134,9 +201,11 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 
 func (m *Model) relayout() {
 	nameW, cfgW := 4, 6
+	m.noteLines = 0
 	for _, p := range m.c.Store.Pools() {
 		nameW = max(nameW, len(p.Name))
 		cfgW = max(cfgW, len(p.Config))
+		m.noteLines = max(m.noteLines, len(m.notes(p)))
 	}
 	// Narrow terminals lose first what another column also says: AGE, CONFIG (the grid
 	// shows each node's), the counts PROGRESS repeats.
@@ -216,6 +285,22 @@ func (m *Model) View() string {
 			line = sel.Render(lb.String())
 		}
 		b.WriteString(line)
+	}
+	if m.noteLines > 0 {
+		sel := m.Selected()
+		notes := m.notes(sel)
+		if len(notes) == 0 {
+			notes = m.updatingNote(sel)
+		}
+		for i := range m.noteLines {
+			b.WriteByte('\n')
+			if i >= len(notes) {
+				continue
+			}
+			var lb strings.Builder
+			layout.Fit(&lb, " "+sel.Name+" "+notes[i].text, m.width)
+			b.WriteString(notes[i].style.Render(lb.String()))
+		}
 	}
 	return layout.Lines(b.String(), m.height)
 }

@@ -1,10 +1,16 @@
 package pools_test
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/mcotui/mcotui/core/rollout"
 
 	"github.com/mcotui/mcotui/tui/common"
 	"github.com/mcotui/mcotui/tui/internal/fixture"
@@ -53,4 +59,67 @@ func itoa(n int) string {
 		s = string(rune('0'+n%10)) + s
 	}
 	return s
+}
+
+// TestPoolsNotes: under the pools, the selected pool's True Degraded, NodeDegraded and
+// RenderDegraded messages (Degraded's only when it says something the others do not),
+// and its rollback pin with the key that removes it; a pool without any shows its
+// Updating message. The pane keeps one height whichever pool is selected.
+func TestPoolsNotes(t *testing.T) {
+	ev := fixture.Small()
+	// worker: a render failure summed up by Degraded with the same message, and a pin.
+	for _, e := range ev {
+		p := e.Pool
+		if p == nil || p.Name != "worker" {
+			continue
+		}
+		p.Annotations = map[string]string{rollout.RollbackToAnnotation: fixture.WorkerOld, rollout.RollbackFromAnnotation: fixture.WorkerNew}
+		msg := `Failed to render configuration for pool worker: could not generate rendered MachineConfig: Ignition version "9.9.9" is not supported`
+		for i := range p.Status.Conditions {
+			if p.Status.Conditions[i].Type == mcfgv1.MachineConfigPoolDegraded {
+				p.Status.Conditions[i].Status, p.Status.Conditions[i].Message = corev1.ConditionTrue, msg
+			}
+		}
+		p.Status.Conditions = append(p.Status.Conditions, mcfgv1.MachineConfigPoolCondition{Type: mcfgv1.MachineConfigPoolRenderDegraded, Status: corev1.ConditionTrue, Message: msg})
+	}
+	c := tuitest.Common(false, ev)
+	p := pools.New(c)
+	p.SetFocused(true)
+	p.SetSize(200, p.Height())
+	height := p.Height()
+	if height != 2+3+2 {
+		t.Fatalf("height %d, want title, header, 3 pools and worker's 2 notes", height)
+	}
+	notes := func() []string {
+		lines := strings.Split(tuitest.Plain(p.View()), "\n")
+		var out []string
+		for _, l := range lines[2+3:] {
+			if l = strings.TrimSpace(l); l != "" {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	want := map[string][]string{
+		"infra":  {"infra Updating: Pool is paused; will not update to MachineConfig " + fixture.InfraNew},
+		"master": {fmt.Sprintf(`master NodeDegraded: Node %s is reporting: "failed to drain node: 1 pod(s) could not be evicted: pod default/web-0 is protected by PodDisruptionBudget default/web"`, fixture.BlockedNode)},
+		"worker": {
+			`worker RenderDegraded: Failed to render configuration for pool worker: could not generate rendered MachineConfig: Ignition version "9.9.9" is not supported`,
+			"worker pinned to " + fixture.WorkerOld + " by a rollback: R removes the pin, and the pool rolls forward",
+		},
+	}
+	for i, name := range []string{"infra", "master", "worker"} {
+		if i > 0 {
+			p.Update(tea.KeyPressMsg{Code: tea.KeyDown})
+		}
+		if got := p.Selected().Name; got != name {
+			t.Fatalf("selected %s, want %s", got, name)
+		}
+		if got := notes(); !slices.Equal(got, want[name]) {
+			t.Errorf("%s: notes\n%q\nwant\n%q", name, got, want[name])
+		}
+		if p.Height() != height {
+			t.Errorf("%s selected: height %d, want %d", name, p.Height(), height)
+		}
+	}
 }
