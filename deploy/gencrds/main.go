@@ -19,13 +19,14 @@ import (
 
 // crds are the manifests installed, relative to the module's root: the Default feature
 // set where OpenShift ships one per feature set, as a cluster without feature gates
-// serves.
+// serves; for MachineConfiguration, DevPreviewNoUpgrade, the one whose schema has boot
+// image skew enforcement (and irreconcilable validation overrides) at this version.
 var crds = []string{
 	"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfigs.crd.yaml",
 	"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfigpools.crd.yaml",
 	"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfignodes-Default.crd.yaml",
 	"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_pinnedimagesets.crd.yaml",
-	"operator/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfigurations-Default.crd.yaml",
+	"operator/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfigurations-DevPreviewNoUpgrade.crd.yaml",
 }
 
 const (

@@ -16,14 +16,17 @@ const openshiftAPIModule = "github.com/openshift/api"
 
 // CRDFiles are the manifests installed into every control plane, relative to the root of
 // the github.com/openshift/api module. Where OpenShift ships one manifest per feature set,
-// the Default one is what a cluster without feature gates serves.
+// the Default one is what a cluster without feature gates serves; MachineConfiguration's
+// is DevPreviewNoUpgrade's, the one feature set at this module version whose schema has
+// spec.bootImageSkewEnforcement and status.bootImageSkewEnforcementStatus (MCO 4.21's
+// boot image skew) and spec.irreconcilableValidationOverrides.
 func CRDFiles() []string {
 	return []string{
 		"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfigs.crd.yaml",
 		"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfigpools.crd.yaml",
 		"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfignodes-Default.crd.yaml",
 		"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_pinnedimagesets.crd.yaml",
-		"operator/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfigurations-Default.crd.yaml",
+		"operator/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfigurations-DevPreviewNoUpgrade.crd.yaml",
 		"machine/v1beta1/zz_generated.crd-manifests/0000_10_machine-api_01_machinesets-Default.crd.yaml",
 	}
 }
