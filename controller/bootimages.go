@@ -346,12 +346,12 @@ func (l *bootImageLoop) apply(ctx context.Context, r bootimage.Result) error {
 	return nil
 }
 
-// clusterInstallVersion is the OCP version ClusterVersion/version says the cluster was
+// ClusterInstallVersion is the OCP version ClusterVersion/version says the cluster was
 // installed with (its oldest completed update, else its oldest), as MCO's
 // GetOCPInstallVersion reads it; "" where the cluster serves no ClusterVersion, as
 // clusters without OpenShift do not. It reads through the discovery REST client, which
 // every client set has, rather than a config.openshift.io client set of its own.
-func clusterInstallVersion(c *kube.Clients, log *slog.Logger) func(context.Context) string {
+func ClusterInstallVersion(c *kube.Clients, log *slog.Logger) func(context.Context) string {
 	return func(ctx context.Context) string {
 		rc := c.Kube.Discovery().RESTClient()
 		if rc == nil {
