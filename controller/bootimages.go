@@ -113,6 +113,19 @@ func (r *BootImageReport) finishSkew(in BootImageInputs, stats bootimage.Stats) 
 	r.Skew = bootimage.RecordSync(r.Skew, stats, release, in.InstallVersion)
 	r.SkewCheck = bootimage.CheckSkew(r.Skew)
 	r.SkewIncomplete = stats.Errored > 0 || !stats.Finished()
+	// Name the MachineSets that keep the record at the install version, and why
+	// (for vSphere: the OVA upload mcotui cannot do), in the condition itself.
+	if r.Skew.Mode == operatorv1.BootImageSkewEnforcementModeStatusAutomatic {
+		var left []bootimage.Skip
+		for _, sk := range stats.Skipped {
+			if sk.Reason.LeavesSkew() {
+				left = append(left, sk)
+			}
+		}
+		if len(left) > 0 {
+			r.SkewCheck.Message += ". The boot image version is the install version because MachineSets were left alone: " + bootimage.Summary(left)
+		}
+	}
 }
 
 func (r *BootImageReport) fail(machineSet string, err error) {

@@ -131,6 +131,9 @@ func TestBootImagesAzureVSphereSkew(t *testing.T) {
 	// The skipped vSphere MachineSet may boot an old image: the record falls back to the
 	// install version, unknown without a ClusterVersion, so skew is reported.
 	cfg := waitSkew(t, metav1.ConditionTrue, "the cluster is using OCP boot image version 0.0.0, which is below the minimum required version 4.13.0")
+	if c := meta.FindStatusCondition(cfg.Status.Conditions, bootimage.ConditionSkew); !strings.Contains(c.Message, "because MachineSets were left alone: 1 skipped: vsphere (a vSphere boot image is a template made in vCenter from the stream's OVA, and mcotui does not reach vCenter: it can neither upload the OVA") {
+		t.Errorf("the skew condition does not say why the vSphere MachineSet is left alone: %s", c.Message)
+	}
 	if s := cfg.Status.BootImageSkewEnforcementStatus; s.Mode != operatorv1.BootImageSkewEnforcementModeStatusAutomatic || s.Automatic.OCPVersion != "0.0.0" {
 		t.Errorf("status.bootImageSkewEnforcementStatus = %+v, want Automatic 0.0.0", s)
 	}
