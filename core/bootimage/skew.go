@@ -124,10 +124,12 @@ type Skew struct {
 	// records (OCPVersion is used when both are); Limit the limit it is compared with.
 	OCPVersion, RHCOSVersion string
 	Limit                    string
-	// Exceeded says the version is below the limit; Message says so, or why the
-	// version is not checked.
+	// Exceeded says the version is below the limit; Message says so, where the
+	// version comes from and what to do, or why the version is not checked. Reason
+	// is Message's first clause alone: the comparison, for narrow displays.
 	Exceeded bool
 	Message  string
+	Reason   string
 }
 
 // Version is the version compared: "OCP 4.12.0" or "RHCOS 9.0.20220101-0".
@@ -156,9 +158,11 @@ func CheckSkew(status operatorv1.BootImageSkewEnforcementStatus) Skew {
 		s.OCPVersion, s.RHCOSVersion = status.Manual.OCPVersion, status.Manual.RHCOSVersion
 	case operatorv1.BootImageSkewEnforcementModeStatusNone:
 		s.Message = "boot image skew is not checked (spec.bootImageSkewEnforcement.mode None); new machines may boot an image too old for the release"
+		s.Reason = s.Message
 		return s
 	default:
 		s.Message = "boot image skew enforcement has no mode yet"
+		s.Reason = s.Message
 		return s
 	}
 	switch {
@@ -171,6 +175,7 @@ func CheckSkew(status operatorv1.BootImageSkewEnforcementStatus) Skew {
 	default:
 		s.Message = "no boot image version is recorded"
 	}
+	s.Reason = s.Message
 	if s.Exceeded {
 		where := "status.bootImageSkewEnforcementStatus.automatic (recorded by boot image updates)"
 		fix := "let every MachineSet's boot image be updated, or set spec.bootImageSkewEnforcement"

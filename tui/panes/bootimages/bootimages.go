@@ -218,10 +218,11 @@ func (m *Model) document() string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
-// skew shows the cluster's boot image version against the release's limit: from
-// status.bootImageSkewEnforcementStatus as the controller records it, or, before it has,
-// as it would derive it from the spec (without the install version, which the TUI does
-// not read: 0.0.0).
+// skew shows the cluster's boot image version against the release's limit, from
+// status.bootImageSkewEnforcementStatus as the controller (or MCO) records it. Before
+// it is recorded, a spec that names Manual or None is shown as the status will be; an
+// empty spec says nothing yet, since the Automatic or Manual default starts from the
+// install version, which the TUI does not read.
 func (m *Model) skew(b *strings.Builder, mcfg *operatorv1.MachineConfiguration, managers []operatorv1.MachineManager, section func(string, string)) {
 	st := m.c.Styles
 	var status operatorv1.BootImageSkewEnforcementStatus
@@ -230,12 +231,17 @@ func (m *Model) skew(b *strings.Builder, mcfg *operatorv1.MachineConfiguration, 
 	if mcfg != nil {
 		status, spec = mcfg.Status.BootImageSkewEnforcementStatus, mcfg.Spec.BootImageSkewEnforcement
 	}
-	if status.Mode == "" {
+	if status.Mode == "" && spec.Mode != "" {
 		platform := dialog.BootImagePlatform(m.c)
 		status = bootimage.SkewStatus(spec, status, platform, bootimage.EffectiveManagers(platform, managers), "")
-		note = "not recorded yet: derived from the spec"
+		note = "not recorded yet: as spec.bootImageSkewEnforcement sets it"
 	}
 	section("Boot image skew", note)
+	if status.Mode == "" {
+		b.WriteString(st.Dim.Render("  Not recorded yet: the boot image controller records it."))
+		b.WriteByte('\n')
+		return
+	}
 	sk := bootimage.CheckSkew(status)
 	line := "  mode " + string(sk.Mode)
 	if v := sk.Version(); v != "" {
@@ -251,7 +257,7 @@ func (m *Model) skew(b *strings.Builder, mcfg *operatorv1.MachineConfiguration, 
 	b.WriteString(line + "   " + style.Render(verdict))
 	b.WriteByte('\n')
 	if sk.Exceeded || sk.Mode == operatorv1.BootImageSkewEnforcementModeStatusNone {
-		msg := ansi.Wrap(sk.Message, max(20, m.width-4), " ")
+		msg := ansi.Wrap(sk.Reason, max(20, m.width-4), " ")
 		b.WriteString(st.Dim.Render("  " + strings.ReplaceAll(msg, "\n", "\n  ")))
 		b.WriteByte('\n')
 	}
