@@ -3,6 +3,7 @@ package controller
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -61,6 +62,10 @@ type BootImageInputs struct {
 	Nodes []*corev1.Node
 	// Platform overrides bootimage.InferPlatform when set.
 	Platform configv1.PlatformType
+	// InstallVersion is the OCP version the cluster was installed with (ClusterVersion's
+	// oldest completed update), "" where there is no ClusterVersion; the skew status
+	// starts from it.
+	InstallVersion string
 }
 
 // BootImageReport is what a boot image sync does, or would do.
@@ -77,6 +82,50 @@ type BootImageReport struct {
 	// holds the same by MachineSet name.
 	Errors []error
 	Failed map[string]error
+	// Skew is status.bootImageSkewEnforcementStatus as this sync leaves it, and
+	// SkewCheck its version against the limit. SkewIncomplete says the sync did not
+	// finish cleanly, so that an Automatic record is not checked yet.
+	Skew           operatorv1.BootImageSkewEnforcementStatus
+	SkewCheck      bootimage.Skew
+	SkewIncomplete bool
+}
+
+// finishSkew derives the skew status for a sync whose counts are stats, as MCO's
+// operator and boot image controller do together (bootimage.SkewStatus, then
+// bootimage.RecordSync), and checks it.
+func (r *BootImageReport) finishSkew(in BootImageInputs, stats bootimage.Stats) {
+	var spec operatorv1.BootImageSkewEnforcementConfig
+	var previous operatorv1.BootImageSkewEnforcementStatus
+	if in.Configuration != nil {
+		spec, previous = in.Configuration.Spec.BootImageSkewEnforcement, in.Configuration.Status.BootImageSkewEnforcementStatus
+	}
+	release := ""
+	if in.ConfigMap != nil {
+		release = in.ConfigMap.Data[bootimage.ReleaseVersionKey]
+	}
+	// The schema refuses an Automatic status unless the spec's machine managers, when
+	// it has any, enroll every Machine API MachineSet too: judge by the spec's then.
+	managers := r.Managers
+	if in.Configuration != nil && len(in.Configuration.Spec.ManagedBootImages.MachineManagers) > 0 {
+		managers = in.Configuration.Spec.ManagedBootImages.MachineManagers
+	}
+	r.Skew = bootimage.SkewStatus(spec, previous, r.Platform, managers, in.InstallVersion)
+	r.Skew = bootimage.RecordSync(r.Skew, stats, release, in.InstallVersion)
+	r.SkewCheck = bootimage.CheckSkew(r.Skew)
+	r.SkewIncomplete = stats.Errored > 0 || !stats.Finished()
+	// Name the MachineSets that keep the record at the install version, and why
+	// (for vSphere: the OVA upload mcotui cannot do), in the condition itself.
+	if r.Skew.Mode == operatorv1.BootImageSkewEnforcementModeStatusAutomatic {
+		var left []bootimage.Skip
+		for _, sk := range stats.Skipped {
+			if sk.Reason.LeavesSkew() {
+				left = append(left, sk)
+			}
+		}
+		if len(left) > 0 {
+			r.SkewCheck.Message += ". The boot image version is the install version because MachineSets were left alone: " + bootimage.Summary(left)
+		}
+	}
 }
 
 func (r *BootImageReport) fail(machineSet string, err error) {
@@ -121,10 +170,12 @@ func CheckBootImages(in BootImageInputs) (BootImageReport, error) {
 	rep := BootImageReport{Platform: platform, Managers: bootimage.EffectiveManagers(platform, spec)}
 	sel, err := bootimage.Select(platform, spec, in.MachineSets)
 	if err != nil {
+		rep.finishSkew(in, bootimage.Stats{Errored: 1, Total: 1})
 		return rep, err
 	}
 	rep.Selection = sel
 	if len(sel.Selected) == 0 {
+		rep.finishSkew(in, rep.Stats())
 		return rep, nil
 	}
 	var stream *bootimage.Stream
@@ -134,7 +185,7 @@ func CheckBootImages(in BootImageInputs) (BootImageReport, error) {
 	} else {
 		stream, streamErr = bootimage.StreamFromConfigMap(in.ConfigMap)
 	}
-	arch := bootimage.DefaultArch(in.Nodes)
+	arch, noArch := bootimage.ClusterArch(in.Nodes)
 	for _, ms := range sel.Selected {
 		if streamErr != nil {
 			rep.fail(ms.Name, streamErr)
@@ -144,13 +195,16 @@ func CheckBootImages(in BootImageInputs) (BootImageReport, error) {
 		if p == "" {
 			p = platform
 		}
-		res, err := bootimage.Reconcile(ms, stream, bootimage.Options{Platform: p, DefaultArch: arch})
+		// No vCenter lookup: mcotui does not reach vCenter, so vSphere MachineSets are
+		// skipped saying what to upload (see bootimage.VSphereTemplates).
+		res, err := bootimage.Reconcile(ms, stream, bootimage.Options{Platform: p, DefaultArch: arch, NoArch: noArch})
 		if err != nil {
 			rep.fail(ms.Name, err)
 			continue
 		}
 		rep.Results = append(rep.Results, res)
 	}
+	rep.finishSkew(in, rep.Stats())
 	return rep, nil
 }
 
@@ -166,6 +220,15 @@ type bootImageLoop struct {
 	log            *slog.Logger
 	platform       configv1.PlatformType
 	fieldManager   string
+	// installVersion reads the OCP version the cluster was installed with, "" when
+	// there is no ClusterVersion.
+	installVersion func(context.Context) string
+	// Used by the one worker only. skewDropped says the served MachineConfiguration
+	// schema has no status.bootImageSkewEnforcementStatus (its Default feature set
+	// lacks the BootImageSkewEnforcement gate): the API server dropped it from a write,
+	// so it is no longer written, lest every sync write it again in vain; the skew
+	// condition still reports the skew.
+	skewDropped bool
 
 	mu     sync.Mutex
 	reason string
@@ -218,10 +281,14 @@ func (l *bootImageLoop) sync(ctx context.Context, _ string) error {
 		return err
 	}
 	reason := l.lastReason()
-	rep, selErr := CheckBootImages(BootImageInputs{Configuration: cfg, MachineSets: machineSets, ConfigMap: cm, Nodes: nodes, Platform: l.platform})
+	in := BootImageInputs{Configuration: cfg, MachineSets: machineSets, ConfigMap: cm, Nodes: nodes, Platform: l.platform}
+	if l.installVersion != nil {
+		in.InstallVersion = l.installVersion(ctx)
+	}
+	rep, selErr := CheckBootImages(in)
 	if selErr != nil {
 		// Nothing to retry until MachineConfiguration/cluster changes.
-		return l.writeStatus(ctx, cfg, rep.Managers, reason, bootimage.Stats{}, []error{selErr})
+		return l.writeStatus(ctx, cfg, &rep, reason, bootimage.Stats{}, []error{selErr})
 	}
 	if len(rep.Selection.Selected) == 0 {
 		l.guard.Reset()
@@ -239,7 +306,8 @@ func (l *bootImageLoop) sync(ctx context.Context, _ string) error {
 		// Progressing while the patches go out, as MCO reports it.
 		pending := stats
 		pending.Reconciled -= len(patches)
-		if err := l.writeStatus(ctx, cfg, rep.Managers, reason, pending, errs); err != nil {
+		rep.finishSkew(in, pending)
+		if err := l.writeStatus(ctx, cfg, &rep, reason, pending, errs); err != nil {
 			return err
 		}
 		if cfg, err = l.clients.Operator.OperatorV1().MachineConfigurations().Get(ctx, cfg.Name, metav1.GetOptions{}); err != nil {
@@ -254,7 +322,9 @@ func (l *bootImageLoop) sync(ctx context.Context, _ string) error {
 			stats.Reconciled--
 		}
 	}
-	if err := l.writeStatus(ctx, cfg, rep.Managers, reason, stats, errs); err != nil {
+	in.Configuration = cfg
+	rep.finishSkew(in, stats)
+	if err := l.writeStatus(ctx, cfg, &rep, reason, stats, errs); err != nil {
 		return err
 	}
 	// Name the skipped MachineSets once per change, beside the count the condition
@@ -287,6 +357,47 @@ func (l *bootImageLoop) apply(ctx context.Context, r bootimage.Result) error {
 	}
 	l.log.Info("boot image updated", "machineset", r.MachineSet, "from", r.Current, "to", r.Target)
 	return nil
+}
+
+// ClusterInstallVersion is the OCP version ClusterVersion/version says the cluster was
+// installed with (its oldest completed update, else its oldest), as MCO's
+// GetOCPInstallVersion reads it; "" where the cluster serves no ClusterVersion, as
+// clusters without OpenShift do not. It reads through the discovery REST client, which
+// every client set has, rather than a config.openshift.io client set of its own.
+func ClusterInstallVersion(c *kube.Clients, log *slog.Logger) func(context.Context) string {
+	return func(ctx context.Context) string {
+		rc := c.Kube.Discovery().RESTClient()
+		if rc == nil {
+			return ""
+		}
+		raw, err := rc.Get().AbsPath("/apis/config.openshift.io/v1/clusterversions/version").Do(ctx).Raw()
+		if err != nil {
+			if !apierrors.IsNotFound(err) {
+				log.Info("cannot read clusterversion version for the install version", "err", err)
+			}
+			return ""
+		}
+		var cv configv1.ClusterVersion
+		if err := json.Unmarshal(raw, &cv); err != nil {
+			log.Info("clusterversion version does not decode", "err", err)
+			return ""
+		}
+		return installVersion(cv.Status.History)
+	}
+}
+
+// installVersion is the version of the oldest completed update in history (which lists
+// the newest first), else of the oldest entry.
+func installVersion(history []configv1.UpdateHistory) string {
+	for i := len(history) - 1; i >= 0; i-- {
+		if history[i].State == configv1.CompletedUpdate {
+			return history[i].Version
+		}
+	}
+	if len(history) == 0 {
+		return ""
+	}
+	return history[len(history)-1].Version
 }
 
 // upgradeStub converts the Ignition spec 2 stub of a user-data secret to spec 3 (see
@@ -324,10 +435,15 @@ func (l *bootImageLoop) upgradeStub(ctx context.Context, name string) error {
 }
 
 // writeStatus writes status.managedBootImagesStatus and the two conditions when they
-// change.
-func (l *bootImageLoop) writeStatus(ctx context.Context, cfg *operatorv1.MachineConfiguration, managers []operatorv1.MachineManager, reason string, stats bootimage.Stats, errs []error) error {
+// change, and, where the CRD has the field, status.bootImageSkewEnforcementStatus and
+// the skew condition.
+func (l *bootImageLoop) writeStatus(ctx context.Context, cfg *operatorv1.MachineConfiguration, rep *BootImageReport, reason string, stats bootimage.Stats, errs []error) error {
 	status := *cfg.Status.DeepCopy()
-	status.ManagedBootImagesStatus.MachineManagers = managers
+	status.ManagedBootImagesStatus.MachineManagers = rep.Managers
+	if !l.skewDropped {
+		status.BootImageSkewEnforcementStatus = rep.Skew
+	}
+	status.Conditions = bootimage.SetSkewCondition(status.Conditions, rep.SkewCheck, rep.SkewIncomplete, metav1.NewTime(l.clock.Now()))
 	// What MCO's operator writes beside: the policy the agents apply. The schema
 	// requires it in any status.
 	status.NodeDisruptionPolicyStatus.ClusterPolicies = disruption.Merge(disruption.DefaultPolicy(), cfg.Spec.NodeDisruptionPolicy)
@@ -337,9 +453,13 @@ func (l *bootImageLoop) writeStatus(ctx context.Context, cfg *operatorv1.Machine
 	}
 	updated := cfg.DeepCopy()
 	updated.Status = status
-	_, err := l.clients.Operator.OperatorV1().MachineConfigurations().UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: l.fieldManager})
+	out, err := l.clients.Operator.OperatorV1().MachineConfigurations().UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: l.fieldManager})
 	if err != nil {
 		return fmt.Errorf("update status of machineconfiguration %s: %w", cfg.Name, err)
+	}
+	if status.BootImageSkewEnforcementStatus != (operatorv1.BootImageSkewEnforcementStatus{}) && out.Status.BootImageSkewEnforcementStatus == (operatorv1.BootImageSkewEnforcementStatus{}) {
+		l.skewDropped = true
+		l.log.Info("the served MachineConfiguration schema has no status.bootImageSkewEnforcementStatus (the BootImageSkewEnforcement feature gate is off in its feature set); boot image skew is reported in the " + bootimage.ConditionSkew + " condition only")
 	}
 	return nil
 }

@@ -341,6 +341,7 @@ func lead(ctx context.Context, cfg *Config) error {
 			platform: cfg.Platform, fieldManager: cfg.Identity,
 			configurations: mcfgs.Lister(), machineSets: machineSets.Lister(),
 			configMaps: configMaps.Lister(), nodes: nodes.Lister(),
+			installVersion: ClusterInstallVersion(c, log),
 		}
 		bootQ := newLoop("bootimages", bl.sync, log)
 		// One key: every trigger syncs all enrolled MachineSets, as in MCO. The reason

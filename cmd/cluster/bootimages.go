@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"slices"
 	"strings"
 
@@ -291,6 +292,8 @@ func readBootImageInputs(ctx context.Context, c *kube.Clients) (controller.BootI
 	case !apierrors.IsNotFound(err):
 		return in, fmt.Errorf("get configmap %s/%s: %w", bootimage.ConfigMapNamespace, bootimage.ConfigMapName, err)
 	}
+	// The skew's install version, as the controller reads it; a failure reads as none.
+	in.InstallVersion = controller.ClusterInstallVersion(c, slog.New(slog.DiscardHandler))(ctx)
 	if nodes, err := c.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err == nil {
 		for i := range nodes.Items {
 			in.Nodes = append(in.Nodes, &nodes.Items[i])
@@ -306,12 +309,29 @@ type bootImagesView struct {
 	Defaulted bool   `json:"defaulted"`
 	Platform  string `json:"platform"`
 	// Stream and Release name the target images; StreamError says why there are none.
-	Stream      string             `json:"stream,omitempty"`
-	Release     string             `json:"release,omitempty"`
-	StreamError string             `json:"streamError,omitempty"`
-	MachineSets []bootImageRow     `json:"machineSets"`
-	Skipped     string             `json:"skipped,omitempty"`
-	Conditions  []metav1.Condition `json:"conditions,omitempty"`
+	Stream      string         `json:"stream,omitempty"`
+	Release     string         `json:"release,omitempty"`
+	StreamError string         `json:"streamError,omitempty"`
+	MachineSets []bootImageRow `json:"machineSets"`
+	Skipped     string         `json:"skipped,omitempty"`
+	// Skew is the cluster's boot image version against the limit, as this sync
+	// would record it.
+	Skew       bootImageSkew      `json:"skew"`
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+type bootImageSkew struct {
+	// Mode is the skew enforcement mode in force (Automatic, Manual or None).
+	Mode string `json:"mode"`
+	// Version is the cluster's boot image version ("OCP 4.18.1", "RHCOS
+	// 9.6.20251023-0"), Limit the release's minimum.
+	Version string `json:"version,omitempty"`
+	Limit   string `json:"limit,omitempty"`
+	// Exceeded says Version is below Limit; Pending that the sync did not finish
+	// cleanly, so an Automatic record is not checked yet.
+	Exceeded bool   `json:"exceeded"`
+	Pending  bool   `json:"pending,omitempty"`
+	Message  string `json:"message"`
 }
 
 type bootImageRow struct {
@@ -386,8 +406,11 @@ func newBootImagesView(in controller.BootImageInputs, rep controller.BootImageRe
 		v.MachineSets = append(v.MachineSets, row)
 	}
 	v.Skipped = bootimage.Summary(rep.Stats().Skipped)
+	v.Skew = bootImageSkew{Mode: string(rep.SkewCheck.Mode), Version: rep.SkewCheck.Version(), Limit: rep.SkewCheck.Limit,
+		Exceeded: rep.SkewCheck.Exceeded, Message: rep.SkewCheck.Message,
+		Pending: rep.SkewIncomplete && rep.SkewCheck.Mode == operatorv1.BootImageSkewEnforcementModeStatusAutomatic}
 	if in.Configuration != nil {
-		for _, t := range []string{bootimage.ConditionProgressing, bootimage.ConditionDegraded} {
+		for _, t := range []string{bootimage.ConditionProgressing, bootimage.ConditionDegraded, bootimage.ConditionSkew} {
 			if c := meta.FindStatusCondition(in.Configuration.Status.Conditions, t); c != nil {
 				v.Conditions = append(v.Conditions, *c)
 			}
@@ -447,6 +470,7 @@ func writeBootImages(w io.Writer, v bootImagesView, wide bool) error {
 	if v.Skipped != "" {
 		fmt.Fprintf(w, "\n%s\n", v.Skipped)
 	}
+	fmt.Fprintf(w, "\nSkew: %s\n", skewLine(v.Skew))
 	if len(v.Conditions) > 0 {
 		fmt.Fprintln(w)
 		tw := printers.GetNewTabWriter(w)
@@ -457,6 +481,24 @@ func writeBootImages(w io.Writer, v bootImagesView, wide bool) error {
 		return tw.Flush()
 	}
 	return nil
+}
+
+// skewLine is the skew in one line: the mode, the version against the limit, and the
+// verdict with its reason.
+func skewLine(s bootImageSkew) string {
+	line := "mode " + s.Mode
+	if s.Version != "" {
+		line += ", boot images " + s.Version + ", limit " + s.Limit
+	}
+	switch {
+	case s.Mode == string(operatorv1.BootImageSkewEnforcementModeStatusNone):
+		return line + ": not checked: " + s.Message
+	case s.Pending:
+		return line + ": not checked until the boot image update finishes without errors"
+	case s.Exceeded:
+		return line + ": LIMIT EXCEEDED: " + s.Message
+	}
+	return line + ": within the limit"
 }
 
 func dash(s string) string {

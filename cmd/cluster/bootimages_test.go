@@ -96,6 +96,8 @@ NAME   PLATFORM   SELECTED   STATUS   CURRENT   TARGET
 aws    AWS        no         -        -         -
 gcp    GCP        no         -        -         -
 win    AWS        no         -        -         -
+
+Skew: mode Manual, boot images OCP 0.0.0, limit 4.13.0: LIMIT EXCEEDED: the cluster is using OCP boot image version 0.0.0, which is below the minimum required version 4.13.0 (0.0.0: the install version is unknown and no boot image update has been recorded), as spec.bootImageSkewEnforcement.manual, or the install version when the spec names no mode says; update the boot images and record the oldest one's version in spec.bootImageSkewEnforcement.manual, or set its mode None
 `
 	if out != want {
 		t.Errorf("bootimages:\n%s\nwant:\n%s", out, want)
@@ -157,6 +159,22 @@ Not selected (2):
 	var v bootImagesView
 	if err := json.Unmarshal([]byte(out), &v); code != 0 || err != nil || v.Mode != "All" || len(v.MachineSets) != 3 {
 		t.Errorf("bootimages -o json: exit %d, %v: %+v", code, err, v)
+	}
+
+	// A Manual record within the limit, in the spec the test control plane's schema
+	// accepts, is reported as such.
+	cfg, err = mcs.Get(ctx, bootimage.MachineConfigurationName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Spec.BootImageSkewEnforcement = operatorv1.BootImageSkewEnforcementConfig{Mode: operatorv1.BootImageSkewEnforcementConfigModeManual,
+		Manual: operatorv1.ClusterBootImageManual{Mode: operatorv1.ClusterBootImageSpecModeRHCOSVersion, RHCOSVersion: "9.6.20251023-0"}}
+	if _, err := mcs.Update(ctx, cfg, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = runMcotui(t, env, "bootimages")
+	if want := "\nSkew: mode Manual, boot images RHCOS 9.6.20251023-0, limit 9.2: within the limit\n"; code != 0 || !strings.Contains(out, want) {
+		t.Errorf("bootimages with a Manual RHCOS version: exit %d %s, want %q in:\n%s", code, errOut, want, out)
 	}
 
 	for _, tc := range []struct {

@@ -5,15 +5,19 @@
 //
 //   - Select reads MachineConfiguration/cluster's managedBootImages machine managers:
 //     mode All, None or Partial (a label selector over MachineSet labels), with MCO's
-//     default when none is given (All on AWS and GCP, None elsewhere), and sets aside
+//     default when none is given (All on AWS and GCP, None elsewhere: boot images are
+//     opt-in on Azure and vSphere, as in MCO 4.21), and sets aside
 //     MachineSets owned by another object and Windows MachineSets.
 //   - ParseStream reads the target images from the coreos-bootimages ConfigMap's CoreOS
 //     stream metadata.
 //   - Reconcile compares one MachineSet with its target: the AMI of its region on AWS
 //     (providerSpec.value.ami.id), the image of every boot disk on GCP
-//     (providerSpec.value.disks[].image). It returns the JSON merge patch to apply, or
-//     why the MachineSet is up to date or skipped (a custom image, no AMI ID, a region
-//     the stream does not cover).
+//     (providerSpec.value.disks[].image), the marketplace image of its offering and
+//     Hyper-V generation on Azure (providerSpec.value.image), a template of the OVA's
+//     release on vSphere (providerSpec.value.template, only through a VSphereTemplates
+//     that reaches vCenter). It returns the JSON merge patch to apply, or why the
+//     MachineSet is up to date or skipped (a custom image, no AMI ID, a region the
+//     stream does not cover, no vCenter, ...).
 //   - UpgradeStub upgrades the Ignition spec 2.x stub in a MachineSet's user-data
 //     secret to spec 3 before its MachineSet is patched, for the subset of spec 2 that
 //     stubs use, and refuses anything else with an error that says what to fix.
@@ -22,6 +26,10 @@
 //     that name none: the control plane's, as MCO takes it.
 //   - SetConditions writes the BootImageUpdateProgressing and BootImageUpdateDegraded
 //     conditions with MCO's messages.
+//   - SkewStatus, RecordSync and CheckSkew derive status.bootImageSkewEnforcementStatus
+//     from spec.bootImageSkewEnforcement as MCO does, record the stream's release once
+//     every MachineSet boots it, and compare the cluster's boot image version with the
+//     release's limit; SetSkewCondition reports it.
 //
 // Everything here is pure: the controller lists, fetches and patches; this package
 // decides. ControlPlaneMachineSets and Cluster API resources are not managed; their

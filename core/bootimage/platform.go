@@ -2,6 +2,10 @@ package bootimage
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	configv1 "github.com/openshift/api/config/v1"
 	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
@@ -16,7 +20,8 @@ const (
 )
 
 // InferPlatform is the platform every MachineSet's providerSpec names (AWS for
-// AWSMachineProviderConfig, GCP for GCPMachineProviderSpec), or "" (no platform, whose
+// AWSMachineProviderConfig, GCP for GCPMachineProviderSpec, Azure for
+// AzureMachineProviderSpec, vSphere for VSphereMachineProviderSpec), or "" (no platform, whose
 // default mode is None) when there are none, they disagree or one names another. It
 // stands in for Infrastructure/cluster on clusters that have none.
 func InferPlatform(machineSets []*machinev1beta1.MachineSet) configv1.PlatformType {
@@ -59,20 +64,35 @@ func PlatformOf(ms *machinev1beta1.MachineSet) configv1.PlatformType {
 		return configv1.AWSPlatformType
 	case "GCPMachineProviderSpec":
 		return configv1.GCPPlatformType
+	case "AzureMachineProviderSpec":
+		return configv1.AzurePlatformType
+	case "VSphereMachineProviderSpec":
+		return configv1.VSpherePlatformType
 	}
 	return ""
 }
 
 // DefaultArch is the architecture of MachineSets that name none (see Arch), as stream
-// metadata names it: that of the control plane nodes (node-role.kubernetes.io/
-// control-plane or master) when they agree, because MCO takes the control plane's
-// architecture as the cluster's; of all nodes when none is labelled so (a kubeadm
-// cluster whose control plane is not a node), when they agree; "" otherwise, as on a
-// multi-architecture cluster, where such MachineSets are skipped. Workers of another
-// architecture beside a single-architecture control plane do not make it "".
+// metadata names it; see ClusterArch.
 func DefaultArch(nodes []*corev1.Node) string {
-	pick := func(controlPlaneOnly bool) string {
-		arch := ""
+	arch, _ := ClusterArch(nodes)
+	return arch
+}
+
+// ClusterArch is the architecture of MachineSets that name none, as stream metadata
+// names it: MCO takes the control plane's (that of the machine-config controller, which
+// runs there). Here it is that of the control plane nodes (node-role.kubernetes.io/
+// control-plane or master) when they agree; of all nodes when none is labelled so (a
+// kubeadm cluster whose control plane is not a node), when they agree. A node's
+// architecture is its kubernetes.io/arch label, or else the status.nodeInfo.architecture
+// its kubelet reports; nodes that give neither are left out. Workers of another
+// architecture beside a single-architecture control plane do not change it.
+//
+// When there is none, missing says why in a sentence, for the MachineSet's skip: the
+// control plane (or the cluster) has several architectures, or no node says its own.
+func ClusterArch(nodes []*corev1.Node) (arch, missing string) {
+	pick := func(controlPlaneOnly bool) (arch string, several []string, counted int) {
+		seen := map[string]bool{}
 		for _, n := range nodes {
 			if n == nil {
 				continue
@@ -82,16 +102,40 @@ func DefaultArch(nodes []*corev1.Node) string {
 			if controlPlaneOnly && !cp && !master {
 				continue
 			}
-			a := rpmArch[n.Labels[corev1.LabelArchStable]]
-			if a == "" || (arch != "" && a != arch) {
-				return ""
+			counted++
+			goArch := n.Labels[corev1.LabelArchStable]
+			if goArch == "" {
+				goArch = n.Status.NodeInfo.Architecture
 			}
-			arch = a
+			a := rpmArch[goArch]
+			if a == "" {
+				continue
+			}
+			seen[a] = true
 		}
-		return arch
+		names := slices.Sorted(maps.Keys(seen))
+		if len(names) == 1 {
+			return names[0], nil, counted
+		}
+		return "", names, counted
 	}
-	if a := pick(true); a != "" {
-		return a
+	a, several, cps := pick(true)
+	switch {
+	case a != "":
+		return a, ""
+	case len(several) > 1:
+		return "", fmt.Sprintf("the control plane nodes have several architectures (%s)", strings.Join(several, ", "))
 	}
-	return pick(false)
+	a, several, all := pick(false)
+	switch {
+	case a != "":
+		return a, ""
+	case len(several) > 1 && cps == 0:
+		return "", fmt.Sprintf("no node is labelled %s and the nodes have several architectures (%s)", controlPlaneLabel, strings.Join(several, ", "))
+	case len(several) > 1:
+		return "", fmt.Sprintf("the control plane nodes say no architecture and the other nodes have several (%s)", strings.Join(several, ", "))
+	case all == 0:
+		return "", "the cluster has no nodes to take the control plane's architecture from"
+	}
+	return "", fmt.Sprintf("no node says its architecture (no %s label, no status.nodeInfo.architecture of amd64, arm64, ppc64le or s390x), so the control plane's, MCO's default, is unknown", corev1.LabelArchStable)
 }

@@ -12,12 +12,17 @@ import (
 // Options describe the cluster a MachineSet belongs to.
 type Options struct {
 	// Platform is the cluster's infrastructure platform; boot images are managed on
-	// AWS and GCP.
+	// AWS, GCP, Azure and vSphere.
 	Platform configv1.PlatformType
 	// DefaultArch is the architecture (x86_64, aarch64, ...) of MachineSets that do
 	// not name one (see Arch): the control plane's on a single-architecture cluster,
 	// "" on a multi-architecture one.
 	DefaultArch string
+	// NoArch says why DefaultArch is "" (see ClusterArch), for the skip.
+	NoArch string
+	// VSphereTemplates finds templates in vCenter; nil where vCenter is out of reach,
+	// which skips every vSphere MachineSet (see reconcileVSphere).
+	VSphereTemplates VSphereTemplates
 	// IsRHCOSAMI tells a Red Hat CoreOS AMI, which may be replaced, from a custom one,
 	// which must not. MCO checks the AMI against the installer's list of published
 	// AMIs, or asks EC2 for the AMI's owner; that needs the cloud, so the controller
@@ -63,8 +68,8 @@ type Result struct {
 }
 
 // Reconcile compares a MachineSet's boot image with the target in stream, as MCO's
-// checkMachineSet does for its platform (see reconcileAWS and reconcileGCP for the
-// rules). A MachineSet that must be left alone is an Outcome Skipped result, not an
+// checkMachineSet does for its platform (see reconcileAWS, reconcileGCP,
+// reconcileAzure and reconcileVSphere for the rules). A MachineSet that must be left alone is an Outcome Skipped result, not an
 // error; errors are for data that cannot be read (a providerSpec, the stream
 // metadata), and name the MachineSet and the field.
 func Reconcile(ms *machinev1beta1.MachineSet, stream *Stream, opts Options) (Result, error) {
@@ -73,26 +78,35 @@ func Reconcile(ms *machinev1beta1.MachineSet, stream *Stream, opts Options) (Res
 		return r.skipped(sk.Reason, sk.Message), nil
 	}
 	switch opts.Platform {
-	case configv1.AWSPlatformType, configv1.GCPPlatformType:
+	case configv1.AWSPlatformType, configv1.GCPPlatformType, configv1.AzurePlatformType, configv1.VSpherePlatformType:
 	default:
-		return r.skipped(SkipUnsupportedPlatform, fmt.Sprintf("boot images are managed on AWS and GCP, not on platform %q", opts.Platform)), nil
+		return r.skipped(SkipUnsupportedPlatform, fmt.Sprintf("boot images are managed on AWS, GCP, Azure and vSphere, not on platform %q", opts.Platform)), nil
 	}
 	arch, err := Arch(ms, opts.DefaultArch)
 	if err != nil {
 		return Result{}, err
 	}
 	if arch == "" {
-		return r.skipped(SkipNoArchitecture, fmt.Sprintf("no %s annotation with kubernetes.io/arch, and the cluster has several architectures", ArchAnnotation)), nil
+		why := opts.NoArch
+		if why == "" {
+			why = "the cluster's architecture is unknown"
+		}
+		return r.skipped(SkipNoArchitecture, fmt.Sprintf("no %s annotation with kubernetes.io/arch, and %s; add kubernetes.io/arch=<amd64|arm64|ppc64le|s390x> to the annotation", ArchAnnotation, why)), nil
 	}
 	r.Arch = arch
 	value, err := providerSpecValue(ms)
 	if err != nil {
 		return Result{}, err
 	}
-	if opts.Platform == configv1.AWSPlatformType {
+	switch opts.Platform {
+	case configv1.AWSPlatformType:
 		err = r.reconcileAWS(ms, value, stream, opts)
-	} else {
+	case configv1.GCPPlatformType:
 		err = r.reconcileGCP(ms, value, stream)
+	case configv1.AzurePlatformType:
+		err = r.reconcileAzure(ms, value, stream)
+	default:
+		err = r.reconcileVSphere(ms, value, stream, opts)
 	}
 	if err != nil {
 		return Result{}, fmt.Errorf("machineset %s: %w", ms.Name, err)

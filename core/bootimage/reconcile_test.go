@@ -180,13 +180,14 @@ func TestReconcileSkips(t *testing.T) {
 			ms.Spec.Template.Labels[bootimage.OSIDLabel] = bootimage.OSIDWindows
 			return ms
 		}, gcp, bootimage.SkipWindows, "its machines run Windows"},
-		{"unsupported platform", awsMachineSet, bootimage.Options{Platform: configv1.AzurePlatformType, DefaultArch: "x86_64"},
-			bootimage.SkipUnsupportedPlatform, `not on platform "Azure"`},
+		{"unsupported platform", awsMachineSet, bootimage.Options{Platform: configv1.OpenStackPlatformType, DefaultArch: "x86_64"},
+			bootimage.SkipUnsupportedPlatform, `not on platform "OpenStack"`},
 		{"no architecture on a multi-architecture cluster", func(t *testing.T) *machinev1beta1.MachineSet {
 			ms := awsMachineSet(t)
 			delete(ms.Annotations, bootimage.ArchAnnotation)
 			return ms
-		}, bootimage.Options{Platform: configv1.AWSPlatformType}, bootimage.SkipNoArchitecture, "the cluster has several architectures"},
+		}, bootimage.Options{Platform: configv1.AWSPlatformType, NoArch: "the control plane nodes have several architectures (aarch64, x86_64)"},
+			bootimage.SkipNoArchitecture, "and the control plane nodes have several architectures (aarch64, x86_64); add kubernetes.io/arch="},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -26,9 +26,35 @@ const (
 	// SkipNoArchitecture: the MachineSet names no architecture and the cluster has
 	// no default (a multi-architecture cluster).
 	SkipNoArchitecture SkipReason = "NoArchitecture"
-	// SkipUnsupportedPlatform: boot images are only managed on AWS and GCP.
+	// SkipUnsupportedPlatform: boot images are only managed on AWS, GCP, Azure and
+	// vSphere.
 	SkipUnsupportedPlatform SkipReason = "UnsupportedPlatform"
+	// SkipUnsupportedArch: an Azure MachineSet of ppc64le or s390x.
+	SkipUnsupportedArch SkipReason = "UnsupportedArchitecture"
+	// SkipSecurityType: an Azure MachineSet with a security type (trusted launch,
+	// confidential VM).
+	SkipSecurityType SkipReason = "SecurityType"
+	// SkipNoMarketplace: the stream metadata has no Azure marketplace images (OKD).
+	SkipNoMarketplace SkipReason = "NoMarketplaceImages"
+	// SkipNoVCenter: a vSphere MachineSet, whose new boot image is a template made in
+	// vCenter from the stream's OVA; mcotui does not reach vCenter.
+	SkipNoVCenter SkipReason = "NoVCenter"
+	// SkipNoTemplate: no vSphere template of the stream's release exists yet.
+	SkipNoTemplate SkipReason = "NoTemplate"
 )
+
+// LeavesSkew says whether a MachineSet skipped for this reason may still boot an old
+// image, so that the cluster's boot image version can no longer be taken as the
+// stream's: MCO's reconcileSkipped. Windows MachineSets, unsupported platforms and
+// Azure's architectures and security types are excluded on purpose, as MCO excludes
+// them, and do not count.
+func (r SkipReason) LeavesSkew() bool {
+	switch r {
+	case SkipWindows, SkipUnsupportedPlatform, SkipUnsupportedArch, SkipSecurityType:
+		return false
+	}
+	return true
+}
 
 // Skip is a MachineSet left alone, and why.
 type Skip struct {

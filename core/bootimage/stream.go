@@ -30,7 +30,67 @@ type Stream struct {
 
 // StreamArch is one architecture of a stream, by RPM name (x86_64, aarch64, ...).
 type StreamArch struct {
-	Images StreamImages `json:"images"`
+	// Artifacts are the downloadable disk images by platform (vmware holds the OVA
+	// vSphere templates are made from).
+	Artifacts map[string]StreamArtifacts `json:"artifacts"`
+	Images    StreamImages               `json:"images"`
+	// Extensions hold what only RHCOS publishes: the Azure marketplace images.
+	Extensions *StreamExtensions `json:"rhel-coreos-extensions,omitempty"`
+}
+
+// StreamArtifacts are one platform's artifacts: the RHCOS release they were built
+// from and their files by format (ova, vmdk.gz, ...).
+type StreamArtifacts struct {
+	Release string                  `json:"release"`
+	Formats map[string]StreamFormat `json:"formats"`
+}
+
+// StreamFormat is one format of an artifact.
+type StreamFormat struct {
+	Disk *StreamFile `json:"disk,omitempty"`
+}
+
+// StreamFile is a downloadable file.
+type StreamFile struct {
+	Location string `json:"location"`
+	SHA256   string `json:"sha256"`
+}
+
+// StreamExtensions is stream metadata's rhel-coreos-extensions.
+type StreamExtensions struct {
+	Marketplace *StreamMarketplace `json:"marketplace,omitempty"`
+}
+
+// StreamMarketplace is rhel-coreos-extensions.marketplace.
+type StreamMarketplace struct {
+	Azure *AzureMarketplace `json:"azure,omitempty"`
+}
+
+// AzureMarketplace are the Azure marketplace images of an architecture, by offering:
+// the unpaid one installers use, and the paid OCP, OPP and OKE ones, each also
+// published for EMEA under another publisher.
+type AzureMarketplace struct {
+	NoPurchasePlan *AzureMarketplaceImages `json:"no-purchase-plan,omitempty"`
+	OCP            *AzureMarketplaceImages `json:"ocp,omitempty"`
+	OPP            *AzureMarketplaceImages `json:"opp,omitempty"`
+	OKE            *AzureMarketplaceImages `json:"oke,omitempty"`
+	OCPEMEA        *AzureMarketplaceImages `json:"ocp-emea,omitempty"`
+	OPPEMEA        *AzureMarketplaceImages `json:"opp-emea,omitempty"`
+	OKEEMEA        *AzureMarketplaceImages `json:"oke-emea,omitempty"`
+}
+
+// AzureMarketplaceImages are one offering's images for Hyper-V generations 1 and 2.
+type AzureMarketplaceImages struct {
+	Gen1 *AzureMarketplaceImage `json:"hyperVGen1,omitempty"`
+	Gen2 *AzureMarketplaceImage `json:"hyperVGen2,omitempty"`
+}
+
+// AzureMarketplaceImage names a marketplace image.
+type AzureMarketplaceImage struct {
+	Publisher string `json:"publisher"`
+	Offer     string `json:"offer"`
+	SKU       string `json:"sku"`
+	Version   string `json:"version"`
 }
 
 // StreamImages are an architecture's cloud images.
@@ -134,6 +194,36 @@ func (s *Stream) GCPImage(arch string) (string, error) {
 		return "", s.errorf("%s.name is empty", path)
 	}
 	return fmt.Sprintf("projects/%s/global/images/%s", g.Project, g.Name), nil
+}
+
+// VMwareOVA returns the RHCOS release of arch's vSphere OVA and where to download it.
+func (s *Stream) VMwareOVA(arch string) (release, location string, err error) {
+	a, err := s.arch(arch)
+	if err != nil {
+		return "", "", err
+	}
+	path := fmt.Sprintf("architectures.%s.artifacts.vmware", arch)
+	v, ok := a.Artifacts["vmware"]
+	switch {
+	case !ok || v.Release == "":
+		return "", "", s.errorf("%s: artifact 'vmware' not found", path)
+	case v.Formats["ova"].Disk == nil || v.Formats["ova"].Disk.Location == "":
+		return "", "", s.errorf("%s.formats.ova.disk.location is empty", path)
+	}
+	return v.Release, v.Formats["ova"].Disk.Location, nil
+}
+
+// AzureMarketplace returns arch's Azure marketplace images, nil when the stream has
+// none (OKD's streams have none).
+func (s *Stream) AzureMarketplace(arch string) (*AzureMarketplace, error) {
+	a, err := s.arch(arch)
+	if err != nil {
+		return nil, err
+	}
+	if a.Extensions == nil || a.Extensions.Marketplace == nil {
+		return nil, nil
+	}
+	return a.Extensions.Marketplace.Azure, nil
 }
 
 func (s *Stream) arch(arch string) (StreamArch, error) {

@@ -19,16 +19,18 @@ import (
 
 // crds are the manifests installed, relative to the module's root: the Default feature
 // set where OpenShift ships one per feature set, as a cluster without feature gates
-// serves, except MachineConfigNode and MachineConfiguration, whose TechPreviewNoUpgrade
-// manifests add the fields of the IrreconcilableMachineConfig feature mcotui implements
-// (spec.irreconcilableValidationOverrides, status.irreconcilableChanges); the Default
-// ones would have the API server drop them.
+// serves, except MachineConfigNode (TechPreviewNoUpgrade) and MachineConfiguration
+// (DevPreviewNoUpgrade): mcotui implements the IrreconcilableMachineConfig feature
+// (spec.irreconcilableValidationOverrides, status.irreconcilableChanges) and MCO's boot
+// image skew (spec.bootImageSkewEnforcement, status.bootImageSkewEnforcementStatus),
+// whose fields only those manifests carry at this module version; the Default ones
+// would have the API server drop them.
 var crds = []string{
 	"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfigs.crd.yaml",
 	"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfigpools.crd.yaml",
 	"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfignodes-TechPreviewNoUpgrade.crd.yaml",
 	"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_pinnedimagesets.crd.yaml",
-	"operator/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfigurations-TechPreviewNoUpgrade.crd.yaml",
+	"operator/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfigurations-DevPreviewNoUpgrade.crd.yaml",
 }
 
 const (

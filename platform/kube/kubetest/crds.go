@@ -17,17 +17,19 @@ const openshiftAPIModule = "github.com/openshift/api"
 // CRDFiles are the manifests installed into every control plane, relative to the root of
 // the github.com/openshift/api module. Where OpenShift ships one manifest per feature set,
 // the Default one is what a cluster without feature gates serves, except for
-// MachineConfigNode and MachineConfiguration: mcotui implements the
-// IrreconcilableMachineConfig feature (spec.irreconcilableValidationOverrides,
-// status.irreconcilableChanges), whose fields only the TechPreviewNoUpgrade manifests
-// carry. The same files as `mcotui install` (deploy/gencrds).
+// MachineConfigNode (TechPreviewNoUpgrade) and MachineConfiguration
+// (DevPreviewNoUpgrade): mcotui implements the IrreconcilableMachineConfig feature
+// (spec.irreconcilableValidationOverrides, status.irreconcilableChanges) and MCO's boot
+// image skew (spec.bootImageSkewEnforcement, status.bootImageSkewEnforcementStatus),
+// whose fields only those manifests carry at this module version. The same files as
+// `mcotui install` (deploy/gencrds).
 func CRDFiles() []string {
 	return []string{
 		"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfigs.crd.yaml",
 		"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfigpools.crd.yaml",
 		"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfignodes-TechPreviewNoUpgrade.crd.yaml",
 		"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_pinnedimagesets.crd.yaml",
-		"operator/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfigurations-TechPreviewNoUpgrade.crd.yaml",
+		"operator/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfigurations-DevPreviewNoUpgrade.crd.yaml",
 		"machine/v1beta1/zz_generated.crd-manifests/0000_10_machine-api_01_machinesets-Default.crd.yaml",
 	}
 }

@@ -114,15 +114,16 @@ func (m *Model) View() string {
 }
 
 // defaultArch is the architecture of MachineSets that name none, by the rule the
-// controller applies (bootimage.DefaultArch: the control plane's, when it agrees).
-func (m *Model) defaultArch() string {
+// controller applies (bootimage.ClusterArch: the control plane's, when it agrees), and
+// why there is none.
+func (m *Model) defaultArch() (string, string) {
 	nodes := make([]*corev1.Node, 0, m.c.Store.Len())
 	m.c.Store.Each(func(n *model.Node) {
 		if n.Obj != nil {
 			nodes = append(nodes, n.Obj)
 		}
 	})
-	return bootimage.DefaultArch(nodes)
+	return bootimage.ClusterArch(nodes)
 }
 
 func (m *Model) document() string {
@@ -184,6 +185,9 @@ func (m *Model) document() string {
 	}
 
 	b.WriteByte('\n')
+	m.skew(&b, mcfg, managers, section)
+
+	b.WriteByte('\n')
 	section("Conditions", "written by the boot image controller")
 	if mcfg == nil || len(mcfg.Status.Conditions) == 0 {
 		b.WriteString(st.Dim.Render("  None reported yet."))
@@ -214,6 +218,51 @@ func (m *Model) document() string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
+// skew shows the cluster's boot image version against the release's limit, from
+// status.bootImageSkewEnforcementStatus as the controller (or MCO) records it. Before
+// it is recorded, a spec that names Manual or None is shown as the status will be; an
+// empty spec says nothing yet, since the Automatic or Manual default starts from the
+// install version, which the TUI does not read.
+func (m *Model) skew(b *strings.Builder, mcfg *operatorv1.MachineConfiguration, managers []operatorv1.MachineManager, section func(string, string)) {
+	st := m.c.Styles
+	var status operatorv1.BootImageSkewEnforcementStatus
+	var spec operatorv1.BootImageSkewEnforcementConfig
+	note := "status.bootImageSkewEnforcementStatus"
+	if mcfg != nil {
+		status, spec = mcfg.Status.BootImageSkewEnforcementStatus, mcfg.Spec.BootImageSkewEnforcement
+	}
+	if status.Mode == "" && spec.Mode != "" {
+		platform := dialog.BootImagePlatform(m.c)
+		status = bootimage.SkewStatus(spec, status, platform, bootimage.EffectiveManagers(platform, managers), "")
+		note = "not recorded yet: as spec.bootImageSkewEnforcement sets it"
+	}
+	section("Boot image skew", note)
+	if status.Mode == "" {
+		b.WriteString(st.Dim.Render("  Not recorded yet: the boot image controller records it."))
+		b.WriteByte('\n')
+		return
+	}
+	sk := bootimage.CheckSkew(status)
+	line := "  mode " + string(sk.Mode)
+	if v := sk.Version(); v != "" {
+		line += "   boot images " + v + "   limit " + sk.Limit
+	}
+	verdict, style := "within the limit", st.OK
+	switch {
+	case sk.Mode == operatorv1.BootImageSkewEnforcementModeStatusNone:
+		verdict, style = "not checked", st.Dim
+	case sk.Exceeded:
+		verdict, style = "LIMIT EXCEEDED", st.Error
+	}
+	b.WriteString(line + "   " + style.Render(verdict))
+	b.WriteByte('\n')
+	if sk.Exceeded || sk.Mode == operatorv1.BootImageSkewEnforcementModeStatusNone {
+		msg := ansi.Wrap(sk.Reason, max(20, m.width-4), " ")
+		b.WriteString(st.Dim.Render("  " + strings.ReplaceAll(msg, "\n", "\n  ")))
+		b.WriteByte('\n')
+	}
+}
+
 func (m *Model) machineSets(b *strings.Builder, managers []operatorv1.MachineManager, section func(string, string), table func([]int, ...string)) {
 	st := m.c.Styles
 	sets := m.c.Store.MachineSets()
@@ -226,7 +275,7 @@ func (m *Model) machineSets(b *strings.Builder, managers []operatorv1.MachineMan
 		return
 	}
 	stream, streamErr := m.c.Store.BootImageStream()
-	arch := m.defaultArch()
+	arch, noArch := m.defaultArch()
 	results := map[string]bootimage.Result{}
 	errs := map[string]error{}
 	if stream != nil {
@@ -237,7 +286,7 @@ func (m *Model) machineSets(b *strings.Builder, managers []operatorv1.MachineMan
 			if p == "" {
 				p = platform
 			}
-			res, err := bootimage.Reconcile(ms, stream, bootimage.Options{Platform: p, DefaultArch: arch})
+			res, err := bootimage.Reconcile(ms, stream, bootimage.Options{Platform: p, DefaultArch: arch, NoArch: noArch})
 			if err != nil {
 				errs[ms.Name] = err
 				continue

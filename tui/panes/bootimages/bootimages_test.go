@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	operatorv1 "github.com/openshift/api/operator/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -130,5 +131,49 @@ func TestBootImagesPlatformFromMachineSets(t *testing.T) {
 	}
 	if !strings.Contains(row, "will be updated") {
 		t.Errorf("row of %s = %q, want it to say it will be updated; view:\n%s", fixture.MachineSetStale, row, v)
+	}
+}
+
+// TestBootImagesSkew: the skew the controller recorded, within the limit and below it,
+// and mode None.
+func TestBootImagesSkew(t *testing.T) {
+	tests := []struct {
+		name   string
+		status operatorv1.BootImageSkewEnforcementStatus
+		want   []string
+	}{
+		{"within", operatorv1.BootImageSkewEnforcementStatus{Mode: operatorv1.BootImageSkewEnforcementModeStatusAutomatic,
+			Automatic: operatorv1.ClusterBootImageAutomatic{OCPVersion: "4.18.1"}},
+			[]string{"Boot image skew  status.bootImageSkewEnforcementStatus", "mode Automatic   boot images OCP 4.18.1   limit 4.13.0   within the limit"}},
+		{"below", operatorv1.BootImageSkewEnforcementStatus{Mode: operatorv1.BootImageSkewEnforcementModeStatusManual,
+			Manual: operatorv1.ClusterBootImageManual{Mode: operatorv1.ClusterBootImageSpecModeRHCOSVersion, RHCOSVersion: "48.84.202208021106-0"}},
+			[]string{"mode Manual   boot images RHCOS 48.84.202208021106-0   limit 9.2   LIMIT EXCEEDED", "(RHEL version: 8.4), which is below the minimum"}},
+		{"none", operatorv1.BootImageSkewEnforcementStatus{Mode: operatorv1.BootImageSkewEnforcementModeStatusNone},
+			[]string{"mode None   not checked", "new machines may boot an image too old for"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ev := fixture.Small()
+			found := false
+			for i, e := range ev {
+				if e.Kind == model.KindMachineConfiguration {
+					cfg := e.MachineConfiguration.DeepCopy()
+					cfg.Status.BootImageSkewEnforcementStatus = tt.status
+					ev[i].MachineConfiguration, found = cfg, true
+				}
+			}
+			if !found {
+				t.Fatal("the fixture has no MachineConfiguration")
+			}
+			m := bootimages.New(tuitest.Common(true, ev))
+			m.SetSize(120, 40)
+			v := tuitest.Plain(m.View())
+			for _, want := range tt.want {
+				if !strings.Contains(v, want) {
+					t.Errorf("missing %q in\n%s", want, v)
+				}
+			}
+			tuitest.Golden(t, m.View())
+		})
 	}
 }
