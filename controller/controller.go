@@ -89,6 +89,10 @@ type Config struct {
 	// MachineSet's providerSpec names, when they agree (see bootimage.InferPlatform).
 	Platform configv1.PlatformType
 
+	// KubeletBase is where the base kubelet configuration that KubeletConfigs are
+	// merged onto is kept, and where nodes read it. Default: kubeadm's places.
+	KubeletBase KubeletBase
+
 	// Clock times conditions. Default: the real clock.
 	Clock clock.PassiveClock
 	// Logger receives the controller's log. Default: discard.
@@ -134,6 +138,7 @@ func (c *Config) defaults() error {
 	if c.Clock == nil {
 		c.Clock = clock.RealClock{}
 	}
+	c.KubeletBase.defaults()
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -352,6 +357,24 @@ func lead(ctx context.Context, cfg *Config) error {
 		factories = append(factories, opF, machF, cmF)
 	} else {
 		log.Info("boot images are not managed: the cluster serves no Machine API MachineSets or no MachineConfiguration")
+	}
+	genOK, err := generateServed(c)
+	if err != nil {
+		return err
+	}
+	if genOK {
+		gl, genRegs, genSynced, cmF := generateInformers(cfg, mcfgF, nodes)
+		defer cmF.Shutdown()
+		genQ := newLoop("generate", gl.sync, log)
+		for _, r := range genRegs {
+			_, err := r(genQ.add)
+			regs = append(regs, err)
+		}
+		loops = append(loops, genQ)
+		synced = append(synced, genSynced...)
+		factories = append(factories, cmF)
+	} else {
+		log.Info("KubeletConfigs and ContainerRuntimeConfigs are not generated: the cluster does not serve their CustomResourceDefinitions (`mcotui install` installs them)")
 	}
 	if err := errors.Join(regs...); err != nil {
 		return fmt.Errorf("register informer handlers: %w", err)

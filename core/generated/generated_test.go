@@ -372,3 +372,31 @@ func TestCheckCRIO(t *testing.T) {
 }
 
 var configTLS = configv1TLS()
+
+// TestSuffixFor: MCO's choice for the object being synced.
+func TestSuffixFor(t *testing.T) {
+	tests := []struct {
+		name   string
+		self   Source
+		others []Source
+		want   string
+		err    string
+	}{
+		{"alone", Source{Name: "a"}, nil, "", ""},
+		{"alone, listed", Source{Name: "a"}, []Source{{Name: "a"}}, "", ""},
+		{"annotated", Source{Name: "a", Suffix: "4", HasSuffix: true}, []Source{{Name: "b"}}, "4", ""},
+		{"after the first", Source{Name: "b"}, []Source{{Name: "a", HasSuffix: true}}, "1", ""},
+		{"two new", Source{Name: "b"}, []Source{{Name: "a"}}, "1", ""},
+		{"after 3", Source{Name: "c"}, []Source{{Name: "a", HasSuffix: true}, {Name: "b", Suffix: "3", HasSuffix: true}}, "4", ""},
+		{"full", Source{Name: "c"}, []Source{{Name: "b", Suffix: "9", HasSuffix: true}}, "", "max number of supported kubelet config (10) has been reached"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := SuffixFor(KindKubelet, tt.self, tt.others)
+			checkErr(t, err, tt.err)
+			if got != tt.want {
+				t.Errorf("suffix = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

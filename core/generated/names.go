@@ -123,3 +123,36 @@ func SelectPools(sel *metav1.LabelSelector, pools []*mcfgv1.MachineConfigPool) (
 	slices.SortFunc(out, func(a, b *mcfgv1.MachineConfigPool) int { return cmp.Compare(a.Name, b.Name) })
 	return out, nil
 }
+
+// SuffixFor is the suffix of self's MachineConfigs on a pool that others (self
+// included or not) also select, as MCO's controller chooses it when it syncs self:
+// self's annotation when set; "" when self is the pool's only source; else one more
+// than the highest suffix any other source is annotated with. Sources not annotated
+// yet do not hold a suffix, so which of two new sources gets which suffix depends on
+// the order they are synced in, as in MCO.
+func SuffixFor(kind string, self Source, others []Source) (string, error) {
+	if self.HasSuffix {
+		return self.Suffix, nil
+	}
+	highest, n := 0, 1
+	for _, o := range others {
+		if o.Name == self.Name {
+			continue
+		}
+		n++
+		if o.HasSuffix && o.Suffix != "" {
+			v, err := strconv.Atoi(o.Suffix)
+			if err != nil {
+				return "", fmt.Errorf("%s: annotation %s=%q is not a number", o.Name, SuffixAnnotation, o.Suffix)
+			}
+			highest = max(highest, v)
+		}
+	}
+	if n == 1 {
+		return "", nil
+	}
+	if highest+1 > MaxSuffix {
+		return "", tooMany(kind)
+	}
+	return strconv.Itoa(highest + 1), nil
+}
