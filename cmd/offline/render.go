@@ -142,12 +142,6 @@ func (o *RenderOptions) Run(context.Context) error {
 	return printRendered(o.IOStreams, r.Config, o.Output)
 }
 
-// renderPool renders the pool named poolName from docs. Errors about one object carry
-// its position in the files the user named.
-func renderPool(docs []manifest.Document, poolName string) (*render.Rendered, error) {
-	return renderPoolWith(docs, poolName, nil, generated.DefaultKubeletConfigPath)
-}
-
 // kubeadmBase finds the kubeadm ConfigMap kube-system/kubelet-config among docs.
 func kubeadmBase(docs []manifest.Document, path string) (*generated.KubeletBase, error) {
 	for _, d := range docs {
@@ -179,9 +173,10 @@ func scalarAt(d manifest.Document, path ...string) string {
 	return ""
 }
 
-// renderPoolWith renders as renderPool does, with the MachineConfigs generated from
-// the KubeletConfigs and ContainerRuntimeConfigs among docs; base, when not nil, is the
-// base kubelet configuration, else the kubeadm ConfigMap among docs.
+// renderPoolWith renders the pool named poolName from docs, with the MachineConfigs
+// generated from the KubeletConfigs and ContainerRuntimeConfigs among them; base, when
+// not nil, is the base kubelet configuration, else the kubeadm ConfigMap among docs.
+// Errors about one object carry its position in the files the user named.
 func renderPoolWith(docs []manifest.Document, poolName string, base *generated.KubeletBase, kubeletPath string) (*render.Rendered, error) {
 	var pools []*mcfgv1.MachineConfigPool
 	var mcs []*mcfgv1.MachineConfig

@@ -91,14 +91,14 @@ func TestRenderGenerated(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "cluster.yaml"), []byte(generatedInputs), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	stdout, stderr, code := runRender(t, "render", "--pool", "worker", "-o", "json", dir)
+	_, stderr, code := runRender(t, "render", "--pool", "worker", "-o", "json", dir)
 	if code != 1 || !strings.Contains(stderr, "no base kubelet configuration") || !strings.Contains(stderr, "--kubelet-base") {
 		t.Errorf("without a base: exit %d, stderr %s", code, stderr)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "kubeadm.yaml"), []byte(kubeadmConfigMap), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	stdout, stderr, code = runRender(t, "render", "--pool", "worker", "-o", "json", dir)
+	stdout, stderr, code := runRender(t, "render", "--pool", "worker", "-o", "json", dir)
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %s", code, stderr)
 	}
