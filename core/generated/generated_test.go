@@ -400,3 +400,26 @@ func TestSuffixFor(t *testing.T) {
 		})
 	}
 }
+
+// TestFeeds: each object with the pools it selects and its last condition; only
+// filters by pool.
+func TestFeeds(t *testing.T) {
+	pools := []*mcfgv1.MachineConfigPool{pool("worker"), pool("infra")}
+	kc := kcWith(`{}`)
+	kc.Spec.MachineConfigPoolSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"pools.operator.machineconfiguration.openshift.io/worker": ""}}
+	kc.Status.Conditions = KubeletConditions(nil, Outcome{Err: errorString("bad"), Reason: ReasonInvalid}, metav1.Now())
+	c := crc(mcfgv1.ContainerRuntimeConfiguration{})
+	c.Spec.MachineConfigPoolSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"pools.operator.machineconfiguration.openshift.io/infra": ""}}
+	got := Feeds(pools, []*mcfgv1.KubeletConfig{kc}, []*mcfgv1.ContainerRuntimeConfig{c}, "")
+	if len(got) != 2 || got[0].Kind != "KubeletConfig" || got[0].Accepted != "False" || got[0].Message != "Error: bad" ||
+		strings.Join(got[0].Pools, ",") != "worker" || got[1].Accepted != "" || strings.Join(got[1].Pools, ",") != "infra" {
+		t.Errorf("feeds = %+v", got)
+	}
+	if got := Feeds(pools, []*mcfgv1.KubeletConfig{kc}, []*mcfgv1.ContainerRuntimeConfig{c}, "infra"); len(got) != 1 || got[0].Name != "crc" {
+		t.Errorf("only infra = %+v", got)
+	}
+}
+
+type errorString string
+
+func (e errorString) Error() string { return string(e) }
