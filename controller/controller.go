@@ -358,12 +358,19 @@ func lead(ctx context.Context, cfg *Config) error {
 	} else {
 		log.Info("boot images are not managed: the cluster serves no Machine API MachineSets or no MachineConfiguration")
 	}
-	genOK, err := generateServed(c)
+	genOK, why, err := generateServed(ctx, c)
 	if err != nil {
 		return err
 	}
 	if genOK {
-		gl, genRegs, genSynced, cmF := generateInformers(cfg, mcfgF, nodes)
+		baseOK, err := baseReadable(ctx, c, cfg.KubeletBase)
+		if err != nil {
+			return err
+		}
+		if !baseOK {
+			log.Warn("the controller may not read the base kubelet configuration: KubeletConfigs will fail until it may", "configmap", cfg.KubeletBase.Namespace+"/"+cfg.KubeletBase.Name)
+		}
+		gl, genRegs, genSynced, cmF := generateInformers(cfg, mcfgF, nodes, baseOK)
 		defer cmF.Shutdown()
 		genQ := newLoop("generate", gl.sync, log)
 		for _, r := range genRegs {
@@ -374,7 +381,7 @@ func lead(ctx context.Context, cfg *Config) error {
 		synced = append(synced, genSynced...)
 		factories = append(factories, cmF)
 	} else {
-		log.Info("KubeletConfigs and ContainerRuntimeConfigs are not generated: the cluster does not serve their CustomResourceDefinitions (`mcotui install` installs them)")
+		log.Info("KubeletConfigs and ContainerRuntimeConfigs are not generated: " + why)
 	}
 	if err := errors.Join(regs...); err != nil {
 		return fmt.Errorf("register informer handlers: %w", err)

@@ -120,6 +120,9 @@ func outcome(err error) (generated.Outcome, error) {
 // kubeletBase reads the base kubelet configuration from its ConfigMap.
 func (l *generateLoop) kubeletBase() (generated.KubeletBase, error) {
 	where := l.base.Namespace + "/" + l.base.Name
+	if l.configMaps == nil {
+		return generated.KubeletBase{}, fail(generated.ReasonBase, fmt.Errorf("the controller may not read the base kubelet configuration, ConfigMap %s: grant its service account get, list and watch on it (mcotui install grants them on kube-system/kubelet-config)", where))
+	}
 	cm, err := l.configMaps.ConfigMaps(l.base.Namespace).Get(l.base.Name)
 	if apierrors.IsNotFound(err) {
 		return generated.KubeletBase{}, fail(generated.ReasonBase, fmt.Errorf("the base kubelet configuration, ConfigMap %s, does not exist: kubeadm writes it; on another distribution, name the ConfigMap that holds the kubelet's configuration with `mcotui controller --kubelet-base-configmap NAMESPACE/NAME[:KEY]` and the file the kubelet reads with --kubelet-config-path", where))
@@ -582,22 +585,48 @@ func (l *generateLoop) containerRuntimeStatus(ctx context.Context, name string, 
 	return nil
 }
 
-// generateServed: the cluster serves KubeletConfigs and ContainerRuntimeConfigs.
-func generateServed(c *kube.Clients) (bool, error) {
+// generateServed: the cluster serves KubeletConfigs and ContainerRuntimeConfigs and
+// the controller may list them. An informer that may not list never syncs, and the
+// controller waits for every informer before any loop runs: a controller upgraded
+// before its RBAC would render nothing at all.
+func generateServed(ctx context.Context, c *kube.Clients) (bool, string, error) {
 	for _, r := range []string{"kubeletconfigs", "containerruntimeconfigs"} {
 		ok, err := kube.Served(c.Kube.Discovery(), mcfgv1.GroupVersion, r)
 		if err != nil || !ok {
-			return false, err
+			return false, "the cluster does not serve their CustomResourceDefinitions (`mcotui install` installs them)", err
 		}
 	}
-	return true, nil
+	api := c.MachineConfig.MachineconfigurationV1()
+	one := metav1.ListOptions{Limit: 1}
+	if _, err := api.KubeletConfigs().List(ctx, one); apierrors.IsForbidden(err) {
+		return false, "the controller may not list kubeletconfigs (apply the RBAC of `mcotui install`)", nil
+	} else if err != nil {
+		return false, "", err
+	}
+	if _, err := api.ContainerRuntimeConfigs().List(ctx, one); apierrors.IsForbidden(err) {
+		return false, "the controller may not list containerruntimeconfigs (apply the RBAC of `mcotui install`)", nil
+	} else if err != nil {
+		return false, "", err
+	}
+	return true, "", nil
+}
+
+// baseReadable: the controller may list the base's ConfigMap (by name). When it may
+// not, the base informer is not started (it would never sync) and KubeletConfigs fail
+// with what to grant.
+func baseReadable(ctx context.Context, c *kube.Clients, b KubeletBase) (bool, error) {
+	_, err := c.Kube.CoreV1().ConfigMaps(b.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + b.Name, Limit: 1})
+	if apierrors.IsForbidden(err) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // generateInformers builds the generate loop on the shared informers, with a
 // ConfigMap informer of its own for the base (by name, in its namespace only), and
 // the registrations of its event handlers, for the caller to make once the loop's
 // queue exists.
-func generateInformers(cfg *Config, mcfgF mcfginformers.SharedInformerFactory, nodes coreinformers.NodeInformer) (
+func generateInformers(cfg *Config, mcfgF mcfginformers.SharedInformerFactory, nodes coreinformers.NodeInformer, baseOK bool) (
 	*generateLoop, []func(add func(string)) (cache.ResourceEventHandlerRegistration, error), []cache.InformerSynced, kubeinformers.SharedInformerFactory) {
 	kcs := mcfgF.Machineconfiguration().V1().KubeletConfigs()
 	crcs := mcfgF.Machineconfiguration().V1().ContainerRuntimeConfigs()
@@ -609,7 +638,7 @@ func generateInformers(cfg *Config, mcfgF mcfginformers.SharedInformerFactory, n
 	cms := cmF.Core().V1().ConfigMaps()
 	gl := &generateLoop{
 		clients: cfg.Clients, kcs: kcs.Lister(), crcs: crcs.Lister(), pools: pools.Lister(), mcs: mcs.Lister(),
-		nodes: nodes.Lister(), configMaps: cms.Lister(), base: cfg.KubeletBase,
+		nodes: nodes.Lister(), base: cfg.KubeletBase,
 		clock: cfg.Clock, log: cfg.Logger.With("loop", "generate"), version: cfg.Version, fieldManager: cfg.Identity,
 	}
 	allKCs := func() []string {
@@ -686,10 +715,14 @@ func generateInformers(cfg *Config, mcfgF mcfginformers.SharedInformerFactory, n
 				return allCRCs()
 			}, add))
 		},
-		func(add func(string)) (cache.ResourceEventHandlerRegistration, error) {
-			return cms.Informer().AddEventHandler(handler(func(_, _ *corev1.ConfigMap) []string { return allKCs() }, add))
-		},
 	}
-	synced := []cache.InformerSynced{kcs.Informer().HasSynced, crcs.Informer().HasSynced, cms.Informer().HasSynced}
+	synced := []cache.InformerSynced{kcs.Informer().HasSynced, crcs.Informer().HasSynced}
+	if baseOK {
+		gl.configMaps = cms.Lister()
+		regs = append(regs, func(add func(string)) (cache.ResourceEventHandlerRegistration, error) {
+			return cms.Informer().AddEventHandler(handler(func(_, _ *corev1.ConfigMap) []string { return allKCs() }, add))
+		})
+		synced = append(synced, cms.Informer().HasSynced)
+	}
 	return gl, regs, synced, cmF
 }
