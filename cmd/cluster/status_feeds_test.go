@@ -43,7 +43,9 @@ func TestStatusFeeds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = api.ContainerRuntimeConfigs().Delete(context.Background(), other.Name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = api.ContainerRuntimeConfigs().Delete(context.Background(), other.Name, metav1.DeleteOptions{})
+	})
 
 	// The command itself, as a user runs it.
 	code, got, stderr := runMcotui(t, env, "status", "feeds")
