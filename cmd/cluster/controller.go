@@ -28,6 +28,7 @@ type ControllerOptions struct {
 	PlatformFlag                              string
 	Platform                                  configv1.PlatformType
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	Prometheus                                cmdutil.PrometheusFlag
 	Verbose                                   bool
 	// KubeletBaseFlag is --kubelet-base-configmap as given (NAMESPACE/NAME[:KEY]);
 	// Complete reads it and --kubelet-config-path into KubeletBase.
@@ -54,7 +55,9 @@ container-runtime-config controllers do:
   rollout     gives each pool's nodes the rendered config, at most maxUnavailable nodes
               unavailable at once, by zone then age, nothing while the pool is paused;
               keeps a MachineConfigNode per node and writes the pool's status, so that
-              ` + "`kubectl get mcp`" + ` reads as on OpenShift.
+              ` + "`kubectl get mcp`" + ` reads as on OpenShift; follows each pool's
+              rollout policy (maintenance windows, health gates, order, holds: see
+              README "Rollout policy"), saying what holds it in RolloutHeld.
   bootimages  when the cluster serves Machine API MachineSets: points the MachineSets
               that MachineConfiguration/cluster enrolls (modes All, None, Partial) at the
               boot images of the coreos-bootimages ConfigMap and upgrades their Ignition
@@ -92,6 +95,7 @@ It refuses to start where the Machine Config Operator runs, and says what it fou
 	fl.StringVar(&o.KubeletBaseFlag, "kubelet-base-configmap", generated.DefaultKubeletBaseNamespace+"/"+generated.DefaultKubeletBaseName+":"+generated.DefaultKubeletBaseKey,
 		"NAMESPACE/NAME[:KEY] of the ConfigMap holding the base kubelet configuration that KubeletConfigs are merged onto (kubeadm's by default)")
 	fl.StringVar(&o.KubeletConfigPath, "kubelet-config-path", generated.DefaultKubeletConfigPath, "the file the nodes' kubelet reads its configuration from, where a KubeletConfig's merged configuration is written (kubeadm's by default)")
+	o.Prometheus.Add(fl)
 	fl.BoolVarP(&o.Verbose, "verbose", "v", false, "log at debug level")
 	_ = cmd.RegisterFlagCompletionFunc("platform", cobra.FixedCompletions([]string{"AWS", "GCP", "None"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -122,13 +126,17 @@ func (o *ControllerOptions) Complete(*cobra.Command, []string) error {
 	return nil
 }
 
-// Validate has nothing left to check: Complete has read --platform and the kubelet
-// base.
-func (o *ControllerOptions) Validate() error { return nil }
+// Validate checks --prometheus-url (Complete has read --platform and the kubelet
+// base).
+func (o *ControllerOptions) Validate() error { return o.Prometheus.Validate() }
 
 // Run runs the controller until SIGTERM or SIGINT.
 func (o *ControllerOptions) Run(ctx context.Context) error {
 	clients, err := o.Kube.Clients()
+	if err != nil {
+		return err
+	}
+	alerts, err := o.Prometheus.Alerts()
 	if err != nil {
 		return err
 	}
@@ -149,6 +157,7 @@ func (o *ControllerOptions) Run(ctx context.Context) error {
 		RetryPeriod:   o.RetryPeriod,
 		Platform:      o.Platform,
 		KubeletBase:   o.KubeletBase,
+		Alerts:        alerts,
 		Logger:        log,
 		Version:       o.Version,
 	})
