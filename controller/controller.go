@@ -95,6 +95,10 @@ type Config struct {
 	// MachineSet's providerSpec names, when they agree (see bootimage.InferPlatform).
 	Platform configv1.PlatformType
 
+	// KubeletBase is where the base kubelet configuration that KubeletConfigs are
+	// merged onto is kept, and where nodes read it. Default: kubeadm's places.
+	KubeletBase KubeletBase
+
 	// Alerts is the Prometheus the pools' alert gates ask. nil: a pool with an alert
 	// gate is held, saying no Prometheus is configured.
 	Alerts AlertSource
@@ -147,6 +151,7 @@ func (c *Config) defaults() error {
 	if c.Clock == nil {
 		c.Clock = clock.RealClock{}
 	}
+	c.KubeletBase.defaults()
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -370,6 +375,31 @@ func lead(ctx context.Context, cfg *Config) error {
 		factories = append(factories, opF, machF, cmF)
 	} else {
 		log.Info("boot images are not managed: the cluster serves no Machine API MachineSets or no MachineConfiguration")
+	}
+	genOK, why, err := generateServed(ctx, c)
+	if err != nil {
+		return err
+	}
+	if genOK {
+		baseOK, err := baseReadable(ctx, c, cfg.KubeletBase)
+		if err != nil {
+			return err
+		}
+		if !baseOK {
+			log.Warn("the controller may not read the base kubelet configuration: KubeletConfigs will fail until it may", "configmap", cfg.KubeletBase.Namespace+"/"+cfg.KubeletBase.Name)
+		}
+		gl, genRegs, genSynced, cmF := generateInformers(cfg, mcfgF, nodes, baseOK)
+		defer cmF.Shutdown()
+		genQ := newLoop("generate", gl.sync, log)
+		for _, r := range genRegs {
+			_, err := r(genQ.add)
+			regs = append(regs, err)
+		}
+		loops = append(loops, genQ)
+		synced = append(synced, genSynced...)
+		factories = append(factories, cmF)
+	} else {
+		log.Info("KubeletConfigs and ContainerRuntimeConfigs are not generated: " + why)
 	}
 	if err := errors.Join(regs...); err != nil {
 		return fmt.Errorf("register informer handlers: %w", err)

@@ -21,6 +21,10 @@
 //     MachineConfiguration/cluster enrolls at the boot images of the coreos-bootimages
 //     ConfigMap (core/bootimage), upgrades their Ignition stubs to spec 3 and reports
 //     BootImageUpdateProgressing and BootImageUpdateDegraded.
+//   - The generate loop (generate.go) makes MCO's generated MachineConfigs from
+//     KubeletConfigs and ContainerRuntimeConfigs (core/generated), owned by them and
+//     named in their finalizers so that they go with them, and writes their
+//     conditions; the render loop renders them as any other MachineConfig.
 //
 // Run holds a Lease (Lead, over client-go's leader election) while the loops run, so
 // that one controller drives the cluster at a time, and refuses to start where MCO runs

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/mcotui/mcotui/core/bootimage"
+	"github.com/mcotui/mcotui/core/generated"
 	"github.com/mcotui/mcotui/platform/kube"
 )
 
@@ -42,6 +43,8 @@ const (
 	// bootImagesRole lets the controller upgrade Ignition stubs in the user-data
 	// secrets of the Machine API namespace, and nowhere else.
 	bootImagesRole = "mcotui-controller-bootimages"
+	// kubeletBaseRole reads the base kubelet configuration of kubeadm clusters.
+	kubeletBaseRole = "mcotui-controller-kubelet-base"
 	// DefaultImage is the image of the agent and the controller, tagged with ImageTag.
 	DefaultImage = "ghcr.io/mcotui/mcotui"
 	// hostRoot is where the agent's pod mounts the host's filesystem.
@@ -157,6 +160,14 @@ func Objects(o Options) []any {
 		&rbacv1.RoleBinding{TypeMeta: tm("rbac.authorization.k8s.io/v1", "RoleBinding"), ObjectMeta: meta(controllerName, ns),
 			Subjects: subject(controllerName), RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: controllerName}},
 	}
+	// generate: the kubeadm base kubelet configuration, by name, in its namespace only.
+	objs = append(objs,
+		&rbacv1.Role{TypeMeta: tm("rbac.authorization.k8s.io/v1", "Role"), ObjectMeta: meta(kubeletBaseRole, generated.DefaultKubeletBaseNamespace), Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{generated.DefaultKubeletBaseName}, Verbs: []string{"get", "list", "watch"}},
+		}},
+		&rbacv1.RoleBinding{TypeMeta: tm("rbac.authorization.k8s.io/v1", "RoleBinding"), ObjectMeta: meta(kubeletBaseRole, generated.DefaultKubeletBaseNamespace),
+			Subjects: subject(controllerName), RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: kubeletBaseRole}},
+	)
 	if o.BootImages {
 		objs = append(objs,
 			&rbacv1.Role{TypeMeta: tm("rbac.authorization.k8s.io/v1", "Role"), ObjectMeta: meta(bootImagesRole, bootimage.MachineAPINamespace), Rules: []rbacv1.PolicyRule{
@@ -307,8 +318,15 @@ func controllerRules() []rbacv1.PolicyRule {
 		// rollout: target nodes, keep MachineConfigNodes in step, write pool status.
 		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch", "patch"}},
 		{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"machineconfignodes"}, Verbs: []string{"get", "list", "watch", "create", "update"}},
-		// render: create rendered configs, point pools at them.
-		{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"machineconfigs"}, Verbs: []string{"get", "list", "watch", "create"}},
+		// render: create rendered configs, point pools at them; generate: update and
+		// delete the MachineConfigs generated from KubeletConfigs and
+		// ContainerRuntimeConfigs.
+		{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"machineconfigs"}, Verbs: []string{"get", "list", "watch", "create", "update", "delete"}},
+		// generate: read the inputs, record their names' suffix and finalizers (update),
+		// their conditions (status), and own MachineConfigs with blockOwnerDeletion
+		// (finalizers, which OwnerReferencesPermissionEnforcement checks).
+		{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"kubeletconfigs", "containerruntimeconfigs"}, Verbs: []string{"get", "list", "watch", "update"}},
+		{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"kubeletconfigs/status", "containerruntimeconfigs/status", "kubeletconfigs/finalizers", "containerruntimeconfigs/finalizers"}, Verbs: []string{"update"}},
 		{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"machineconfigpools"}, Verbs: []string{"get", "list", "watch", "update"}},
 		{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"machineconfigpools/status"}, Verbs: []string{"update"}},
 		// bootimages: modes and status, MachineSets, target images.

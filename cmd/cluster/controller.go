@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"os/signal"
+	"path"
 	"strings"
 	"syscall"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/mcotui/mcotui/cmd/cmdutil"
 	"github.com/mcotui/mcotui/controller"
+	"github.com/mcotui/mcotui/core/generated"
 )
 
 // ControllerOptions are `mcotui controller`'s.
@@ -28,6 +30,10 @@ type ControllerOptions struct {
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	Prometheus                                cmdutil.PrometheusFlag
 	Verbose                                   bool
+	// KubeletBaseFlag is --kubelet-base-configmap as given (NAMESPACE/NAME[:KEY]);
+	// Complete reads it and --kubelet-config-path into KubeletBase.
+	KubeletBaseFlag, KubeletConfigPath string
+	KubeletBase                        controller.KubeletBase
 	// Version is the binary's, logged and written by the controller.
 	Version string
 }
@@ -38,8 +44,9 @@ func NewCmdController(f *cmdutil.Factory, runF func(*ControllerOptions) error) *
 	cmd := &cobra.Command{
 		Use:   "controller",
 		Short: "Run the cluster-side controller: render pools, roll configs out to nodes, manage boot images",
-		Long: `controller runs mcotui's three control loops on a cluster without the Machine Config
-Operator, doing what MCO's render, node and boot image controllers do:
+		Long: `controller runs mcotui's control loops on a cluster without the Machine Config
+Operator, doing what MCO's render, node, boot image, kubelet-config and
+container-runtime-config controllers do:
 
   render      renders each MachineConfigPool's MachineConfigs into its rendered
               MachineConfig (rendered-<pool>-<hash>), created once and never changed, and
@@ -55,6 +62,12 @@ Operator, doing what MCO's render, node and boot image controllers do:
               that MachineConfiguration/cluster enrolls (modes All, None, Partial) at the
               boot images of the coreos-bootimages ConfigMap and upgrades their Ignition
               stubs to spec 3.
+  generate    makes MCO's 99-<pool>-generated-kubelet and
+              99-<pool>-generated-containerruntime MachineConfigs from KubeletConfigs
+              (merged onto the base kubelet configuration of --kubelet-base-configmap,
+              written to --kubelet-config-path) and ContainerRuntimeConfigs (CRI-O
+              drop-ins; refused on pools whose nodes run containerd), owned by them, and
+              writes their conditions.
 
 Several replicas may run: they elect a leader on the Lease mcotui-controller in
 --namespace and only the leader acts. The agent on each node (mcotui agent) applies the
@@ -79,6 +92,9 @@ It refuses to start where the Machine Config Operator runs, and says what it fou
 	fl.DurationVar(&o.RetryPeriod, "retry-period", controller.DefaultRetryPeriod, "how often candidates try to take the lease")
 	fl.Float32Var(&o.Kube.QPS, "kube-api-qps", controller.DefaultQPS, "requests per second the controller may send the API server, on average (as kube-controller-manager's flag)")
 	fl.IntVar(&o.Kube.Burst, "kube-api-burst", controller.DefaultBurst, "requests the controller may send the API server in a burst above --kube-api-qps")
+	fl.StringVar(&o.KubeletBaseFlag, "kubelet-base-configmap", generated.DefaultKubeletBaseNamespace+"/"+generated.DefaultKubeletBaseName+":"+generated.DefaultKubeletBaseKey,
+		"NAMESPACE/NAME[:KEY] of the ConfigMap holding the base kubelet configuration that KubeletConfigs are merged onto (kubeadm's by default)")
+	fl.StringVar(&o.KubeletConfigPath, "kubelet-config-path", generated.DefaultKubeletConfigPath, "the file the nodes' kubelet reads its configuration from, where a KubeletConfig's merged configuration is written (kubeadm's by default)")
 	o.Prometheus.Add(fl)
 	fl.BoolVarP(&o.Verbose, "verbose", "v", false, "log at debug level")
 	_ = cmd.RegisterFlagCompletionFunc("platform", cobra.FixedCompletions([]string{"AWS", "GCP", "None"}, cobra.ShellCompDirectiveNoFileComp))
@@ -98,10 +114,20 @@ func (o *ControllerOptions) Complete(*cobra.Command, []string) error {
 	default:
 		return cmdutil.UsageHelp(errors.New("--platform " + o.PlatformFlag + ": use AWS, GCP or None"))
 	}
+	ref, key, _ := strings.Cut(o.KubeletBaseFlag, ":")
+	ns, name, ok := strings.Cut(ref, "/")
+	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+		return cmdutil.UsageHelp(errors.New("--kubelet-base-configmap " + o.KubeletBaseFlag + ": use NAMESPACE/NAME or NAMESPACE/NAME:KEY"))
+	}
+	if !path.IsAbs(o.KubeletConfigPath) {
+		return cmdutil.UsageHelp(errors.New("--kubelet-config-path " + o.KubeletConfigPath + ": give an absolute path"))
+	}
+	o.KubeletBase = controller.KubeletBase{Namespace: ns, Name: name, Key: key, Path: path.Clean(o.KubeletConfigPath)}
 	return nil
 }
 
-// Validate checks --prometheus-url (Complete has read --platform).
+// Validate checks --prometheus-url (Complete has read --platform and the kubelet
+// base).
 func (o *ControllerOptions) Validate() error { return o.Prometheus.Validate() }
 
 // Run runs the controller until SIGTERM or SIGINT.
@@ -130,6 +156,7 @@ func (o *ControllerOptions) Run(ctx context.Context) error {
 		RenewDeadline: o.RenewDeadline,
 		RetryPeriod:   o.RetryPeriod,
 		Platform:      o.Platform,
+		KubeletBase:   o.KubeletBase,
 		Alerts:        alerts,
 		Logger:        log,
 		Version:       o.Version,

@@ -123,6 +123,8 @@ func TestInstallOutput(t *testing.T) {
 		kinds = append(kinds, d.GetKind()+"/"+d.GetNamespace()+"/"+d.GetName())
 	}
 	want := []string{
+		"CustomResourceDefinition//containerruntimeconfigs.machineconfiguration.openshift.io",
+		"CustomResourceDefinition//kubeletconfigs.machineconfiguration.openshift.io",
 		"CustomResourceDefinition//machineconfignodes.machineconfiguration.openshift.io",
 		"CustomResourceDefinition//machineconfigpools.machineconfiguration.openshift.io",
 		"CustomResourceDefinition//machineconfigs.machineconfiguration.openshift.io",
@@ -137,6 +139,8 @@ func TestInstallOutput(t *testing.T) {
 		"ClusterRoleBinding//mcotui-controller",
 		"Role/nc/mcotui-controller",
 		"RoleBinding/nc/mcotui-controller",
+		"Role/kube-system/mcotui-controller-kubelet-base",
+		"RoleBinding/kube-system/mcotui-controller-kubelet-base",
 		"Role/openshift-machine-api/mcotui-controller-bootimages",
 		"RoleBinding/openshift-machine-api/mcotui-controller-bootimages",
 		"ValidatingAdmissionPolicy//mcotui-agent-node",
@@ -279,8 +283,25 @@ func TestInstallRBACSuffices(t *testing.T) {
 	if _, err := as("mcotui-controller").Kube.CoreV1().Secrets("default").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
 		t.Errorf("the controller may list secrets outside %s: %v", bootimage.MachineAPINamespace, err)
 	}
-	if err := as("mcotui-controller").MachineConfig.MachineconfigurationV1().MachineConfigs().Delete(ctx, desired, metav1.DeleteOptions{}); !apierrors.IsForbidden(err) {
-		t.Errorf("the controller may delete rendered configs: %v", err)
+	// The generate loop's reads: the two kinds, and the kubeadm base by name only.
+	ctrl := as("mcotui-controller")
+	if _, err := ctrl.MachineConfig.MachineconfigurationV1().KubeletConfigs().List(ctx, metav1.ListOptions{}); err != nil {
+		t.Errorf("the controller may not list kubeletconfigs: %v", err)
+	}
+	if _, err := ctrl.MachineConfig.MachineconfigurationV1().ContainerRuntimeConfigs().List(ctx, metav1.ListOptions{}); err != nil {
+		t.Errorf("the controller may not list containerruntimeconfigs: %v", err)
+	}
+	if _, err := ctrl.Kube.CoreV1().ConfigMaps("kube-system").Get(ctx, "kubelet-config", metav1.GetOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		t.Errorf("the controller may not read kube-system/kubelet-config: %v", err)
+	}
+	if _, err := ctrl.Kube.CoreV1().ConfigMaps("kube-system").Get(ctx, "kubeadm-config", metav1.GetOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("the controller may read other ConfigMaps of kube-system: %v", err)
+	}
+	// The controller deletes the MachineConfigs it generated from a KubeletConfig or a
+	// ContainerRuntimeConfig (RBAC cannot tell them from rendered ones by name), but
+	// never a pool.
+	if err := as("mcotui-controller").MachineConfig.MachineconfigurationV1().MachineConfigPools().Delete(ctx, "rbac", metav1.DeleteOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("the controller may delete pools: %v", err)
 	}
 }
 

@@ -59,12 +59,24 @@ func TestClusterOptions(t *testing.T) {
 		t.Errorf("controller: exit %d, options %+v", code, c)
 	}
 
+	// The kubelet base: kubeadm's by default, or as named.
+	want := controller.KubeletBase{Namespace: "kube-system", Name: "kubelet-config", Key: "kubelet", Path: "/var/lib/kubelet/config.yaml"}
+	if c.KubeletBase != want {
+		t.Errorf("controller: kubelet base %+v, want %+v", c.KubeletBase, want)
+	}
+	code, c = cmdtest.ParseOptions(t, NewCmdController, "controller", "--kubelet-base-configmap", "k3s/kubelet:config", "--kubelet-config-path", "/etc/rancher/k3s/kubelet.yaml")
+	if want := (controller.KubeletBase{Namespace: "k3s", Name: "kubelet", Key: "config", Path: "/etc/rancher/k3s/kubelet.yaml"}); code != 0 || c.KubeletBase != want {
+		t.Errorf("controller: exit %d, kubelet base %+v, want %+v", code, c.KubeletBase, want)
+	}
+
 	// Usage errors stop before the run step.
 	for _, args := range [][]string{
 		{"rollout", "worker", "--timeout", "0s"},
 		{"rollout", "worker", "--max-unavailable", "x"},
 		{"status", "-o", "xml"},
 		{"controller", "--platform", "azure"},
+		{"controller", "--kubelet-base-configmap", "kubelet-config"},
+		{"controller", "--kubelet-config-path", "config.yaml"},
 		{"install", "--namespace", "Not_A_Name"},
 	} {
 		var code int

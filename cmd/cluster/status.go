@@ -11,10 +11,13 @@ import (
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/mcotui/mcotui/cmd/cmdutil"
+	"github.com/mcotui/mcotui/core/generated"
 	"github.com/mcotui/mcotui/core/statustable"
 	"github.com/mcotui/mcotui/core/textsafe"
 	"github.com/mcotui/mcotui/platform/kube"
@@ -59,6 +62,10 @@ running nodes do not make) are listed after the table with each field path and d
 
 A node of a pool that has no MachineConfigNode yet (mcotui has never given it a config)
 is listed from its annotations, with the phase columns empty.
+
+Last come the KubeletConfigs and ContainerRuntimeConfigs feeding the pools (POOLS they
+select, ACCEPTED and MESSAGE of their last condition), when there are any: mcotui's
+controller, or MCO on OpenShift, generates MachineConfigs from them.
 
 It works the same on OpenShift, where MCO writes these objects, and on clusters where
 mcotui's controller and agents do. With POOL, only that pool and its nodes are shown.
@@ -117,7 +124,53 @@ func (o *StatusOptions) Run(ctx context.Context) error {
 	if err := kube.StreamStatus(ctx, clients, o.Pool, tp.page); err != nil {
 		return err
 	}
-	return tp.done()
+	if err := tp.done(); err != nil {
+		return err
+	}
+	feeds, err := readFeeds(ctx, clients, tp.pools, o.Pool)
+	if err != nil || len(feeds) == 0 {
+		return err
+	}
+	fmt.Fprintln(o.IOStreams.Out)
+	return writeFeedTable(o.IOStreams.Out, feeds)
+}
+
+// readFeeds lists the KubeletConfigs and ContainerRuntimeConfigs feeding pools (only
+// pool's, when set). A cluster that does not serve them has none.
+func readFeeds(ctx context.Context, c *kube.Clients, pools []*mcfgv1.MachineConfigPool, pool string) ([]generated.Feed, error) {
+	api := c.MachineConfig.MachineconfigurationV1()
+	kcs, err := api.KubeletConfigs().List(ctx, metav1.ListOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("list kubeletconfigs: %w", err)
+	}
+	crcs, cerr := api.ContainerRuntimeConfigs().List(ctx, metav1.ListOptions{})
+	if cerr != nil && !apierrors.IsNotFound(cerr) {
+		return nil, fmt.Errorf("list containerruntimeconfigs: %w", cerr)
+	}
+	var k []*mcfgv1.KubeletConfig
+	var r []*mcfgv1.ContainerRuntimeConfig
+	if err == nil {
+		for i := range kcs.Items {
+			k = append(k, &kcs.Items[i])
+		}
+	}
+	if cerr == nil {
+		for i := range crcs.Items {
+			r = append(r, &crcs.Items[i])
+		}
+	}
+	return generated.Feeds(pools, k, r, pool), nil
+}
+
+// writeFeedTable lists what generates MachineConfigs for the pools: KIND, NAME, the
+// POOLS it selects, ACCEPTED (its last condition) and that condition's MESSAGE.
+func writeFeedTable(w io.Writer, feeds []generated.Feed) error {
+	tw := printers.GetNewTabWriter(w)
+	fmt.Fprintln(tw, "KIND\tNAME\tPOOLS\tACCEPTED\tMESSAGE")
+	for _, f := range feeds {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", escapeCells([]any{f.Kind, f.Name, strings.Join(f.Pools, ","), f.Accepted, f.Message})...)
+	}
+	return tw.Flush()
 }
 
 // writeStatus prints st in format ("", wide, json, yaml); now ages the objects.
@@ -199,6 +252,7 @@ type statusTables struct {
 		Flush() error
 	}
 	header bool // the node table's header is out
+	pools  []*mcfgv1.MachineConfigPool
 	// irreconcilable are the nodes reporting irreconcilable changes, listed once the
 	// tables are out (done).
 	irreconcilable []*mcfgv1.MachineConfigNode
@@ -212,6 +266,7 @@ func newStatusTables(w io.Writer, wide bool, now time.Time) *statusTables {
 
 func (t *statusTables) page(p kube.StatusPage) error {
 	if p.First {
+		t.pools = p.Pools
 		if err := writePoolTable(t.w, p.Pools, t.now); err != nil {
 			return err
 		}

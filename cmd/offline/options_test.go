@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcotui/mcotui/cmd/cmdutil"
 	"github.com/mcotui/mcotui/cmd/internal/cmdtest"
+	"github.com/mcotui/mcotui/core/generated"
 	"github.com/mcotui/mcotui/platform/manifestfile"
 )
 
@@ -18,7 +19,7 @@ func TestOfflineOptions(t *testing.T) {
 
 	code, r := cmdtest.ParseOptions(t, NewCmdRender, "render", "--pool", "infra", "dir/", "x.yaml")
 	r.IOStreams = cmdutil.IOStreams{}
-	if want := (RenderOptions{Pool: "infra", Output: "yaml", Paths: []string{"dir/", "x.yaml"}, MaxInput: manifestfile.DefaultMaxSize}); code != 0 || !reflect.DeepEqual(r, want) {
+	if want := (RenderOptions{Pool: "infra", Output: "yaml", Paths: []string{"dir/", "x.yaml"}, MaxInput: manifestfile.DefaultMaxSize, KubeletConfigPath: generated.DefaultKubeletConfigPath}); code != 0 || !reflect.DeepEqual(r, want) {
 		t.Errorf("render: exit %d, options %+v, want 0, %+v", code, r, want)
 	}
 

@@ -12,9 +12,11 @@ import (
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/mcotui/mcotui/cmd/cmdutil"
+	"github.com/mcotui/mcotui/core/generated"
 	"github.com/mcotui/mcotui/core/manifest"
 	"github.com/mcotui/mcotui/core/render"
 	"github.com/mcotui/mcotui/platform/manifestfile"
@@ -34,6 +36,11 @@ type RenderOptions struct {
 	Paths []string
 	// MaxInput caps each input file, in bytes (--max-input-size).
 	MaxInput int64
+	// KubeletBaseFile (--kubelet-base) is a KubeletConfiguration file that
+	// KubeletConfigs are merged onto; without it, the kubeadm ConfigMap
+	// kube-system/kubelet-config among the inputs is. KubeletConfigPath is where the
+	// merged file goes (--kubelet-config-path).
+	KubeletBaseFile, KubeletConfigPath string
 }
 
 // NewCmdRender is `mcotui render`; runF, when not nil, replaces the run step.
@@ -57,6 +64,13 @@ Kernel arguments and extensions are concatenated; fips is on if any config turns
 on; realtime or 64k-pages wins over the default kernel; osImageURL comes from the last
 config that sets it.
 
+KubeletConfigs and ContainerRuntimeConfigs among the inputs that select the pool
+become the MachineConfigs MCO (or mcotui controller) generates from them,
+99-<pool>-generated-kubelet and 99-<pool>-generated-containerruntime (-1 and on for
+more), replacing inputs of the same name; one that would be refused is left out with a
+warning. A KubeletConfig is merged onto --kubelet-base, or else the ConfigMap
+kube-system/kubelet-config (key kubelet) among the inputs, as kubeadm keeps it.
+
 The name is rendered-<pool>-<hash>, where the hash covers the merged spec and nothing
 else, computed exactly as MCO computes it: the same inputs give the same name in any
 order and on any machine, and any change to the merged spec changes it.
@@ -77,6 +91,8 @@ an input is invalid (the error names the object and, where it has one, its posit
 	}
 	cmd.Flags().StringVar(&o.Pool, "pool", "", "the MachineConfigPool to render (required)")
 	cmd.Flags().StringVarP(&o.Output, "output", "o", renderFormats[0], "output format: "+strings.Join(renderFormats, ", "))
+	cmd.Flags().StringVar(&o.KubeletBaseFile, "kubelet-base", "", "a KubeletConfiguration file that KubeletConfigs are merged onto (default: the kube-system/kubelet-config ConfigMap among the inputs)")
+	cmd.Flags().StringVar(&o.KubeletConfigPath, "kubelet-config-path", generated.DefaultKubeletConfigPath, "the file the nodes' kubelet reads its configuration from")
 	addMaxInput(cmd, &o.MaxInput)
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(renderFormats, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -108,7 +124,15 @@ func (o *RenderOptions) Run(context.Context) error {
 	if err != nil {
 		return err
 	}
-	r, err := renderPool(docs, o.Pool)
+	var base *generated.KubeletBase
+	if o.KubeletBaseFile != "" {
+		b, err := os.ReadFile(o.KubeletBaseFile)
+		if err != nil {
+			return cmdutil.UsageErr(fmt.Errorf("--kubelet-base: %w", err))
+		}
+		base = &generated.KubeletBase{Config: b, Path: o.KubeletConfigPath}
+	}
+	r, err := renderPoolWith(docs, o.Pool, base, o.KubeletConfigPath)
 	if err != nil {
 		return err
 	}
@@ -118,11 +142,45 @@ func (o *RenderOptions) Run(context.Context) error {
 	return printRendered(o.IOStreams, r.Config, o.Output)
 }
 
-// renderPool renders the pool named poolName from docs. Errors about one object carry
-// its position in the files the user named.
-func renderPool(docs []manifest.Document, poolName string) (*render.Rendered, error) {
+// kubeadmBase finds the kubeadm ConfigMap kube-system/kubelet-config among docs.
+func kubeadmBase(docs []manifest.Document, path string) (*generated.KubeletBase, error) {
+	for _, d := range docs {
+		if d.Kind != "ConfigMap" || d.Name != generated.DefaultKubeletBaseName || d.Root == nil ||
+			scalarAt(d, "metadata", "namespace") != generated.DefaultKubeletBaseNamespace {
+			continue
+		}
+		raw, err := manifest.ToJSON(d.Root)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", renderPosition(d), err)
+		}
+		var cm corev1.ConfigMap
+		if err := json.Unmarshal(raw, &cm); err != nil {
+			return nil, fmt.Errorf("%s: ConfigMap %s: %w", renderPosition(d), d.Name, err)
+		}
+		data, ok := cm.Data[generated.DefaultKubeletBaseKey]
+		if !ok {
+			return nil, fmt.Errorf("%s: ConfigMap %s/%s has no key %q", renderPosition(d), generated.DefaultKubeletBaseNamespace, d.Name, generated.DefaultKubeletBaseKey)
+		}
+		return &generated.KubeletBase{Config: []byte(data), Path: path}, nil
+	}
+	return nil, nil
+}
+
+func scalarAt(d manifest.Document, path ...string) string {
+	if n := manifest.Lookup(d.Root, path...); n != nil {
+		return n.Value
+	}
+	return ""
+}
+
+// renderPoolWith renders the pool named poolName from docs, with the MachineConfigs
+// generated from the KubeletConfigs and ContainerRuntimeConfigs among them; base, when
+// not nil, is the base kubelet configuration, else the kubeadm ConfigMap among docs.
+// Errors about one object carry its position in the files the user named.
+func renderPoolWith(docs []manifest.Document, poolName string, base *generated.KubeletBase, kubeletPath string) (*render.Rendered, error) {
 	var pools []*mcfgv1.MachineConfigPool
 	var mcs []*mcfgv1.MachineConfig
+	var in generated.Inputs
 	// Names are unique in a cluster; a name given twice makes the result depend on which
 	// one wins, so it is an error, not a silent last-wins.
 	where := map[string]manifest.Document{}
@@ -132,6 +190,10 @@ func renderPool(docs []manifest.Document, poolName string) (*render.Rendered, er
 			pools = append(pools, o)
 		case *mcfgv1.MachineConfig:
 			mcs = append(mcs, o)
+		case *mcfgv1.KubeletConfig:
+			in.KubeletConfigs = append(in.KubeletConfigs, o)
+		case *mcfgv1.ContainerRuntimeConfig:
+			in.ContainerRuntimeConfigs = append(in.ContainerRuntimeConfigs, o)
 		default:
 			continue
 		}
@@ -156,7 +218,27 @@ func renderPool(docs []manifest.Document, poolName string) (*render.Rendered, er
 		return nil, fmt.Errorf("pool %q: no MachineConfigPool of that name in the inputs (they hold %s)", poolName, strings.Join(names, ", "))
 	}
 
+	if base == nil {
+		var err error
+		if base, err = kubeadmBase(docs, kubeletPath); err != nil {
+			return nil, err
+		}
+	}
+	in.Pools, in.KubeletBase = pools, base
+	gen, warnings, err := generated.ForPool(pools[i], in)
+	if err != nil {
+		return nil, fmt.Errorf("pool %q: %w: give --kubelet-base FILE or add the %s/%s ConfigMap to the inputs", poolName, err, generated.DefaultKubeletBaseNamespace, generated.DefaultKubeletBaseName)
+	}
+	// A generated config replaces an input of its name: the controller would rewrite it.
+	for _, g := range gen {
+		mcs = slices.DeleteFunc(mcs, func(mc *mcfgv1.MachineConfig) bool { return mc.Name == g.Name })
+	}
+	mcs = append(mcs, gen...)
+
 	r, err := render.Render(pools[i], mcs)
+	if err == nil {
+		r.Warnings = append(warnings, r.Warnings...)
+	}
 	if err != nil {
 		return nil, locateRenderError(err, poolName, func(name string) (manifest.Document, bool) {
 			d, ok := where[render.Kind+"/"+name]

@@ -30,6 +30,11 @@ const (
 	OpenShiftNMStateConfigDir        = "/etc/nmstate/openshift"
 	UserCABundlePath                 = "/etc/pki/ca-trust/source/anchors/openshift-config-user-ca-bundle.crt"
 	KubernetesCredentialProvidersDir = "/etc/kubernetes/credential-providers"
+	// KubeadmKubeletConfigPath is where a kubeadm node's kubelet reads its
+	// configuration, and where mcotui writes a KubeletConfig's merged configuration
+	// (core/generated.DefaultKubeletConfigPath). Not one of MCO's defaults: OpenShift's
+	// kubelet reads /etc/kubernetes/kubelet.conf, whose changes reboot there.
+	KubeadmKubeletConfigPath = "/var/lib/kubelet/config.yaml"
 
 	CRIOService          = "crio.service"
 	KubeletService       = "kubelet.service"
@@ -38,7 +43,8 @@ const (
 )
 
 // DefaultPolicy returns MCO's default cluster policies (pkg/apihelpers/apihelpers.go
-// defaultClusterPolicies), in MCO's order. Each call returns a fresh copy.
+// defaultClusterPolicies), in MCO's order, then mcotui's one addition: the kubeadm
+// kubelet configuration file restarts kubelet. Each call returns a fresh copy.
 //
 // Not included, because their exact paths could not be confirmed against MCO's source:
 // the kubelet credential-provider systemd drop-in (MCO: DaemonReload, then Restart
@@ -61,6 +67,10 @@ func DefaultPolicy() Policy {
 			{Path: OpenShiftNMStateConfigDir, Actions: actions(none())},
 			{Path: UserCABundlePath, Actions: actions(restart(UpdateCATrustService), restart(CRIOService))},
 			{Path: KubernetesCredentialProvidersDir, Actions: actions(restart(KubeletService))},
+			// mcotui's own: the kubelet rereads its configuration file only when it
+			// starts, and a restart leaves the pods running, so neither a drain nor a
+			// reboot is needed.
+			{Path: KubeadmKubeletConfigPath, Actions: actions(restart(KubeletService))},
 		},
 		Units: []operatorv1.NodeDisruptionPolicyStatusUnit{
 			{Name: IRIRegistryService, Actions: actions(daemonReload(), restart(IRIRegistryService))},

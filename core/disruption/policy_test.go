@@ -72,7 +72,8 @@ func check(t *testing.T, p disruption.Policy, c configdiff.Changes, wantActions 
 	return d
 }
 
-// TestDefaultPolicy covers every entry of MCO's default cluster policies, for the path
+// TestDefaultPolicy covers every entry of MCO's default cluster policies and mcotui's
+// kubelet configuration entry, for the path
 // itself and, for directories, a file inside.
 func TestDefaultPolicy(t *testing.T) {
 	tests := []struct {
@@ -94,6 +95,9 @@ func TestDefaultPolicy(t *testing.T) {
 			[]action{restart("coreos-update-ca-trust.service"), restart("crio.service")}, false},
 		{"/etc/kubernetes/credential-providers", []action{restart("kubelet.service")}, false},
 		{"/etc/kubernetes/credential-providers/ecr-credential-provider.yaml", []action{restart("kubelet.service")}, false},
+		// mcotui's addition: the kubeadm kubelet configuration a KubeletConfig writes.
+		{"/var/lib/kubelet/config.yaml", []action{restart("kubelet.service")}, false},
+		{"/var/lib/kubelet/config.yaml.bak", []action{reboot}, true},
 		// Near misses reboot: matching is by whole path segments.
 		{"/etc/containers/registries.conf.d/000-shortnames.conf", []action{reboot}, true},
 		{"/etc/containers/policy.json.bak", []action{reboot}, true},
@@ -102,8 +106,8 @@ func TestDefaultPolicy(t *testing.T) {
 		{"/etc/pki/ca-trust/source/anchors/other.crt", []action{reboot}, true},
 	}
 	p := disruption.DefaultPolicy()
-	if len(p.Files) != 9 {
-		t.Errorf("DefaultPolicy has %d file entries, want the 9 this test covers", len(p.Files))
+	if len(p.Files) != 10 {
+		t.Errorf("DefaultPolicy has %d file entries, want the 10 this test covers", len(p.Files))
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {

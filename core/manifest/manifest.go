@@ -25,6 +25,10 @@ const (
 	KindMachineConfigPool    = "MachineConfigPool"
 	KindMachineConfiguration = "MachineConfiguration"
 	KindPinnedImageSet       = "PinnedImageSet"
+	// KubeletConfigs and ContainerRuntimeConfigs are the inputs of generated
+	// MachineConfigs (core/generated), which render predicts.
+	KindKubeletConfig          = "KubeletConfig"
+	KindContainerRuntimeConfig = "ContainerRuntimeConfig"
 )
 
 // Document is one object read from a manifest file.
@@ -111,6 +115,10 @@ func DecodeObject(file string, index int, root *yaml.Node) (Document, error) {
 		d.Object = &operatorv1.MachineConfiguration{}
 	case KindPinnedImageSet:
 		d.Object = &mcfgv1.PinnedImageSet{}
+	case KindKubeletConfig:
+		d.Object = &mcfgv1.KubeletConfig{}
+	case KindContainerRuntimeConfig:
+		d.Object = &mcfgv1.ContainerRuntimeConfig{}
 	default:
 		return d, nil
 	}
