@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -49,6 +50,9 @@ type policyHold struct {
 	Recheck time.Duration
 	// Invalid says the policy does not parse: no step is taken at all.
 	Invalid bool
+	// Held are the nodes held out of the rollout (policy.HoldKey), which RolloutHeld
+	// names whether or not the policy holds the rest.
+	Held []string
 }
 
 // policyOptions reads the pool's rollout policy (core/policy) and evaluates it at now:
@@ -171,12 +175,20 @@ func setHoldCondition(status *mcfgv1.MachineConfigPoolStatus, prev []mcfgv1.Mach
 			old = &prev[i]
 		}
 	}
-	if old == nil && hold.Reason == "" && !hasPolicy {
+	if old == nil && hold.Reason == "" && !hasPolicy && len(hold.Held) == 0 {
 		return
 	}
 	c := mcfgv1.MachineConfigPoolCondition{Type: RolloutHeld, Status: corev1.ConditionFalse, Reason: reasonAsExpected, Message: "the rollout policy lets nodes start", LastTransitionTime: now}
 	if hold.Reason != "" {
 		c.Status, c.Reason, c.Message = corev1.ConditionTrue, hold.Reason, hold.Message
+	}
+	if n := len(hold.Held); n > 0 {
+		const shown = 5
+		names := strings.Join(hold.Held[:min(n, shown)], ", ")
+		if n > shown {
+			names += fmt.Sprintf(" and %d more", n-shown)
+		}
+		c.Message += fmt.Sprintf("; %d held by %s: %s", n, policy.HoldKey, names)
 	}
 	if old != nil && old.Status == c.Status {
 		c.LastTransitionTime = old.LastTransitionTime

@@ -93,7 +93,7 @@ func TestRolloutWaitsForTheMaintenanceWindow(t *testing.T) {
 
 	fc.SetTime(time.Date(2026, 12, 5, 22, 30, 0, 0, time.UTC))
 	waitDone(t, target, nodes[2], nodes[0])
-	waitHeld(t, "pw", corev1.ConditionFalse, "AsExpected", "")
+	waitHeld(t, "pw", corev1.ConditionFalse, "AsExpected", "the rollout policy lets nodes start; 1 held by "+policy.HoldKey+": "+nodes[1])
 	if _, _, order, _ := rec.report(); !slices.Equal(order, []string{nodes[2], nodes[0]}) {
 		t.Errorf("targeted %v, want newest first and the held node left out: %v", order, []string{nodes[2], nodes[0]})
 	}

@@ -405,6 +405,7 @@ func (d *Driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) 
 			errs = append(errs, err)
 		}
 	}
+	hold.Held = step.Held
 	if err := d.writeStatus(ctx, &st, now, hold); err != nil {
 		errs = append(errs, err)
 	}

@@ -11,13 +11,16 @@ import (
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/mcotui/mcotui/cmd/cmdutil"
+	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/core/generated"
+	"github.com/mcotui/mcotui/core/policy"
 	"github.com/mcotui/mcotui/core/statustable"
 	"github.com/mcotui/mcotui/core/textsafe"
 	"github.com/mcotui/mcotui/platform/kube"
@@ -311,8 +314,57 @@ func (t *statusTables) page(p kube.StatusPage) error {
 	return nil
 }
 
-// done prints what follows the tables: the nodes' irreconcilable changes.
-func (t *statusTables) done() error { return writeIrreconcilable(t.w, t.irreconcilable) }
+// done prints what follows the tables: the pools' rollout policies, the nodes'
+// irreconcilable changes.
+func (t *statusTables) done() error {
+	if err := writePolicies(t.w, t.pools, t.now); err != nil {
+		return err
+	}
+	return writeIrreconcilable(t.w, t.irreconcilable)
+}
+
+// writePolicies says, for each pool with a rollout policy or a RolloutHeld condition,
+// what the policy does now (policy.Summary: "next window in 3h12m") and what the
+// controller last said of it (the condition's message: what holds it, which nodes are
+// held).
+func writePolicies(w io.Writer, pools []*mcfgv1.MachineConfigPool, now time.Time) error {
+	header := false
+	for _, p := range pools {
+		var held *mcfgv1.MachineConfigPoolCondition
+		for i := range p.Status.Conditions {
+			if p.Status.Conditions[i].Type == controller.RolloutHeld {
+				held = &p.Status.Conditions[i]
+			}
+		}
+		pol, err := policy.FromPool(p)
+		summary := pol.Summary(now)
+		if err != nil {
+			summary = "invalid: " + err.Error()
+		}
+		if summary == "" && held == nil {
+			continue
+		}
+		if !header {
+			fmt.Fprintln(w, "\nRollout policy:")
+			header = true
+		}
+		line := "  " + p.Name + ":"
+		if summary != "" {
+			line += " " + summary + "."
+		}
+		if held != nil {
+			state := "not held"
+			if held.Status == corev1.ConditionTrue {
+				state = "held"
+			}
+			line += fmt.Sprintf(" RolloutHeld: %s, %s.", state, held.Message)
+		}
+		if _, err := fmt.Fprintln(w, textsafe.Escape(line)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // writeStatusList prints the pools and MachineConfigNodes as a v1 List, as
 // `kubectl get mcp,mcn -o json` does.

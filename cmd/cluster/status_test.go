@@ -15,8 +15,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcotui/mcotui/cmd/cmdutil"
+	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/core/phase"
 	"github.com/mcotui/mcotui/core/pinned"
+	"github.com/mcotui/mcotui/core/policy"
 	"github.com/mcotui/mcotui/platform/kube"
 	"github.com/mcotui/mcotui/platform/kube/kubetest"
 )
@@ -301,5 +303,32 @@ func compareTables(t *testing.T, got, want string) {
 				t.Errorf("row %d column %s: mcotui %q, kubectl %q\n%s\n---\n%s", r, col, g, w, got, want)
 			}
 		}
+	}
+}
+
+// The pools with a rollout policy or a RolloutHeld condition get a line: what the
+// policy does now, and what the controller said of it.
+func TestStatusPolicyLines(t *testing.T) {
+	now := time.Date(2026, 12, 5, 17, 48, 0, 0, time.UTC)
+	plain := &mcfgv1.MachineConfigPool{ObjectMeta: metav1.ObjectMeta{Name: "infra"}}
+	worker := &mcfgv1.MachineConfigPool{ObjectMeta: metav1.ObjectMeta{Name: "worker", Annotations: map[string]string{
+		policy.WindowsKey: "Sat 22:00-Sun 04:00 Europe/Berlin",
+	}}}
+	worker.Status.Conditions = []mcfgv1.MachineConfigPoolCondition{{
+		Type: controller.RolloutHeld, Status: corev1.ConditionTrue, Reason: "OutsideWindow",
+		Message: "outside the maintenance windows: next window opens Sat 22:00 CET; 1 held by " + policy.HoldKey + ": worker-3",
+	}}
+	bad := &mcfgv1.MachineConfigPool{ObjectMeta: metav1.ObjectMeta{Name: "gpu", Annotations: map[string]string{policy.OrderKey: "Random"}}}
+	var out bytes.Buffer
+	if err := writePolicies(&out, []*mcfgv1.MachineConfigPool{bad, plain, worker}, now); err != nil {
+		t.Fatal(err)
+	}
+	want := `
+Rollout policy:
+  gpu: invalid: pool gpu annotation mcotui.io/update-order: "Random" is not OldestFirst or NewestFirst.
+  worker: windows Sat 22:00-Sun 04:00 Europe/Berlin (next window in 3h12m (Sat 22:00 CET)). RolloutHeld: held, outside the maintenance windows: next window opens Sat 22:00 CET; 1 held by mcotui.io/update-hold: worker-3.
+`
+	if out.String() != want {
+		t.Errorf("policy lines:\n%s\nwant:\n%s", out.String(), want)
 	}
 }
