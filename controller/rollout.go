@@ -61,6 +61,9 @@ type DriverOptions struct {
 	// Clock times the pool's status conditions and expires writes whose outcome is
 	// unknown. Default: the real clock.
 	Clock clock.PassiveClock
+	// OnTargeted, when set, is called for each node whose new desired config the API
+	// server accepted (the controller's targets metric).
+	OnTargeted func(pool, node string)
 }
 
 // Driver drives pools' rollouts one step at a time, as MCO's node controller does. It
@@ -79,6 +82,7 @@ type Driver struct {
 	recorder     record.EventRecorder
 	log          *slog.Logger
 	clock        clock.PassiveClock
+	onTargeted   func(pool, node string)
 
 	ownNodes *ownWrites[*corev1.Node]
 	ownMCNs  *ownWrites[*mcfgv1.MachineConfigNode]
@@ -89,7 +93,7 @@ type Driver struct {
 func NewDriver(clients *kube.Clients, opts DriverOptions) *Driver {
 	d := &Driver{
 		clients: clients, mcns: opts.MachineConfigNodes, fieldManager: opts.FieldManager, recorder: opts.Recorder, log: opts.Logger,
-		clock: opts.Clock,
+		clock: opts.Clock, onTargeted: opts.OnTargeted,
 	}
 	if opts.Nodes != nil && opts.Pools != nil && opts.MachineConfigNodes != nil {
 		d.nodes, d.pools = opts.Nodes, opts.Pools
@@ -262,6 +266,9 @@ func (d *Driver) stepOn(ctx context.Context, st *PoolState, opts rollout.Options
 			return step, fmt.Errorf("machineconfigpool %s: %w", st.Pool.Name, err)
 		}
 		d.log.Info("targeted node", "pool", st.Pool.Name, "node", name, "config", step.Target)
+		if d.onTargeted != nil {
+			d.onTargeted(st.Pool.Name, name)
+		}
 	}
 	d.event(st.Pool, step)
 	return step, nil
