@@ -22,7 +22,8 @@ func (h *Health) JournalOpened() { h.set(func() { h.journalOpen = true }) }
 // JournalClosed records that the journal is closed for good: the agent is stopping.
 func (h *Health) JournalClosed() { h.set(func() { h.journalClosed = true }) }
 
-// APIReached records that the agent has read its node from the API server.
+// APIReached records that the agent has synced what it watches from the API server
+// and is about to run.
 func (h *Health) APIReached() { h.set(func() { h.apiReached = true }) }
 
 func (h *Health) set(f func()) {

@@ -195,7 +195,6 @@ func runAgent(ctx context.Context, s cmdutil.IOStreams, o *AgentOptions) error {
 		return err
 	}
 	defer cluster.Close()
-	health.APIReached() // NewNodeAgent has synced its informers from the API server
 	systemd, err := host.NewSystemd(ctx, host.WithBusAddress(o.busAddress))
 	if err != nil {
 		return err
@@ -235,6 +234,9 @@ func runAgent(ctx context.Context, s cmdutil.IOStreams, o *AgentOptions) error {
 		return err
 	}
 	defer closePins()
+	// NewNodeAgent and the pinner have synced their informers from the API server: the
+	// agent is started.
+	health.APIReached()
 	log.Info("agent starting", "node", o.node, "root", o.root, "stateDir", o.stateDir, "bus", o.busAddress, "version", o.version)
 	// The pinned images are pulled beside the updates, as MCO's daemon does; the agent's
 	// Run ends the process (an MCO cluster, a damaged journal), and the pinner with it.
