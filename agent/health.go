@@ -22,11 +22,14 @@ func (h *Health) JournalOpened() { h.set(func() { h.journalOpen = true }) }
 // JournalClosed records that the journal is closed for good: the agent is stopping.
 func (h *Health) JournalClosed() { h.set(func() { h.journalClosed = true }) }
 
-// APIReached records that the agent has synced what it watches from the API server
-// and is about to run.
+// APIReached records that the agent has reached the API server, found no Machine
+// Config Operator there, and runs its updates.
 func (h *Health) APIReached() { h.set(func() { h.apiReached = true }) }
 
 func (h *Health) set(f func()) {
+	if h == nil {
+		return
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	f()

@@ -28,3 +28,11 @@ func TestHealthReadiness(t *testing.T) {
 		t.Fatalf("journal open, API not reached: %v", err)
 	}
 }
+
+// TestNilHealth: an agent without a Health (Config.Health unset) records nothing.
+func TestNilHealth(t *testing.T) {
+	var h *Health
+	h.APIReached()
+	h.JournalOpened()
+	h.JournalClosed()
+}

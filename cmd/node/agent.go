@@ -224,7 +224,7 @@ func runAgent(ctx context.Context, s cmdutil.IOStreams, o *AgentOptions) error {
 		Root: root, Systemd: systemd, Logind: logind, OS: host.NewOSTree(o.root, nil), UnitLog: host.NewUnitLog(o.root, nil),
 		StateDir: o.stateDir, BootIDFile: o.bootID, DrainTimeout: o.drainTimeout, Limits: o.limits,
 		MCOPresent: func(ctx context.Context) (bool, string, error) { return kube.DetectMCO(ctx, clients.Kube) },
-		Metrics:    metrics, Log: log, Failpoint: o.failpoint, FailpointAnnounce: o.announce,
+		Metrics:    metrics, Health: health, Log: log, Failpoint: o.failpoint, FailpointAnnounce: o.announce,
 	})
 	if err != nil {
 		return err
@@ -234,9 +234,6 @@ func runAgent(ctx context.Context, s cmdutil.IOStreams, o *AgentOptions) error {
 		return err
 	}
 	defer closePins()
-	// NewNodeAgent and the pinner have synced their informers from the API server: the
-	// agent is started.
-	health.APIReached()
 	log.Info("agent starting", "node", o.node, "root", o.root, "stateDir", o.stateDir, "bus", o.busAddress, "version", o.version)
 	// The pinned images are pulled beside the updates, as MCO's daemon does; the agent's
 	// Run ends the process (an MCO cluster, a damaged journal), and the pinner with it.

@@ -20,12 +20,11 @@ import (
 const testVersion = "v0.0.0-imagetest"
 
 // staticBinary builds mcotui as make image does (CGO_ENABLED=0, the version stamped)
-// into dir; without make image's -trimpath, so that the packages come from the build
-// cache of earlier runs.
+// into dir, with make image's flags, so that the two share the build cache.
 func staticBinary(t *testing.T, dir string) string {
 	t.Helper()
 	bin := filepath.Join(dir, "mcotui-static")
-	cmd := exec.Command("go", "build", "-ldflags", "-s -w -X main.version="+testVersion, "-o", bin, ".")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w -X main.version="+testVersion, "-o", bin, ".")
 	cmd.Dir = "../.." // the module root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
