@@ -125,6 +125,7 @@ func (o *ControllerOptions) Run(ctx context.Context) error {
 		level = slog.LevelDebug
 	}
 	log := cmdutil.NewLogger(o.IOStreams.ErrOut, o.LogFormat, level).With("component", "controller")
+	defer cmdutil.KlogTo(log)()
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	log.Info("controller starting", "version", o.Version, "namespace", o.Namespace)

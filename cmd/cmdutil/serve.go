@@ -10,7 +10,9 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/pflag"
+	"k8s.io/klog/v2"
 )
 
 // LogFormat is --log-format: text (slog's key=value lines) or json (one object a line,
@@ -53,6 +55,15 @@ func NewLogger(w io.Writer, f LogFormat, level slog.Level) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// KlogTo sends what client-go logs through klog to log, so that it comes in log's format
+// (--log-format) rather than klog's own lines. klog's logger is the process's, which
+// client-go forces; the returned function discards klog's output again, for a command
+// run inside a test process.
+func KlogTo(log *slog.Logger) (restore func()) {
+	klog.SetLogger(logr.FromSlogHandler(log.Handler()))
+	return func() { klog.SetLogger(logr.Discard()) }
 }
 
 // Serve serves h on addr until the returned stop function is called, and returns the

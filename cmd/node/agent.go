@@ -153,6 +153,7 @@ func (o *AgentOptions) Run(ctx context.Context) error {
 
 func runAgent(ctx context.Context, s cmdutil.IOStreams, o *AgentOptions) error {
 	log := cmdutil.NewLogger(s.ErrOut, o.logFormat, slog.LevelInfo).With("component", "agent")
+	defer cmdutil.KlogTo(log)()
 	// First of all: a second agent on this state directory stops here, before it talks
 	// to the cluster or the host. The lock lasts as long as the process.
 	lock, err := agent.LockStateDir(o.stateDir)
