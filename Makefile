@@ -46,7 +46,7 @@ testbin:
 # The agent's in-process failpoint tests need the failpoints build tag; the crash tests
 # in ./... (and the VM tests) build their tagged binary themselves.
 test: testbin lint
-	$(GO) test -race -count=1 -timeout 45m -skip '^TestVMExtended' ./...
+	$(GO) test -race -count=1 -timeout 70m -skip '^TestVMExtended' ./...
 	$(GO) test -race -count=1 -tags failpoints -run 'TestResumeAtEveryFailpoint|TestFailpoint|TestWriteFailpoints' ./agent/
 
 # The real-host tests alone: the agent on a Debian guest in QEMU with real systemd,

@@ -89,7 +89,12 @@ type Config struct {
 	// MachineSet's providerSpec names, when they agree (see bootimage.InferPlatform).
 	Platform configv1.PlatformType
 
-	// Clock times conditions. Default: the real clock.
+	// Alerts is the Prometheus the pools' alert gates ask. nil: a pool with an alert
+	// gate is held, saying no Prometheus is configured.
+	Alerts AlertSource
+
+	// Clock times conditions and reads the pools' maintenance windows. Default: the
+	// real clock.
 	Clock clock.PassiveClock
 	// Logger receives the controller's log. Default: discard.
 	Logger *slog.Logger
@@ -224,9 +229,13 @@ func lead(ctx context.Context, cfg *Config) error {
 	mcs := mcfgF.Machineconfiguration().V1().MachineConfigs()
 	mcns := mcfgF.Machineconfiguration().V1().MachineConfigNodes()
 
+	var rolloutQ *loop
+	requeue := newRequeuer(cfg.Clock, func(pool string) { rolloutQ.add(pool) })
+	defer requeue.stop()
 	driver := NewDriver(c, DriverOptions{
 		FieldManager: cfg.Identity, Recorder: recorder, Logger: log.With("loop", "rollout"), Clock: cfg.Clock,
 		Nodes: nodes.Lister(), Pools: pools.Lister(), MachineConfigNodes: mcns.Lister(),
+		Alerts: cfg.Alerts, Requeue: requeue.after,
 		OnTargeted: func(pool, _ string) { cfg.Metrics.targeted(pool) },
 	})
 	rl := &rolloutLoop{driver: driver}
@@ -234,7 +243,7 @@ func lead(ctx context.Context, cfg *Config) error {
 		clients: c, recorder: recorder, clock: cfg.Clock, log: log.With("loop", "render"),
 		pools: pools.Lister(), mcs: mcs.Lister(), version: cfg.Version, fieldManager: cfg.Identity,
 	}
-	rolloutQ := newLoop("rollout", rl.sync, log, cfg.Metrics.QueueMetrics())
+	rolloutQ = newLoop("rollout", rl.sync, log, cfg.Metrics.QueueMetrics())
 	renderQ := newLoop("render", rend.sync, log, cfg.Metrics.QueueMetrics())
 
 	allPools := func() []string {
@@ -285,7 +294,7 @@ func lead(ctx context.Context, cfg *Config) error {
 			return allPools() // membership of every pool may change
 		}
 		if old.ResourceVersion != cur.ResourceVersion && old.Generation == cur.Generation && samePin(old, cur) &&
-			equality.Semantic.DeepEqual(old.Spec, cur.Spec) {
+			samePolicy(old, cur) && equality.Semantic.DeepEqual(old.Spec, cur.Spec) && sameRenderDegraded(old, cur) {
 			return nil // a status write, the loop's own as a rule
 		}
 		return []string{cur.Name}
@@ -422,6 +431,21 @@ func mcnChangeMatters(old, cur *mcfgv1.MachineConfigNode) bool {
 		return true // a resync
 	}
 	return old.Spec != cur.Spec || !equality.Semantic.DeepEqual(old.Status.PinnedImageSets, cur.Status.PinnedImageSets)
+}
+
+// sameRenderDegraded: the render loop's condition is the same in both. The rollout
+// writes Degraded from it, so the render loop's status write must reach the rollout
+// loop, or a pool that renders again stays Degraded.
+func sameRenderDegraded(a, b *mcfgv1.MachineConfigPool) bool {
+	status := func(p *mcfgv1.MachineConfigPool) corev1.ConditionStatus {
+		for _, c := range p.Status.Conditions {
+			if c.Type == mcfgv1.MachineConfigPoolRenderDegraded {
+				return c.Status
+			}
+		}
+		return ""
+	}
+	return status(a) == status(b)
 }
 
 // samePin: the pools' rollback annotations are the same. They are metadata, which

@@ -45,6 +45,8 @@ type DriveOptions struct {
 	Clock clock.PassiveClock
 	// Logger receives the driver's log. Default: discard.
 	Logger *slog.Logger
+	// Alerts is the Prometheus the pool's alert gate asks (see DriverOptions.Alerts).
+	Alerts AlertSource
 }
 
 // DriveEnd says why DrivePool stopped driving.
@@ -187,9 +189,12 @@ func (d *poolDriver) run(ctx context.Context) (DriveEnd, error) {
 	nodes := kubeF.Core().V1().Nodes()
 	pools := mcfgF.Machineconfiguration().V1().MachineConfigPools()
 	mcns := mcfgF.Machineconfiguration().V1().MachineConfigNodes()
+	// No Requeue: the driver syncs every Interval anyway, which is how a window that
+	// opens or a soak that ends is seen.
 	d.Driver = NewDriver(d.clients, DriverOptions{
 		FieldManager: d.opts.Identity, Logger: d.opts.Logger, Clock: d.opts.Clock,
 		Nodes: nodes.Lister(), Pools: pools.Lister(), MachineConfigNodes: mcns.Lister(),
+		Alerts: d.opts.Alerts,
 	})
 	// One pending wake-up at most: the changes of a burst coalesce into one sync.
 	wake := make(chan struct{}, 1)
@@ -209,7 +214,7 @@ func (d *poolDriver) run(ctx context.Context) (DriveEnd, error) {
 	}, poke))
 	regs = append(regs, err)
 	_, err = pools.Informer().AddEventHandler(handler(func(old, cur *mcfgv1.MachineConfigPool) []string {
-		if old != nil && cur != nil && old.ResourceVersion != cur.ResourceVersion && old.Generation == cur.Generation && samePin(old, cur) {
+		if old != nil && cur != nil && old.ResourceVersion != cur.ResourceVersion && old.Generation == cur.Generation && samePin(old, cur) && samePolicy(old, cur) {
 			return nil // a status write, the driver's own as a rule
 		}
 		return one()

@@ -18,6 +18,7 @@ type PoolDriver struct {
 	namespace string
 	identity  string
 	log       *slog.Logger
+	alerts    AlertSource
 
 	// The TUI calls Drive on a goroutine of its own, which may start after the
 	// program has ended and Wait has begun: mu orders each drive's running.Add
@@ -36,6 +37,13 @@ func NewPoolDriver(ctx context.Context, clients *kube.Clients, namespace, identi
 		namespace = DefaultNamespace
 	}
 	return &PoolDriver{ctx: ctx, clients: clients, namespace: namespace, identity: identity, log: log}
+}
+
+// WithAlerts sets the Prometheus the pools' alert gates ask while the driver drives
+// them (DriveOptions.Alerts); it returns d.
+func (d *PoolDriver) WithAlerts(a AlertSource) *PoolDriver {
+	d.alerts = a
+	return d
 }
 
 // Identity is who the driver drives as, in the Lease and the nodes' managedFields.
@@ -59,7 +67,7 @@ func (d *PoolDriver) Drive(ctx context.Context, pool string, report func(DriveRe
 	defer cancel()
 	defer context.AfterFunc(d.ctx, cancel)()
 	_, err := DrivePool(ctx, d.clients, pool, DriveOptions{
-		Identity: d.identity, Namespace: d.namespace, Logger: d.log.With("drive", pool),
+		Identity: d.identity, Namespace: d.namespace, Logger: d.log.With("drive", pool), Alerts: d.alerts,
 	}, report)
 	return err
 }

@@ -59,8 +59,16 @@ type DriverOptions struct {
 	Nodes corelisters.NodeLister
 	Pools mcfglisters.MachineConfigPoolLister
 	// Clock times the pool's status conditions and expires writes whose outcome is
-	// unknown. Default: the real clock.
+	// unknown, and is the time the pools' maintenance windows are read at. Default: the
+	// real clock.
 	Clock clock.PassiveClock
+	// Alerts is the Prometheus the pools' alert gates ask (policy.AlertsGateKey). nil:
+	// a pool with an alert gate is held, saying that no Prometheus is configured.
+	Alerts AlertSource
+	// Requeue, when set, is asked to sync the pool again after a while though nothing
+	// changes: when its maintenance window opens or closes, a soak ends, or a gate that
+	// no informer follows (an alert) is to be looked at again.
+	Requeue func(pool string, after time.Duration)
 	// OnTargeted, when set, is called for each node whose new desired config the API
 	// server accepted (the controller's targets metric).
 	OnTargeted func(pool, node string)
@@ -82,6 +90,8 @@ type Driver struct {
 	recorder     record.EventRecorder
 	log          *slog.Logger
 	clock        clock.PassiveClock
+	alerts       AlertSource
+	requeue      func(string, time.Duration)
 	onTargeted   func(pool, node string)
 
 	ownNodes *ownWrites[*corev1.Node]
@@ -93,7 +103,7 @@ type Driver struct {
 func NewDriver(clients *kube.Clients, opts DriverOptions) *Driver {
 	d := &Driver{
 		clients: clients, mcns: opts.MachineConfigNodes, fieldManager: opts.FieldManager, recorder: opts.Recorder, log: opts.Logger,
-		clock: opts.Clock, onTargeted: opts.OnTargeted,
+		clock: opts.Clock, alerts: opts.Alerts, requeue: opts.Requeue, onTargeted: opts.OnTargeted,
 	}
 	if opts.Nodes != nil && opts.Pools != nil && opts.MachineConfigNodes != nil {
 		d.nodes, d.pools = opts.Nodes, opts.Pools
@@ -192,6 +202,9 @@ func (d *Driver) cached(pool string) (PoolState, error) {
 // node's resourceVersion, and its MachineConfigNode is brought in step; then a
 // SetDesiredConfig event goes to the pool. A paused pool gets no targets.
 //
+// The pool's rollout policy applies (its windows, gates, order and holds): an invalid
+// policy is an error.
+//
 // The step is returned even when writing a target fails part way; the error names the
 // node. A node that changed since it was read fails with a Conflict: step again. The
 // retries of opts.Retry are planned but not written: how an agent is told to retry is
@@ -210,6 +223,11 @@ func (d *Driver) Step(ctx context.Context, pool string, opts rollout.Options) (r
 	if err != nil {
 		return rollout.Step{}, err
 	}
+	pol, hold := d.policyOptions(ctx, st, d.clock.Now())
+	if hold.Invalid {
+		return rollout.Step{}, errors.New(hold.Message)
+	}
+	opts.Policy, opts.Now, opts.Gate = pol.Policy, pol.Now, pol.Gate
 	return d.stepOn(ctx, &st, opts)
 }
 
@@ -328,9 +346,11 @@ func (d *Driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) 
 	if err := d.syncTaints(ctx, p, st.Nodes); err != nil {
 		errs = append(errs, err)
 	}
+	now := d.clock.Now()
+	opts, hold := d.policyOptions(ctx, st, now)
 	var step rollout.Step
-	if mayStep == nil || mayStep(st) {
-		step, err = d.stepOn(ctx, &st, rollout.Options{})
+	if !hold.Invalid && (mayStep == nil || mayStep(st)) {
+		step, err = d.stepOn(ctx, &st, opts)
 		switch {
 		case err != nil && step.Target == "":
 			// The plan itself failed: the pool is invalid (its maxUnavailable).
@@ -341,8 +361,11 @@ func (d *Driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) 
 			errs = append(errs, err)
 		}
 	}
-	if err := d.writeStatus(ctx, &st, d.clock.Now()); err != nil {
+	if err := d.writeStatus(ctx, &st, now, hold); err != nil {
 		errs = append(errs, err)
+	}
+	if hold.Recheck > 0 && d.requeue != nil {
+		d.requeue(p.Name, hold.Recheck)
 	}
 	return st, step, errors.Join(errs...)
 }
@@ -385,14 +408,24 @@ func (l *rolloutLoop) sync(ctx context.Context, name string) error {
 }
 
 // writeStatus writes the pool's status as rollout.Status computes it over st's
-// members, when it differs from what the pool has, and brings st.Pool up to date.
-func (d *Driver) writeStatus(ctx context.Context, st *PoolState, now time.Time) error {
+// members, with the RolloutHeld condition of hold, when it differs from what the pool
+// has, and brings st.Pool up to date. A hold that begins or changes its reason is an
+// Event on the pool too.
+func (d *Driver) writeStatus(ctx context.Context, st *PoolState, now time.Time, hold policyHold) error {
 	pool := st.Pool
 	view := rollout.PlanningView(st.Nodes)
 	status := rollout.Status(pool, view, metav1.NewTime(now))
 	d.setPinnedSynchronizer(pool, &status, view)
+	setHoldCondition(&status, pool.Status.Conditions, hold, hasPolicy(pool), metav1.NewTime(now))
 	if sameStatus(status, pool.Status) {
 		return nil
+	}
+	if hold.Reason != "" && d.recorder != nil && !sameHold(pool.Status.Conditions, hold) {
+		kind := corev1.EventTypeNormal
+		if hold.Invalid {
+			kind = corev1.EventTypeWarning
+		}
+		d.recorder.Event(pool, kind, hold.Reason, hold.Message)
 	}
 	updated := pool.DeepCopy()
 	updated.Status = status

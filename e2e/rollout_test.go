@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	"github.com/mcotui/mcotui/agent"
 	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/core/mctest"
 	"github.com/mcotui/mcotui/core/nodeanno"
@@ -363,9 +364,12 @@ func TestRollout(t *testing.T) {
 	})
 	// Each retry of the agent starts by writing Updated=False, which (MCO's rule, see
 	// phase.Apply) resets NodeDegraded until the retry fails again: the node reads
-	// degraded between retries, so a user may need to look twice.
+	// degraded between retries, so a user may need to look twice. The windows grow with
+	// the agent's backoff (5 s doubling to agent.DefaultMaxBackoff, 60 s): the limit lets
+	// the backoff reach its ceiling and then a few full windows pass, so that a look of
+	// two `mcotui status` runs fits in one however slow a loaded machine makes them.
 	looks := 0
-	kubetest.Eventually(t, time.Minute, "mcotui status to show "+degradedNode+" degraded", func() (bool, string) {
+	kubetest.Eventually(t, 2*time.Minute+4*agent.DefaultMaxBackoff, "mcotui status to show "+degradedNode+" degraded", func() (bool, string) {
 		looks++
 		return statusShowsDegraded(t, degradedNode, target[infraPool])
 	})

@@ -3,7 +3,8 @@
 # private system bus for the systemd and logind doubles), util-linux (setpriv, which
 # kubetest uses so the control plane dies with the test binary), tmux (the demo's
 # test drives the real binary in a tmux pane), containerd (the CRI server of the
-# pinned-image tests, platform/host/cri/critest), and for the VM test bed (e2e/vm) QEMU
+# pinned-image tests, platform/host/cri/critest), prometheus (the real server the
+# alert gate's client and stand-in are checked against, platform/prom), and for the VM test bed (e2e/vm) QEMU
 # (qemu-system-x86, qemu-utils for qemu-img), mmdebstrap (builds the guest image) and
 # e2fsprogs (mke2fs, debugfs), and ca-certificates (the CA bundle make image and its
 # test put in the image). As root it installs what
@@ -15,6 +16,7 @@ command -v dbus-daemon >/dev/null || missing+=(dbus-daemon)
 command -v setpriv >/dev/null || missing+=(util-linux)
 command -v tmux >/dev/null || missing+=(tmux)
 command -v containerd >/dev/null || missing+=(containerd)
+command -v prometheus >/dev/null || missing+=(prometheus)
 command -v qemu-system-x86_64 >/dev/null || missing+=(qemu-system-x86)
 command -v qemu-img >/dev/null || missing+=(qemu-utils)
 command -v mmdebstrap >/dev/null || missing+=(mmdebstrap)

@@ -30,6 +30,7 @@ type ControllerOptions struct {
 	PlatformFlag                              string
 	Platform                                  configv1.PlatformType
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	Prometheus                                cmdutil.PrometheusFlag
 	Verbose                                   bool
 	LogFormat                                 cmdutil.LogFormat
 	// MetricsAddr and HealthAddr are --metrics-addr and --health-addr; "" serves none.
@@ -54,7 +55,9 @@ Operator, doing what MCO's render, node and boot image controllers do:
   rollout     gives each pool's nodes the rendered config, at most maxUnavailable nodes
               unavailable at once, by zone then age, nothing while the pool is paused;
               keeps a MachineConfigNode per node and writes the pool's status, so that
-              ` + "`kubectl get mcp`" + ` reads as on OpenShift.
+              ` + "`kubectl get mcp`" + ` reads as on OpenShift; follows each pool's
+              rollout policy (maintenance windows, health gates, order, holds: see
+              README "Rollout policy"), saying what holds it in RolloutHeld.
   bootimages  when the cluster serves Machine API MachineSets: points the MachineSets
               that MachineConfiguration/cluster enrolls (modes All, None, Partial) at the
               boot images of the coreos-bootimages ConfigMap and upgrades their Ignition
@@ -87,6 +90,7 @@ It refuses to start where the Machine Config Operator runs, and says what it fou
 	fl.DurationVar(&o.RetryPeriod, "retry-period", controller.DefaultRetryPeriod, "how often candidates try to take the lease")
 	fl.Float32Var(&o.Kube.QPS, "kube-api-qps", controller.DefaultQPS, "requests per second the controller may send the API server, on average (as kube-controller-manager's flag)")
 	fl.IntVar(&o.Kube.Burst, "kube-api-burst", controller.DefaultBurst, "requests the controller may send the API server in a burst above --kube-api-qps")
+	o.Prometheus.Add(fl)
 	fl.BoolVarP(&o.Verbose, "verbose", "v", false, "log at debug level")
 	cmdutil.AddLogFormat(fl, &o.LogFormat)
 	fl.StringVar(&o.MetricsAddr, "metrics-addr", "", `serve Prometheus metrics at http://ADDR/metrics (default "": off; :8080 for every interface, as mcotui install sets)`)
@@ -111,12 +115,16 @@ func (o *ControllerOptions) Complete(*cobra.Command, []string) error {
 	return nil
 }
 
-// Validate has nothing left to check: Complete has read --platform.
-func (o *ControllerOptions) Validate() error { return nil }
+// Validate checks --prometheus-url (Complete has read --platform).
+func (o *ControllerOptions) Validate() error { return o.Prometheus.Validate() }
 
 // Run runs the controller until SIGTERM or SIGINT.
 func (o *ControllerOptions) Run(ctx context.Context) error {
 	clients, err := o.Kube.Clients()
+	if err != nil {
+		return err
+	}
+	alerts, err := o.Prometheus.Alerts()
 	if err != nil {
 		return err
 	}
@@ -161,6 +169,7 @@ func (o *ControllerOptions) Run(ctx context.Context) error {
 		RenewDeadline: o.RenewDeadline,
 		RetryPeriod:   o.RetryPeriod,
 		Platform:      o.Platform,
+		Alerts:        alerts,
 		Logger:        log,
 		Version:       o.Version,
 		Metrics:       metrics,

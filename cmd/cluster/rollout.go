@@ -18,6 +18,7 @@ import (
 	"github.com/mcotui/mcotui/cmd/cmdutil"
 	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/core/disruption"
+	"github.com/mcotui/mcotui/core/policy"
 	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/platform/kube"
 )
@@ -43,6 +44,8 @@ type RolloutOptions struct {
 	Timeout, Interval time.Duration
 	// Namespace is that of the controller's Lease.
 	Namespace string
+	// Prometheus is what the pool's alert gate asks while --wait drives the pool.
+	Prometheus cmdutil.PrometheusFlag
 }
 
 // NewCmdRollout is `mcotui rollout`; runF, when not nil, replaces the run step.
@@ -76,6 +79,12 @@ exactly as the controller would, until the pool is updated, a node fails, the po
 paused or the command ends; then it releases the Lease. A controller started meanwhile
 waits for it, and takes over once it is released.
 
+The pool's rollout policy (mcotui.io/ annotations on the pool: maintenance windows,
+health gates, update order; on nodes: holds and priorities; see README "Rollout
+policy") orders the plan and holds the rollout as it holds the controller's: the plan
+says what the policy does now. While --wait drives, --prometheus-url is what an alert
+gate asks.
+
 Exit status with --wait: 0 when every node of the pool is updated; 1 as soon as a node
 fails its update (Degraded or Unreconcilable); 2 when --timeout passes first. Without
 --wait: 0 once the plan is printed. An error (no such pool, no cluster) exits 1, a usage
@@ -100,6 +109,7 @@ error 2.`,
 	fl.StringVar(&o.Namespace, "namespace", controller.DefaultNamespace, "the namespace of mcotui's controller Lease, to tell whether a controller drives the rollout")
 	fl.DurationVar(&o.Interval, "poll-interval", time.Second, "with --wait, how often to look at the pool and its nodes")
 	_ = fl.MarkHidden("poll-interval")
+	o.Prometheus.Add(fl)
 	return cmd
 }
 
@@ -122,7 +132,7 @@ func (o *RolloutOptions) Validate() error {
 	if o.Timeout <= 0 {
 		return cmdutil.UsageHelp(fmt.Errorf("--timeout %s: give a positive duration such as 30m", o.Timeout))
 	}
-	return nil
+	return o.Prometheus.Validate()
 }
 
 // Run sets maxUnavailable when asked, prints the plan and who drives it, and with Wait
@@ -167,12 +177,19 @@ func runRollout(ctx context.Context, s cmdutil.IOStreams, c *kube.Clients, o *Ro
 	if st.Pool.Spec.Configuration.Name == "" {
 		return fmt.Errorf("machineconfigpool %s has not been rendered yet (spec.configuration.name is empty); its RenderDegraded condition says why (mcotui status %s)", name, name)
 	}
-	forecast, err := rollout.Preview(st.Pool, rollout.PlanningView(st.Nodes), rollout.Options{}, controller.NewDiffer(c).Diff)
+	pol, err := policy.FromPool(st.Pool)
+	if err != nil {
+		return fmt.Errorf("%w; fix the annotation (kubectl annotate mcp %s KEY=VALUE --overwrite, or KEY- to remove it): no node is targeted until then", err, name)
+	}
+	forecast, err := rollout.Preview(st.Pool, rollout.PlanningView(st.Nodes), rollout.Options{Policy: pol}, controller.NewDiffer(c).Diff)
 	if err != nil {
 		return err
 	}
 	if err := writePlan(s.Out, forecast, st); err != nil {
 		return err
+	}
+	if sum := pol.Summary(time.Now()); sum != "" {
+		fmt.Fprintf(s.Out, "Policy: %s.\n", sum)
 	}
 	who, nobody := whoDrives(ctx, c, o.Namespace, o.Wait, s.ErrOut)
 	if who != "" {
@@ -235,6 +252,9 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // reports as lines on out and warnings on errOut.
 func startDriving(ctx context.Context, c *kube.Clients, pool string, o *RolloutOptions, out, errOut io.Writer) *controller.Driving {
 	opts := controller.DriveOptions{Identity: rolloutIdentity(), Namespace: o.Namespace, Interval: o.Interval}
+	if alerts, err := o.Prometheus.Alerts(); err == nil && alerts != nil {
+		opts.Alerts = alerts
+	}
 	return controller.StartDriving(ctx, c, pool, opts, func(r controller.DriveReport) {
 		switch {
 		case r.Err != nil:

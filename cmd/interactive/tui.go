@@ -37,6 +37,8 @@ type TUIOptions struct {
 	LogFile string
 	// Namespace is that of the controller's Lease, which the TUI holds while it drives.
 	Namespace string
+	// Prometheus is what pools' alert gates ask while the TUI drives them.
+	Prometheus cmdutil.PrometheusFlag
 	// Narration is shown above the TUI's footer (tui.Options.Narration): the demo's
 	// story. Not a flag; nil for `mcotui`.
 	Narration <-chan string
@@ -70,13 +72,14 @@ without colour.
 	fl.BoolVar(&o.ReadOnly, "read-only", false, "offer no action that changes the cluster")
 	fl.StringVar(&o.LogFile, "log", "", "append the TUI's log (watch errors, actions taken) to this file")
 	fl.StringVar(&o.Namespace, "namespace", controller.DefaultNamespace, "the namespace of mcotui's controller Lease, which the TUI holds while it drives a rollout")
+	o.Prometheus.Add(fl)
 }
 
 // Complete has nothing to fill.
 func (o *TUIOptions) Complete(*cobra.Command, []string) error { return nil }
 
-// Validate has nothing to check: whether the streams are a terminal is Run's to find.
-func (o *TUIOptions) Validate() error { return nil }
+// Validate checks --prometheus-url; whether the streams are a terminal is Run's to find.
+func (o *TUIOptions) Validate() error { return o.Prometheus.Validate() }
 
 // Run opens the TUI on the streams' terminal.
 func (o *TUIOptions) Run(ctx context.Context) error {
@@ -118,6 +121,13 @@ func (o *TUIOptions) Run(ctx context.Context) error {
 			return err
 		}
 		driver = newTUIDriver(ctx, clients, o.Namespace, log)
+		alerts, err := o.Prometheus.Alerts()
+		if err != nil {
+			return err
+		}
+		if alerts != nil {
+			driver.WithAlerts(alerts)
+		}
 		opts.Driver = driver
 	}
 	p := tea.NewProgram(tui.New(sub, opts), tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out))

@@ -2,11 +2,13 @@ package rollout
 
 import (
 	"cmp"
+	"errors"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mcotui/mcotui/core/nodeanno"
+	"github.com/mcotui/mcotui/core/policy"
 )
 
 // member is what the planner needs of one node, read once.
@@ -20,6 +22,9 @@ type member struct {
 	createdN int
 	readyErr error
 	chosen   bool // Plan: the step targets or retries the node
+	priority int  // policy.PriorityKey: higher first
+	held     bool // policy.HoldKey
+	holdErr  error
 
 	// current, desired and state are the node's annotations; Preview advances them
 	// as it simulates waves completing.
@@ -29,6 +34,14 @@ type member struct {
 
 // snapshot reads nodes (nil entries are dropped) and returns them in rollout order.
 func snapshot(nodes []*corev1.Node) []*member {
+	ms, _ := snapshotWith(nodes, policy.OrderDefault)
+	return ms
+}
+
+// snapshotWith is snapshot under a pool's update order, with the nodes' priorities and
+// holds read. A priority that does not parse is an error naming the node; a hold that
+// does not parse holds the node (holdErr says why).
+func snapshotWith(nodes []*corev1.Node, order policy.Order) ([]*member, error) {
 	backing := make([]member, 0, len(nodes))
 	for _, n := range nodes {
 		if n == nil {
@@ -49,13 +62,22 @@ func snapshot(nodes []*corev1.Node) []*member {
 			reason:   nodeanno.Reason(n),
 		})
 	}
+	var errs []error
+	for i := range backing {
+		m := &backing[i]
+		var err error
+		if m.priority, err = policy.Priority(m.node); err != nil {
+			errs = append(errs, err)
+		}
+		m.held, m.holdErr = policy.Held(m.node)
+	}
 	rankZones(backing)
 	ms := make([]*member, len(backing))
 	for i := range backing {
 		ms[i] = &backing[i]
 	}
-	slices.SortFunc(ms, compareOrder)
-	return ms
+	slices.SortFunc(ms, func(a, b *member) int { return compareOrder(a, b, order) })
+	return ms, errors.Join(errs...)
 }
 
 // rankZones numbers the zones in sorted order, so that sorting compares integers. A
@@ -84,10 +106,23 @@ func (m *member) done() bool        { return done(m.current, m.desired, m.state)
 func (m *member) failing() bool     { return failing(m.current, m.desired, m.state) }
 func (m *member) unavailable() bool { return unavailable(m.ready(), m.current, m.desired, m.state) }
 
-// compareOrder orders nodes the way MCO's sortNodeList does (by zone label, nodes
+// compareOrder orders nodes by priority (higher first; all 0 unless the nodes set
+// policy.PriorityKey), then the way MCO's sortNodeList does (by zone label, nodes
 // without one last, then oldest first) and then by name, which MCO leaves to chance,
-// so that the same nodes always plan the same way.
-func compareOrder(a, b *member) int {
+// so that the same nodes always plan the same way. An update order (OldestFirst,
+// NewestFirst, as MCO's proposed spec.updateOrder) replaces the zones with age alone.
+func compareOrder(a, b *member, order policy.Order) int {
+	if c := cmp.Compare(b.priority, a.priority); c != 0 {
+		return c
+	}
+	switch order {
+	case policy.OrderOldestFirst, policy.OrderNewestFirst:
+		c := cmp.Or(cmp.Compare(a.created, b.created), cmp.Compare(a.createdN, b.createdN))
+		if order == policy.OrderNewestFirst {
+			c = -c
+		}
+		return cmp.Or(c, cmp.Compare(a.name, b.name))
+	}
 	if c := cmp.Compare(a.zoneRank, b.zoneRank); c != 0 {
 		return c
 	}
@@ -100,9 +135,10 @@ func compareOrder(a, b *member) int {
 	return cmp.Compare(a.name, b.name)
 }
 
-// Order returns the nodes in rollout order: by topology.kubernetes.io/zone (nodes
-// without the label last), then by creation time (oldest first), then by name. nodes
-// is not modified; nil entries are dropped.
+// Order returns the nodes in rollout order: by update priority (policy.PriorityKey,
+// higher first), then by topology.kubernetes.io/zone (nodes without the label last),
+// then by creation time (oldest first), then by name. nodes is not modified; nil
+// entries are dropped.
 func Order(nodes []*corev1.Node) []*corev1.Node {
 	ms := snapshot(nodes)
 	out := make([]*corev1.Node, len(ms))

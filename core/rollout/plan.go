@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mcotui/mcotui/core/nodeanno"
+	"github.com/mcotui/mcotui/core/policy"
 )
 
 // ErrNoTarget is returned when there is no rendered config to roll out: the pool has
@@ -36,6 +38,17 @@ type Options struct {
 	// against maxUnavailable. Names of nodes that are not failing at the target are
 	// noted in their Skip and otherwise ignored.
 	Retry []string
+
+	// Policy is the pool's rollout policy (policy.FromPool): outside its maintenance
+	// windows no node is targeted or retried (nodes mid-update finish); nodes go in its
+	// update order, higher policy.PriorityKey first; held nodes (policy.HoldKey) are
+	// left out and listed in Step.Held.
+	Policy policy.Policy
+	// Now is when the windows are read. Required when Policy has windows.
+	Now time.Time
+	// Gate, when not empty, is why a health gate holds the rollout (the caller
+	// evaluates the gates, which read the cluster): no node is targeted or retried.
+	Gate string
 }
 
 // SkipReason says why a step leaves a node out.
@@ -53,6 +66,12 @@ const (
 	SkipNoCapacity SkipReason = "NoCapacity"
 	// SkipCanary: the canary has not finished yet.
 	SkipCanary SkipReason = "Canary"
+	// SkipHeld: the node is held out of the rollout (policy.HoldKey).
+	SkipHeld SkipReason = "Held"
+	// SkipWindow: outside the pool's maintenance windows.
+	SkipWindow SkipReason = "OutsideWindow"
+	// SkipGate: a health gate holds the rollout.
+	SkipGate SkipReason = "Gate"
 )
 
 // Skip is a node a step leaves out, and why, for previews and `mcotui rollout`.
@@ -84,6 +103,13 @@ type Step struct {
 	// nodes to try again (Options.Retry).
 	Targets []string
 	Retry   []string
+	// Held are the nodes that would be candidates but are held (policy.HoldKey), in
+	// rollout order.
+	Held []string
+	// Window is the maintenance windows' state at Options.Now (Open for a pool without
+	// windows); Gate is Options.Gate.
+	Window policy.State
+	Gate   string
 	// Skipped explains every other node, in rollout order.
 	Skipped []Skip
 	// Wait says why candidates are left waiting, or that the pool is paused; it is
@@ -116,15 +142,22 @@ func (s Step) EventMessage() string {
 //  4. a paused pool gets no targets; otherwise the first capacity candidates in
 //     rollout order (see Order) are the targets, fewer while a canary is held.
 //
+// The policy (Options.Policy, Now, Gate) adds: held nodes are not candidates; outside
+// the windows or while a gate holds, there are no targets and no retries.
+//
 // Plan never targets a node that already targets the config, and the same nodes in any
 // order give the same step. Errors: an invalid maxUnavailable, a negative canary, a
-// retry of a node not in nodes, no target (ErrNoTarget).
+// retry of a node not in nodes, no target (ErrNoTarget), a node priority that does not
+// parse, windows without Now.
 func Plan(pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, opts Options) (Step, error) {
 	target, err := targetOf(pool, opts)
 	if err != nil {
 		return Step{}, err
 	}
-	ms := snapshot(nodes)
+	ms, err := snapshotWith(nodes, opts.Policy.Order)
+	if err != nil {
+		return Step{}, fmt.Errorf("machineconfigpool %s: %w", pool.Name, err)
+	}
 	budget, err := MaxUnavailable(pool, len(ms))
 	if err != nil {
 		return Step{}, err
@@ -133,8 +166,29 @@ func Plan(pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, opts Options) (S
 	if err != nil {
 		return Step{}, err
 	}
+	if !opts.Policy.Windows.Always() && opts.Now.IsZero() {
+		return Step{}, fmt.Errorf("machineconfigpool %s: maintenance windows need the time to plan at", pool.Name)
+	}
+	window := opts.Policy.Windows.At(opts.Now)
+	closed := ""
+	switch {
+	case opts.Gate != "":
+		closed = "held by a health gate: " + opts.Gate
+	case !window.Open:
+		closed = "outside the maintenance windows: " + window.Describe(opts.Now)
+	}
 	d := decide(ms, target, budget, pool.Spec.Paused, opts.Canary, retry)
-	return d.step(pool.Name, ms, retry), nil
+	if closed != "" {
+		d.closed, d.closedReason = closed, SkipWindow
+		if opts.Gate != "" {
+			d.closedReason = SkipGate
+		}
+		d.retry = nil
+		d.choose()
+	}
+	s := d.step(pool.Name, ms, retry)
+	s.Window, s.Gate = window, opts.Gate
+	return s, nil
 }
 
 // RollbackTarget is the rendered config a rollback of the pool returns to: the last
@@ -200,6 +254,10 @@ type decision struct {
 
 	targets []*member
 	retry   []*member
+	held    []*member // candidates but for their hold
+
+	closed       string     // why the policy lets no node start (window, gate)
+	closedReason SkipReason // SkipWindow or SkipGate
 
 	wait string // waitMessage, once computed
 }
@@ -226,7 +284,10 @@ func decide(ms []*member, target string, budget int, paused bool, canary int, re
 			}
 			continue
 		}
-		if m.ready() {
+		switch {
+		case m.ready() && m.held:
+			d.held = append(d.held, m)
+		case m.ready():
 			d.candidates = append(d.candidates, m)
 		}
 	}
@@ -238,7 +299,7 @@ func decide(ms []*member, target string, budget int, paused bool, canary int, re
 func (d *decision) choose() {
 	d.capacity = max(d.budget-len(d.unavailable)-len(d.failingAtTarget), 0)
 	d.limit, d.canary, d.targets, d.wait = 0, false, nil, ""
-	if d.paused {
+	if d.paused || d.closed != "" {
 		return
 	}
 	d.limit = d.capacity
@@ -282,6 +343,7 @@ func (d *decision) step(pool string, ms []*member, retry map[string]bool) Step {
 		Canary:          d.canary,
 		Targets:         names(d.targets),
 		Retry:           names(d.retry),
+		Held:            names(d.held),
 	}
 	if len(d.targets) < len(d.candidates) {
 		s.Wait = d.waitMessage()
@@ -313,8 +375,14 @@ func (d *decision) skip(m *member) Skip {
 		return Skip{Node: m.name, Reason: SkipAtTarget, Message: d.atTargetMessage(m)}
 	case !m.ready():
 		return Skip{Node: m.name, Reason: SkipNotReady, Message: m.readyErr.Error() + "; it becomes a candidate once it is Ready and schedulable"}
+	case m.held && m.holdErr != nil:
+		return Skip{Node: m.name, Reason: SkipHeld, Message: m.holdErr.Error()}
+	case m.held:
+		return Skip{Node: m.name, Reason: SkipHeld, Message: "held by annotation " + policy.HoldKey + "=true; remove it to let the node update"}
 	case d.paused:
 		return Skip{Node: m.name, Reason: SkipPaused, Message: d.waitMessage()}
+	case d.closed != "":
+		return Skip{Node: m.name, Reason: d.closedReason, Message: d.waitMessage()}
 	case d.canary && d.limit < d.capacity:
 		return Skip{Node: m.name, Reason: SkipCanary, Message: d.waitMessage()}
 	}
@@ -358,6 +426,9 @@ func (d *decision) waitMessage() string {
 func (d *decision) newWaitMessage() string {
 	if d.paused {
 		return pausedMessage(d.target)
+	}
+	if d.closed != "" {
+		return d.closed
 	}
 	if d.canary && d.limit < d.capacity {
 		return fmt.Sprintf("waiting for the canary: %d of %d canary nodes are done at %s", d.canaryDone, d.canaryNeed, d.target)

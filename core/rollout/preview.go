@@ -62,6 +62,9 @@ type NodeChange struct {
 // nodes stay failed unless retried, and nodes that are not Ready for other reasons stay
 // so. A paused pool is forecast as if it were resumed, with Paused set.
 //
+// The policy's update order and holds apply (held nodes are Blocked); its windows and
+// gates do not: the forecast is what happens while they let the rollout go.
+//
 // Errors are Plan's; a diff error is recorded on the node and does not stop the
 // forecast.
 func Preview(pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, opts Options, diff DiffFunc) (Forecast, error) {
@@ -69,7 +72,10 @@ func Preview(pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, opts Options,
 	if err != nil {
 		return Forecast{}, err
 	}
-	ms := snapshot(nodes)
+	ms, err := snapshotWith(nodes, opts.Policy.Order)
+	if err != nil {
+		return Forecast{}, fmt.Errorf("machineconfigpool %s: %w", pool.Name, err)
+	}
 	budget, err := MaxUnavailable(pool, len(ms))
 	if err != nil {
 		return Forecast{}, err
