@@ -37,6 +37,8 @@ type ControllerOptions struct {
 	MetricsAddr, HealthAddr string
 	// Version is the binary's, logged and written by the controller.
 	Version string
+	// routeKlog sends client-go's klog output through the controller's logger.
+	routeKlog bool
 }
 
 // NewCmdController is `mcotui controller`; runF, when not nil, replaces the run step.
@@ -78,7 +80,12 @@ It refuses to start where the Machine Config Operator runs, and says what it fou
   # From a workstation against a test cluster
   mcotui controller --kubeconfig ~/.kube/kind --namespace default -v`,
 		Args: cmdutil.UsageArgs(cobra.NoArgs),
-		RunE: cmdutil.RunE(o, runF),
+		RunE: func(c *cobra.Command, args []string) error {
+			// klog's logger is the process's: only the command main runs takes it, not
+			// a test's run step (nor o.Run called by a test beside other clients).
+			o.routeKlog = runF == nil
+			return cmdutil.RunE(o, runF)(c, args)
+		},
 	}
 	fl := cmd.Flags()
 	o.Kube.Add(fl, f.Version)
@@ -133,7 +140,9 @@ func (o *ControllerOptions) Run(ctx context.Context) error {
 		level = slog.LevelDebug
 	}
 	log := cmdutil.NewLogger(o.IOStreams.ErrOut, o.LogFormat, level).With("component", "controller")
-	defer cmdutil.KlogTo(log)()
+	if o.routeKlog {
+		defer cmdutil.KlogTo(log)()
+	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	log.Info("controller starting", "version", o.Version, "namespace", o.Namespace)
