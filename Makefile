@@ -12,7 +12,7 @@ export MCOTUI_TESTBIN := $(TESTBIN)
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(TESTBIN)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 
-.PHONY: all build demo test test-crash e2e test-vm testbin k9s lint vet fmt-check staticcheck bench fuzz clean
+.PHONY: all build image demo test test-crash e2e test-vm testbin k9s lint vet fmt-check staticcheck bench fuzz clean
 
 FUZZTIME ?= 1m
 
@@ -20,6 +20,16 @@ all: build
 
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o bin/mcotui .
+
+# The OCI image, without a container engine: the static binary, the build machine's CA
+# certificates (Debian's ca-certificates), a non-root user, no base image (hack/image).
+# Writes the OCI layout bin/oci and the tarball bin/mcotui-image.tar (podman load -i).
+# deploy/Containerfile builds the same with a container engine.
+IMAGE_REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+image:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w $(LDFLAGS)' -o bin/mcotui-static .
+	$(GO) run ./hack/image -binary bin/mcotui-static -version $(VERSION) -revision '$(IMAGE_REVISION)' \
+		-layout bin/oci -tarball bin/mcotui-image.tar
 
 # The TUI on a cluster simulated inside the process: no cluster, no test binaries.
 # DEMOFLAGS passes flags, e.g. make demo DEMOFLAGS='--nodes 30 --speed 2'.

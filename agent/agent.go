@@ -77,8 +77,11 @@ type Config struct {
 	MCOPresent func(ctx context.Context) (found bool, evidence string, err error)
 
 	Metrics *Metrics
-	Log     *slog.Logger
-	Now     func() time.Time
+	// Health, when set, is told when the agent has reached the API server and runs
+	// (its /readyz).
+	Health *Health
+	Log    *slog.Logger
+	Now    func() time.Time
 
 	// Failpoint is the name of a failpoint (failpoint.go) at which the agent crashes, in
 	// a build with the failpoints tag only; Crash does the crashing: SIGKILL to itself,
@@ -167,12 +170,16 @@ func (a *Agent) Run(ctx context.Context) error {
 	if a.cfg.MCOPresent != nil {
 		found, evidence, err := a.cfg.MCOPresent(ctx)
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil // stopped while checking: nothing was done
+			}
 			return fmt.Errorf("check whether the Machine Config Operator runs on the cluster: %w", err)
 		}
 		if found {
 			return fmt.Errorf("%w (found %s)", ErrMCOPresent, evidence)
 		}
 	}
+	a.cfg.Health.APIReached()
 	defer a.stopDrift()
 	a.sweep()
 	backoff := a.cfg.MinBackoff

@@ -113,6 +113,9 @@ type Config struct {
 	// Version is written to rendered MachineConfigs (GeneratedByAnnotation).
 	Version string
 
+	// Metrics, when set, receives the controller's metrics and readiness (NewMetrics).
+	Metrics *Metrics
+
 	// OnLeading, when set, is called with true once this controller holds the Lease,
 	// before any loop starts, and with false once every loop has stopped, before the
 	// Lease is released. Tests use it to check that leaders never overlap.
@@ -180,6 +183,14 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := requireAPIs(cfg.Clients); err != nil {
 		return fmt.Errorf("controller: %w", err)
 	}
+	cfg.Metrics.setState(stateStandby)
+	defer cfg.Metrics.setState(stateStopped)
+	onLeading := func(leading bool) {
+		cfg.Metrics.setLeading(leading)
+		if cfg.OnLeading != nil {
+			cfg.OnLeading(leading)
+		}
+	}
 
 	err = Lead(ctx, Election{
 		Kube:          cfg.Clients.Kube,
@@ -190,7 +201,7 @@ func Run(ctx context.Context, cfg Config) error {
 		RenewDeadline: cfg.RenewDeadline,
 		RetryPeriod:   cfg.RetryPeriod,
 		Logger:        cfg.Logger,
-		OnLeading:     cfg.OnLeading,
+		OnLeading:     onLeading,
 	}, func(ctx context.Context) error { return lead(ctx, &cfg) })
 	if err != nil {
 		return fmt.Errorf("controller: %w", err)
@@ -238,14 +249,15 @@ func lead(ctx context.Context, cfg *Config) error {
 		FieldManager: cfg.Identity, Recorder: recorder, Logger: log.With("loop", "rollout"), Clock: cfg.Clock,
 		Nodes: nodes.Lister(), Pools: pools.Lister(), MachineConfigNodes: mcns.Lister(),
 		Alerts: cfg.Alerts, Requeue: requeue.after, StatusInterval: DefaultStatusInterval,
+		OnTargeted: func(pool, _ string) { cfg.Metrics.targeted(pool) },
 	})
 	rl := &rolloutLoop{driver: driver}
 	rend := &renderLoop{
 		clients: c, recorder: recorder, clock: cfg.Clock, log: log.With("loop", "render"),
 		pools: pools.Lister(), mcs: mcs.Lister(), version: cfg.Version, fieldManager: cfg.Identity,
 	}
-	rolloutQ = newLoop("rollout", rl.sync, log)
-	renderQ := newLoop("render", rend.sync, log)
+	rolloutQ = newLoop("rollout", rl.sync, log, cfg.Metrics.QueueMetrics())
+	renderQ := newLoop("render", rend.sync, log, cfg.Metrics.QueueMetrics())
 
 	allPools := func() []string {
 		ps, _ := pools.Lister().List(labels.Everything())
@@ -348,7 +360,7 @@ func lead(ctx context.Context, cfg *Config) error {
 			configMaps: configMaps.Lister(), nodes: nodes.Lister(),
 			installVersion: ClusterInstallVersion(c, log),
 		}
-		bootQ := newLoop("bootimages", bl.sync, log)
+		bootQ := newLoop("bootimages", bl.sync, log, cfg.Metrics.QueueMetrics())
 		// One key: every trigger syncs all enrolled MachineSets, as in MCO. The reason
 		// of the last trigger becomes the conditions' reason.
 		key := func(reason string) []string {
@@ -390,7 +402,7 @@ func lead(ctx context.Context, cfg *Config) error {
 		}
 		gl, genRegs, genSynced, cmF := generateInformers(cfg, mcfgF, nodes, baseOK)
 		defer cmF.Shutdown()
-		genQ := newLoop("generate", gl.sync, log)
+		genQ := newLoop("generate", gl.sync, log, cfg.Metrics.QueueMetrics())
 		for _, r := range genRegs {
 			_, err := r(genQ.add)
 			regs = append(regs, err)
@@ -417,6 +429,7 @@ func lead(ctx context.Context, cfg *Config) error {
 		return errors.New("informer caches did not sync")
 	}
 	log.Info("caches synced; loops running")
+	cfg.Metrics.observe(pools.Lister(), nodes.Lister(), mcns.Lister())
 
 	var wg sync.WaitGroup
 	for _, l := range loops {

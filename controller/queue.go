@@ -24,12 +24,13 @@ type loop struct {
 	log   *slog.Logger
 }
 
-func newLoop(name string, sync func(context.Context, string) error, log *slog.Logger) *loop {
+// newLoop makes a loop whose queue reports its workqueue metrics to metrics (nil: none).
+func newLoop(name string, sync func(context.Context, string) error, log *slog.Logger, metrics workqueue.MetricsProvider) *loop {
 	return &loop{
 		name: name,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: name},
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: name, MetricsProvider: metrics},
 		),
 		sync: sync,
 		log:  log.With("loop", name),

@@ -81,6 +81,9 @@ type DriverOptions struct {
 	// status was otherwise written once per node Done, a quarter of the controller's
 	// writes.
 	StatusInterval time.Duration
+	// OnTargeted, when set, is called for each node whose new desired config the API
+	// server accepted (the controller's targets metric).
+	OnTargeted func(pool, node string)
 }
 
 // Driver drives pools' rollouts one step at a time, as MCO's node controller does. It
@@ -101,6 +104,7 @@ type Driver struct {
 	clock        clock.PassiveClock
 	alerts       AlertSource
 	requeue      func(string, time.Duration)
+	onTargeted   func(pool, node string)
 
 	ownNodes *ownWrites[*corev1.Node]
 	ownMCNs  *ownWrites[*mcfgv1.MachineConfigNode]
@@ -115,7 +119,7 @@ type Driver struct {
 func NewDriver(clients *kube.Clients, opts DriverOptions) *Driver {
 	d := &Driver{
 		clients: clients, mcns: opts.MachineConfigNodes, fieldManager: opts.FieldManager, recorder: opts.Recorder, log: opts.Logger,
-		clock: opts.Clock, alerts: opts.Alerts, requeue: opts.Requeue, statusWritten: map[string]time.Time{},
+		clock: opts.Clock, alerts: opts.Alerts, requeue: opts.Requeue, onTargeted: opts.OnTargeted, statusWritten: map[string]time.Time{},
 	}
 	if opts.StatusInterval > 0 && opts.Requeue != nil {
 		d.statusInterval = opts.StatusInterval
@@ -333,6 +337,9 @@ func (d *Driver) target(ctx context.Context, pool *mcfgv1.MachineConfigPool, des
 		return err
 	}
 	d.log.Info("targeted node", "pool", pool.Name, "node", name, "config", desired)
+	if d.onTargeted != nil {
+		d.onTargeted(pool.Name, name)
+	}
 	return nil
 }
 

@@ -34,6 +34,8 @@ type Options struct {
 	BootImages bool
 	// Version is the binary's, named in the output's header.
 	Version string
+	// Monitoring adds a ServiceMonitor and a PrometheusRule for the Prometheus Operator.
+	Monitoring bool
 }
 
 // Names of what install creates.
@@ -211,7 +213,14 @@ func Objects(o Options) []any {
 							Name:  "agent",
 							Image: o.Image,
 							Args: []string{"agent", "--root", hostRoot, "--state-dir", hostRoot + "/var/lib/mcotui",
-								"--metrics-addr", "127.0.0.1:9101"},
+								"--metrics-addr", "127.0.0.1:9101", "--health-addr", fmt.Sprintf(":%d", AgentHealthPort)},
+							Ports: []corev1.ContainerPort{{Name: "health", ContainerPort: AgentHealthPort, Protocol: corev1.ProtocolTCP}},
+							// Live while the process answers; ready once its journal is open
+							// and it has reached the API server. An update in progress does
+							// not hold the HTTP server, so a long drain or write is never
+							// taken for a hung agent.
+							LivenessProbe:  probe("/healthz", AgentHealthPort, 6),
+							ReadinessProbe: probe("/readyz", AgentHealthPort, 3),
 							Env: []corev1.EnvVar{
 								{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
 								{Name: "DBUS_SYSTEM_BUS_ADDRESS", Value: "unix:path=" + hostRoot + "/run/dbus/system_bus_socket"},
@@ -266,7 +275,16 @@ func Objects(o Options) []any {
 						Containers: []corev1.Container{{
 							Name:  "controller",
 							Image: o.Image,
-							Args:  []string{"controller", "--namespace", ns, "--identity", "$(POD_NAME)"},
+							Args: []string{"controller", "--namespace", ns, "--identity", "$(POD_NAME)",
+								"--metrics-addr", fmt.Sprintf(":%d", ControllerMetricsPort), "--health-addr", fmt.Sprintf(":%d", ControllerHealthPort)},
+							Ports: []corev1.ContainerPort{
+								{Name: "metrics", ContainerPort: ControllerMetricsPort, Protocol: corev1.ProtocolTCP},
+								{Name: "health", ContainerPort: ControllerHealthPort, Protocol: corev1.ProtocolTCP},
+							},
+							// Ready as a standby too: both replicas are scraped, and a
+							// standby that cannot serve would never be ready to take over.
+							LivenessProbe:  probe("/healthz", ControllerHealthPort, 6),
+							ReadinessProbe: probe("/readyz", ControllerHealthPort, 3),
 							Env: []corev1.EnvVar{{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{
 								FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"},
 							}}},
@@ -283,8 +301,32 @@ func Objects(o Options) []any {
 				},
 			},
 		},
+		&corev1.Service{
+			TypeMeta: tm("v1", "Service"),
+			ObjectMeta: metav1.ObjectMeta{Name: metricsServiceName, Namespace: ns, Labels: map[string]string{
+				"app.kubernetes.io/name": metricsServiceName, "app.kubernetes.io/part-of": "mcotui",
+			}},
+			Spec: corev1.ServiceSpec{
+				Selector: controllerLabels,
+				Ports:    []corev1.ServicePort{{Name: "metrics", Port: ControllerMetricsPort, TargetPort: intstr.FromString("metrics"), Protocol: corev1.ProtocolTCP}},
+			},
+		},
 	)
+	if o.Monitoring {
+		objs = append(objs, monitoringObjects(ns)...)
+	}
 	return objs
+}
+
+// probe is an HTTP probe of path on port, every 10 seconds, failing after failures
+// misses in a row.
+func probe(path string, port int32, failures int32) *corev1.Probe {
+	return &corev1.Probe{
+		ProbeHandler:     corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromInt32(port)}},
+		PeriodSeconds:    10,
+		TimeoutSeconds:   5,
+		FailureThreshold: failures,
+	}
 }
 
 // agentRules are what the agent does: read and patch its node (annotations, cordon),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
 	"os/signal"
 	"path"
 	"strings"
@@ -11,6 +12,9 @@ import (
 	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 
 	"github.com/mcotui/mcotui/cmd/cmdutil"
@@ -34,8 +38,13 @@ type ControllerOptions struct {
 	// Complete reads it and --kubelet-config-path into KubeletBase.
 	KubeletBaseFlag, KubeletConfigPath string
 	KubeletBase                        controller.KubeletBase
+	LogFormat                          cmdutil.LogFormat
+	// MetricsAddr and HealthAddr are --metrics-addr and --health-addr; "" serves none.
+	MetricsAddr, HealthAddr string
 	// Version is the binary's, logged and written by the controller.
 	Version string
+	// routeKlog sends client-go's klog output through the controller's logger.
+	routeKlog bool
 }
 
 // NewCmdController is `mcotui controller`; runF, when not nil, replaces the run step.
@@ -73,14 +82,23 @@ Several replicas may run: they elect a leader on the Lease mcotui-controller in
 --namespace and only the leader acts. The agent on each node (mcotui agent) applies the
 configs. mcotui install prints a Deployment that runs this command.
 
+With --metrics-addr it serves Prometheus metrics (pool machine counts, rollout progress,
+targets written, workqueue depth and latency, leader status; README's Monitoring section
+lists them); with --health-addr, /healthz and /readyz for the kubelet's probes.
+
 It refuses to start where the Machine Config Operator runs, and says what it found.`,
 		Example: `  # In the cluster (what mcotui install deploys)
-  mcotui controller --namespace mcotui
+  mcotui controller --namespace mcotui --metrics-addr :8080 --health-addr :8081 --log-format json
 
   # From a workstation against a test cluster
   mcotui controller --kubeconfig ~/.kube/kind --namespace default -v`,
 		Args: cmdutil.UsageArgs(cobra.NoArgs),
-		RunE: cmdutil.RunE(o, runF),
+		RunE: func(c *cobra.Command, args []string) error {
+			// klog's logger is the process's: only the command main runs takes it, not
+			// a test's run step (nor o.Run called by a test beside other clients).
+			o.routeKlog = runF == nil
+			return cmdutil.RunE(o, runF)(c, args)
+		},
 	}
 	fl := cmd.Flags()
 	o.Kube.Add(fl, f.Version)
@@ -97,6 +115,9 @@ It refuses to start where the Machine Config Operator runs, and says what it fou
 	fl.StringVar(&o.KubeletConfigPath, "kubelet-config-path", generated.DefaultKubeletConfigPath, "the file the nodes' kubelet reads its configuration from, where a KubeletConfig's merged configuration is written (kubeadm's by default)")
 	o.Prometheus.Add(fl)
 	fl.BoolVarP(&o.Verbose, "verbose", "v", false, "log at debug level")
+	cmdutil.AddLogFormat(fl, &o.LogFormat)
+	fl.StringVar(&o.MetricsAddr, "metrics-addr", "", `serve Prometheus metrics at http://ADDR/metrics (default "": off; :8080 for every interface, as mcotui install sets)`)
+	fl.StringVar(&o.HealthAddr, "health-addr", "", `serve /healthz (the process answers) and /readyz (a standby, or the leader once its caches synced) at ADDR (default "": off; :8081 as mcotui install sets)`)
 	_ = cmd.RegisterFlagCompletionFunc("platform", cobra.FixedCompletions([]string{"AWS", "GCP", "None"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -144,10 +165,37 @@ func (o *ControllerOptions) Run(ctx context.Context) error {
 	if o.Verbose {
 		level = slog.LevelDebug
 	}
-	log := slog.New(slog.NewTextHandler(o.IOStreams.ErrOut, &slog.HandlerOptions{Level: level})).With("component", "controller")
+	log := cmdutil.NewLogger(o.IOStreams.ErrOut, o.LogFormat, level).With("component", "controller")
+	if o.routeKlog {
+		defer cmdutil.KlogTo(log)()
+	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	log.Info("controller starting", "version", o.Version, "namespace", o.Namespace)
+	// One registry of the process's own, never client_golang's global one.
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	metrics := controller.NewMetrics(reg, nil)
+	if o.MetricsAddr != "" {
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+		_, stopMetrics, err := cmdutil.Serve(o.MetricsAddr, "metrics-addr", mux, log)
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
+	}
+	if o.HealthAddr != "" {
+		// Live while the process serves: a controller that loses the Lease or fails
+		// exits, and its pod restarts, without a liveness probe's help.
+		mux := http.NewServeMux()
+		cmdutil.HealthMux(mux, nil, metrics.Ready)
+		_, stopHealth, err := cmdutil.Serve(o.HealthAddr, "health-addr", mux, log)
+		if err != nil {
+			return err
+		}
+		defer stopHealth()
+	}
 	return controller.Run(ctx, controller.Config{
 		Clients:       clients,
 		Namespace:     o.Namespace,
@@ -160,5 +208,6 @@ func (o *ControllerOptions) Run(ctx context.Context) error {
 		Alerts:        alerts,
 		Logger:        log,
 		Version:       o.Version,
+		Metrics:       metrics,
 	})
 }

@@ -44,11 +44,20 @@ Config Operator, as YAML documents for ` + "`kubectl apply -f -`" + `:
   - the agent DaemonSet: privileged, with the host's filesystem at /rootfs, on every
     node (control plane included), on the host network so that an update survives
     the pod network going away;
-  - the controller Deployment: two replicas electing a leader, unprivileged.
+  - the controller Deployment: two replicas electing a leader, unprivileged,
+    serving /metrics on port 8080 (behind the Service mcotui-controller-metrics)
+    and /healthz and /readyz on 8081; the agent serves its probes on the host's
+    port 9102. Both have liveness and readiness probes.
 
 With --boot-images, the controller may also update the Ignition stubs of the user-data
 secrets in openshift-machine-api (a Role there, which needs the namespace to exist);
 boot image updates of MachineSets need it.
+
+With --monitoring, it adds a ServiceMonitor and a PrometheusRule (monitoring.coreos.com/v1)
+for the Prometheus Operator, whose CRDs must be installed: alerts for a node degraded for
+15 minutes, a drain blocked past the drain timeout, a pool updating for too long, nodes
+whose agent does not take up their update, and no controller leading (README's Monitoring
+section has a runbook for each).
 
 Nothing is applied: the output is for review and for ` + "`kubectl apply`" + `. Do not install on
 OpenShift: MCO runs there, and mcotui's agent and controller refuse to start beside it.`,
@@ -58,6 +67,9 @@ OpenShift: MCO runs there, and mcotui's agent and controller refuse to start bes
   # Into another namespace, from your own registry
   mcotui install --namespace node-config --image registry.example.com/mcotui:v1.2.0 | kubectl apply -f -
 
+  # With the Prometheus Operator's ServiceMonitor and alerts
+  mcotui install --monitoring | kubectl apply -f -
+
   # Review first
   mcotui install > mcotui.yaml && kubectl apply --dry-run=server -f mcotui.yaml`,
 		Args: cmdutil.UsageArgs(cobra.NoArgs),
@@ -66,6 +78,7 @@ OpenShift: MCO runs there, and mcotui's agent and controller refuse to start bes
 	cmd.Flags().StringVar(&o.Manifests.Namespace, "namespace", controller.DefaultNamespace, "the namespace of mcotui's agent, controller and Lease")
 	cmd.Flags().StringVar(&o.Manifests.Image, "image", "", "the mcotui container image (default "+deploy.DefaultImage+":<this binary's version>, latest for a dev build)")
 	cmd.Flags().BoolVar(&o.Manifests.BootImages, "boot-images", false, "also let the controller upgrade Ignition stubs in openshift-machine-api (for boot image management)")
+	cmd.Flags().BoolVar(&o.Manifests.Monitoring, "monitoring", false, "also print a ServiceMonitor and a PrometheusRule with mcotui's alerts (needs the Prometheus Operator's CRDs)")
 	return cmd
 }
 

@@ -153,6 +153,7 @@ func TestInstallOutput(t *testing.T) {
 		"ValidatingAdmissionPolicyBinding//mcotui-agent-events",
 		"DaemonSet/nc/mcotui-agent",
 		"Deployment/nc/mcotui-controller",
+		"Service/nc/mcotui-controller-metrics",
 	}
 	if !slices.Equal(kinds, want) {
 		t.Errorf("objects:\n%s\nwant:\n%s", strings.Join(kinds, "\n"), strings.Join(want, "\n"))
@@ -171,6 +172,17 @@ func TestInstallOutput(t *testing.T) {
 		if d.GetNamespace() == bootimage.MachineAPINamespace {
 			t.Errorf("without --boot-images: %s %s in %s", d.GetKind(), d.GetName(), d.GetNamespace())
 		}
+		if strings.HasPrefix(d.GetAPIVersion(), "monitoring.coreos.com/") {
+			t.Errorf("without --monitoring: %s %s", d.GetKind(), d.GetName())
+		}
+	}
+	_, docs = installDocs(t, "--namespace", "nc", "--monitoring")
+	var tail []string
+	for _, d := range docs[len(docs)-2:] {
+		tail = append(tail, d.GetAPIVersion()+" "+d.GetKind()+"/"+d.GetNamespace()+"/"+d.GetName())
+	}
+	if want := []string{"monitoring.coreos.com/v1 ServiceMonitor/nc/mcotui-controller", "monitoring.coreos.com/v1 PrometheusRule/nc/mcotui-controller"}; !slices.Equal(tail, want) {
+		t.Errorf("--monitoring ends with %q, want %q", tail, want)
 	}
 	if code, _, errOut := mcotui.Cmd(t, "install", "--namespace", "Not_A_Name"); code != cmdutil.ExitUsage || !strings.Contains(errOut, `--namespace "Not_A_Name"`) {
 		t.Errorf("bad namespace: exit %d: %s", code, errOut)
@@ -188,7 +200,8 @@ func TestInstallAppliesDryRun(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	out, docs := installDocs(t, "--namespace", "mcotui-dry", "--boot-images")
+	installMonitoringCRDs(t, env)
+	out, docs := installDocs(t, "--namespace", "mcotui-dry", "--boot-images", "--monitoring")
 	cmd := env.KubectlCommand(ctx, "apply", "--dry-run=server", "-f", "-")
 	cmd.Stdin = strings.NewReader(out)
 	res, err := cmd.CombinedOutput()
@@ -197,6 +210,26 @@ func TestInstallAppliesDryRun(t *testing.T) {
 	}
 	if lines := strings.Count(string(res), "(server dry run)\n"); lines != len(docs) {
 		t.Errorf("kubectl applied %d objects, install printed %d:\n%s", lines, len(docs), res)
+	}
+}
+
+// installMonitoringCRDs installs the Prometheus Operator's ServiceMonitor and
+// PrometheusRule CRDs (testdata/monitoring-crds, from its module) and waits until they
+// are served, so that a dry run of --monitoring's objects is validated by their schemas.
+func installMonitoringCRDs(t *testing.T, env *kubetest.Env) {
+	t.Helper()
+	ctx := kubetest.Context(t)
+	dir := filepath.Join("testdata", "monitoring-crds")
+	// Server-side: the ServiceMonitor CRD is too large for client-side apply's
+	// last-applied annotation in some versions, and the server's view is what counts.
+	apply := env.KubectlCommand(ctx, "apply", "--server-side", "--force-conflicts", "-f", dir)
+	if out, err := apply.CombinedOutput(); err != nil {
+		t.Fatalf("install the monitoring CRDs: %v\n%s", err, out)
+	}
+	wait := env.KubectlCommand(ctx, "wait", "--for", "condition=Established", "--timeout", "60s",
+		"crd/prometheusrules.monitoring.coreos.com", "crd/servicemonitors.monitoring.coreos.com")
+	if out, err := wait.CombinedOutput(); err != nil {
+		t.Fatalf("the monitoring CRDs are not established: %v\n%s", err, out)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -44,6 +43,8 @@ type AgentOptions struct {
 	drainTimeout        time.Duration
 	metricsAddr, bootID string
 	cmdline             string
+	healthAddr          string
+	logFormat           cmdutil.LogFormat
 	failpoint, announce string
 	busAddress          string
 	criEndpoint         string
@@ -102,6 +103,8 @@ It refuses to start on a cluster where the Machine Config Operator runs.`,
 	fl.StringVar(&o.context, "context", "", "kubeconfig context to use")
 	fl.DurationVar(&o.drainTimeout, "drain-timeout", agent.DefaultDrainTimeout, "after this long blocked, the drain reports NodeDegraded (and keeps trying)")
 	fl.StringVar(&o.metricsAddr, "metrics-addr", "127.0.0.1:9101", `serve Prometheus metrics at http://ADDR/metrics ("" to disable; :9101 for every interface)`)
+	fl.StringVar(&o.healthAddr, "health-addr", "", `serve /healthz (the process answers) and /readyz (the journal open and the API server reached) at ADDR (default "": off; mcotui install sets :9102)`)
+	cmdutil.AddLogFormat(fl, &o.logFormat)
 	o.limits = ignconfig.DefaultLimits()
 	fl.Var(cmdutil.SizeFlag{N: &o.limits.File}, "max-file-size", "refuse a config with a file whose contents decode (after decompression) to more than this many bytes (a quantity: 64Mi)")
 	fl.Var(cmdutil.SizeFlag{N: &o.limits.Total}, "max-config-size", "refuse a config whose files decode to more than this many bytes together")
@@ -151,7 +154,8 @@ func (o *AgentOptions) Run(ctx context.Context) error {
 }
 
 func runAgent(ctx context.Context, s cmdutil.IOStreams, o *AgentOptions) error {
-	log := slog.New(slog.NewTextHandler(s.ErrOut, nil)).With("component", "agent")
+	log := cmdutil.NewLogger(s.ErrOut, o.logFormat, slog.LevelInfo).With("component", "agent")
+	defer cmdutil.KlogTo(log)()
 	// First of all: a second agent on this state directory stops here, before it talks
 	// to the cluster or the host. The lock lasts as long as the process.
 	lock, err := agent.LockStateDir(o.stateDir)
@@ -159,6 +163,19 @@ func runAgent(ctx context.Context, s cmdutil.IOStreams, o *AgentOptions) error {
 		return err
 	}
 	defer lock.Close()
+	// Served from the start, so that the liveness probe answers while the agent waits
+	// for the API server; readiness follows the journal and the API server.
+	health := &agent.Health{}
+	defer health.JournalClosed()
+	if o.healthAddr != "" {
+		mux := http.NewServeMux()
+		cmdutil.HealthMux(mux, nil, health.Ready)
+		_, stopHealth, err := cmdutil.Serve(o.healthAddr, "health-addr", mux, log)
+		if err != nil {
+			return err
+		}
+		defer stopHealth()
+	}
 	restCfg, err := kube.RESTConfig(o.kubeconfig, o.context)
 	if err != nil {
 		return cmdutil.UsageErr(err)
@@ -175,6 +192,7 @@ func runAgent(ctx context.Context, s cmdutil.IOStreams, o *AgentOptions) error {
 	if err != nil {
 		return err
 	}
+	health.JournalOpened()
 	cluster, err := nodeagent.NewNodeAgent(ctx, restCfg, o.node, o.pool, nodeagent.NodeAgentOptions{Logger: log})
 	if err != nil {
 		return err
@@ -195,7 +213,9 @@ func runAgent(ctx context.Context, s cmdutil.IOStreams, o *AgentOptions) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := agent.NewMetrics(reg)
 	if o.metricsAddr != "" {
-		_, stopMetrics, err := serveMetrics(o.metricsAddr, reg, log)
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+		_, stopMetrics, err := cmdutil.Serve(o.metricsAddr, "metrics-addr", mux, log)
 		if err != nil {
 			return err
 		}
@@ -207,7 +227,7 @@ func runAgent(ctx context.Context, s cmdutil.IOStreams, o *AgentOptions) error {
 		Root: root, Systemd: systemd, Logind: logind, OS: host.NewOSTree(o.root, nil), UnitLog: host.NewUnitLog(o.root, nil),
 		StateDir: o.stateDir, BootIDFile: o.bootID, CmdlineFile: o.cmdline, DrainTimeout: o.drainTimeout, Limits: o.limits,
 		MCOPresent: func(ctx context.Context) (bool, string, error) { return kube.DetectMCO(ctx, clients.Kube) },
-		Metrics:    metrics, Log: log, Failpoint: o.failpoint, FailpointAnnounce: o.announce,
+		Metrics:    metrics, Health: health, Log: log, Failpoint: o.failpoint, FailpointAnnounce: o.announce,
 	})
 	if err != nil {
 		return err
@@ -279,26 +299,3 @@ func newPinner(ctx context.Context, o *AgentOptions, cluster *nodeagent.NodeAgen
 
 // kubeletAuthFile is the node's pull secret, as the kubelet and MCO read it.
 const kubeletAuthFile = "/var/lib/kubelet/config.json"
-
-// serveMetrics serves reg on addr until the returned function is called, and returns
-// the address it listens on.
-func serveMetrics(addr string, reg *prometheus.Registry, log *slog.Logger) (string, func(), error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return "", nil, cmdutil.UsageErr(fmt.Errorf("--metrics-addr %s: %w", addr, err))
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("metrics server stopped", "err", err)
-		}
-	}()
-	log.Info("serving metrics", "addr", ln.Addr().String())
-	return ln.Addr().String(), func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-	}, nil
-}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/mcotui/mcotui/agent"
 	"github.com/mcotui/mcotui/cmd/cmdutil"
@@ -45,7 +46,9 @@ func TestAgentHelpHidesFailpoint(t *testing.T) {
 func TestAgentMetricsEndpoint(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	agent.NewMetrics(reg)
-	addr, stop, err := serveMetrics("127.0.0.1:0", reg, slog.New(slog.DiscardHandler))
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	addr, stop, err := cmdutil.Serve("127.0.0.1:0", "metrics-addr", mux, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,8 +113,11 @@ func TestAgentRefusesSecondOnStateDir(t *testing.T) {
 // TestAgentSafeDefaults: metrics on loopback only, and the size limits, unless told.
 func TestAgentSafeDefaults(t *testing.T) {
 	code, o := cmdtest.ParseOptions(t, NewCmdAgent, "agent", "--node", "w")
-	if code != cmdutil.ExitOK || o.metricsAddr != "127.0.0.1:9101" || o.limits != ignconfig.DefaultLimits() {
-		t.Fatalf("exit %d: metrics %q, limits %+v", code, o.metricsAddr, o.limits)
+	if code != cmdutil.ExitOK || o.metricsAddr != "127.0.0.1:9101" || o.healthAddr != "" || o.logFormat != cmdutil.LogText || o.limits != ignconfig.DefaultLimits() {
+		t.Fatalf("exit %d: metrics %q, health %q, log format %q, limits %+v", code, o.metricsAddr, o.healthAddr, o.logFormat, o.limits)
+	}
+	if code, _, errOut := mcotui.Cmd(t, "agent", "--node", "w", "--log-format", "xml"); code != cmdutil.ExitUsage || !strings.Contains(errOut, `"xml": use text or json`) {
+		t.Errorf("--log-format xml: exit %d: %s", code, errOut)
 	}
 	code, o = cmdtest.ParseOptions(t, NewCmdAgent, "agent", "--node", "w", "--max-file-size", "1Mi", "--max-config-size", "3000000")
 	if code != cmdutil.ExitOK || o.limits != (ignconfig.Limits{File: 1 << 20, Total: 3000000}) {
