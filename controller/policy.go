@@ -24,10 +24,8 @@ type AlertSource interface {
 }
 
 // RolloutHeld is the pool condition that says the pool's rollout policy lets no node
-// start now, and why: True with reason OutsideWindow, GateFailing or InvalidPolicy;
-// False (AsExpected) otherwise. MCO has no such condition; kubectl and oc list it with
-// the others.
-const RolloutHeld mcfgv1.MachineConfigPoolConditionType = "RolloutHeld"
+// start now, and why (policy.HeldCondition).
+const RolloutHeld = policy.HeldCondition
 
 // Reasons of RolloutHeld.
 const (

@@ -40,6 +40,12 @@ const (
 	SoakKey = "mcotui.io/health-gate-soak"
 )
 
+// HeldCondition is the pool condition in which the controller (and every driver) says
+// whether the policy holds the rollout, and why: True with reason OutsideWindow,
+// GateFailing or InvalidPolicy; False otherwise, naming the held nodes. MCO has no such
+// condition; kubectl and oc list it with the others.
+const HeldCondition mcfgv1.MachineConfigPoolConditionType = "RolloutHeld"
+
 // PoolKeys are the pool annotations of a policy.
 var PoolKeys = []string{WindowsKey, OrderKey, AlertsGateKey, PodsGateKey, SoakKey}
 

@@ -16,6 +16,7 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/mcotui/mcotui/core/policy"
 	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/tui/common"
 	"github.com/mcotui/mcotui/tui/internal/layout"
@@ -128,6 +129,20 @@ func (m *Model) notes(p *model.Pool) []note {
 			seen[c.Message] = true
 			out = append(out, note{st.Error, string(t) + ": " + text})
 		}
+	}
+	// The rollout policy: what holds the rollout (the controller's RolloutHeld, which
+	// names held nodes too), else what the policy does now ("next window in 3h12m").
+	held := false
+	for _, c := range p.Obj.Status.Conditions {
+		if c.Type == policy.HeldCondition && c.Status == corev1.ConditionTrue {
+			held = true
+			out = append(out, note{st.Warn, string(c.Type) + ": " + c.Message})
+		}
+	}
+	if pol, err := policy.FromPool(p.Obj); err != nil {
+		out = append(out, note{st.Error, "rollout policy: " + err.Error()})
+	} else if sum := pol.Summary(m.c.Clock.Now()); sum != "" && !held {
+		out = append(out, note{st.Dim, "rollout policy: " + sum})
 	}
 	if to := p.Obj.Annotations[rollout.RollbackToAnnotation]; to != "" {
 		out = append(out, note{st.Warn, "pinned to " + to + " by a rollback: " + m.c.Keys.Rollback.Help().Key + " removes the pin, and the pool rolls forward"})

@@ -10,6 +10,7 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/mcotui/mcotui/core/policy"
 	"github.com/mcotui/mcotui/core/rollout"
 
 	"github.com/mcotui/mcotui/tui/common"
@@ -121,5 +122,45 @@ func TestPoolsNotes(t *testing.T) {
 		if p.Height() != height {
 			t.Errorf("%s selected: height %d, want %d", name, p.Height(), height)
 		}
+	}
+}
+
+// TestPoolsPolicyNotes: a pool's rollout policy shows under the pools: what holds it
+// (RolloutHeld), or else what the policy does now; an invalid policy says so.
+func TestPoolsPolicyNotes(t *testing.T) {
+	ev := fixture.Small()
+	for _, e := range ev {
+		p := e.Pool
+		if p == nil {
+			continue
+		}
+		switch p.Name {
+		case "infra":
+			p.Annotations = map[string]string{policy.OrderKey: "Sideways"}
+		case "master":
+			p.Annotations = map[string]string{policy.WindowsKey: "Sat 22:00-Sun 04:00 UTC"}
+		case "worker":
+			p.Annotations = map[string]string{policy.WindowsKey: "Sat 22:00-Sun 04:00 UTC"}
+			p.Status.Conditions = append(p.Status.Conditions, mcfgv1.MachineConfigPoolCondition{
+				Type: policy.HeldCondition, Status: corev1.ConditionTrue, Reason: "OutsideWindow",
+				Message: "outside the maintenance windows: next window opens Sat 22:00 UTC",
+			})
+		}
+	}
+	c := tuitest.Common(false, ev)
+	p := pools.New(c)
+	p.SetFocused(true)
+	p.SetSize(200, p.Height())
+	text := func() string { return tuitest.Plain(p.View()) }
+	if got := text(); !strings.Contains(got, `rollout policy: pool infra annotation mcotui.io/update-order: "Sideways" is not OldestFirst or NewestFirst`) {
+		t.Errorf("infra's invalid policy not shown:\n%s", got)
+	}
+	p.Update(tea.KeyPressMsg{Code: tea.KeyDown})
+	if got := text(); !strings.Contains(got, "rollout policy: windows Sat 22:00-Sun 04:00 UTC (next window in ") {
+		t.Errorf("master's window not shown:\n%s", got)
+	}
+	p.Update(tea.KeyPressMsg{Code: tea.KeyDown})
+	if got := text(); !strings.Contains(got, "RolloutHeld: outside the maintenance windows: next window opens Sat 22:00 UTC") || strings.Contains(got, "rollout policy: windows") {
+		t.Errorf("worker: want the hold alone:\n%s", got)
 	}
 }
