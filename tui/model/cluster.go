@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcotui/mcotui/core/bootimage"
 	"github.com/mcotui/mcotui/core/disruption"
+	"github.com/mcotui/mcotui/core/generated"
 )
 
 // clusterObjects are the objects beside pools and nodes: MachineConfigs,
@@ -25,6 +26,9 @@ type clusterObjects struct {
 	sets    map[string]*machinev1beta1.MachineSet
 	setList []*machinev1beta1.MachineSet
 
+	kcs  map[string]*mcfgv1.KubeletConfig
+	crcs map[string]*mcfgv1.ContainerRuntimeConfig
+
 	bootImages *corev1.ConfigMap
 	// stream is bootImages parsed once per change, not once per frame.
 	stream    *bootimage.Stream
@@ -32,7 +36,8 @@ type clusterObjects struct {
 }
 
 func newClusterObjects() clusterObjects {
-	return clusterObjects{mcs: map[string]*mcfgv1.MachineConfig{}, sets: map[string]*machinev1beta1.MachineSet{}}
+	return clusterObjects{mcs: map[string]*mcfgv1.MachineConfig{}, sets: map[string]*machinev1beta1.MachineSet{},
+		kcs: map[string]*mcfgv1.KubeletConfig{}, crcs: map[string]*mcfgv1.ContainerRuntimeConfig{}}
 }
 
 func (s *Store) applyCluster(e Event, name string, ch *Changes) {
@@ -47,6 +52,12 @@ func (c *clusterObjects) apply(e Event, name string, ch *Changes) {
 		return
 	}
 	switch e.Kind {
+	case KindKubeletConfig:
+		applyNamed(c.kcs, name, e.KubeletConfig, e.Deleted)
+		ch.Configs = true
+	case KindContainerRuntimeConfig:
+		applyNamed(c.crcs, name, e.ContainerRuntimeConfig, e.Deleted)
+		ch.Configs = true
 	case KindMachineConfig:
 		if old := c.mcs[name]; !e.Deleted && old == e.MachineConfig {
 			return
@@ -103,6 +114,38 @@ func sortedValues[T any](m map[string]T, name func(T) string) []T {
 // MachineConfigs returns every MachineConfig, sorted by name. The slice is the store's
 // own: read it, don't keep it across an Apply.
 func (s *Store) MachineConfigs() []*mcfgv1.MachineConfig { return s.cluster.mcList }
+
+// Feeds are the KubeletConfigs and ContainerRuntimeConfigs selecting pool, with their
+// conditions (generated.Feeds).
+func (s *Store) Feeds(pool string) []generated.Feed {
+	if len(s.cluster.kcs) == 0 && len(s.cluster.crcs) == 0 {
+		return nil
+	}
+	pools := make([]*mcfgv1.MachineConfigPool, 0, len(s.poolList))
+	for _, p := range s.poolList {
+		if p.Obj != nil {
+			pools = append(pools, p.Obj)
+		}
+	}
+	kcs := make([]*mcfgv1.KubeletConfig, 0, len(s.cluster.kcs))
+	for _, kc := range s.cluster.kcs {
+		kcs = append(kcs, kc)
+	}
+	crcs := make([]*mcfgv1.ContainerRuntimeConfig, 0, len(s.cluster.crcs))
+	for _, c := range s.cluster.crcs {
+		crcs = append(crcs, c)
+	}
+	return generated.Feeds(pools, kcs, crcs, pool)
+}
+
+// applyNamed puts obj under name in m, or removes it.
+func applyNamed[T any](m map[string]*T, name string, obj *T, deleted bool) {
+	if deleted || obj == nil {
+		delete(m, name)
+		return
+	}
+	m[name] = obj
+}
 
 // MachineConfig returns the MachineConfig named name, or nil.
 func (s *Store) MachineConfig(name string) *mcfgv1.MachineConfig { return s.cluster.mcs[name] }

@@ -37,6 +37,10 @@ const (
 	KindMachineSet
 	// KindBootImages is the coreos-bootimages ConfigMap: the target boot images.
 	KindBootImages
+	// KindKubeletConfig and KindContainerRuntimeConfig generate MachineConfigs of the
+	// pools they select: the configs pane lists them with their conditions.
+	KindKubeletConfig
+	KindContainerRuntimeConfig
 )
 
 func (k Kind) String() string {
@@ -57,6 +61,10 @@ func (k Kind) String() string {
 		return "MachineSet"
 	case KindBootImages:
 		return "ConfigMap"
+	case KindKubeletConfig:
+		return "KubeletConfig"
+	case KindContainerRuntimeConfig:
+		return "ContainerRuntimeConfig"
 	}
 	return "Unknown"
 }
@@ -79,6 +87,19 @@ type Event struct {
 	MachineConfiguration *operatorv1.MachineConfiguration
 	MachineSet           *machinev1beta1.MachineSet
 	ConfigMap            *corev1.ConfigMap
+
+	KubeletConfig          *mcfgv1.KubeletConfig
+	ContainerRuntimeConfig *mcfgv1.ContainerRuntimeConfig
+}
+
+// KubeletConfigEvent is an added or updated KubeletConfig.
+func KubeletConfigEvent(kc *mcfgv1.KubeletConfig) Event {
+	return Event{Kind: KindKubeletConfig, KubeletConfig: kc}
+}
+
+// ContainerRuntimeConfigEvent is an added or updated ContainerRuntimeConfig.
+func ContainerRuntimeConfigEvent(c *mcfgv1.ContainerRuntimeConfig) Event {
+	return Event{Kind: KindContainerRuntimeConfig, ContainerRuntimeConfig: c}
 }
 
 // PoolEvent is an added or updated MachineConfigPool.
@@ -144,6 +165,14 @@ func (e Event) name() string {
 	case KindBootImages:
 		if e.ConfigMap != nil {
 			return e.ConfigMap.Name
+		}
+	case KindKubeletConfig:
+		if e.KubeletConfig != nil {
+			return e.KubeletConfig.Name
+		}
+	case KindContainerRuntimeConfig:
+		if e.ContainerRuntimeConfig != nil {
+			return e.ContainerRuntimeConfig.Name
 		}
 	}
 	return ""

@@ -116,7 +116,7 @@ func (s *Store) Apply(events []Event) Changes {
 		case KindHealth:
 			s.health = e.Health
 			ch.Health = true
-		case KindMachineConfig, KindMachineConfiguration, KindMachineSet, KindBootImages:
+		case KindMachineConfig, KindMachineConfiguration, KindMachineSet, KindBootImages, KindKubeletConfig, KindContainerRuntimeConfig:
 			s.applyCluster(e, name, &ch)
 		case KindNode:
 			if name == "" {

@@ -354,6 +354,20 @@ func (c *Cluster) informers(served map[schema.GroupVersionResource]bool) error {
 		m, ok := o.(*mcfgv1.MachineConfig)
 		return model.MachineConfigEvent(m), ok
 	})
+	// What generates MachineConfigs (MCO on OpenShift, mcotui's controller elsewhere):
+	// tens of objects at most, where they are served.
+	if served[mcfgv1.GroupVersion.WithResource("kubeletconfigs")] {
+		add("KubeletConfigs", mf.Machineconfiguration().V1().KubeletConfigs().Informer(), func(o any) (model.Event, bool) {
+			kc, ok := o.(*mcfgv1.KubeletConfig)
+			return model.KubeletConfigEvent(kc), ok
+		})
+	}
+	if served[mcfgv1.GroupVersion.WithResource("containerruntimeconfigs")] {
+		add("ContainerRuntimeConfigs", mf.Machineconfiguration().V1().ContainerRuntimeConfigs().Informer(), func(o any) (model.Event, bool) {
+			c, ok := o.(*mcfgv1.ContainerRuntimeConfig)
+			return model.ContainerRuntimeConfigEvent(c), ok
+		})
+	}
 	if served[operatorv1.GroupVersion.WithResource("machineconfigurations")] {
 		of := operatorinformers.NewSharedInformerFactoryWithOptions(c.clients.Operator, 0,
 			operatorinformers.WithTweakListOptions(func(o *metav1.ListOptions) {

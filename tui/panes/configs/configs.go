@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcotui/mcotui/core/render"
+	"github.com/mcotui/mcotui/core/textsafe"
 	"github.com/mcotui/mcotui/tui/common"
 	"github.com/mcotui/mcotui/tui/dialog"
 	"github.com/mcotui/mcotui/tui/internal/layout"
@@ -244,6 +245,27 @@ func (m *Model) lines() ([]string, int) {
 		add("  " + fit(mc.Name, nameW) + "  " + st.Dim.Render(layout.Age(now.Sub(mc.CreationTimestamp.Time))))
 	}
 	add("")
+
+	// What generates some of those MachineConfigs (99-<pool>-generated-*), with the
+	// condition of each: a refused KubeletConfig says why here.
+	if feeds := m.c.Store.Feeds(m.pool); len(feeds) > 0 {
+		add(st.Section.Render("Generated from") + st.Dim.Render(fmt.Sprintf("  %d KubeletConfigs and ContainerRuntimeConfigs selecting the pool", len(feeds))))
+		kindW, nameW := 4, 4
+		for _, f := range feeds {
+			kindW, nameW = max(kindW, len(f.Kind)), max(nameW, len(f.Name))
+		}
+		for _, f := range feeds {
+			state := st.Dim.Render("no condition yet")
+			switch f.Accepted {
+			case "True":
+				state = "Accepted"
+			case "False":
+				state = st.Error.Render("Refused: " + textsafe.Escape(f.Message))
+			}
+			add("  " + fit(f.Kind, kindW) + "  " + fit(textsafe.Escape(f.Name), nameW) + "  " + state)
+		}
+		add("")
+	}
 
 	// The rendered configs, with what runs where.
 	running := map[string]int{}
