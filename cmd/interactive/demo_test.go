@@ -193,12 +193,19 @@ func TestDemoInTmuxWaitingDrainIsNotDegraded(t *testing.T) {
 			fail("the status line says %d updating %d degraded; the pools' NOW and DEGRADED# sum to %d and %d", updating, degraded, now, degN)
 		}
 		rows := gridRows(out)
+		// Any phase may wait (an apply the agent retries before the node degrades, as
+		// the demo's bad update does): each waiting node is drawn with its waiting
+		// phase ↻ and no ✗; the captures counted are those with a drain waiting.
+		drains := 0
 		for _, r := range rows {
-			if slices.Contains(r.phases, "✗") || r.phases[2] != "↻" {
-				fail("waiting node %s drawn %v, want its drain ↻ and no ✗", r.name, r.phases)
+			if slices.Contains(r.phases, "✗") || !slices.Contains(r.phases, "↻") {
+				fail("waiting node %s drawn %v, want its waiting phase ↻ and no ✗", r.name, r.phases)
+			}
+			if r.phases[2] == "↻" {
+				drains++
 			}
 		}
-		if len(rows) > 0 {
+		if drains > 0 {
 			seen++
 		}
 		if seen > 0 {
