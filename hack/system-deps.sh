@@ -29,6 +29,14 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 1
 fi
 echo "system-deps: installing ${missing[*]}"
+# Packages such as prometheus and containerd start their daemons on install; the tests
+# run their own, on their own ports. Where no policy-rc.d says otherwise (a Docker
+# image has one), one forbids the starts for the length of the install.
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+	printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+	chmod 755 /usr/sbin/policy-rc.d
+	trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+fi
 apt-get update -qq
 # Without recommends: QEMU's pull in a desktop's worth of packages.
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
