@@ -116,6 +116,8 @@ func (d *Driver) gateEvidence(ctx context.Context, st PoolState, g policy.Gates,
 			if err != nil {
 				// Unknown pods hold the rollout as pods not Ready would.
 				u.Pods = []policy.Pod{{Namespace: "?", Name: fmt.Sprintf("(list pods on node %s: %v)", n.Name, err)}}
+				e.Updated = append(e.Updated, u)
+				continue
 			}
 			for i := range pods.Items {
 				p := &pods.Items[i]
