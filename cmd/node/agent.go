@@ -150,7 +150,16 @@ func (o *AgentOptions) Validate() error {
 func (o *AgentOptions) Run(ctx context.Context) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	return runAgent(ctx, o.IOStreams, o)
+	err := runAgent(ctx, o.IOStreams, o)
+	// A stop asked for while the agent starts (systemd stopping the unit, the kubelet
+	// ending the pod while the informers sync) ends whatever waited on the cluster with
+	// the context's error. That is a clean stop, as it is once the agent runs: nothing
+	// was begun that the journal does not hold, and exit 1 would read as a failure.
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		fmt.Fprintf(o.IOStreams.ErrOut, "agent stopped while starting: %v\n", context.Cause(ctx))
+		return nil
+	}
+	return err
 }
 
 func runAgent(ctx context.Context, s cmdutil.IOStreams, o *AgentOptions) error {

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"net/http"
@@ -107,6 +108,29 @@ func TestAgentRefusesSecondOnStateDir(t *testing.T) {
 	code, _, errOut := mcotui.Cmd(t, "agent", "--node", "w", "--state-dir", dir, "--kubeconfig", filepath.Join(dir, "none"))
 	if code != cmdutil.ExitError || !strings.Contains(errOut, "is in use by another agent") {
 		t.Fatalf("exit %d: %s", code, errOut)
+	}
+}
+
+// TestAgentStoppedWhileStartingExitsCleanly: a stop that arrives while the agent waits
+// for its informers to sync (here, before it begins: the context is already done) is
+// a clean stop, exit 0 with a line saying so, not a failure to start.
+func TestAgentStoppedWhileStartingExitsCleanly(t *testing.T) {
+	env := cluster.Env(t)
+	dir := t.TempDir()
+	code, o := cmdtest.ParseOptions(t, NewCmdAgent, "agent", "--node", "w", "--root", dir,
+		"--state-dir", filepath.Join(dir, "state"), "--kubeconfig", env.KubeconfigPath, "--metrics-addr", "")
+	if code != cmdutil.ExitOK {
+		t.Fatalf("exit %d", code)
+	}
+	var errOut strings.Builder
+	o.IOStreams = cmdutil.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: &errOut}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := o.Run(ctx); err != nil {
+		t.Fatalf("a stop during the start failed the agent: %v\n%s", err, errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "agent stopped while starting: context canceled") {
+		t.Errorf("the agent did not say it stopped while starting:\n%s", errOut.String())
 	}
 }
 

@@ -9,5 +9,8 @@ import (
 // mcotui runs this group's commands as main does.
 var mcotui = cmdtest.NewRunner(cmdtest.Real(NewCmdAgent), cmdtest.Real(NewCmdJournal))
 
-// The node commands' tests need no cluster: TestMain only runs them from the module's root.
-func TestMain(m *testing.M) { cmdtest.Main(m, &cmdtest.Cluster{}) }
+// cluster is the control plane of the tests that start an agent against one; the
+// others need none.
+var cluster = &cmdtest.Cluster{}
+
+func TestMain(m *testing.M) { cmdtest.Main(m, cluster) }
