@@ -1,7 +1,6 @@
 package apisim
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"reflect"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
+	"github.com/mcotui/mcotui/platform/host/hosttest"
 	"github.com/mcotui/mcotui/platform/kube"
 	"github.com/mcotui/mcotui/platform/kube/kubetest"
 	"github.com/mcotui/mcotui/platform/kube/nodeagent"
@@ -125,7 +125,8 @@ func TestDrainHelper(t *testing.T) {
 	runPod(t, c, dsPod)
 	runPod(t, c, pod("ns", "elsewhere", "m", nil))
 
-	var out bytes.Buffer
+	// The helper evicts pods in goroutines of their own, each writing its progress.
+	var out hosttest.SyncBuffer
 	h := &drain.Helper{Ctx: ctx, Client: c.Kube, Force: true, IgnoreAllDaemonSets: true, DeleteEmptyDirData: true,
 		GracePeriodSeconds: -1, Timeout: 2 * time.Second, EvictErrorRetryDelay: 100 * time.Millisecond, Out: &out, ErrOut: &out}
 	if gv, err := drain.CheckEvictionSupport(c.Kube); err != nil || gv != policyv1.SchemeGroupVersion {
