@@ -32,7 +32,7 @@ func NewCmdValidate(f *cmdutil.Factory, runF func(*ValidateOptions) error) *cobr
 	o := &ValidateOptions{IOStreams: f.IOStreams}
 	c := &cobra.Command{
 		Use:   "validate FILE...",
-		Short: "Check MachineConfig and PinnedImageSet manifests and Ignition configs",
+		Short: "Check MachineConfig, PinnedImageSet, KubeletConfig and ContainerRuntimeConfig manifests and Ignition configs",
 		Long: `Check MachineConfig manifests (YAML or JSON, one or many documents per file, List
 kinds expanded) and raw Ignition configs (spec 3.0.0 to 3.5.0). A document that is an
 object with an "ignition" key and no "kind" is a raw Ignition config; "-" reads standard
@@ -56,6 +56,9 @@ What is checked:
     the machineconfiguration.openshift.io/role label the standard pools select by
   - PinnedImageSets: each image a pull spec by digest
     (host[:port][/namespace]/name@sha256:<64 hex digits>), 1 to 500 images, none twice
+  - KubeletConfigs and ContainerRuntimeConfigs: the rules the controller applies
+    before it generates their MachineConfigs (MCO's, plus what mcotui cannot carry out
+    off OpenShift: autoSizingReserved, tlsSecurityProfile), at the field refused
   - MachineConfigPool and MachineConfiguration objects decode; other kinds are not checked
   - warnings for what only a machine's first boot applies, which a running node cannot
     change (mcotui and MCO refuse it): storage disks, raid, filesystems, luks,

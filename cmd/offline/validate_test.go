@@ -101,7 +101,7 @@ func TestValidateReports(t *testing.T) {
 		code:  0,
 		stdout: []string{
 			td + "empty.yaml:1:1: warning: $: the file holds no object: no MachineConfig, no other manifest, no Ignition config",
-			td + "multi.yaml:23:7: warning: $.kind: ConfigMap is not checked: validate checks MachineConfig, MachineConfigPool, MachineConfiguration and PinnedImageSet",
+			td + "multi.yaml:23:7: warning: $.kind: ConfigMap is not checked: validate checks MachineConfig, MachineConfigPool, MachineConfiguration, PinnedImageSet, KubeletConfig and ContainerRuntimeConfig",
 			td + "multi.yaml:44:15: warning: $.spec.config.storage.directories[0]: storage.directories " + firstBoot,
 			td + "raw-ignition.yaml:2:1: warning: $: Ignition reads JSON only: this config is checked as the JSON it converts to; convert it before a machine gets it",
 			td + `raw-ignition.yaml:8:9: warning: $.storage.files[0].contents.inline: unknown key "inline": Ignition ignores it`,
@@ -196,7 +196,7 @@ func TestValidateJSON(t *testing.T) {
 		t.Fatalf("stdout is not JSON: %v\n%s", err, stdout)
 	}
 	want := []map[string]any{
-		{"file": td + "multi.yaml", "line": 23.0, "column": 7.0, "severity": "warning", "path": "$.kind", "message": "ConfigMap is not checked: validate checks MachineConfig, MachineConfigPool, MachineConfiguration and PinnedImageSet"},
+		{"file": td + "multi.yaml", "line": 23.0, "column": 7.0, "severity": "warning", "path": "$.kind", "message": "ConfigMap is not checked: validate checks MachineConfig, MachineConfigPool, MachineConfiguration, PinnedImageSet, KubeletConfig and ContainerRuntimeConfig"},
 		{"file": td + "multi.yaml", "line": 44.0, "column": 15.0, "severity": "warning", "path": "$.spec.config.storage.directories[0]", "message": "storage.directories " + firstBoot},
 		{"file": td + "type-error.yaml", "line": 15.0, "column": 17.0, "severity": "error", "path": "$.spec.config.storage.files[1].mode", "message": "must be an integer, not a string"},
 	}

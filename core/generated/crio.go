@@ -34,21 +34,21 @@ func ValidateContainerRuntime(c *mcfgv1.ContainerRuntimeConfig) error {
 		return nil
 	}
 	if r.PidsLimit != nil && *r.PidsLimit != 0 && *r.PidsLimit < minPidsLimit {
-		return fmt.Errorf("invalid PidsLimit %v", *r.PidsLimit)
+		return at(fmt.Errorf("invalid PidsLimit %v", *r.PidsLimit), "spec", "containerRuntimeConfig", "pidsLimit")
 	}
 	if r.LogSizeMax != nil && r.LogSizeMax.Value() > 0 && r.LogSizeMax.Value() <= minLogSize {
-		return fmt.Errorf("invalid LogSizeMax %q, cannot be less than 8kB", r.LogSizeMax.String())
+		return at(fmt.Errorf("invalid LogSizeMax %q, cannot be less than 8kB", r.LogSizeMax.String()), "spec", "containerRuntimeConfig", "logSizeMax")
 	}
 	if r.OverlaySize != nil && r.OverlaySize.Value() < 0 {
-		return fmt.Errorf("invalid overlaySize %q, cannot be less than 0", r.OverlaySize.String())
+		return at(fmt.Errorf("invalid overlaySize %q, cannot be less than 0", r.OverlaySize.String()), "spec", "containerRuntimeConfig", "overlaySize")
 	}
 	if r.LogLevel != "" && !contains(logLevels, r.LogLevel) {
-		return fmt.Errorf("invalid LogLevel %q, must be one of error, fatal, panic, warn, info, debug, or trace", r.LogLevel)
+		return at(fmt.Errorf("invalid LogLevel %q, must be one of error, fatal, panic, warn, info, debug, or trace", r.LogLevel), "spec", "containerRuntimeConfig", "logLevel")
 	}
 	switch r.DefaultRuntime {
 	case mcfgv1.ContainerRuntimeDefaultRuntimeEmpty, mcfgv1.ContainerRuntimeDefaultRuntimeRunc, mcfgv1.ContainerRuntimeDefaultRuntimeCrun:
 	default:
-		return fmt.Errorf("invalid DefaultRuntime %q, must be one of %s, %s", r.DefaultRuntime, mcfgv1.ContainerRuntimeDefaultRuntimeCrun, mcfgv1.ContainerRuntimeDefaultRuntimeRunc)
+		return at(fmt.Errorf("invalid DefaultRuntime %q, must be one of %s, %s", r.DefaultRuntime, mcfgv1.ContainerRuntimeDefaultRuntimeCrun, mcfgv1.ContainerRuntimeDefaultRuntimeRunc), "spec", "containerRuntimeConfig", "defaultRuntime")
 	}
 	return nil
 }

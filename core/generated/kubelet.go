@@ -65,34 +65,34 @@ func hasKubeletConfig(kc *mcfgv1.KubeletConfig) bool {
 // names the refused field.
 func ValidateKubelet(kc *mcfgv1.KubeletConfig) error {
 	if kc.Spec.LogLevel != nil && (*kc.Spec.LogLevel < 0 || *kc.Spec.LogLevel > 10) {
-		return fmt.Errorf("KubeletConfig's LogLevel is not valid [0,10]: %d", *kc.Spec.LogLevel)
+		return at(fmt.Errorf("KubeletConfig's LogLevel is not valid [0,10]: %d", *kc.Spec.LogLevel), "spec", "logLevel")
 	}
 	if !hasKubeletConfig(kc) {
 		return validateNotOnOpenShift(kc)
 	}
 	d, err := decodeKubelet(kc.Spec.KubeletConfig.Raw, true)
 	if err != nil {
-		return fmt.Errorf("KubeletConfig could not be unmarshalled, err: %w", err)
+		return at(fmt.Errorf("KubeletConfig could not be unmarshalled, err: %w", err), "spec", "kubeletConfig")
 	}
 	// These fields, set wrong, leave a node that does not come back after a reboot;
 	// MCO refuses them outright, and so does mcotui.
 	switch {
 	case d.CgroupDriver != "":
-		return fmt.Errorf("KubeletConfiguration: cgroupDriver is not allowed to be set, but contains: %s", d.CgroupDriver)
+		return at(fmt.Errorf("KubeletConfiguration: cgroupDriver is not allowed to be set, but contains: %s", d.CgroupDriver), "spec", "kubeletConfig", "cgroupDriver")
 	case len(d.ClusterDNS) > 0:
-		return fmt.Errorf("KubeletConfiguration: clusterDNS is not allowed to be set, but contains: %s", d.ClusterDNS)
+		return at(fmt.Errorf("KubeletConfiguration: clusterDNS is not allowed to be set, but contains: %s", d.ClusterDNS), "spec", "kubeletConfig", "clusterDNS")
 	case d.ClusterDomain != "":
-		return fmt.Errorf("KubeletConfiguration: clusterDomain is not allowed to be set, but contains: %s", d.ClusterDomain)
+		return at(fmt.Errorf("KubeletConfiguration: clusterDomain is not allowed to be set, but contains: %s", d.ClusterDomain), "spec", "kubeletConfig", "clusterDomain")
 	case len(d.FeatureGates) > 0:
-		return fmt.Errorf("KubeletConfiguration: featureGates is not allowed to be set, but contains: %v", d.FeatureGates)
+		return at(fmt.Errorf("KubeletConfiguration: featureGates is not allowed to be set, but contains: %v", d.FeatureGates), "spec", "kubeletConfig", "featureGates")
 	case d.FailSwapOn != nil:
-		return fmt.Errorf("KubeletConfiguration: failSwapOn is not allowed to be set, but contains: %v", *d.FailSwapOn)
+		return at(fmt.Errorf("KubeletConfiguration: failSwapOn is not allowed to be set, but contains: %v", *d.FailSwapOn), "spec", "kubeletConfig", "failSwapOn")
 	case d.MemorySwap.SwapBehavior != "":
-		return fmt.Errorf("KubeletConfiguration: swapBehavior is not allowed to be set, but contains: %s", d.MemorySwap.SwapBehavior)
+		return at(fmt.Errorf("KubeletConfiguration: swapBehavior is not allowed to be set, but contains: %s", d.MemorySwap.SwapBehavior), "spec", "kubeletConfig", "memorySwap", "swapBehavior")
 	case len(d.SystemReserved) > 0 && kc.Spec.AutoSizingReserved != nil && *kc.Spec.AutoSizingReserved:
-		return errors.New("KubeletConfiguration: autoSizingReserved and systemdReserved cannot be set together")
+		return at(errors.New("KubeletConfiguration: autoSizingReserved and systemdReserved cannot be set together"), "spec", "autoSizingReserved")
 	case d.SystemReservedCgroup != "" && d.SystemCgroups != "" && d.SystemReservedCgroup != d.SystemCgroups:
-		return fmt.Errorf("KubeletConfiguration: systemReservedCgroup (%s) must match systemCgroups (%s)", d.SystemReservedCgroup, d.SystemCgroups)
+		return at(fmt.Errorf("KubeletConfiguration: systemReservedCgroup (%s) must match systemCgroups (%s)", d.SystemReservedCgroup, d.SystemCgroups), "spec", "kubeletConfig", "systemReservedCgroup")
 	}
 	return validateNotOnOpenShift(kc)
 }
@@ -102,10 +102,10 @@ func ValidateKubelet(kc *mcfgv1.KubeletConfig) error {
 // with systemReserved) gets MCO's message.
 func validateNotOnOpenShift(kc *mcfgv1.KubeletConfig) error {
 	if kc.Spec.AutoSizingReserved != nil && *kc.Spec.AutoSizingReserved {
-		return errors.New("KubeletConfig: autoSizingReserved is not supported by mcotui: MCO implements it with OpenShift's node sizing script (/etc/node-sizing-enabled.env), which this kubelet does not run; set kubeletConfig.systemReserved instead")
+		return at(errors.New("KubeletConfig: autoSizingReserved is not supported by mcotui: MCO implements it with OpenShift's node sizing script (/etc/node-sizing-enabled.env), which this kubelet does not run; set kubeletConfig.systemReserved instead"), "spec", "autoSizingReserved")
 	}
 	if kc.Spec.TLSSecurityProfile != nil {
-		return errors.New("KubeletConfig: tlsSecurityProfile is not supported by mcotui; set kubeletConfig.tlsMinVersion and kubeletConfig.tlsCipherSuites instead")
+		return at(errors.New("KubeletConfig: tlsSecurityProfile is not supported by mcotui; set kubeletConfig.tlsMinVersion and kubeletConfig.tlsCipherSuites instead"), "spec", "tlsSecurityProfile")
 	}
 	return nil
 }

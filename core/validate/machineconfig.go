@@ -14,10 +14,12 @@ import (
 
 // apiVersions are the apiVersions of the kinds validate checks.
 var apiVersions = map[string]string{
-	manifest.KindMachineConfig:        mcfgv1.GroupVersion.String(),
-	manifest.KindMachineConfigPool:    mcfgv1.GroupVersion.String(),
-	manifest.KindMachineConfiguration: operatorv1.GroupVersion.String(),
-	manifest.KindPinnedImageSet:       mcfgv1.GroupVersion.String(),
+	manifest.KindMachineConfig:          mcfgv1.GroupVersion.String(),
+	manifest.KindMachineConfigPool:      mcfgv1.GroupVersion.String(),
+	manifest.KindMachineConfiguration:   operatorv1.GroupVersion.String(),
+	manifest.KindPinnedImageSet:         mcfgv1.GroupVersion.String(),
+	manifest.KindKubeletConfig:          mcfgv1.GroupVersion.String(),
+	manifest.KindContainerRuntimeConfig: mcfgv1.GroupVersion.String(),
 }
 
 // kernelTypes are the values MCO accepts for spec.kernelType; empty means default.
@@ -40,7 +42,7 @@ func (c *checker) object(index int, root *yaml.Node) {
 	case doc.Kind == "":
 		return // DecodeObject said so
 	case !known:
-		c.add(Warning, manifest.Lookup(root, "kind"), path{"kind"}, "%s is not checked: validate checks MachineConfig, MachineConfigPool, MachineConfiguration and PinnedImageSet", doc.Kind)
+		c.add(Warning, manifest.Lookup(root, "kind"), path{"kind"}, "%s is not checked: validate checks MachineConfig, MachineConfigPool, MachineConfiguration, PinnedImageSet, KubeletConfig and ContainerRuntimeConfig", doc.Kind)
 		return
 	case doc.APIVersion != want:
 		c.apiVersion(doc, want)
@@ -50,6 +52,10 @@ func (c *checker) object(index int, root *yaml.Node) {
 		c.machineConfig(doc)
 	case manifest.KindPinnedImageSet:
 		c.pinnedImageSet(doc)
+	case manifest.KindKubeletConfig:
+		c.kubeletConfig(doc)
+	case manifest.KindContainerRuntimeConfig:
+		c.containerRuntimeConfig(doc)
 	}
 }
 

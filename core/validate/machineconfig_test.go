@@ -135,7 +135,7 @@ func TestDocuments(t *testing.T) {
 	}, {
 		name: "other kinds",
 		data: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
-		want: []string{"f.yaml:2:7: warning: $.kind: ConfigMap is not checked: validate checks MachineConfig, MachineConfigPool, MachineConfiguration and PinnedImageSet"},
+		want: []string{"f.yaml:2:7: warning: $.kind: ConfigMap is not checked: validate checks MachineConfig, MachineConfigPool, MachineConfiguration, PinnedImageSet, KubeletConfig and ContainerRuntimeConfig"},
 	}, {
 		name: "no kind",
 		data: "metadata:\n  name: x\n",
@@ -146,7 +146,7 @@ func TestDocuments(t *testing.T) {
 		want: []string{
 			"f.yaml:1:1: error: $: expected a Kubernetes object (a mapping with apiVersion and kind)",
 			"f.yaml:6:5: error: $: List: each item must be an object",
-			"f.yaml:8:11: warning: $.kind: Secret is not checked: validate checks MachineConfig, MachineConfigPool, MachineConfiguration and PinnedImageSet",
+			"f.yaml:8:11: warning: $.kind: Secret is not checked: validate checks MachineConfig, MachineConfigPool, MachineConfiguration, PinnedImageSet, KubeletConfig and ContainerRuntimeConfig",
 			"f.yaml:12:1: error: $: expected a Kubernetes object (a mapping with apiVersion and kind)",
 		},
 	}, {
@@ -160,7 +160,7 @@ func TestDocuments(t *testing.T) {
 	}, {
 		name: "YAML flow style is YAML, not bad JSON",
 		data: "{apiVersion: v1, kind: Namespace, metadata: {name: n}}\n",
-		want: []string{"f.yaml:1:24: warning: $.kind: Namespace is not checked: validate checks MachineConfig, MachineConfigPool, MachineConfiguration and PinnedImageSet"},
+		want: []string{"f.yaml:1:24: warning: $.kind: Namespace is not checked: validate checks MachineConfig, MachineConfigPool, MachineConfiguration, PinnedImageSet, KubeletConfig and ContainerRuntimeConfig"},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
