@@ -181,6 +181,7 @@ func Objects(o Options) []any {
 	}
 
 	objs = append(objs, agentPolicies(ns)...)
+	objs = append(objs, controllerPolicies(ns)...)
 
 	agentLabels, controllerLabels := labels(agentName), labels(controllerName)
 	hostPathDir := corev1.HostPathDirectory
@@ -362,7 +363,8 @@ func controllerRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"machineconfignodes"}, Verbs: []string{"get", "list", "watch", "create", "update"}},
 		// render: create rendered configs, point pools at them; generate: update and
 		// delete the MachineConfigs generated from KubeletConfigs and
-		// ContainerRuntimeConfigs.
+		// ContainerRuntimeConfigs. ControllerMachineConfigPolicy keeps these writes to
+		// those two kinds of MachineConfig.
 		{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"machineconfigs"}, Verbs: []string{"get", "list", "watch", "create", "update", "delete"}},
 		// generate: read the inputs, record their names' suffix and finalizers (update),
 		// their conditions (status), and own MachineConfigs with blockOwnerDeletion

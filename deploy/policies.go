@@ -199,3 +199,64 @@ func agentPolicies(ns string) []any {
 		event, binding(EventPolicy, nil),
 	}
 }
+
+// ControllerMachineConfigPolicy: the controller writes only the MachineConfigs that are
+// its own. RBAC must grant it create, update and delete on machineconfigs (it renders
+// them, and keeps those generated from KubeletConfigs and ContainerRuntimeConfigs), and
+// cannot tell those from the users' sources by name; without this policy, its token
+// could rewrite or delete every user's MachineConfig (the SSH keys, the kernel
+// arguments), which the next render would roll out to every node.
+const ControllerMachineConfigPolicy = "mcotui-controller-machineconfigs"
+
+// controllerPolicies are the policy and its binding for the controller's service
+// account in namespace ns. Its own MachineConfigs are:
+//   - rendered configs, created once (never updated: a name is its content's hash),
+//     named rendered-* and owned by their MachineConfigPool;
+//   - generated ones, controlled by the KubeletConfig or ContainerRuntimeConfig they
+//     come from, created, updated (staying so controlled) and deleted.
+func controllerPolicies(ns string) []any {
+	meta := metav1.ObjectMeta{Name: ControllerMachineConfigPolicy, Labels: map[string]string{"app.kubernetes.io/part-of": "mcotui"}}
+	generatedBy := func(obj string) string {
+		return obj + ".metadata.?ownerReferences.orValue([]).exists(r, r.apiVersion == 'machineconfiguration.openshift.io/v1' && " +
+			"(r.kind == 'KubeletConfig' || r.kind == 'ContainerRuntimeConfig') && r.?controller.orValue(false))"
+	}
+	policy := &admissionv1.ValidatingAdmissionPolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicy"},
+		ObjectMeta: meta,
+		Spec: admissionv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionv1.Fail),
+			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{RuleWithOperations: admissionv1.RuleWithOperations{
+				Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update, admissionv1.Delete},
+				Rule: admissionv1.Rule{APIGroups: []string{"machineconfiguration.openshift.io"}, APIVersions: []string{"*"},
+					Resources: []string{"machineconfigs"}, Scope: ptr.To(admissionv1.AllScopes)},
+			}}}},
+			MatchConditions: []admissionv1.MatchCondition{{
+				Name:       "only-the-mcotui-controller",
+				Expression: "request.userInfo.username == " + celString("system:serviceaccount:"+ns+":"+controllerName),
+			}},
+			Variables: []admissionv1.Variable{
+				// DELETE has no object, only the old one.
+				{Name: "name", Expression: "request.operation == 'DELETE' ? oldObject.metadata.name : object.metadata.name"},
+				{Name: "rendered", Expression: "request.operation == 'CREATE' && object.metadata.name.startsWith('rendered-') && " +
+					"object.metadata.?ownerReferences.orValue([]).exists(r, r.apiVersion == 'machineconfiguration.openshift.io/v1' && r.kind == 'MachineConfigPool')"},
+				{Name: "generated", Expression: "(request.operation == 'DELETE' || " + generatedBy("object") + ") && " +
+					"(request.operation == 'CREATE' || " + generatedBy("oldObject") + ")"},
+			},
+			Validations: []admissionv1.Validation{{
+				Expression: "variables.rendered || variables.generated",
+				MessageExpression: "'mcotui\\'s controller may not ' + request.operation.lowerAscii() + ' MachineConfig ' + variables.name + " +
+					"': it writes only the rendered configs it creates (rendered-*, owned by their pool) and the MachineConfigs controlled " +
+					"by a KubeletConfig or ContainerRuntimeConfig; the others are their authors\\''",
+				Reason: ptr.To(metav1.StatusReasonForbidden),
+			}},
+		},
+	}
+	binding := &admissionv1.ValidatingAdmissionPolicyBinding{
+		TypeMeta:   metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicyBinding"},
+		ObjectMeta: meta,
+		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName: ControllerMachineConfigPolicy, ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
+		},
+	}
+	return []any{policy, binding}
+}

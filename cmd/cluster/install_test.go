@@ -151,6 +151,8 @@ func TestInstallOutput(t *testing.T) {
 		"ValidatingAdmissionPolicyBinding//mcotui-agent-eviction",
 		"ValidatingAdmissionPolicy//mcotui-agent-events",
 		"ValidatingAdmissionPolicyBinding//mcotui-agent-events",
+		"ValidatingAdmissionPolicy//mcotui-controller-machineconfigs",
+		"ValidatingAdmissionPolicyBinding//mcotui-controller-machineconfigs",
 		"DaemonSet/nc/mcotui-agent",
 		"Deployment/nc/mcotui-controller",
 		"Service/nc/mcotui-controller-metrics",
@@ -331,8 +333,9 @@ func TestInstallRBACSuffices(t *testing.T) {
 		t.Errorf("the controller may read other ConfigMaps of kube-system: %v", err)
 	}
 	// The controller deletes the MachineConfigs it generated from a KubeletConfig or a
-	// ContainerRuntimeConfig (RBAC cannot tell them from rendered ones by name), but
-	// never a pool.
+	// ContainerRuntimeConfig (RBAC cannot tell them from others by name: the admission
+	// policy does, TestInstallPolicyConfinesTheControllersMachineConfigs), but never a
+	// pool.
 	if err := as("mcotui-controller").MachineConfig.MachineconfigurationV1().MachineConfigPools().Delete(ctx, "rbac", metav1.DeleteOptions{}); !apierrors.IsForbidden(err) {
 		t.Errorf("the controller may delete pools: %v", err)
 	}
