@@ -22,11 +22,9 @@ import (
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
 
 	"github.com/mcotui/mcotui/core/generated"
-	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/platform/kube"
 )
 
@@ -87,9 +85,9 @@ func (l *generateLoop) sync(ctx context.Context, key string) error {
 	kind, name, _ := strings.Cut(key, "/")
 	switch kind {
 	case kindKubeletConfig:
-		return l.syncKubelet(ctx, name)
+		return syncInput(ctx, l, l.kubeletInput(), name)
 	case kindContainerRuntimeConfig:
-		return l.syncContainerRuntime(ctx, name)
+		return syncInput(ctx, l, l.containerRuntimeInput(), name)
 	}
 	return fmt.Errorf("generate: unknown key %q", key)
 }
@@ -245,8 +243,8 @@ func (l *generateLoop) deleteMC(ctx context.Context, name string, uid types.UID)
 // cascade deletes the MachineConfigs an object being deleted generated: those it
 // controls and those its finalizers name (MCO's cascadeDelete), then lets it go.
 // It returns the finalizers that remain.
-func (l *generateLoop) cascade(ctx context.Context, meta metav1.ObjectMeta, kind string) ([]string, error) {
-	have, err := l.owned(meta.UID)
+func (l *generateLoop) cascade(ctx context.Context, meta metav1.Object, kind string) ([]string, error) {
+	have, err := l.owned(meta.GetUID())
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +254,7 @@ func (l *generateLoop) cascade(ctx context.Context, meta metav1.ObjectMeta, kind
 		}
 	}
 	var keep []string
-	for _, f := range meta.Finalizers {
+	for _, f := range meta.GetFinalizers() {
 		if !isGeneratedName(f, kind) {
 			keep = append(keep, f)
 			continue
@@ -264,7 +262,7 @@ func (l *generateLoop) cascade(ctx context.Context, meta metav1.ObjectMeta, kind
 		// A finalizer names a MachineConfig this object made: delete it only if this
 		// object controls it (it may have been made anew by another).
 		if mc, err := l.mcs.Get(f); err == nil {
-			if ref := metav1.GetControllerOf(mc); ref != nil && ref.UID == meta.UID {
+			if ref := metav1.GetControllerOf(mc); ref != nil && ref.UID == meta.GetUID() {
 				if err := l.deleteMC(ctx, f, mc.UID); err != nil {
 					return nil, err
 				}
@@ -298,291 +296,6 @@ func withFinalizers(cur []string, want []*mcfgv1.MachineConfig, kind string) []s
 		}
 	}
 	return out
-}
-
-// ---- KubeletConfig ----
-
-func (l *generateLoop) syncKubelet(ctx context.Context, name string) error {
-	kc, err := l.kcs.Get(name)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if kc.DeletionTimestamp != nil {
-		keep, err := l.cascade(ctx, kc.ObjectMeta, generated.KindKubelet)
-		if err != nil {
-			return err
-		}
-		return l.updateKubeletMeta(ctx, kc.Name, func(k *mcfgv1.KubeletConfig) { k.Finalizers = keep })
-	}
-	want, suffixVal, err := l.generateKubelet(ctx, kc)
-	if err == nil {
-		err = l.updateKubeletMeta(ctx, kc.Name, func(k *mcfgv1.KubeletConfig) {
-			if _, ok := k.Annotations[generated.SuffixAnnotation]; !ok {
-				if k.Annotations == nil {
-					k.Annotations = map[string]string{}
-				}
-				k.Annotations[generated.SuffixAnnotation] = suffixVal
-			}
-			k.Finalizers = withFinalizers(k.Finalizers, want, generated.KindKubelet)
-		})
-	}
-	if err == nil {
-		err = l.apply(ctx, kc.UID, "KubeletConfig "+kc.Name, want)
-	}
-	o, retryErr := outcome(err)
-	if serr := l.kubeletStatus(ctx, kc.Name, o); serr != nil {
-		return errors.Join(retryErr, serr)
-	}
-	if o.Err != nil {
-		l.log.Info("KubeletConfig not applied", "kubeletconfig", kc.Name, "err", o.Err)
-	}
-	return retryErr
-}
-
-// generateKubelet computes kc's MachineConfigs, one per selected pool, and the suffix
-// of their names.
-func (l *generateLoop) generateKubelet(ctx context.Context, kc *mcfgv1.KubeletConfig) ([]*mcfgv1.MachineConfig, string, error) {
-	if err := generated.ValidateKubelet(kc); err != nil {
-		return nil, "", fail(generated.ReasonInvalid, err)
-	}
-	all, err := l.allPools()
-	if err != nil {
-		return nil, "", err
-	}
-	pools, err := generated.SelectPools(kc.Spec.MachineConfigPoolSelector, all)
-	if err != nil {
-		return nil, "", fail(generated.ReasonInvalid, err)
-	}
-	if len(pools) == 0 {
-		return nil, "", fail(generated.ReasonNoPool, fmt.Errorf("KubeletConfig %v does not match any MachineConfigPools", kc.Name))
-	}
-	for _, p := range pools {
-		if err := generated.ValidateKubeletForPool(kc, p); err != nil {
-			return nil, "", fail(generated.ReasonInvalid, err)
-		}
-	}
-	base, err := l.kubeletBase()
-	if err != nil {
-		return nil, "", err
-	}
-	// As in MCO, the suffix is the object's, chosen on its first pool and kept for all.
-	sfx, err := suffix(generated.KindKubelet, kc.ObjectMeta, pools[0], func() ([]metav1.ObjectMeta, []*metav1.LabelSelector, error) {
-		list, err := l.clients.MachineConfig.MachineconfigurationV1().KubeletConfigs().List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return nil, nil, err
-		}
-		metas := make([]metav1.ObjectMeta, len(list.Items))
-		sels := make([]*metav1.LabelSelector, len(list.Items))
-		for i, o := range list.Items {
-			metas[i], sels[i] = o.ObjectMeta, o.Spec.MachineConfigPoolSelector
-		}
-		return metas, sels, nil
-	})
-	if err != nil {
-		return nil, "", err
-	}
-	var want []*mcfgv1.MachineConfig
-	for _, p := range pools {
-		mc, err := generated.Kubelet(kc, p, base, generated.Name(p.Name, generated.KindKubelet, sfx))
-		if err != nil {
-			return nil, "", fail(generated.ReasonInvalid, err)
-		}
-		want = append(want, mc)
-	}
-	return want, sfx, nil
-}
-
-func (l *generateLoop) updateKubeletMeta(ctx context.Context, name string, mutate func(*mcfgv1.KubeletConfig)) error {
-	client := l.clients.MachineConfig.MachineconfigurationV1().KubeletConfigs()
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cur, err := client.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		next := cur.DeepCopy()
-		mutate(next)
-		if equality.Semantic.DeepEqual(cur.ObjectMeta, next.ObjectMeta) {
-			return nil
-		}
-		_, err = client.Update(ctx, next, metav1.UpdateOptions{FieldManager: l.fieldManager})
-		return err
-	})
-}
-
-func (l *generateLoop) kubeletStatus(ctx context.Context, name string, o generated.Outcome) error {
-	client := l.clients.MachineConfig.MachineconfigurationV1().KubeletConfigs()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cur, err := client.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if cur.DeletionTimestamp != nil {
-			return nil
-		}
-		if last, _, ok := generated.LastKubelet(cur.Status.Conditions); ok && cur.Status.ObservedGeneration == cur.Generation &&
-			last.Message == o.Message() && last.Reason == o.ConditionReason() {
-			return nil // nothing new to say: MCO would move the time only
-		}
-		next := cur.DeepCopy()
-		next.Status.ObservedGeneration = cur.Generation
-		next.Status.Conditions = generated.KubeletConditions(cur.Status.Conditions, o, metav1.NewTime(l.clock.Now()))
-		_, err = client.UpdateStatus(ctx, next, metav1.UpdateOptions{FieldManager: l.fieldManager})
-		return err
-	})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("kubeletconfig %s: status: %w", name, err)
-	}
-	return nil
-}
-
-// ---- ContainerRuntimeConfig ----
-
-func (l *generateLoop) syncContainerRuntime(ctx context.Context, name string) error {
-	c, err := l.crcs.Get(name)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if c.DeletionTimestamp != nil {
-		keep, err := l.cascade(ctx, c.ObjectMeta, generated.KindContainerRuntime)
-		if err != nil {
-			return err
-		}
-		return l.updateContainerRuntimeMeta(ctx, c.Name, func(k *mcfgv1.ContainerRuntimeConfig) { k.Finalizers = keep })
-	}
-	want, suffixVal, err := l.generateContainerRuntime(ctx, c)
-	if err == nil {
-		err = l.updateContainerRuntimeMeta(ctx, c.Name, func(k *mcfgv1.ContainerRuntimeConfig) {
-			if _, ok := k.Annotations[generated.SuffixAnnotation]; !ok {
-				if k.Annotations == nil {
-					k.Annotations = map[string]string{}
-				}
-				k.Annotations[generated.SuffixAnnotation] = suffixVal
-			}
-			k.Finalizers = withFinalizers(k.Finalizers, want, generated.KindContainerRuntime)
-		})
-	}
-	if err == nil {
-		err = l.apply(ctx, c.UID, "ContainerRuntimeConfig "+c.Name, want)
-	}
-	o, retryErr := outcome(err)
-	if serr := l.containerRuntimeStatus(ctx, c.Name, o); serr != nil {
-		return errors.Join(retryErr, serr)
-	}
-	if o.Err != nil {
-		l.log.Info("ContainerRuntimeConfig not applied", "containerruntimeconfig", c.Name, "err", o.Err)
-	}
-	return retryErr
-}
-
-func (l *generateLoop) generateContainerRuntime(ctx context.Context, c *mcfgv1.ContainerRuntimeConfig) ([]*mcfgv1.MachineConfig, string, error) {
-	if err := generated.ValidateContainerRuntime(c); err != nil {
-		return nil, "", fail(generated.ReasonInvalid, err)
-	}
-	all, err := l.allPools()
-	if err != nil {
-		return nil, "", err
-	}
-	pools, err := generated.SelectPools(c.Spec.MachineConfigPoolSelector, all)
-	if err != nil {
-		return nil, "", fail(generated.ReasonInvalid, err)
-	}
-	if len(pools) == 0 {
-		return nil, "", fail(generated.ReasonNoPool, fmt.Errorf("containerRuntimeConfig %v does not match any MachineConfigPools", c.Name))
-	}
-	nodes, err := l.nodes.List(labels.Everything())
-	if err != nil {
-		return nil, "", err
-	}
-	for _, p := range pools {
-		var members []*corev1.Node
-		for _, n := range nodes {
-			if rollout.Selects(p, n) {
-				members = append(members, n)
-			}
-		}
-		if err := generated.CheckCRIO(p.Name, members); err != nil {
-			return nil, "", fail(generated.ReasonRuntime, err)
-		}
-	}
-	sfx, err := suffix(generated.KindContainerRuntime, c.ObjectMeta, pools[0], func() ([]metav1.ObjectMeta, []*metav1.LabelSelector, error) {
-		list, err := l.clients.MachineConfig.MachineconfigurationV1().ContainerRuntimeConfigs().List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return nil, nil, err
-		}
-		metas := make([]metav1.ObjectMeta, len(list.Items))
-		sels := make([]*metav1.LabelSelector, len(list.Items))
-		for i, o := range list.Items {
-			metas[i], sels[i] = o.ObjectMeta, o.Spec.MachineConfigPoolSelector
-		}
-		return metas, sels, nil
-	})
-	if err != nil {
-		return nil, "", err
-	}
-	var want []*mcfgv1.MachineConfig
-	for _, p := range pools {
-		mc, err := generated.ContainerRuntime(c, p, nil, generated.Name(p.Name, generated.KindContainerRuntime, sfx))
-		if err != nil {
-			return nil, "", fail(generated.ReasonInvalid, err)
-		}
-		want = append(want, mc)
-	}
-	return want, sfx, nil
-}
-
-func (l *generateLoop) updateContainerRuntimeMeta(ctx context.Context, name string, mutate func(*mcfgv1.ContainerRuntimeConfig)) error {
-	client := l.clients.MachineConfig.MachineconfigurationV1().ContainerRuntimeConfigs()
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cur, err := client.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		next := cur.DeepCopy()
-		mutate(next)
-		if equality.Semantic.DeepEqual(cur.ObjectMeta, next.ObjectMeta) {
-			return nil
-		}
-		_, err = client.Update(ctx, next, metav1.UpdateOptions{FieldManager: l.fieldManager})
-		return err
-	})
-}
-
-func (l *generateLoop) containerRuntimeStatus(ctx context.Context, name string, o generated.Outcome) error {
-	client := l.clients.MachineConfig.MachineconfigurationV1().ContainerRuntimeConfigs()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cur, err := client.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if cur.DeletionTimestamp != nil {
-			return nil
-		}
-		if last, _, ok := generated.LastContainerRuntime(cur.Status.Conditions); ok && cur.Status.ObservedGeneration == cur.Generation &&
-			last.Message == o.Message() && last.Reason == o.ConditionReason() {
-			return nil
-		}
-		next := cur.DeepCopy()
-		next.Status.ObservedGeneration = cur.Generation
-		next.Status.Conditions = generated.ContainerRuntimeConditions(cur.Status.Conditions, o, metav1.NewTime(l.clock.Now()))
-		_, err = client.UpdateStatus(ctx, next, metav1.UpdateOptions{FieldManager: l.fieldManager})
-		return err
-	})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("containerruntimeconfig %s: status: %w", name, err)
-	}
-	return nil
 }
 
 // generateServed: the cluster serves KubeletConfigs and ContainerRuntimeConfigs and
