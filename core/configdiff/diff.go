@@ -248,27 +248,32 @@ func isSpace(c byte) bool {
 func diffFiles(old, new []types.File) EntryChanges {
 	// Later entries for one path win, as in Ignition's own merge and in MCO's
 	// CalculateConfigFileDiffs. Valid configs have one entry per path anyway.
-	oldByPath := make(map[string]*types.File, len(old))
-	for i := range old {
-		oldByPath[old[i].Path] = &old[i]
+	byPath := func(fs []types.File) map[string]*types.File {
+		m := make(map[string]*types.File, len(fs))
+		for i := range fs {
+			m[fs[i].Path] = &fs[i]
+		}
+		return m
 	}
-	newByPath := make(map[string]*types.File, len(new))
-	for i := range new {
-		newByPath[new[i].Path] = &new[i]
-	}
+	return entryChanges(byPath(old), byPath(new))
+}
+
+// entryChanges names the keys only new has (Added), only old has (Removed), and both
+// have with values that differ (Changed), each sorted.
+func entryChanges[V any](old, new map[string]V) EntryChanges {
 	var e EntryChanges
-	for p, nf := range newByPath {
-		of, ok := oldByPath[p]
+	for k, nv := range new {
+		ov, ok := old[k]
 		switch {
 		case !ok:
-			e.Added = append(e.Added, p)
-		case !same(of, nf):
-			e.Changed = append(e.Changed, p)
+			e.Added = append(e.Added, k)
+		case !same(ov, nv):
+			e.Changed = append(e.Changed, k)
 		}
 	}
-	for p := range oldByPath {
-		if _, ok := newByPath[p]; !ok {
-			e.Removed = append(e.Removed, p)
+	for k := range old {
+		if _, ok := new[k]; !ok {
+			e.Removed = append(e.Removed, k)
 		}
 	}
 	slices.Sort(e.Added)
@@ -346,33 +351,14 @@ func diffUnitOne(name string, kind ChangeKind, ou, nu *types.Unit) UnitChange {
 }
 
 func diffDropins(old, new []types.Dropin) EntryChanges {
-	oldByName := make(map[string]*string, len(old))
-	for _, d := range old {
-		oldByName[d.Name] = d.Contents
-	}
-	newByName := make(map[string]*string, len(new))
-	for _, d := range new {
-		newByName[d.Name] = d.Contents
-	}
-	var e EntryChanges
-	for name, nc := range newByName {
-		oc, ok := oldByName[name]
-		switch {
-		case !ok:
-			e.Added = append(e.Added, name)
-		case !same(oc, nc):
-			e.Changed = append(e.Changed, name)
+	byName := func(ds []types.Dropin) map[string]*string {
+		m := make(map[string]*string, len(ds))
+		for _, d := range ds {
+			m[d.Name] = d.Contents
 		}
+		return m
 	}
-	for name := range oldByName {
-		if _, ok := newByName[name]; !ok {
-			e.Removed = append(e.Removed, name)
-		}
-	}
-	slices.Sort(e.Added)
-	slices.Sort(e.Changed)
-	slices.Sort(e.Removed)
-	return e
+	return entryChanges(byName(old), byName(new))
 }
 
 func diffCoreUser(old, new []types.PasswdUser) *CoreUserChange {
