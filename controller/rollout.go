@@ -369,7 +369,13 @@ func (d *Driver) event(pool *mcfgv1.MachineConfigPool, step rollout.Step) {
 // pool's status once, when it changed. It returns the pool and its members as they
 // are after its writes. The driver must have caches (DriverOptions.Nodes).
 func (d *Driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) bool) (PoolState, rollout.Step, error) {
+	// The phases' times, at Debug: where a sync's time goes, which is how long the
+	// next Done of the pool may wait behind it (BenchmarkRollout's -bench.rollout-trace).
+	var tr syncTrace
+	tr.begin(d.clock)
+	defer func() { tr.log(d.log, pool) }()
 	st, err := d.cached(pool)
+	tr.mark("read")
 	if err != nil {
 		return PoolState{}, rollout.Step{}, err
 	}
@@ -388,6 +394,7 @@ func (d *Driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) 
 			errs = append(errs, err)
 		}
 	}
+	tr.mark("machineconfignodes")
 	if p.Spec.Configuration.Name == "" {
 		// Not rendered yet: the render loop says why in RenderDegraded.
 		return st, rollout.Step{}, errors.Join(errs...)
@@ -397,11 +404,15 @@ func (d *Driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) 
 	if err := d.syncTaints(ctx, p, st.Nodes); err != nil {
 		errs = append(errs, err)
 	}
+	tr.mark("taints")
 	now := d.clock.Now()
 	opts, hold := d.policyOptions(ctx, st, now)
+	tr.mark("policy")
 	var step rollout.Step
 	if !hold.Invalid && (mayStep == nil || mayStep(st)) {
 		step, err = d.stepOn(ctx, &st, opts)
+		tr.targets = len(step.Targets)
+		tr.mark("step")
 		switch {
 		case err != nil && step.Target == "":
 			// The plan itself failed: the pool is invalid (its maxUnavailable).
@@ -416,6 +427,7 @@ func (d *Driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) 
 	if err := d.writeStatus(ctx, &st, now, hold); err != nil {
 		errs = append(errs, err)
 	}
+	tr.mark("status")
 	if hold.Recheck > 0 && d.requeue != nil {
 		d.requeue(p.Name, hold.Recheck)
 	}
