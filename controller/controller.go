@@ -249,7 +249,8 @@ func lead(ctx context.Context, cfg *Config) error {
 		FieldManager: cfg.Identity, Recorder: recorder, Logger: log.With("loop", "rollout"), Clock: cfg.Clock,
 		Nodes: nodes.Lister(), Pools: pools.Lister(), MachineConfigNodes: mcns.Lister(),
 		Alerts: cfg.Alerts, Requeue: requeue.after, StatusInterval: DefaultStatusInterval,
-		OnTargeted: func(pool, _ string) { cfg.Metrics.targeted(pool) },
+		OnTargeted:        func(pool, _ string) { cfg.Metrics.targeted(pool) },
+		BackgroundTargets: true,
 	})
 	rl := &rolloutLoop{driver: driver}
 	rend := &renderLoop{
@@ -439,6 +440,9 @@ func lead(ctx context.Context, cfg *Config) error {
 		})
 	}
 	wg.Wait()
+	// The rollout's targets in flight end with ctx: waited for, so that no write of
+	// this term lands once the next leader may have started.
+	driver.Wait()
 	return nil
 }
 

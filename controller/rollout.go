@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 
 	"github.com/mcotui/mcotui/core/nodeanno"
@@ -84,6 +85,17 @@ type DriverOptions struct {
 	// OnTargeted, when set, is called for each node whose new desired config the API
 	// server accepted (the controller's targets metric).
 	OnTargeted func(pool, node string)
+	// BackgroundTargets, with Requeue, makes Sync write its step's targets in the
+	// background rather than wait for them: each target is recorded as written (it
+	// counts as unavailable, as a write whose outcome is unknown does) before its
+	// patch is sent, so Sync returns at once and the pool's next sync, which the
+	// next Done asks for, plans on it while its writes are in flight. A Done had
+	// otherwise waited for the round trips of the sync before it (the node's patch,
+	// then its MachineConfigNode's update) before its slot could be given. A patch
+	// the API server refused (a Conflict: the node moved on) is forgotten and the pool
+	// requeued, with a backoff that grows while its targets keep failing. Wait waits
+	// for the writes in flight. Step always writes its targets before it returns.
+	BackgroundTargets bool
 }
 
 // Driver drives pools' rollouts one step at a time, as MCO's node controller does. It
@@ -113,6 +125,17 @@ type Driver struct {
 	statusInterval time.Duration
 	statusMu       sync.Mutex
 	statusWritten  map[string]time.Time // per pool, when Sync last wrote its status
+
+	// Background targets (DriverOptions.BackgroundTargets): the writes in flight,
+	// the bound on their requests, the nodes whose MachineConfigNode a target is
+	// about to write (Sync leaves those alone), and the backoff of a pool whose
+	// targets fail.
+	background bool
+	inflight   sync.WaitGroup
+	writeSlots chan struct{}
+	mcnMu      sync.Mutex
+	mcnBusy    map[string]int
+	failures   workqueue.TypedRateLimiter[string]
 }
 
 // NewDriver returns a Driver writing through clients.
@@ -123,6 +146,12 @@ func NewDriver(clients *kube.Clients, opts DriverOptions) *Driver {
 	}
 	if opts.StatusInterval > 0 && opts.Requeue != nil {
 		d.statusInterval = opts.StatusInterval
+	}
+	if opts.BackgroundTargets && opts.Requeue != nil {
+		d.background = true
+		d.writeSlots = make(chan struct{}, maxConcurrentTargets)
+		d.mcnBusy = map[string]int{}
+		d.failures = workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, 30*time.Second)
 	}
 	if opts.Nodes != nil && opts.Pools != nil && opts.MachineConfigNodes != nil {
 		d.nodes, d.pools = opts.Nodes, opts.Pools
@@ -248,21 +277,27 @@ func (d *Driver) Step(ctx context.Context, pool string, opts rollout.Options) (r
 		return rollout.Step{}, errors.New(hold.Message)
 	}
 	opts.Policy, opts.Now, opts.Gate = pol.Policy, pol.Now, pol.Gate
-	return d.stepOn(ctx, &st, opts)
-}
-
-// stepOn is Step on st, which it brings up to date with its writes.
-func (d *Driver) stepOn(ctx context.Context, st *PoolState, opts rollout.Options) (rollout.Step, error) {
 	step, err := rollout.Plan(st.Pool, rollout.PlanningView(st.Nodes), opts)
 	if err != nil {
 		return rollout.Step{}, err
 	}
+	return d.stepOn(ctx, &st, step, false)
+}
+
+// stepOn carries out step on st, which it brings up to date with its writes: in the
+// background when background is set (DriverOptions.BackgroundTargets), with st
+// holding each target as assumed.
+func (d *Driver) stepOn(ctx context.Context, st *PoolState, step rollout.Step, background bool) (rollout.Step, error) {
 	if len(step.Targets) == 0 {
 		return step, nil
 	}
 	index := make(map[string]int, len(st.Nodes))
 	for i, n := range st.Nodes {
 		index[n.Name] = i
+	}
+	if background {
+		d.stepInBackground(ctx, st, step, index)
+		return step, nil
 	}
 	// The targets are written concurrently (each its node's patch, then its
 	// MachineConfigNode): a step's targets are independent, each decided on its own
@@ -298,12 +333,94 @@ func (d *Driver) stepOn(ctx context.Context, st *PoolState, opts rollout.Options
 // limiter would hold back anyway.
 const maxConcurrentTargets = 16
 
-// target gives node the pool's target config desired (kube.TargetNodeWith) and records
-// the writes; set receives what the node is now believed to be, the API server's
-// answer or, when the outcome is unknown, the node as it would be had the patch landed.
-func (d *Driver) target(ctx context.Context, pool *mcfgv1.MachineConfigPool, desired string, node *corev1.Node, set func(*corev1.Node)) error {
-	name := node.Name
-	t := kube.Target{Node: node, MachineConfigNode: d.cachedMachineConfigNode(name), Pool: pool.Name, Desired: desired, FieldManager: d.fieldManager}
+// stepInBackground records each of step's targets as assumed, in st and in the
+// driver's record of its own writes, and writes them in the background
+// (DriverOptions.BackgroundTargets): at most maxConcurrentTargets requests at once
+// across the driver, then the step's Event. A target that failed requeues the pool
+// after the pool's backoff.
+func (d *Driver) stepInBackground(ctx context.Context, st *PoolState, step rollout.Step, index map[string]int) {
+	pool := st.Pool
+	type write struct {
+		t       kube.Target
+		assumed *corev1.Node
+	}
+	writes := make([]write, len(step.Targets))
+	for i, name := range step.Targets {
+		j := index[name]
+		node := st.Nodes[j]
+		t, assumed := d.targetOf(pool, step.Target, node)
+		// Before the patch is sent: the next sync may begin before it answers.
+		d.ownNodes.assume(node.ResourceVersion, assumed)
+		d.holdMachineConfigNode(name)
+		st.Nodes[j] = assumed
+		writes[i] = write{t, assumed}
+	}
+	d.inflight.Go(func() {
+		errs := make([]error, len(writes))
+		var wg sync.WaitGroup
+		for i, w := range writes {
+			wg.Go(func() {
+				defer d.releaseMachineConfigNode(w.t.Node.Name)
+				d.writeSlots <- struct{}{}
+				defer func() { <-d.writeSlots }()
+				errs[i] = d.writeTarget(ctx, pool, w.t, w.assumed, func(*corev1.Node) {})
+			})
+		}
+		wg.Wait()
+		var done []string
+		for i, name := range step.Targets {
+			if errs[i] == nil {
+				done = append(done, name)
+			}
+		}
+		d.event(pool, rollout.Step{Target: step.Target, Targets: done})
+		err := errors.Join(errs...)
+		switch {
+		case err == nil:
+			d.failures.Forget(pool.Name)
+		case ctx.Err() == nil:
+			wait := d.failures.When(pool.Name)
+			d.log.Info("target failed; planning again", "pool", pool.Name, "after", wait, "err", err)
+			d.requeue(pool.Name, wait)
+		}
+	})
+}
+
+// Wait waits until the targets that Sync writes in the background
+// (DriverOptions.BackgroundTargets) have been written or have failed: at the end of a
+// leadership term, before the Lease is released.
+func (d *Driver) Wait() { d.inflight.Wait() }
+
+// holdMachineConfigNode and releaseMachineConfigNode bracket a background target's
+// writes: meanwhile Sync does not bring the node's MachineConfigNode in step, since the
+// target is about to, and two updates of it would conflict.
+func (d *Driver) holdMachineConfigNode(name string) {
+	d.mcnMu.Lock()
+	d.mcnBusy[name]++
+	d.mcnMu.Unlock()
+}
+
+func (d *Driver) releaseMachineConfigNode(name string) {
+	d.mcnMu.Lock()
+	if d.mcnBusy[name]--; d.mcnBusy[name] <= 0 {
+		delete(d.mcnBusy, name)
+	}
+	d.mcnMu.Unlock()
+}
+
+func (d *Driver) machineConfigNodeHeld(name string) bool {
+	if !d.background {
+		return false
+	}
+	d.mcnMu.Lock()
+	defer d.mcnMu.Unlock()
+	return d.mcnBusy[name] > 0
+}
+
+// targetOf is the write that gives node the pool's target config desired, and the node
+// as it will be once written.
+func (d *Driver) targetOf(pool *mcfgv1.MachineConfigPool, desired string, node *corev1.Node) (kube.Target, *corev1.Node) {
+	t := kube.Target{Node: node, MachineConfigNode: d.cachedMachineConfigNode(node.Name), Pool: pool.Name, Desired: desired, FieldManager: d.fieldManager}
 	// The target's patch takes the UpdateInProgress taint off too, when the node
 	// will no longer need it: one write rather than two.
 	assumed := node.DeepCopy()
@@ -315,6 +432,22 @@ func (d *Driver) target(ctx context.Context, pool *mcfgv1.MachineConfigPool, des
 		t.SetTaints, t.Taints = true, taints
 		assumed.Spec.Taints = taints
 	}
+	return t, assumed
+}
+
+// target gives node the pool's target config desired (kube.TargetNodeWith) and records
+// the writes; set receives what the node is now believed to be, the API server's
+// answer or, when the outcome is unknown, the node as it would be had the patch landed.
+func (d *Driver) target(ctx context.Context, pool *mcfgv1.MachineConfigPool, desired string, node *corev1.Node, set func(*corev1.Node)) error {
+	t, assumed := d.targetOf(pool, desired, node)
+	return d.writeTarget(ctx, pool, t, assumed, set)
+}
+
+// writeTarget writes t and records what it wrote; assumed is the node as it is once
+// written. A write whose outcome is unknown leaves the node assumed; one refused
+// forgets the assumption, when it is still the one made for t.
+func (d *Driver) writeTarget(ctx context.Context, pool *mcfgv1.MachineConfigPool, t kube.Target, assumed *corev1.Node, set func(*corev1.Node)) error {
+	node, desired, name := t.Node, t.Desired, t.Node.Name
 	res, err := kube.TargetNodeWith(ctx, d.clients, t)
 	switch {
 	case res.Node != nil:
@@ -325,6 +458,9 @@ func (d *Driver) target(ctx context.Context, pool *mcfgv1.MachineConfigPool, des
 		// says either way.
 		d.ownNodes.assume(node.ResourceVersion, assumed)
 		set(assumed)
+	default:
+		// It did not land. A background target was assumed before it was sent.
+		d.ownNodes.forget(assumed)
 	}
 	if res.MachineConfigNode != nil {
 		over := ""
@@ -410,18 +546,17 @@ func (d *Driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) 
 	tr.mark("policy")
 	var step rollout.Step
 	if !hold.Invalid && (mayStep == nil || mayStep(st)) {
-		step, err = d.stepOn(ctx, &st, opts)
-		tr.targets = len(step.Targets)
-		tr.mark("step")
-		switch {
-		case err != nil && step.Target == "":
+		step, err = rollout.Plan(st.Pool, rollout.PlanningView(st.Nodes), opts)
+		if err != nil {
 			// The plan itself failed: the pool is invalid (its maxUnavailable).
 			if d.recorder != nil {
 				d.recorder.Event(p, corev1.EventTypeWarning, reasonInvalidRollout, err.Error())
 			}
-		case err != nil:
+		} else if step, err = d.stepOn(ctx, &st, step, d.background); err != nil {
 			errs = append(errs, err)
 		}
+		tr.targets = len(step.Targets)
+		tr.mark("step")
 	}
 	hold.Held = step.Held
 	if err := d.writeStatus(ctx, &st, now, hold); err != nil {
@@ -442,7 +577,7 @@ func (d *Driver) syncMachineConfigNode(ctx context.Context, pool string, n *core
 		return nil
 	}
 	existing := d.cachedMachineConfigNode(n.Name)
-	if kube.MachineConfigNodeInStep(existing, n.Name, pool, desired) {
+	if kube.MachineConfigNodeInStep(existing, n.Name, pool, desired) || d.machineConfigNodeHeld(n.Name) {
 		return nil
 	}
 	written, err := kube.ApplyMachineConfigNode(ctx, d.clients, n, pool, existing, d.fieldManager)
