@@ -251,6 +251,7 @@ func lead(ctx context.Context, cfg *Config) error {
 		Alerts: cfg.Alerts, Requeue: requeue.after, StatusInterval: DefaultStatusInterval,
 		OnTargeted:        func(pool, _ string) { cfg.Metrics.targeted(pool) },
 		BackgroundTargets: true,
+		Retry:             func(pool string, after time.Duration) { rolloutQ.queue.AddAfter(pool, after) },
 	})
 	rl := &rolloutLoop{driver: driver}
 	rend := &renderLoop{

@@ -95,7 +95,13 @@ type DriverOptions struct {
 	// the API server refused (a Conflict: the node moved on) is forgotten and the pool
 	// requeued, with a backoff that grows while its targets keep failing. Wait waits
 	// for the writes in flight. Step always writes its targets before it returns.
+	// Sync's pool status write goes to the background likewise; while it is in
+	// flight no other is sent, and once it answers the pool is synced again.
 	BackgroundTargets bool
+	// Retry, when set, is asked to sync the pool again after a while, counted on the
+	// real clock, when a background write failed (the backoff grows while they keep
+	// failing). Default: Requeue.
+	Retry func(pool string, after time.Duration)
 }
 
 // Driver drives pools' rollouts one step at a time, as MCO's node controller does. It
@@ -125,6 +131,7 @@ type Driver struct {
 	statusInterval time.Duration
 	statusMu       sync.Mutex
 	statusWritten  map[string]time.Time // per pool, when Sync last wrote its status
+	statusBusy     map[string]bool      // per pool, a background status write is in flight
 
 	// Background targets (DriverOptions.BackgroundTargets): the writes in flight,
 	// the bound on their requests, the nodes whose MachineConfigNode a target is
@@ -136,6 +143,7 @@ type Driver struct {
 	mcnMu      sync.Mutex
 	mcnBusy    map[string]int
 	failures   workqueue.TypedRateLimiter[string]
+	retry      func(string, time.Duration)
 }
 
 // NewDriver returns a Driver writing through clients.
@@ -151,7 +159,12 @@ func NewDriver(clients *kube.Clients, opts DriverOptions) *Driver {
 		d.background = true
 		d.writeSlots = make(chan struct{}, maxConcurrentTargets)
 		d.mcnBusy = map[string]int{}
+		d.statusBusy = map[string]bool{}
 		d.failures = workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, 30*time.Second)
+		d.retry = opts.Retry
+		if d.retry == nil {
+			d.retry = opts.Requeue
+		}
 	}
 	if opts.Nodes != nil && opts.Pools != nil && opts.MachineConfigNodes != nil {
 		d.nodes, d.pools = opts.Nodes, opts.Pools
@@ -381,7 +394,7 @@ func (d *Driver) stepInBackground(ctx context.Context, st *PoolState, step rollo
 		case ctx.Err() == nil:
 			wait := d.failures.When(pool.Name)
 			d.log.Info("target failed; planning again", "pool", pool.Name, "after", wait, "err", err)
-			d.requeue(pool.Name, wait)
+			d.retry(pool.Name, wait)
 		}
 	})
 }
@@ -620,6 +633,9 @@ func (d *Driver) writeStatus(ctx context.Context, st *PoolState, now time.Time, 
 	if sameStatus(status, pool.Status) {
 		return nil
 	}
+	if d.background && d.statusInFlight(pool.Name) {
+		return nil // it requeues the pool when it is over, to see what is left to write
+	}
 	if wait := d.statusWait(pool.Name, now); wait > 0 && onlyCountsDiffer(status, pool.Status) {
 		d.requeue(pool.Name, wait)
 		d.log.Debug("pool status held back", "pool", pool.Name, "for", wait, "updated", status.UpdatedMachineCount, "unavailable", status.UnavailableMachineCount)
@@ -634,17 +650,59 @@ func (d *Driver) writeStatus(ctx context.Context, st *PoolState, now time.Time, 
 	}
 	updated := pool.DeepCopy()
 	updated.Status = status
-	written, err := d.clients.MachineConfig.MachineconfigurationV1().MachineConfigPools().UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: d.fieldManager})
-	if err != nil {
-		return fmt.Errorf("update status of machineconfigpool %s: %w", pool.Name, err)
+	if d.background {
+		// As the targets: the next sync need not wait for the status's round trip.
+		// Until it answers, syncs write no status of the pool; then the pool is
+		// synced again, for what changed meanwhile.
+		d.statusMu.Lock()
+		d.statusBusy[pool.Name] = true
+		d.statusWritten[pool.Name] = now
+		d.statusMu.Unlock()
+		d.inflight.Go(func() {
+			err := d.updateStatus(ctx, pool, updated)
+			d.statusMu.Lock()
+			delete(d.statusBusy, pool.Name)
+			d.statusMu.Unlock()
+			switch {
+			case err == nil:
+				d.failures.Forget(pool.Name + "/status")
+				d.requeue(pool.Name, 0)
+			case ctx.Err() == nil:
+				wait := d.failures.When(pool.Name + "/status")
+				d.log.Info("status write failed; retrying", "pool", pool.Name, "after", wait, "err", err)
+				d.retry(pool.Name, wait)
+			}
+		})
+		return nil
+	}
+	if err := d.updateStatus(ctx, pool, updated); err != nil {
+		return err
 	}
 	d.statusMu.Lock()
 	d.statusWritten[pool.Name] = now
 	d.statusMu.Unlock()
-	d.ownPools.wrote(pool.ResourceVersion, written)
-	st.Pool = written
-	d.log.Debug("wrote pool status", "pool", pool.Name, "updated", status.UpdatedMachineCount, "unavailable", status.UnavailableMachineCount)
+	st.Pool = updated
 	return nil
+}
+
+// updateStatus writes updated's status over pool and records the write; updated gets
+// what the API server answered.
+func (d *Driver) updateStatus(ctx context.Context, pool, updated *mcfgv1.MachineConfigPool) error {
+	written, err := d.clients.MachineConfig.MachineconfigurationV1().MachineConfigPools().UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: d.fieldManager})
+	if err != nil {
+		return fmt.Errorf("update status of machineconfigpool %s: %w", pool.Name, err)
+	}
+	d.ownPools.wrote(pool.ResourceVersion, written)
+	d.log.Debug("wrote pool status", "pool", pool.Name, "updated", written.Status.UpdatedMachineCount, "unavailable", written.Status.UnavailableMachineCount)
+	*updated = *written
+	return nil
+}
+
+// statusInFlight reports whether a background status write of the pool is in flight.
+func (d *Driver) statusInFlight(pool string) bool {
+	d.statusMu.Lock()
+	defer d.statusMu.Unlock()
+	return d.statusBusy[pool]
 }
 
 // statusWait is how long a status change of the pool's counts alone is held back at
