@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -548,24 +549,34 @@ func (d *Driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) 
 		// Not rendered yet: the render loop says why in RenderDegraded.
 		return st, rollout.Step{}, errors.Join(errs...)
 	}
-	// Taints first, as MCO's syncMachineConfigPool: a node that waits for the target
-	// carries UpdateInProgress before any node of the pool is given the target.
-	if err := d.syncTaints(ctx, p, st.Nodes); err != nil {
-		errs = append(errs, err)
-	}
-	tr.mark("taints")
 	now := d.clock.Now()
 	opts, hold := d.policyOptions(ctx, st, now)
 	tr.mark("policy")
 	var step rollout.Step
-	if !hold.Invalid && (mayStep == nil || mayStep(st)) {
-		step, err = rollout.Plan(st.Pool, rollout.PlanningView(st.Nodes), opts)
-		if err != nil {
+	stepping := !hold.Invalid && (mayStep == nil || mayStep(st))
+	if stepping {
+		// The plan reads no taints: it is made before they are written, so that the
+		// step's own targets need no taint write of their own (below).
+		if step, err = rollout.Plan(st.Pool, rollout.PlanningView(st.Nodes), opts); err != nil {
 			// The plan itself failed: the pool is invalid (its maxUnavailable).
 			if d.recorder != nil {
 				d.recorder.Event(p, corev1.EventTypeWarning, reasonInvalidRollout, err.Error())
 			}
-		} else if step, err = d.stepOn(ctx, &st, step, d.background); err != nil {
+			stepping, step = false, rollout.Step{}
+		}
+	}
+	tr.mark("plan")
+	// Taints before targets, as MCO's syncMachineConfigPool: a node that waits for the
+	// target carries UpdateInProgress before any node of the pool is given the target.
+	// A node this step targets is left out: its target's patch sets its final taints,
+	// where the taint added here would be taken off again at once (a write per node of
+	// the first step, and the first step waited for every other node's).
+	if err := d.syncTaints(ctx, p, st.Nodes, step.Targets); err != nil {
+		errs = append(errs, err)
+	}
+	tr.mark("taints")
+	if stepping {
+		if step, err = d.stepOn(ctx, &st, step, d.background); err != nil {
 			errs = append(errs, err)
 		}
 		tr.targets = len(step.Targets)
@@ -734,34 +745,58 @@ func onlyCountsDiffer(a, b mcfgv1.MachineConfigPoolStatus) bool {
 // as MCO's node controller does. Each write carries the resourceVersion of the node it
 // was decided on, so that it never undoes a taint someone else wrote meanwhile. The
 // nodes written are replaced in members by what the API server answered.
-func (d *Driver) syncTaints(ctx context.Context, pool *mcfgv1.MachineConfigPool, members []*corev1.Node) error {
-	var errs []error
+func (d *Driver) syncTaints(ctx context.Context, pool *mcfgv1.MachineConfigPool, members []*corev1.Node, skip []string) error {
+	// The writes are independent, one per node: at most maxConcurrentTargets at once,
+	// since a pool's new target taints every node at once, 5,000 writes one after
+	// another on a large pool.
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+	)
+	sem := make(chan struct{}, maxConcurrentTargets)
 	for i, n := range members {
 		taints, changed := rollout.UpdateTaints(pool, n)
-		if !changed {
+		if !changed || slices.Contains(skip, n.Name) {
 			continue
 		}
 		if taints == nil {
 			taints = []corev1.Taint{}
 		}
-		patch, err := json.Marshal(map[string]any{
-			"metadata": map[string]any{"resourceVersion": n.ResourceVersion},
-			"spec":     map[string]any{"taints": taints},
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			written, err := d.writeTaints(ctx, pool, n, taints)
+			if err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+				return
+			}
+			members[i] = written
 		})
-		if err != nil {
-			errs = append(errs, fmt.Errorf("machineconfigpool %s: taints of node %s: %w", pool.Name, n.Name, err))
-			continue
-		}
-		written, err := d.clients.Kube.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: d.fieldManager})
-		if err != nil {
-			errs = append(errs, fmt.Errorf("machineconfigpool %s: set the %s taint of node %s: %w", pool.Name, rollout.UpdateInProgressTaintKey, n.Name, err))
-			continue
-		}
-		d.ownNodes.wrote(n.ResourceVersion, written)
-		members[i] = written
-		d.log.Info("updated taints", "pool", pool.Name, "node", n.Name, "updateInProgress", nodeanno.Desired(n) != pool.Spec.Configuration.Name)
 	}
+	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// writeTaints sets the taints of node n, decided on its resourceVersion, and records
+// the write.
+func (d *Driver) writeTaints(ctx context.Context, pool *mcfgv1.MachineConfigPool, n *corev1.Node, taints []corev1.Taint) (*corev1.Node, error) {
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"resourceVersion": n.ResourceVersion},
+		"spec":     map[string]any{"taints": taints},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("machineconfigpool %s: taints of node %s: %w", pool.Name, n.Name, err)
+	}
+	written, err := d.clients.Kube.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: d.fieldManager})
+	if err != nil {
+		return nil, fmt.Errorf("machineconfigpool %s: set the %s taint of node %s: %w", pool.Name, rollout.UpdateInProgressTaintKey, n.Name, err)
+	}
+	d.ownNodes.wrote(n.ResourceVersion, written)
+	d.log.Info("updated taints", "pool", pool.Name, "node", n.Name, "updateInProgress", nodeanno.Desired(n) != pool.Spec.Configuration.Name)
+	return written, nil
 }
 
 // sameStatus reports whether two pool statuses are the same as the API server stores
