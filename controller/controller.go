@@ -46,9 +46,15 @@ const (
 	// TUI drives a pool itself only while no one holds it (see LeaseHolder).
 	LeaseName = "mcotui-controller"
 
-	DefaultLeaseDuration = 15 * time.Second
-	DefaultRenewDeadline = 10 * time.Second
-	DefaultRetryPeriod   = 2 * time.Second
+	// The controller's leader election timing: OpenShift's recommended one, which
+	// library-go's leaderelection defaults to and MCO's controllers run with. The
+	// leader renews every RetryPeriod, so 26 s makes a renewal rare next to the
+	// rollout's own writes (client-go's 2 s was a write every 2 s, a twentieth of a
+	// 200-node rollout's); a leader that exits releases the Lease at once, and only
+	// a crashed one keeps its standby waiting, up to LeaseDuration.
+	DefaultLeaseDuration = 137 * time.Second
+	DefaultRenewDeadline = 107 * time.Second
+	DefaultRetryPeriod   = 26 * time.Second
 	DefaultResync        = 10 * time.Minute
 
 	// DefaultStatusInterval is how long the controller may hold back a pool status
