@@ -141,6 +141,7 @@ type Driver struct {
 	background bool
 	inflight   sync.WaitGroup
 	writeSlots chan struct{}
+	mcnSlot    chan struct{}
 	mcnMu      sync.Mutex
 	mcnBusy    map[string]int
 	failures   workqueue.TypedRateLimiter[string]
@@ -159,6 +160,7 @@ func NewDriver(clients *kube.Clients, opts DriverOptions) *Driver {
 	if opts.BackgroundTargets && opts.Requeue != nil {
 		d.background = true
 		d.writeSlots = make(chan struct{}, maxConcurrentTargets)
+		d.mcnSlot = make(chan struct{}, 1)
 		d.mcnBusy = map[string]int{}
 		d.statusBusy = map[string]bool{}
 		d.failures = workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, 30*time.Second)
@@ -375,9 +377,20 @@ func (d *Driver) stepInBackground(ctx context.Context, st *PoolState, step rollo
 		for i, w := range writes {
 			wg.Go(func() {
 				defer d.releaseMachineConfigNode(w.t.Node.Name)
+				// The node's patch is what the freed slot waits for; the
+				// MachineConfigNode's update follows it, one at a time across the
+				// driver, so that it does not slow the next target's patch down.
+				w.t.NodeOnly = true
+				var written *corev1.Node
 				d.writeSlots <- struct{}{}
-				defer func() { <-d.writeSlots }()
-				errs[i] = d.writeTarget(ctx, pool, w.t, w.assumed, func(*corev1.Node) {})
+				errs[i] = d.writeTarget(ctx, pool, w.t, w.assumed, func(n *corev1.Node) { written = n })
+				<-d.writeSlots
+				if errs[i] != nil || written == nil {
+					return
+				}
+				d.mcnSlot <- struct{}{}
+				defer func() { <-d.mcnSlot }()
+				errs[i] = d.syncMachineConfigNodeOf(ctx, pool.Name, written, d.cachedMachineConfigNode(written.Name))
 			})
 		}
 		wg.Wait()
@@ -604,6 +617,13 @@ func (d *Driver) syncMachineConfigNode(ctx context.Context, pool string, n *core
 	if kube.MachineConfigNodeInStep(existing, n.Name, pool, desired) || d.machineConfigNodeHeld(n.Name) {
 		return nil
 	}
+	return d.syncMachineConfigNodeOf(ctx, pool, n, existing)
+}
+
+// syncMachineConfigNodeOf brings the node's MachineConfigNode, existing as the cache
+// has it (or nil), in step with the node, and records the write.
+func (d *Driver) syncMachineConfigNodeOf(ctx context.Context, pool string, n *corev1.Node, existing *mcfgv1.MachineConfigNode) error {
+	desired := nodeanno.Desired(n)
 	written, err := kube.ApplyMachineConfigNode(ctx, d.clients, n, pool, existing, d.fieldManager)
 	d.log.Debug("synced machineconfignode", "pool", pool, "node", n.Name, "desired", desired, "wrote", written != nil, "err", err)
 	if written != nil {
