@@ -141,7 +141,6 @@ type Driver struct {
 	background bool
 	inflight   sync.WaitGroup
 	writeSlots chan struct{}
-	mcnSlot    chan struct{}
 	mcnMu      sync.Mutex
 	mcnBusy    map[string]int
 	failures   workqueue.TypedRateLimiter[string]
@@ -160,7 +159,6 @@ func NewDriver(clients *kube.Clients, opts DriverOptions) *Driver {
 	if opts.BackgroundTargets && opts.Requeue != nil {
 		d.background = true
 		d.writeSlots = make(chan struct{}, maxConcurrentTargets)
-		d.mcnSlot = make(chan struct{}, 1)
 		d.mcnBusy = map[string]int{}
 		d.statusBusy = map[string]bool{}
 		d.failures = workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, 30*time.Second)
@@ -378,8 +376,9 @@ func (d *Driver) stepInBackground(ctx context.Context, st *PoolState, step rollo
 			wg.Go(func() {
 				defer d.releaseMachineConfigNode(w.t.Node.Name)
 				// The node's patch is what the freed slot waits for; the
-				// MachineConfigNode's update follows it, one at a time across the
-				// driver, so that it does not slow the next target's patch down.
+				// MachineConfigNode's update follows it, and takes a place of its
+				// own among the driver's requests in flight, so that a target
+				// whose patch is due never waits behind another's update.
 				w.t.NodeOnly = true
 				var written *corev1.Node
 				d.writeSlots <- struct{}{}
@@ -388,8 +387,8 @@ func (d *Driver) stepInBackground(ctx context.Context, st *PoolState, step rollo
 				if errs[i] != nil || written == nil {
 					return
 				}
-				d.mcnSlot <- struct{}{}
-				defer func() { <-d.mcnSlot }()
+				d.writeSlots <- struct{}{}
+				defer func() { <-d.writeSlots }()
 				errs[i] = d.syncMachineConfigNodeOf(ctx, pool.Name, written, d.cachedMachineConfigNode(written.Name))
 			})
 		}
