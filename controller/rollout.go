@@ -132,7 +132,7 @@ type Driver struct {
 	statusInterval time.Duration
 	statusMu       sync.Mutex
 	statusWritten  map[string]time.Time // per pool, when Sync last wrote its status
-	statusBusy     map[string]bool      // per pool, a background status write is in flight
+	statusBusy     map[string]bool      // per pool with a background status write in flight: whether a sync had another to write meanwhile
 
 	// Background targets (DriverOptions.BackgroundTargets): the writes in flight,
 	// the bound on their requests, the nodes whose MachineConfigNode a target is
@@ -685,18 +685,21 @@ func (d *Driver) writeStatus(ctx context.Context, st *PoolState, now time.Time, 
 		// Until it answers, syncs write no status of the pool; then the pool is
 		// synced again, for what changed meanwhile.
 		d.statusMu.Lock()
-		d.statusBusy[pool.Name] = true
+		d.statusBusy[pool.Name] = false
 		d.statusWritten[pool.Name] = now
 		d.statusMu.Unlock()
 		d.inflight.Go(func() {
 			err := d.updateStatus(ctx, pool, updated)
 			d.statusMu.Lock()
+			missed := d.statusBusy[pool.Name]
 			delete(d.statusBusy, pool.Name)
 			d.statusMu.Unlock()
 			switch {
 			case err == nil:
 				d.failures.Forget(pool.Name + "/status")
-				d.requeue(pool.Name, 0)
+				if missed {
+					d.requeue(pool.Name, 0)
+				}
 			case ctx.Err() == nil:
 				wait := d.failures.When(pool.Name + "/status")
 				d.log.Info("status write failed; retrying", "pool", pool.Name, "after", wait, "err", err)
@@ -728,11 +731,18 @@ func (d *Driver) updateStatus(ctx context.Context, pool, updated *mcfgv1.Machine
 	return nil
 }
 
-// statusInFlight reports whether a background status write of the pool is in flight.
+// statusInFlight reports whether a background status write of the pool is in flight,
+// and if so marks that a sync had a status to write meanwhile: the pool is synced
+// again once it answers. Only then: a sync after each status write was a third of a
+// 5,000-node rollout's syncs, each reading every node.
 func (d *Driver) statusInFlight(pool string) bool {
 	d.statusMu.Lock()
 	defer d.statusMu.Unlock()
-	return d.statusBusy[pool]
+	busy, ok := d.statusBusy[pool]
+	if ok && !busy {
+		d.statusBusy[pool] = true
+	}
+	return ok
 }
 
 // statusWait is how long a status change of the pool's counts alone is held back at
