@@ -46,9 +46,15 @@ const (
 	// TUI drives a pool itself only while no one holds it (see LeaseHolder).
 	LeaseName = "mcotui-controller"
 
-	DefaultLeaseDuration = 15 * time.Second
-	DefaultRenewDeadline = 10 * time.Second
-	DefaultRetryPeriod   = 2 * time.Second
+	// The controller's leader election timing: OpenShift's recommended one, which
+	// library-go's leaderelection defaults to and MCO's controllers run with. The
+	// leader renews every RetryPeriod, so 26 s makes a renewal rare next to the
+	// rollout's own writes (client-go's 2 s was a write every 2 s, a twentieth of a
+	// 200-node rollout's); a leader that exits releases the Lease at once, and only
+	// a crashed one keeps its standby waiting, up to LeaseDuration.
+	DefaultLeaseDuration = 137 * time.Second
+	DefaultRenewDeadline = 107 * time.Second
+	DefaultRetryPeriod   = 26 * time.Second
 	DefaultResync        = 10 * time.Minute
 
 	// DefaultStatusInterval is how long the controller may hold back a pool status
@@ -249,7 +255,9 @@ func lead(ctx context.Context, cfg *Config) error {
 		FieldManager: cfg.Identity, Recorder: recorder, Logger: log.With("loop", "rollout"), Clock: cfg.Clock,
 		Nodes: nodes.Lister(), Pools: pools.Lister(), MachineConfigNodes: mcns.Lister(),
 		Alerts: cfg.Alerts, Requeue: requeue.after, StatusInterval: DefaultStatusInterval,
-		OnTargeted: func(pool, _ string) { cfg.Metrics.targeted(pool) },
+		OnTargeted:        func(pool, _ string) { cfg.Metrics.targeted(pool) },
+		BackgroundTargets: true,
+		Retry:             func(pool string, after time.Duration) { rolloutQ.queue.AddAfter(pool, after) },
 	})
 	rl := &rolloutLoop{driver: driver}
 	rend := &renderLoop{
@@ -439,6 +447,9 @@ func lead(ctx context.Context, cfg *Config) error {
 		})
 	}
 	wg.Wait()
+	// The rollout's targets in flight end with ctx: waited for, so that no write of
+	// this term lands once the next leader may have started.
+	driver.Wait()
 	return nil
 }
 

@@ -26,6 +26,13 @@ import (
 // of it, its nodes or their MachineConfigNodes has made it look sooner.
 const DefaultDriveInterval = time.Second
 
+// DrivePool's leader election timing by default (see DriveOptions).
+const (
+	driveLeaseDuration = 15 * time.Second
+	driveRenewDeadline = 10 * time.Second
+	driveRetryPeriod   = 2 * time.Second
+)
+
 // DriveOptions configure DrivePool. Identity is required.
 type DriveOptions struct {
 	// Identity names the driver in the Lease and, as field manager, in the managedFields
@@ -35,7 +42,10 @@ type DriveOptions struct {
 	// Namespace and LeaseName locate the controller's Lease. Defaults DefaultNamespace
 	// and LeaseName.
 	Namespace, LeaseName string
-	// Leader election timing, client-go's meaning. Defaults as for Config.
+	// Leader election timing, client-go's meaning. Defaults 15 s, 10 s and 2 s
+	// (client-go's examples), shorter than the controller's: a terminal's drive is
+	// short, and a controller waiting on the Lease of a TUI that was killed takes over
+	// within 15 s.
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	// Interval is how often the pool is looked at again without a change (changes are
 	// acted on as their watch events arrive). Default DefaultDriveInterval.
@@ -111,6 +121,15 @@ func DrivePool(ctx context.Context, clients *kube.Clients, pool string, opts Dri
 	}
 	if opts.Interval <= 0 {
 		opts.Interval = DefaultDriveInterval
+	}
+	if opts.LeaseDuration <= 0 {
+		opts.LeaseDuration = driveLeaseDuration
+	}
+	if opts.RenewDeadline <= 0 {
+		opts.RenewDeadline = driveRenewDeadline
+	}
+	if opts.RetryPeriod <= 0 {
+		opts.RetryPeriod = driveRetryPeriod
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}

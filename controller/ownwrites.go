@@ -71,6 +71,17 @@ func (w *ownWrites[T]) assume(over string, assumed T) {
 	w.by[assumed.GetName()] = ownWrite[T]{before: w.chain(assumed.GetName(), over), written: assumed, expires: w.clock.Now().Add(ownWriteTTL)}
 }
 
+// forget drops the record of a write that did not land, when the record is still the
+// one made for it (assumed is what assume was given): a later write's record stays.
+func (w *ownWrites[T]) forget(assumed T) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	name := assumed.GetName()
+	if e, ok := w.by[name]; ok && metav1.Object(e.written) == metav1.Object(assumed) {
+		delete(w.by, name)
+	}
+}
+
 // latest is cached, or the driver's own write of it when the cache has not shown that
 // write yet.
 func (w *ownWrites[T]) latest(cached T) T {

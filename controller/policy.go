@@ -243,6 +243,10 @@ func newRequeuer(c clock.PassiveClock, add func(string)) *requeuer {
 }
 
 func (r *requeuer) after(pool string, d time.Duration) {
+	if d <= 0 {
+		r.add(pool) // now, whatever the clock: a fake one would hold it until stepped
+		return
+	}
 	at := r.clock.Now().Add(d)
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 
 	"github.com/mcotui/mcotui/core/nodeanno"
@@ -84,6 +86,23 @@ type DriverOptions struct {
 	// OnTargeted, when set, is called for each node whose new desired config the API
 	// server accepted (the controller's targets metric).
 	OnTargeted func(pool, node string)
+	// BackgroundTargets, with Requeue, makes Sync write its step's targets in the
+	// background rather than wait for them: each target is recorded as written (it
+	// counts as unavailable, as a write whose outcome is unknown does) before its
+	// patch is sent, so Sync returns at once and the pool's next sync, which the
+	// next Done asks for, plans on it while its writes are in flight. A Done had
+	// otherwise waited for the round trips of the sync before it (the node's patch,
+	// then its MachineConfigNode's update) before its slot could be given. A patch
+	// the API server refused (a Conflict: the node moved on) is forgotten and the pool
+	// requeued, with a backoff that grows while its targets keep failing. Wait waits
+	// for the writes in flight. Step always writes its targets before it returns.
+	// Sync's pool status write goes to the background likewise; while it is in
+	// flight no other is sent, and once it answers the pool is synced again.
+	BackgroundTargets bool
+	// Retry, when set, is asked to sync the pool again after a while, counted on the
+	// real clock, when a background write failed (the backoff grows while they keep
+	// failing). Default: Requeue.
+	Retry func(pool string, after time.Duration)
 }
 
 // Driver drives pools' rollouts one step at a time, as MCO's node controller does. It
@@ -113,6 +132,19 @@ type Driver struct {
 	statusInterval time.Duration
 	statusMu       sync.Mutex
 	statusWritten  map[string]time.Time // per pool, when Sync last wrote its status
+	statusBusy     map[string]bool      // per pool with a background status write in flight: whether a sync had another to write meanwhile
+
+	// Background targets (DriverOptions.BackgroundTargets): the writes in flight,
+	// the bound on their requests, the nodes whose MachineConfigNode a target is
+	// about to write (Sync leaves those alone), and the backoff of a pool whose
+	// targets fail.
+	background bool
+	inflight   sync.WaitGroup
+	writeSlots chan struct{}
+	mcnMu      sync.Mutex
+	mcnBusy    map[string]int
+	failures   workqueue.TypedRateLimiter[string]
+	retry      func(string, time.Duration)
 }
 
 // NewDriver returns a Driver writing through clients.
@@ -123,6 +155,17 @@ func NewDriver(clients *kube.Clients, opts DriverOptions) *Driver {
 	}
 	if opts.StatusInterval > 0 && opts.Requeue != nil {
 		d.statusInterval = opts.StatusInterval
+	}
+	if opts.BackgroundTargets && opts.Requeue != nil {
+		d.background = true
+		d.writeSlots = make(chan struct{}, maxConcurrentTargets)
+		d.mcnBusy = map[string]int{}
+		d.statusBusy = map[string]bool{}
+		d.failures = workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, 30*time.Second)
+		d.retry = opts.Retry
+		if d.retry == nil {
+			d.retry = opts.Requeue
+		}
 	}
 	if opts.Nodes != nil && opts.Pools != nil && opts.MachineConfigNodes != nil {
 		d.nodes, d.pools = opts.Nodes, opts.Pools
@@ -248,21 +291,27 @@ func (d *Driver) Step(ctx context.Context, pool string, opts rollout.Options) (r
 		return rollout.Step{}, errors.New(hold.Message)
 	}
 	opts.Policy, opts.Now, opts.Gate = pol.Policy, pol.Now, pol.Gate
-	return d.stepOn(ctx, &st, opts)
-}
-
-// stepOn is Step on st, which it brings up to date with its writes.
-func (d *Driver) stepOn(ctx context.Context, st *PoolState, opts rollout.Options) (rollout.Step, error) {
 	step, err := rollout.Plan(st.Pool, rollout.PlanningView(st.Nodes), opts)
 	if err != nil {
 		return rollout.Step{}, err
 	}
+	return d.stepOn(ctx, &st, step, false)
+}
+
+// stepOn carries out step on st, which it brings up to date with its writes: in the
+// background when background is set (DriverOptions.BackgroundTargets), with st
+// holding each target as assumed.
+func (d *Driver) stepOn(ctx context.Context, st *PoolState, step rollout.Step, background bool) (rollout.Step, error) {
 	if len(step.Targets) == 0 {
 		return step, nil
 	}
 	index := make(map[string]int, len(st.Nodes))
 	for i, n := range st.Nodes {
 		index[n.Name] = i
+	}
+	if background {
+		d.stepInBackground(ctx, st, step, index)
+		return step, nil
 	}
 	// The targets are written concurrently (each its node's patch, then its
 	// MachineConfigNode): a step's targets are independent, each decided on its own
@@ -298,12 +347,106 @@ func (d *Driver) stepOn(ctx context.Context, st *PoolState, opts rollout.Options
 // limiter would hold back anyway.
 const maxConcurrentTargets = 16
 
-// target gives node the pool's target config desired (kube.TargetNodeWith) and records
-// the writes; set receives what the node is now believed to be, the API server's
-// answer or, when the outcome is unknown, the node as it would be had the patch landed.
-func (d *Driver) target(ctx context.Context, pool *mcfgv1.MachineConfigPool, desired string, node *corev1.Node, set func(*corev1.Node)) error {
-	name := node.Name
-	t := kube.Target{Node: node, MachineConfigNode: d.cachedMachineConfigNode(name), Pool: pool.Name, Desired: desired, FieldManager: d.fieldManager}
+// stepInBackground records each of step's targets as assumed, in st and in the
+// driver's record of its own writes, and writes them in the background
+// (DriverOptions.BackgroundTargets): at most maxConcurrentTargets requests at once
+// across the driver, then the step's Event. A target that failed requeues the pool
+// after the pool's backoff.
+func (d *Driver) stepInBackground(ctx context.Context, st *PoolState, step rollout.Step, index map[string]int) {
+	pool := st.Pool
+	type write struct {
+		t       kube.Target
+		assumed *corev1.Node
+	}
+	writes := make([]write, len(step.Targets))
+	for i, name := range step.Targets {
+		j := index[name]
+		node := st.Nodes[j]
+		t, assumed := d.targetOf(pool, step.Target, node)
+		// Before the patch is sent: the next sync may begin before it answers.
+		d.ownNodes.assume(node.ResourceVersion, assumed)
+		d.holdMachineConfigNode(name)
+		st.Nodes[j] = assumed
+		writes[i] = write{t, assumed}
+	}
+	d.inflight.Go(func() {
+		errs := make([]error, len(writes))
+		var wg sync.WaitGroup
+		for i, w := range writes {
+			wg.Go(func() {
+				defer d.releaseMachineConfigNode(w.t.Node.Name)
+				// The node's patch is what the freed slot waits for; the
+				// MachineConfigNode's update follows it, and takes a place of its
+				// own among the driver's requests in flight, so that a target
+				// whose patch is due never waits behind another's update.
+				w.t.NodeOnly = true
+				var written *corev1.Node
+				d.writeSlots <- struct{}{}
+				errs[i] = d.writeTarget(ctx, pool, w.t, w.assumed, func(n *corev1.Node) { written = n })
+				<-d.writeSlots
+				if errs[i] != nil || written == nil {
+					return
+				}
+				d.writeSlots <- struct{}{}
+				defer func() { <-d.writeSlots }()
+				errs[i] = d.syncMachineConfigNodeOf(ctx, pool.Name, written, d.cachedMachineConfigNode(written.Name))
+			})
+		}
+		wg.Wait()
+		var done []string
+		for i, name := range step.Targets {
+			if errs[i] == nil {
+				done = append(done, name)
+			}
+		}
+		d.event(pool, rollout.Step{Target: step.Target, Targets: done})
+		err := errors.Join(errs...)
+		switch {
+		case err == nil:
+			d.failures.Forget(pool.Name)
+		case ctx.Err() == nil:
+			wait := d.failures.When(pool.Name)
+			d.log.Info("target failed; planning again", "pool", pool.Name, "after", wait, "err", err)
+			d.retry(pool.Name, wait)
+		}
+	})
+}
+
+// Wait waits until the targets that Sync writes in the background
+// (DriverOptions.BackgroundTargets) have been written or have failed: at the end of a
+// leadership term, before the Lease is released.
+func (d *Driver) Wait() { d.inflight.Wait() }
+
+// holdMachineConfigNode and releaseMachineConfigNode bracket a background target's
+// writes: meanwhile Sync does not bring the node's MachineConfigNode in step, since the
+// target is about to, and two updates of it would conflict.
+func (d *Driver) holdMachineConfigNode(name string) {
+	d.mcnMu.Lock()
+	d.mcnBusy[name]++
+	d.mcnMu.Unlock()
+}
+
+func (d *Driver) releaseMachineConfigNode(name string) {
+	d.mcnMu.Lock()
+	if d.mcnBusy[name]--; d.mcnBusy[name] <= 0 {
+		delete(d.mcnBusy, name)
+	}
+	d.mcnMu.Unlock()
+}
+
+func (d *Driver) machineConfigNodeHeld(name string) bool {
+	if !d.background {
+		return false
+	}
+	d.mcnMu.Lock()
+	defer d.mcnMu.Unlock()
+	return d.mcnBusy[name] > 0
+}
+
+// targetOf is the write that gives node the pool's target config desired, and the node
+// as it will be once written.
+func (d *Driver) targetOf(pool *mcfgv1.MachineConfigPool, desired string, node *corev1.Node) (kube.Target, *corev1.Node) {
+	t := kube.Target{Node: node, MachineConfigNode: d.cachedMachineConfigNode(node.Name), Pool: pool.Name, Desired: desired, FieldManager: d.fieldManager}
 	// The target's patch takes the UpdateInProgress taint off too, when the node
 	// will no longer need it: one write rather than two.
 	assumed := node.DeepCopy()
@@ -315,6 +458,22 @@ func (d *Driver) target(ctx context.Context, pool *mcfgv1.MachineConfigPool, des
 		t.SetTaints, t.Taints = true, taints
 		assumed.Spec.Taints = taints
 	}
+	return t, assumed
+}
+
+// target gives node the pool's target config desired (kube.TargetNodeWith) and records
+// the writes; set receives what the node is now believed to be, the API server's
+// answer or, when the outcome is unknown, the node as it would be had the patch landed.
+func (d *Driver) target(ctx context.Context, pool *mcfgv1.MachineConfigPool, desired string, node *corev1.Node, set func(*corev1.Node)) error {
+	t, assumed := d.targetOf(pool, desired, node)
+	return d.writeTarget(ctx, pool, t, assumed, set)
+}
+
+// writeTarget writes t and records what it wrote; assumed is the node as it is once
+// written. A write whose outcome is unknown leaves the node assumed; one refused
+// forgets the assumption, when it is still the one made for t.
+func (d *Driver) writeTarget(ctx context.Context, pool *mcfgv1.MachineConfigPool, t kube.Target, assumed *corev1.Node, set func(*corev1.Node)) error {
+	node, desired, name := t.Node, t.Desired, t.Node.Name
 	res, err := kube.TargetNodeWith(ctx, d.clients, t)
 	switch {
 	case res.Node != nil:
@@ -325,6 +484,9 @@ func (d *Driver) target(ctx context.Context, pool *mcfgv1.MachineConfigPool, des
 		// says either way.
 		d.ownNodes.assume(node.ResourceVersion, assumed)
 		set(assumed)
+	default:
+		// It did not land. A background target was assumed before it was sent.
+		d.ownNodes.forget(assumed)
 	}
 	if res.MachineConfigNode != nil {
 		over := ""
@@ -369,7 +531,13 @@ func (d *Driver) event(pool *mcfgv1.MachineConfigPool, step rollout.Step) {
 // pool's status once, when it changed. It returns the pool and its members as they
 // are after its writes. The driver must have caches (DriverOptions.Nodes).
 func (d *Driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) bool) (PoolState, rollout.Step, error) {
+	// The phases' times, at Debug: where a sync's time goes, which is how long the
+	// next Done of the pool may wait behind it (BenchmarkRollout's -bench.rollout-trace).
+	var tr syncTrace
+	tr.begin(d.clock)
+	defer func() { tr.log(d.log, pool) }()
 	st, err := d.cached(pool)
+	tr.mark("read")
 	if err != nil {
 		return PoolState{}, rollout.Step{}, err
 	}
@@ -388,34 +556,49 @@ func (d *Driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) 
 			errs = append(errs, err)
 		}
 	}
+	tr.mark("machineconfignodes")
 	if p.Spec.Configuration.Name == "" {
 		// Not rendered yet: the render loop says why in RenderDegraded.
 		return st, rollout.Step{}, errors.Join(errs...)
 	}
-	// Taints first, as MCO's syncMachineConfigPool: a node that waits for the target
-	// carries UpdateInProgress before any node of the pool is given the target.
-	if err := d.syncTaints(ctx, p, st.Nodes); err != nil {
-		errs = append(errs, err)
-	}
 	now := d.clock.Now()
 	opts, hold := d.policyOptions(ctx, st, now)
+	tr.mark("policy")
 	var step rollout.Step
-	if !hold.Invalid && (mayStep == nil || mayStep(st)) {
-		step, err = d.stepOn(ctx, &st, opts)
-		switch {
-		case err != nil && step.Target == "":
+	stepping := !hold.Invalid && (mayStep == nil || mayStep(st))
+	if stepping {
+		// The plan reads no taints: it is made before they are written, so that the
+		// step's own targets need no taint write of their own (below).
+		if step, err = rollout.Plan(st.Pool, rollout.PlanningView(st.Nodes), opts); err != nil {
 			// The plan itself failed: the pool is invalid (its maxUnavailable).
 			if d.recorder != nil {
 				d.recorder.Event(p, corev1.EventTypeWarning, reasonInvalidRollout, err.Error())
 			}
-		case err != nil:
+			stepping, step = false, rollout.Step{}
+		}
+	}
+	tr.mark("plan")
+	// Taints before targets, as MCO's syncMachineConfigPool: a node that waits for the
+	// target carries UpdateInProgress before any node of the pool is given the target.
+	// A node this step targets is left out: its target's patch sets its final taints,
+	// where the taint added here would be taken off again at once (a write per node of
+	// the first step, and the first step waited for every other node's).
+	if err := d.syncTaints(ctx, p, st.Nodes, step.Targets); err != nil {
+		errs = append(errs, err)
+	}
+	tr.mark("taints")
+	if stepping {
+		if step, err = d.stepOn(ctx, &st, step, d.background); err != nil {
 			errs = append(errs, err)
 		}
+		tr.targets = len(step.Targets)
+		tr.mark("step")
 	}
 	hold.Held = step.Held
 	if err := d.writeStatus(ctx, &st, now, hold); err != nil {
 		errs = append(errs, err)
 	}
+	tr.mark("status")
 	if hold.Recheck > 0 && d.requeue != nil {
 		d.requeue(p.Name, hold.Recheck)
 	}
@@ -430,9 +613,16 @@ func (d *Driver) syncMachineConfigNode(ctx context.Context, pool string, n *core
 		return nil
 	}
 	existing := d.cachedMachineConfigNode(n.Name)
-	if kube.MachineConfigNodeInStep(existing, n.Name, pool, desired) {
+	if kube.MachineConfigNodeInStep(existing, n.Name, pool, desired) || d.machineConfigNodeHeld(n.Name) {
 		return nil
 	}
+	return d.syncMachineConfigNodeOf(ctx, pool, n, existing)
+}
+
+// syncMachineConfigNodeOf brings the node's MachineConfigNode, existing as the cache
+// has it (or nil), in step with the node, and records the write.
+func (d *Driver) syncMachineConfigNodeOf(ctx context.Context, pool string, n *corev1.Node, existing *mcfgv1.MachineConfigNode) error {
+	desired := nodeanno.Desired(n)
 	written, err := kube.ApplyMachineConfigNode(ctx, d.clients, n, pool, existing, d.fieldManager)
 	d.log.Debug("synced machineconfignode", "pool", pool, "node", n.Name, "desired", desired, "wrote", written != nil, "err", err)
 	if written != nil {
@@ -473,6 +663,9 @@ func (d *Driver) writeStatus(ctx context.Context, st *PoolState, now time.Time, 
 	if sameStatus(status, pool.Status) {
 		return nil
 	}
+	if d.background && d.statusInFlight(pool.Name) {
+		return nil // it requeues the pool when it is over, to see what is left to write
+	}
 	if wait := d.statusWait(pool.Name, now); wait > 0 && onlyCountsDiffer(status, pool.Status) {
 		d.requeue(pool.Name, wait)
 		d.log.Debug("pool status held back", "pool", pool.Name, "for", wait, "updated", status.UpdatedMachineCount, "unavailable", status.UnavailableMachineCount)
@@ -487,17 +680,69 @@ func (d *Driver) writeStatus(ctx context.Context, st *PoolState, now time.Time, 
 	}
 	updated := pool.DeepCopy()
 	updated.Status = status
-	written, err := d.clients.MachineConfig.MachineconfigurationV1().MachineConfigPools().UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: d.fieldManager})
-	if err != nil {
-		return fmt.Errorf("update status of machineconfigpool %s: %w", pool.Name, err)
+	if d.background {
+		// As the targets: the next sync need not wait for the status's round trip.
+		// Until it answers, syncs write no status of the pool; then the pool is
+		// synced again, for what changed meanwhile.
+		d.statusMu.Lock()
+		d.statusBusy[pool.Name] = false
+		d.statusWritten[pool.Name] = now
+		d.statusMu.Unlock()
+		d.inflight.Go(func() {
+			err := d.updateStatus(ctx, pool, updated)
+			d.statusMu.Lock()
+			missed := d.statusBusy[pool.Name]
+			delete(d.statusBusy, pool.Name)
+			d.statusMu.Unlock()
+			switch {
+			case err == nil:
+				d.failures.Forget(pool.Name + "/status")
+				if missed {
+					d.requeue(pool.Name, 0)
+				}
+			case ctx.Err() == nil:
+				wait := d.failures.When(pool.Name + "/status")
+				d.log.Info("status write failed; retrying", "pool", pool.Name, "after", wait, "err", err)
+				d.retry(pool.Name, wait)
+			}
+		})
+		return nil
+	}
+	if err := d.updateStatus(ctx, pool, updated); err != nil {
+		return err
 	}
 	d.statusMu.Lock()
 	d.statusWritten[pool.Name] = now
 	d.statusMu.Unlock()
-	d.ownPools.wrote(pool.ResourceVersion, written)
-	st.Pool = written
-	d.log.Debug("wrote pool status", "pool", pool.Name, "updated", status.UpdatedMachineCount, "unavailable", status.UnavailableMachineCount)
+	st.Pool = updated
 	return nil
+}
+
+// updateStatus writes updated's status over pool and records the write; updated gets
+// what the API server answered.
+func (d *Driver) updateStatus(ctx context.Context, pool, updated *mcfgv1.MachineConfigPool) error {
+	written, err := d.clients.MachineConfig.MachineconfigurationV1().MachineConfigPools().UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: d.fieldManager})
+	if err != nil {
+		return fmt.Errorf("update status of machineconfigpool %s: %w", pool.Name, err)
+	}
+	d.ownPools.wrote(pool.ResourceVersion, written)
+	d.log.Debug("wrote pool status", "pool", pool.Name, "updated", written.Status.UpdatedMachineCount, "unavailable", written.Status.UnavailableMachineCount)
+	*updated = *written
+	return nil
+}
+
+// statusInFlight reports whether a background status write of the pool is in flight,
+// and if so marks that a sync had a status to write meanwhile: the pool is synced
+// again once it answers. Only then: a sync after each status write was a third of a
+// 5,000-node rollout's syncs, each reading every node.
+func (d *Driver) statusInFlight(pool string) bool {
+	d.statusMu.Lock()
+	defer d.statusMu.Unlock()
+	busy, ok := d.statusBusy[pool]
+	if ok && !busy {
+		d.statusBusy[pool] = true
+	}
+	return ok
 }
 
 // statusWait is how long a status change of the pool's counts alone is held back at
@@ -529,34 +774,58 @@ func onlyCountsDiffer(a, b mcfgv1.MachineConfigPoolStatus) bool {
 // as MCO's node controller does. Each write carries the resourceVersion of the node it
 // was decided on, so that it never undoes a taint someone else wrote meanwhile. The
 // nodes written are replaced in members by what the API server answered.
-func (d *Driver) syncTaints(ctx context.Context, pool *mcfgv1.MachineConfigPool, members []*corev1.Node) error {
-	var errs []error
+func (d *Driver) syncTaints(ctx context.Context, pool *mcfgv1.MachineConfigPool, members []*corev1.Node, skip []string) error {
+	// The writes are independent, one per node: at most maxConcurrentTargets at once,
+	// since a pool's new target taints every node at once, 5,000 writes one after
+	// another on a large pool.
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+	)
+	sem := make(chan struct{}, maxConcurrentTargets)
 	for i, n := range members {
 		taints, changed := rollout.UpdateTaints(pool, n)
-		if !changed {
+		if !changed || slices.Contains(skip, n.Name) {
 			continue
 		}
 		if taints == nil {
 			taints = []corev1.Taint{}
 		}
-		patch, err := json.Marshal(map[string]any{
-			"metadata": map[string]any{"resourceVersion": n.ResourceVersion},
-			"spec":     map[string]any{"taints": taints},
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			written, err := d.writeTaints(ctx, pool, n, taints)
+			if err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+				return
+			}
+			members[i] = written
 		})
-		if err != nil {
-			errs = append(errs, fmt.Errorf("machineconfigpool %s: taints of node %s: %w", pool.Name, n.Name, err))
-			continue
-		}
-		written, err := d.clients.Kube.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: d.fieldManager})
-		if err != nil {
-			errs = append(errs, fmt.Errorf("machineconfigpool %s: set the %s taint of node %s: %w", pool.Name, rollout.UpdateInProgressTaintKey, n.Name, err))
-			continue
-		}
-		d.ownNodes.wrote(n.ResourceVersion, written)
-		members[i] = written
-		d.log.Info("updated taints", "pool", pool.Name, "node", n.Name, "updateInProgress", nodeanno.Desired(n) != pool.Spec.Configuration.Name)
 	}
+	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// writeTaints sets the taints of node n, decided on its resourceVersion, and records
+// the write.
+func (d *Driver) writeTaints(ctx context.Context, pool *mcfgv1.MachineConfigPool, n *corev1.Node, taints []corev1.Taint) (*corev1.Node, error) {
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"resourceVersion": n.ResourceVersion},
+		"spec":     map[string]any{"taints": taints},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("machineconfigpool %s: taints of node %s: %w", pool.Name, n.Name, err)
+	}
+	written, err := d.clients.Kube.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: d.fieldManager})
+	if err != nil {
+		return nil, fmt.Errorf("machineconfigpool %s: set the %s taint of node %s: %w", pool.Name, rollout.UpdateInProgressTaintKey, n.Name, err)
+	}
+	d.ownNodes.wrote(n.ResourceVersion, written)
+	d.log.Info("updated taints", "pool", pool.Name, "node", n.Name, "updateInProgress", nodeanno.Desired(n) != pool.Spec.Configuration.Name)
+	return written, nil
 }
 
 // sameStatus reports whether two pool statuses are the same as the API server stores

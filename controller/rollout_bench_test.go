@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -45,6 +46,7 @@ var (
 	benchAgentTime    = flag.Duration("bench.rollout-agent-time", 2*time.Second, "how long each update takes in BenchmarkRollout's slow-agents scenario")
 	benchSlowNodes    = flag.Int("bench.rollout-slow-nodes", 200, "nodes in BenchmarkRollout's slow-agents scenario")
 	benchLargeNodes   = flag.Int("bench.rollout-large-nodes", 5000, "nodes in BenchmarkRollout's large scenario (maxUnavailable 50); 0 leaves it out")
+	benchTrace        = flag.Bool("bench.rollout-trace", false, "log the controller at Debug and report where its rollout syncs' time goes (the phases of Driver.Sync) and its requests' latencies by kind")
 	benchControllerQP = flag.Float64("bench.controller-qps", 0, "QPS of the controller's clients in BenchmarkRollout (burst twice that); 0 is what `mcotui controller` runs with (controller.DefaultQPS and DefaultBurst); negative is unlimited")
 )
 
@@ -169,6 +171,10 @@ func benchRollout(b *testing.B, n, maxU int, agentTime time.Duration) {
 		b.Fatal(err)
 	}
 	defer logFile.Close()
+	logLevel := slog.LevelInfo
+	if *benchTrace {
+		logLevel = slog.LevelDebug
+	}
 	runCtx, stopController := context.WithCancel(ctx)
 	ran := make(chan error, 1)
 	go func() {
@@ -177,7 +183,7 @@ func benchRollout(b *testing.B, n, maxU int, agentTime time.Duration) {
 			Namespace: ns,
 			LeaseName: name,
 			Identity:  "bench",
-			Logger:    slog.New(slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: slog.LevelInfo})),
+			Logger:    slog.New(slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: logLevel})),
 			Version:   "bench",
 		})
 	}()
@@ -187,6 +193,10 @@ func benchRollout(b *testing.B, n, maxU int, agentTime time.Duration) {
 			b.Errorf("controller: %v", err)
 		}
 		reportSyncFailures(b, logPath)
+		if *benchTrace {
+			reportSyncPhases(b, logPath)
+			b.Logf("controller request latencies: %s", ctlWrites.latencies())
+		}
 	}()
 	began = time.Now()
 	waitPoolUpdated(ctx, b, mc, name, rendered(), n)
@@ -370,11 +380,73 @@ func reportSyncFailures(b *testing.B, logPath string) {
 	}
 }
 
+// reportSyncPhases logs the percentiles of the rollout syncs' phases, from the
+// controller's Debug lines "synced pool" (controller.Driver.Sync): of the syncs that
+// targeted nodes and of all of them.
+func reportSyncPhases(b *testing.B, logPath string) {
+	data, err := os.ReadFile(logPath)
+	if err != nil {
+		b.Error(err)
+		return
+	}
+	attr := regexp.MustCompile(`(\w+)=([0-9.]+(?:ns|µs|us|ms|s|m))\b`)
+	all, stepping := map[string][]time.Duration{}, map[string][]time.Duration{}
+	var order []string
+	for l := range strings.Lines(string(data)) {
+		if !strings.Contains(l, `msg="synced pool"`) {
+			continue
+		}
+		targeted := !strings.Contains(l, " targets=0 ")
+		for _, m := range attr.FindAllStringSubmatch(l, -1) {
+			d, err := time.ParseDuration(m[2])
+			if err != nil {
+				continue
+			}
+			if _, seen := all[m[1]]; !seen {
+				order = append(order, m[1])
+			}
+			all[m[1]] = append(all[m[1]], d)
+			if targeted {
+				stepping[m[1]] = append(stepping[m[1]], d)
+			}
+		}
+	}
+	line := func(by map[string][]time.Duration) string {
+		var parts []string
+		for _, k := range order {
+			ds := by[k]
+			parts = append(parts, fmt.Sprintf("%s p50 %s p99 %s", k, percentile(ds, 0.5).Round(10*time.Microsecond), percentile(ds, 0.99).Round(10*time.Microsecond)))
+		}
+		return strings.Join(parts, ", ")
+	}
+	b.Logf("rollout syncs: %d, of which %d targeted nodes", len(all["took"]), len(stepping["took"]))
+	b.Logf("syncs that targeted: %s", line(stepping))
+	b.Logf("all syncs: %s", line(all))
+}
+
 // writeCounter counts the requests other than GET (so neither lists nor watches) that
-// a client sends, by verb and resource.
+// a client sends, by verb and resource, and times them.
 type writeCounter struct {
-	mu sync.Mutex
-	n  writeCounts
+	mu   sync.Mutex
+	n    writeCounts
+	took map[string][]time.Duration
+}
+
+// latencies are the percentiles of the requests' times by kind.
+func (c *writeCounter) latencies() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	keys := make([]string, 0, len(c.took))
+	for k := range c.took {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		ds := c.took[k]
+		parts[i] = fmt.Sprintf("%s p50 %s p99 %s", k, percentile(ds, 0.5).Round(10*time.Microsecond), percentile(ds, 0.99).Round(10*time.Microsecond))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // writeCounts are request counts by "VERB resource[/subresource]".
@@ -385,15 +457,21 @@ func (c *writeCounter) wrap(cfg *rest.Config) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripperFunc(func(r *http.Request) (*http.Response, error) {
-			if r.Method != http.MethodGet {
-				c.mu.Lock()
-				if c.n == nil {
-					c.n = writeCounts{}
-				}
-				c.n[r.Method+" "+apiResource(r.URL.Path)]++
-				c.mu.Unlock()
+			if r.Method == http.MethodGet {
+				return rt.RoundTrip(r)
 			}
-			return rt.RoundTrip(r)
+			kind := r.Method + " " + apiResource(r.URL.Path)
+			began := time.Now()
+			resp, err := rt.RoundTrip(r)
+			took := time.Since(began)
+			c.mu.Lock()
+			if c.n == nil {
+				c.n, c.took = writeCounts{}, map[string][]time.Duration{}
+			}
+			c.n[kind]++
+			c.took[kind] = append(c.took[kind], took)
+			c.mu.Unlock()
+			return resp, err
 		})
 	})
 	return cfg

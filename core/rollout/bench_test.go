@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"testing"
 
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/mcotui/mcotui/core/rollout"
@@ -91,5 +93,31 @@ func BenchmarkPreview(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkMembers sorts 5,000 nodes into their pools, as every rollout sync does: the
+// pool's own, a worker pool that selects them too, and a master pool.
+func BenchmarkMembers(b *testing.B) {
+	p := pool()
+	p.Name = "infra"
+	ns := benchNodes(5000)
+	for _, n := range ns {
+		n.Labels = map[string]string{"node-role.kubernetes.io/worker": "", "node-role.kubernetes.io/" + p.Name: ""}
+	}
+	p.Spec.NodeSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"node-role.kubernetes.io/" + p.Name: ""}}
+	worker := pool()
+	worker.Name = rollout.WorkerPool
+	worker.Spec.NodeSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"node-role.kubernetes.io/worker": ""}}
+	master := pool()
+	master.Name = rollout.MasterPool
+	master.Spec.NodeSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"node-role.kubernetes.io/master": ""}}
+	pools := []*mcfgv1.MachineConfigPool{p, worker, master}
+	b.ReportAllocs()
+	for b.Loop() {
+		members, problems := rollout.Members(p, pools, ns)
+		if len(members) != len(ns) || len(problems) > 0 {
+			b.Fatalf("%d members, problems %v", len(members), problems)
+		}
 	}
 }

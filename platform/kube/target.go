@@ -46,6 +46,9 @@ type Target struct {
 	// the same write, rather than in a second one.
 	SetTaints bool
 	Taints    []corev1.Taint
+	// NodeOnly leaves the MachineConfigNode to the caller: a driver that patches the
+	// node on the critical path and brings the MachineConfigNode in step after it.
+	NodeOnly bool
 }
 
 // Targeted is what the writes of a target left: the node as the API server answered
@@ -82,6 +85,9 @@ func TargetNodeWith(ctx context.Context, c *Clients, t Target) (Targeted, error)
 	patched, err := c.Kube.CoreV1().Nodes().Patch(ctx, node.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: t.FieldManager})
 	if err != nil {
 		return Targeted{}, fmt.Errorf("target node %s to %s: %w", node.Name, desired, err)
+	}
+	if t.NodeOnly {
+		return Targeted{Node: patched}, nil
 	}
 	mcn, err := ApplyMachineConfigNode(ctx, c, patched, t.Pool, t.MachineConfigNode, t.FieldManager)
 	if err != nil {
