@@ -328,7 +328,7 @@ func TestRollout(t *testing.T) {
 	})
 	logf("both pools Updated")
 
-	mcps := tables(kubectl(t, "get", "mcp"))
+	mcps := tables(kubectl(t, "get", "mcp", workerPool, infraPool)) // other tests leave pools of their own
 	if len(mcps) != 1 || len(mcps[0]) != 2 {
 		t.Fatalf("kubectl get mcp: want one table of two pools, got %v", mcps)
 	}
