@@ -34,10 +34,17 @@ type controllerProc struct {
 	killed bool // by the test, on purpose
 }
 
-// startController runs `mcotui controller` with its Lease in namespace, named identity
-// (the Lease holder and the field manager of its writes). It is stopped when the test
-// ends; an exit the test did not cause is reported then.
+// startController runs `mcotui controller` as the cluster admin with its Lease in
+// namespace, named identity (the Lease holder and the field manager of its writes). It
+// is stopped when the test ends; an exit the test did not cause is reported then.
 func startController(t *testing.T, logDir, namespace, identity string) *controllerProc {
+	t.Helper()
+	return startControllerWith(t, env.KubeconfigPath, logDir, namespace, identity)
+}
+
+// startControllerWith is startController with the credentials and the address of the
+// kubeconfig file.
+func startControllerWith(t *testing.T, kubeconfig, logDir, namespace, identity string) *controllerProc {
 	t.Helper()
 	logPath := filepath.Join(logDir, identity+".log")
 	logFile, err := os.Create(logPath)
@@ -46,7 +53,7 @@ func startController(t *testing.T, logDir, namespace, identity string) *controll
 	}
 	defer logFile.Close() // the child has its own descriptor
 	cmd := exec.Command(mcotuiBin, "controller",
-		"--kubeconfig", env.KubeconfigPath, "--namespace", namespace, "--identity", identity,
+		"--kubeconfig", kubeconfig, "--namespace", namespace, "--identity", identity,
 		"--lease-duration", leaseDuration, "--renew-deadline", renewDeadline, "--retry-period", retryPeriod)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// Dies with the test binary, should it die without stopping it.

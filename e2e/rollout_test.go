@@ -18,6 +18,7 @@ import (
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -86,20 +87,7 @@ func TestRollout(t *testing.T) {
 	// --- The cluster as `mcotui install` leaves it: the namespace of the Lease, two
 	// pools (the custom one takes worker and infra configs, as MCO's custom pools do),
 	// their base MachineConfigs.
-	if _, err := env.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: leaseNamespace}}, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("create namespace %s: %v", leaseNamespace, err)
-	}
-	// The agents run as `mcotui install` sets them up: its RBAC and admission
-	// policies, each agent on a token bound to a pod on its node (machine.connect).
-	var manifests bytes.Buffer
-	if err := deploy.Write(&manifests, deploy.Options{Namespace: leaseNamespace, Image: "ghcr.io/mcotui/mcotui:e2e", Version: "e2e"}); err != nil {
-		t.Fatal(err)
-	}
-	apply := env.KubectlCommand(ctx, "apply", "-f", "-")
-	apply.Stdin = &manifests
-	if out, err := apply.CombinedOutput(); err != nil {
-		t.Fatalf("kubectl apply the install manifests: %v\n%s", err, out)
-	}
+	install(t)
 	pools := []*mcfgv1.MachineConfigPool{
 		{
 			ObjectMeta: metav1.ObjectMeta{Name: workerPool},
@@ -166,70 +154,14 @@ func TestRollout(t *testing.T) {
 	}
 	logf("pools rendered: worker %s, infra %s", rendered[workerPool], rendered[infraPool])
 
-	// --- The machines: each host is installed with its pool's rendered config, and its
-	// node joins already annotated with it, as MCO's machine-config-server does when a
-	// machine boots from the pool's Ignition config.
-	machines := map[string]*machine{}
-	for _, n := range names {
-		machines[n] = newMachine(t, ctx, n, poolOf[n])
-		machines[n].layDown(t, filesOf(poolOf[n], false))
-	}
-	if err := env.StartKwok(ctx); err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range names {
-		labels := map[string]string{corev1.LabelHostname: n, corev1.LabelOSStable: "linux", roleLabel(workerPool): ""}
+	machines, stopAgents := startMachines(t, names, poolOf, rendered, func(n string) map[string]string {
+		labels := map[string]string{roleLabel(workerPool): ""}
 		if poolOf[n] == infraPool {
 			labels[roleLabel(infraPool)] = ""
 		}
-		cfg := rendered[poolOf[n]]
-		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n, Labels: labels, Annotations: map[string]string{
-			kubetest.KwokNodeAnnotation: "fake",
-			nodeanno.CurrentConfigKey:   cfg, nodeanno.DesiredConfigKey: cfg, nodeanno.StateKey: nodeanno.StateDone,
-		}}}
-		if _, err := env.Kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
-			t.Fatalf("create node %s: %v", n, err)
-		}
-	}
-	kubetest.EventuallyProgress(t, stallTimeout, "every node Ready (kwok)", func() kubetest.Progress {
-		var notReady []string
-		for _, n := range listNodes(t) {
-			if !rollout.Ready(n) {
-				notReady = append(notReady, n.Name)
-			}
-		}
-		return kubetest.Progress{Done: len(notReady) == 0, Mark: strconv.Itoa(len(notReady)), State: fmt.Sprintf("not Ready: %v", notReady)}
-	})
+		return labels
+	}, func(n string) []file { return filesOf(poolOf[n], false) })
 	logf("%d nodes Ready", len(names))
-
-	// The agents and their cluster side stop when the test says, not when t.Context
-	// ends: the cleanup below stops them in order. Registered after the machines' own
-	// cleanups, it runs before them, so the agents stop before their buses do.
-	clusterCtx, disconnect := context.WithCancel(context.Background())
-	agentCtx, stopAgents := context.WithCancel(context.Background())
-	var agents sync.WaitGroup
-	t.Cleanup(func() {
-		stopAgents()
-		agents.Wait()
-		disconnect()
-		if t.Failed() {
-			dumpMachines(t, machines)
-		}
-	})
-	var connectWG sync.WaitGroup
-	connectErrs := make([]error, len(names))
-	for i, n := range names {
-		connectWG.Go(func() { connectErrs[i] = machines[n].connect(clusterCtx) })
-	}
-	connectWG.Wait()
-	for _, err := range connectErrs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, n := range names {
-		agents.Go(func() { machines[n].run(t, agentCtx) })
-	}
 	logf("%d agents running", len(names))
 
 	kubetest.EventuallyProgress(t, stallTimeout, "every agent reporting its node up to date, and both pools Updated", func() kubetest.Progress {
@@ -396,7 +328,7 @@ func TestRollout(t *testing.T) {
 	})
 	logf("both pools Updated")
 
-	mcps := tables(kubectl(t, "get", "mcp"))
+	mcps := tables(kubectl(t, "get", "mcp", workerPool, infraPool)) // other tests leave pools of their own
 	if len(mcps) != 1 || len(mcps[0]) != 2 {
 		t.Fatalf("kubectl get mcp: want one table of two pools, got %v", mcps)
 	}
@@ -428,7 +360,6 @@ func TestRollout(t *testing.T) {
 
 	// --- What the watcher saw.
 	stopAgents()
-	agents.Wait()
 	stopWatch()
 	<-watchDone
 	writes, leases, violations, watchErrs, peak, changes, degradedMCNs := hist.snapshot()
@@ -495,6 +426,102 @@ func TestRollout(t *testing.T) {
 	if finishers == 0 {
 		t.Errorf("every target was written by the killed leaders %v: the controllers started in their place did not finish the rollout", killed)
 	}
+}
+
+// install sets the cluster up as `mcotui install` does, once for all the tests: the
+// namespace of the Lease, the RBAC and the admission policies. The agents run under
+// them, each on a token bound to a pod on its node (machine.connect).
+func install(t *testing.T) {
+	t.Helper()
+	ctx := t.Context()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: leaseNamespace}}
+	if _, err := env.Kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("create namespace %s: %v", leaseNamespace, err)
+	}
+	var manifests bytes.Buffer
+	if err := deploy.Write(&manifests, deploy.Options{Namespace: leaseNamespace, Image: "ghcr.io/mcotui/mcotui:e2e", Version: "e2e"}); err != nil {
+		t.Fatal(err)
+	}
+	apply := env.KubectlCommand(ctx, "apply", "-f", "-")
+	apply.Stdin = &manifests
+	if out, err := apply.CombinedOutput(); err != nil {
+		t.Fatalf("kubectl apply the install manifests: %v\n%s", err, out)
+	}
+}
+
+// startMachines brings up one machine per name: each host is installed with its pool's
+// rendered config (files), and its node joins already annotated with it, as MCO's
+// machine-config-server does when a machine boots from the pool's Ignition config,
+// with the labels of labelsOf besides the hostname and OS. Once kwok has made every
+// node Ready, each machine's agent runs. stopAgents stops them and waits; the test's
+// cleanup does too.
+func startMachines(t *testing.T, names []string, poolOf, rendered map[string]string,
+	labelsOf func(node string) map[string]string, files func(node string) []file) (machines map[string]*machine, stopAgents func()) {
+	t.Helper()
+	ctx := t.Context()
+	machines = map[string]*machine{}
+	for _, n := range names {
+		machines[n] = newMachine(t, ctx, n, poolOf[n])
+		machines[n].layDown(t, files(n))
+	}
+	if err := env.StartKwok(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		labels := map[string]string{corev1.LabelHostname: n, corev1.LabelOSStable: "linux"}
+		maps.Copy(labels, labelsOf(n))
+		cfg := rendered[poolOf[n]]
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n, Labels: labels, Annotations: map[string]string{
+			kubetest.KwokNodeAnnotation: "fake",
+			nodeanno.CurrentConfigKey:   cfg, nodeanno.DesiredConfigKey: cfg, nodeanno.StateKey: nodeanno.StateDone,
+		}}}
+		if _, err := env.Kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create node %s: %v", n, err)
+		}
+	}
+	kubetest.EventuallyProgress(t, stallTimeout, "every node Ready (kwok)", func() kubetest.Progress {
+		var notReady []string
+		nodes := listNodes(t)
+		for _, n := range names {
+			if nodes[n] == nil || !rollout.Ready(nodes[n]) {
+				notReady = append(notReady, n)
+			}
+		}
+		return kubetest.Progress{Done: len(notReady) == 0, Mark: strconv.Itoa(len(notReady)), State: fmt.Sprintf("not Ready: %v", notReady)}
+	})
+
+	// The agents and their cluster side stop when the test says, not when t.Context
+	// ends: the cleanup below stops them in order. Registered after the machines' own
+	// cleanups, it runs before them, so the agents stop before their buses do.
+	clusterCtx, disconnect := context.WithCancel(context.Background())
+	agentCtx, cancelAgents := context.WithCancel(context.Background())
+	var agents sync.WaitGroup
+	stopAgents = func() {
+		cancelAgents()
+		agents.Wait()
+	}
+	t.Cleanup(func() {
+		stopAgents()
+		disconnect()
+		if t.Failed() {
+			dumpMachines(t, machines)
+		}
+	})
+	var connectWG sync.WaitGroup
+	connectErrs := make([]error, len(names))
+	for i, n := range names {
+		connectWG.Go(func() { connectErrs[i] = machines[n].connect(clusterCtx) })
+	}
+	connectWG.Wait()
+	for _, err := range connectErrs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range names {
+		agents.Go(func() { machines[n].run(t, agentCtx) })
+	}
+	return machines, stopAgents
 }
 
 func roleLabel(pool string) string { return "node-role.kubernetes.io/" + pool }

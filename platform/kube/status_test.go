@@ -2,6 +2,7 @@ package kube
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -17,10 +18,11 @@ import (
 )
 
 // TestStreamStatus reads a pool of 25 nodes, three of them without a
-// MachineConfigNode, in pages of 4 objects: the pools come first and alone, then the
-// rows, MachineConfigNodes and nodes without one merged in name order across pages,
-// each node once; the first rows are handed on before the last page of
-// MachineConfigNodes has been read; and ReadStatus reads the same rows.
+// MachineConfigNode, in pages and batches of 4 objects: the pools come first and
+// alone, then the rows, MachineConfigNodes and nodes without one merged in name order
+// across pages, each node once; the MachineConfigNodes are one list request (see
+// listMCNs; TestDecodeItemsStreams shows its batches are handed on as they are read);
+// and ReadStatus reads the same rows.
 func TestStreamStatus(t *testing.T) {
 	ctx := kubetest.Context(t)
 	const pool, n = "stream", 25
@@ -51,13 +53,13 @@ func TestStreamStatus(t *testing.T) {
 	}
 
 	// The MachineConfigNodes' list requests the server has answered.
-	var mcnPages atomic.Int32
+	var mcnLists atomic.Int32
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripper(func(r *http.Request) (*http.Response, error) {
 			resp, err := rt.RoundTrip(r)
 			if strings.HasSuffix(r.URL.Path, "/machineconfignodes") {
-				mcnPages.Add(1)
+				mcnLists.Add(1)
 			}
 			return resp, err
 		})
@@ -69,7 +71,6 @@ func TestStreamStatus(t *testing.T) {
 
 	var got []string
 	var pages int
-	var firstRowsAt int32
 	err = streamStatus(ctx, c, pool, 4, func(p StatusPage) error {
 		pages++
 		if p.First != (pages == 1) {
@@ -80,9 +81,6 @@ func TestStreamStatus(t *testing.T) {
 				t.Errorf("first page: pools %v, %d rows; want the pool alone", p.Pools, len(p.MCNs)+len(p.Unlisted))
 			}
 			return nil
-		}
-		if firstRowsAt == 0 {
-			firstRowsAt = mcnPages.Load()
 		}
 		var rows []string
 		for _, m := range p.MCNs {
@@ -107,10 +105,8 @@ func TestStreamStatus(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("rows %v, want %v", got, want)
 	}
-	total := mcnPages.Load()
-	t.Logf("%d pages handed on; the first rows after %d of %d MachineConfigNode pages", pages, firstRowsAt, total)
-	if firstRowsAt >= total {
-		t.Errorf("the first rows were handed on after all %d MachineConfigNode pages were read", total)
+	if lists := mcnLists.Load(); lists != 1 || pages < 3 {
+		t.Errorf("%d MachineConfigNode list requests and %d pages handed on; want one request, and the rows in more than one page", lists, pages)
 	}
 
 	st, err := ReadStatus(ctx, c, pool)
@@ -133,3 +129,81 @@ func TestStreamStatus(t *testing.T) {
 type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// decodeItems hands on each batch as soon as it is decoded: when the first batch of a
+// list of 200 items is handed on, the decoder has read only its start (its read-ahead
+// is a buffer of about an item), and memory holds a batch, not the list.
+func TestDecodeItemsStreams(t *testing.T) {
+	var body strings.Builder
+	body.WriteString(`{"kind":"MachineConfigNodeList","apiVersion":"machineconfiguration.openshift.io/v1","items":[`)
+	for i := range 200 {
+		if i > 0 {
+			body.WriteString(",")
+		}
+		fmt.Fprintf(&body, `{"metadata":{"name":"node-%03d","labels":{"a":"%s"}},"spec":{"pool":{"name":"worker"}}}`, i, strings.Repeat("x", 100))
+	}
+	body.WriteString(`],"metadata":{"resourceVersion":"7"}}`)
+	r := &slowReader{data: body.String()}
+	var names []string
+	var readAtFirst int
+	err := decodeItems(r, 8, func(items []mcfgv1.MachineConfigNode) error {
+		if readAtFirst == 0 {
+			readAtFirst = r.read
+		}
+		if len(items) != 8 {
+			t.Errorf("a batch of %d items, want 8", len(items))
+		}
+		for _, m := range items {
+			names = append(names, m.Name)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) != 200 || names[0] != "node-000" || names[199] != "node-199" {
+		t.Fatalf("decoded %d items, %v ... ", len(names), names[:min(3, len(names))])
+	}
+	if readAtFirst > len(r.data)/10 {
+		t.Errorf("the first batch was handed on after %d of %d bytes were read", readAtFirst, len(r.data))
+	}
+}
+
+func TestDecodeItemsShapes(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		want int
+		err  string
+	}{
+		{`{"items":[]}`, 0, ""},
+		{`{"items":null,"metadata":{}}`, 0, ""},
+		{`{"metadata":{"continue":""},"items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}},{"metadata":{"name":"c"}}]}`, 3, ""},
+		{`{"items":{}}`, 0, "where a list was expected"},
+		{`{"items":[{"metadata":{"name":"a"}}`, 1, "decode"},
+		{`[]`, 0, "where { was expected"},
+	} {
+		n := 0
+		err := decodeItems(strings.NewReader(tc.body), 2, func(items []mcfgv1.MachineConfigNode) error {
+			n += len(items)
+			return nil
+		})
+		if tc.err == "" && (err != nil || n != tc.want) || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("%s: %d items, error %v; want %d, error %q", tc.body, n, err, tc.want, tc.err)
+		}
+	}
+}
+
+// slowReader gives out data 64 bytes a read, counting what it gave.
+type slowReader struct {
+	data string
+	read int
+}
+
+func (s *slowReader) Read(p []byte) (int, error) {
+	if s.read == len(s.data) {
+		return 0, io.EOF
+	}
+	n := copy(p[:min(len(p), 64)], s.data[s.read:])
+	s.read += n
+	return n, nil
+}
