@@ -15,6 +15,8 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net"
+	"net/url"
 	"slices"
 	"sync"
 	"time"
@@ -134,6 +136,12 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Cluster, error) 
 		// writes only what a user confirmed.
 		cfg.QPS, cfg.Burst = 50, 100
 	}
+	if loopback(cfg.Host) {
+		// On this machine's own API server compression saves no network and costs both
+		// ends the CPU of gzipping every list and watch event (tens of megabytes for
+		// thousands of MachineConfigNodes, which are served as JSON).
+		cfg.DisableCompression = true
+	}
 	clients, err := kube.NewClients(cfg)
 	if err != nil {
 		return nil, err
@@ -219,6 +227,22 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Cluster, error) 
 	return c, nil
 }
 
+// loopback reports whether host (a rest.Config's: a URL or host[:port]) names this
+// machine.
+func loopback(host string) bool {
+	if u, err := url.Parse(host); err == nil && u.Host != "" {
+		host = u.Host
+	}
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
 // servedResources returns which of the APIs the TUI reads the cluster serves. An
 // informer on a resource that is not served would retry, and never sync, forever.
 func servedResources(clients *kube.Clients) (map[schema.GroupVersionResource]bool, error) {
@@ -270,23 +294,6 @@ func platformOf(ctx context.Context, cfg *rest.Config, log *slog.Logger) configv
 	}
 	//lint:ignore SA1019 clusters installed before platformStatus existed set only this field
 	return infra.Status.Platform
-}
-
-// stripForCache drops what no pane reads from every object before it enters a cache:
-// managedFields (often the largest part of an object) and a node's image list (tens of
-// kilobytes per node), so that thousands of nodes cost what the TUI draws and no more.
-//
-// An object of an initial list is stripped twice, when it arrives (arrivals) and when
-// the informer takes it: the second time only reads, so that a subscriber reading the
-// object meanwhile races with nothing.
-func stripForCache(obj any) (any, error) {
-	if m, ok := obj.(metav1.Object); ok && m.GetManagedFields() != nil {
-		m.SetManagedFields(nil)
-	}
-	if n, ok := obj.(*corev1.Node); ok && n.Status.Images != nil {
-		n.Status.Images = nil
-	}
-	return obj, nil
 }
 
 // informers builds the informers of every served API. Resync is off: the caches are
