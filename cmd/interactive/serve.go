@@ -184,7 +184,7 @@ func (o *ServeOptions) Run(ctx context.Context) error {
 		},
 		Actions: func(user string) action.Actions { return source.NewActions(cluster, user) },
 		Logger:  log,
-		TUI:     tui.Options{Coalesce: coalesce, Events: cluster},
+		TUI:     tui.Options{Coalesce: coalesce, CoalesceListing: coalesceListing, Events: cluster},
 		Limits:  o.Limits,
 	})
 	if err != nil {

@@ -28,6 +28,10 @@ import (
 // MachineConfigNodes at once) into one frame.
 const coalesce = 30 * time.Millisecond
 
+// coalesceListing is the TUI's frame interval while the initial lists are read: ten
+// frames a second show the rows filling in, and leave the CPU to reading them.
+const coalesceListing = 100 * time.Millisecond
+
 // TUIOptions are the root command's: `mcotui` alone opens the TUI.
 type TUIOptions struct {
 	IOStreams cmdutil.IOStreams
@@ -121,7 +125,7 @@ func (o *TUIOptions) Run(ctx context.Context) error {
 			debug.FreeOSMemory()
 		}
 	}()
-	opts := tui.Options{ReadOnly: o.ReadOnly, NoColor: os.Getenv("NO_COLOR") != "", Coalesce: coalesce, Narration: o.Narration, Events: cluster}
+	opts := tui.Options{ReadOnly: o.ReadOnly, NoColor: os.Getenv("NO_COLOR") != "", Coalesce: coalesce, CoalesceListing: coalesceListing, Narration: o.Narration, Events: cluster}
 	var driver *tuiDriver
 	if !o.ReadOnly {
 		opts.Actions = source.NewActions(cluster, os.Getenv("USER"))
