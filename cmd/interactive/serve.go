@@ -173,6 +173,7 @@ func (o *ServeOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	go trimMemory(ctx, time.Second)
 	defer cluster.Close()
 
 	srv, err := serve.New(serve.Options{

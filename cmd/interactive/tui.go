@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"runtime/debug"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -117,14 +116,7 @@ func (o *TUIOptions) Run(ctx context.Context) error {
 	// says "connecting" until everything is listed.
 	sub := cluster.Subscribe()
 	defer sub.Close()
-	go func() {
-		// Reading the initial lists (tens of megabytes of JSON on thousands of nodes)
-		// leaves the heap several times what the caches keep; the runtime would hand
-		// it back to the system only slowly, so the TUI would sit at its start's peak.
-		if cluster.WaitForSync(ctx) == nil {
-			debug.FreeOSMemory()
-		}
-	}()
+	go trimMemory(ctx, time.Second)
 	opts := tui.Options{ReadOnly: o.ReadOnly, NoColor: os.Getenv("NO_COLOR") != "", Coalesce: coalesce, CoalesceListing: coalesceListing, Narration: o.Narration, Events: cluster}
 	var driver *tuiDriver
 	if !o.ReadOnly {
