@@ -15,8 +15,6 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"net"
-	"net/url"
 	"slices"
 	"sync"
 	"time"
@@ -136,12 +134,6 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Cluster, error) 
 		// writes only what a user confirmed.
 		cfg.QPS, cfg.Burst = 50, 100
 	}
-	if loopback(cfg.Host) {
-		// On this machine's own API server compression saves no network and costs both
-		// ends the CPU of gzipping every list and watch event (tens of megabytes for
-		// thousands of MachineConfigNodes, which are served as JSON).
-		cfg.DisableCompression = true
-	}
 	clients, err := kube.NewClients(cfg)
 	if err != nil {
 		return nil, err
@@ -225,22 +217,6 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Cluster, error) 
 	}()
 	go c.watchHealth(runCtx)
 	return c, nil
-}
-
-// loopback reports whether host (a rest.Config's: a URL or host[:port]) names this
-// machine.
-func loopback(host string) bool {
-	if u, err := url.Parse(host); err == nil && u.Host != "" {
-		host = u.Host
-	}
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // servedResources returns which of the APIs the TUI reads the cluster serves. An

@@ -11,18 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-func TestLoopback(t *testing.T) {
-	for host, want := range map[string]bool{
-		"https://127.0.0.1:6443": true, "https://localhost:6443": true, "https://[::1]:6443": true,
-		"127.0.0.2": true, "localhost": true, "https://10.0.0.1:6443": false,
-		"https://api.ocp.example.com:6443": false, "": false,
-	} {
-		if got := loopback(host); got != want {
-			t.Errorf("loopback(%q) = %v, want %v", host, got, want)
-		}
-	}
-}
-
 // mcn is a MachineConfigNode as a decoder makes it: every string a copy of its own.
 func mcn(name string) *mcfgv1.MachineConfigNode {
 	cp := func(s string) string { return string([]byte(s)) }
