@@ -100,7 +100,7 @@ func internNode(n *corev1.Node) {
 		intern(&n.Status.Addresses[i].Type)
 	}
 	for _, s := range []*string{&info.KernelVersion, &info.OSImage, &info.ContainerRuntimeVersion,
-		&info.KubeletVersion, &info.KubeProxyVersion, &info.OperatingSystem, &info.Architecture} {
+		&info.KubeletVersion, &info.OperatingSystem, &info.Architecture} {
 		intern(s)
 	}
 }
