@@ -55,6 +55,11 @@ type Options struct {
 	// that arrives while a frame is drawn; a few tens of milliseconds also fold bursts
 	// that trickle in.
 	Coalesce time.Duration
+	// CoalesceListing replaces Coalesce while the source is still connecting (reading
+	// its lists): thousands of objects arrive then, and a frame per Coalesce would
+	// spend on drawing the CPU that reading them needs. The event that says the lists
+	// are in ends a batch at once. 0 is Coalesce.
+	CoalesceListing time.Duration
 	// Keys is the keymap; nil is keys.Default(). The program works on a copy, whose
 	// dangerous bindings it disables as the session requires.
 	Keys *keys.KeyMap
@@ -238,6 +243,9 @@ func (u *UI) waitForEvents() tea.Cmd {
 		return nil
 	}
 	ch, window := u.src.Events(), u.opts.Coalesce
+	if u.c.Store.Health().State == model.Connecting && u.opts.CoalesceListing > 0 {
+		window = u.opts.CoalesceListing
+	}
 	return func() tea.Msg {
 		e, ok := <-ch
 		if !ok {
@@ -245,7 +253,7 @@ func (u *UI) waitForEvents() tea.Cmd {
 		}
 		batch := append(make([]model.Event, 0, min(len(ch)+1, maxBatch)), e)
 		var deadline <-chan time.Time
-		if window > 0 {
+		if window > 0 && e.Kind != model.KindHealth {
 			t := time.NewTimer(window)
 			defer t.Stop()
 			deadline = t.C
@@ -269,6 +277,10 @@ func (u *UI) waitForEvents() tea.Cmd {
 					return eventsMsg{events: batch, closed: true}
 				}
 				batch = append(batch, e)
+				if e.Kind == model.KindHealth {
+					// What the status line says is not held back for the window.
+					break
+				}
 				continue
 			case <-deadline:
 			}

@@ -308,6 +308,39 @@ func TestCoalesceWindow(t *testing.T) {
 	}
 }
 
+// TestCoalesceListing: while the source is connecting, events gather for
+// Options.CoalesceListing, and a health event ends the batch at once: the status line
+// is not held back. The window is far longer than the test, which a batch that waited
+// it out would not finish within.
+func TestCoalesceListing(t *testing.T) {
+	snap := fixture.Large(3)
+	snap = snap[:len(snap)-1] // no health yet: connecting
+	src := model.NewChanSource(fixture.Info, snap, 16)
+	ui := New(src, Options{Clock: fixture.Clock(fixture.Now), Refresh: -1, Coalesce: 0, CoalesceListing: time.Hour})
+	if ui.c.Store.Health().State != model.Connecting {
+		t.Fatalf("the source is %s, want connecting", ui.c.Store.Health().State)
+	}
+	burst := fixture.Burst(3, 0)
+	connected := model.HealthEvent(model.Health{State: model.Connected, Since: fixture.Now})
+	go func() {
+		for _, e := range burst {
+			src.Send(e)
+			time.Sleep(10 * time.Millisecond)
+		}
+		src.Send(connected, burst[0])
+	}()
+	em := ui.waitForEvents()().(eventsMsg)
+	if len(em.events) != len(burst)+1 || em.events[len(burst)].Kind != model.KindHealth {
+		t.Fatalf("the batch is %d events (last %s), want the %d of the burst and the health", len(em.events), em.events[len(em.events)-1].Kind, len(burst))
+	}
+	ui.Update(em)
+	// Connected: Coalesce (0) again, which takes only what is pending.
+	em = ui.waitForEvents()().(eventsMsg)
+	if len(em.events) != 1 {
+		t.Fatalf("%d events after connected, want 1", len(em.events))
+	}
+}
+
 // TestLiveEvents runs the program and changes the cluster under it: the blocked node's
 // drain completes, and the source then stops.
 func TestLiveEvents(t *testing.T) {

@@ -173,6 +173,7 @@ func (o *ServeOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	go trimMemory(ctx, time.Second)
 	defer cluster.Close()
 
 	srv, err := serve.New(serve.Options{
@@ -184,7 +185,7 @@ func (o *ServeOptions) Run(ctx context.Context) error {
 		},
 		Actions: func(user string) action.Actions { return source.NewActions(cluster, user) },
 		Logger:  log,
-		TUI:     tui.Options{Coalesce: coalesce, Events: cluster},
+		TUI:     tui.Options{Coalesce: coalesce, CoalesceListing: coalesceListing, Events: cluster},
 		Limits:  o.Limits,
 	})
 	if err != nil {

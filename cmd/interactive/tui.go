@@ -27,6 +27,10 @@ import (
 // MachineConfigNodes at once) into one frame.
 const coalesce = 30 * time.Millisecond
 
+// coalesceListing is the TUI's frame interval while the initial lists are read: ten
+// frames a second show the rows filling in, and leave the CPU to reading them.
+const coalesceListing = 100 * time.Millisecond
+
 // TUIOptions are the root command's: `mcotui` alone opens the TUI.
 type TUIOptions struct {
 	IOStreams cmdutil.IOStreams
@@ -112,7 +116,8 @@ func (o *TUIOptions) Run(ctx context.Context) error {
 	// says "connecting" until everything is listed.
 	sub := cluster.Subscribe()
 	defer sub.Close()
-	opts := tui.Options{ReadOnly: o.ReadOnly, NoColor: os.Getenv("NO_COLOR") != "", Coalesce: coalesce, Narration: o.Narration, Events: cluster}
+	go trimMemory(ctx, time.Second)
+	opts := tui.Options{ReadOnly: o.ReadOnly, NoColor: os.Getenv("NO_COLOR") != "", Coalesce: coalesce, CoalesceListing: coalesceListing, Narration: o.Narration, Events: cluster}
 	var driver *tuiDriver
 	if !o.ReadOnly {
 		opts.Actions = source.NewActions(cluster, os.Getenv("USER"))

@@ -272,23 +272,6 @@ func platformOf(ctx context.Context, cfg *rest.Config, log *slog.Logger) configv
 	return infra.Status.Platform
 }
 
-// stripForCache drops what no pane reads from every object before it enters a cache:
-// managedFields (often the largest part of an object) and a node's image list (tens of
-// kilobytes per node), so that thousands of nodes cost what the TUI draws and no more.
-//
-// An object of an initial list is stripped twice, when it arrives (arrivals) and when
-// the informer takes it: the second time only reads, so that a subscriber reading the
-// object meanwhile races with nothing.
-func stripForCache(obj any) (any, error) {
-	if m, ok := obj.(metav1.Object); ok && m.GetManagedFields() != nil {
-		m.SetManagedFields(nil)
-	}
-	if n, ok := obj.(*corev1.Node); ok && n.Status.Images != nil {
-		n.Status.Images = nil
-	}
-	return obj, nil
-}
-
 // informers builds the informers of every served API. Resync is off: the caches are
 // complete without it, and a resync of thousands of nodes would be thousands of
 // no-op events.
