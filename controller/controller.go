@@ -264,7 +264,7 @@ func lead(ctx context.Context, cfg *Config) error {
 		clients: c, recorder: recorder, clock: cfg.Clock, log: log.With("loop", "render"),
 		pools: pools.Lister(), mcs: mcs.Lister(), version: cfg.Version, fieldManager: cfg.Identity,
 	}
-	rolloutQ = newLoop("rollout", rl.sync, log, cfg.Metrics.QueueMetrics()).pace()
+	rolloutQ = newLoop("rollout", rl.sync, log, cfg.Metrics.QueueMetrics())
 	renderQ := newLoop("render", rend.sync, log, cfg.Metrics.QueueMetrics())
 
 	allPools := func() []string {

@@ -22,17 +22,6 @@ type loop struct {
 	queue workqueue.TypedRateLimitingInterface[string]
 	sync  func(ctx context.Context, key string) error
 	log   *slog.Logger
-	// paced, when set, keeps a key from being synced again sooner than its last sync
-	// took (see next). notBefore holds when each key may run again.
-	paced     bool
-	mu        sync.Mutex
-	notBefore map[string]time.Time
-}
-
-// pace makes l a paced loop and returns it.
-func (l *loop) pace() *loop {
-	l.paced, l.notBefore = true, map[string]time.Time{}
-	return l
 }
 
 // newLoop makes a loop whose queue reports its workqueue metrics to metrics (nil: none).
@@ -72,27 +61,7 @@ func (l *loop) next(ctx context.Context) bool {
 	}
 	defer l.queue.Done(key)
 	began := time.Now()
-	if l.paced {
-		// A sync whose cost grows with the pool (a rollout step reads every member:
-		// ~250 ms at 5,000 nodes on a loaded machine) would otherwise run back to back
-		// as long as events keep coming, each seeing one change more, and take the
-		// whole core from the API server and the agents. A key runs again no sooner
-		// than its last sync took: what arrives meanwhile waits in the queue and is
-		// seen by one sync. At a few ms a sync (hundreds of nodes) this is no delay.
-		l.mu.Lock()
-		at := l.notBefore[key]
-		l.mu.Unlock()
-		if wait := at.Sub(began); wait > 0 {
-			l.queue.AddAfter(key, wait)
-			return true
-		}
-	}
 	err := l.sync(ctx, key)
-	if l.paced {
-		l.mu.Lock()
-		l.notBefore[key] = time.Now().Add(time.Since(began))
-		l.mu.Unlock()
-	}
 	switch {
 	case err == nil:
 		l.queue.Forget(key)
