@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/core/nodeanno"
-	"github.com/mcotui/mcotui/core/phase"
 	"github.com/mcotui/mcotui/platform/kube/kubetest"
 )
 
@@ -112,21 +110,7 @@ func TestRolloutOnLaggingInformers(t *testing.T) {
 		func(string) map[string]string { return map[string]string{roleLabel(lagPool): ""} },
 		func(string) []file { return lagBase })
 	logf("%d nodes Ready, their agents running", len(names))
-	kubetest.EventuallyProgress(t, stallTimeout, "every agent reporting its node up to date, and the pool Updated", func() kubetest.Progress {
-		mcns := listMCNs(t)
-		var waiting []string
-		for _, n := range names {
-			if mcns[n] == nil {
-				waiting = append(waiting, n)
-			} else if c, ok := phase.Find(mcns[n].Status.Conditions, phase.Updated); !ok || c.Status != metav1.ConditionTrue {
-				waiting = append(waiting, n)
-			}
-		}
-		if len(waiting) > 0 {
-			return kubetest.Progress{Mark: strconv.Itoa(len(waiting)), State: fmt.Sprintf("no MachineConfigNode with Updated=True for %v", waiting)}
-		}
-		return poolsProgress(t, map[string]string{lagPool: rendered})
-	})
+	awaitInstalled(t, names, map[string]string{lagPool: rendered})
 	hist.arm()
 	logf("installed; the maxUnavailable check is armed")
 
@@ -162,15 +146,9 @@ func TestRolloutOnLaggingInformers(t *testing.T) {
 	stopAgents()
 	stopWatch()
 	<-watchDone
-	writes, leases, violations, watchErrs, peak, changes, _ := hist.snapshot()
-	for _, e := range watchErrs {
-		t.Errorf("watch: %s", e)
-	}
-	for _, v := range violations {
-		t.Error(v)
-	}
+	writes, leases, violations, peak, changes, _ := hist.checked(t)
 	logf("maxUnavailable violations: %d over %d recorded changes; peak unavailable: %d (max %s), informers %s late",
-		len(violations), changes, peak[lagPool], lagMaxUnavailable.String(), informerLag)
+		violations, changes, peak[lagPool], lagMaxUnavailable.String(), informerLag)
 	if changes == 0 {
 		t.Error("the watcher recorded no change during the rollout: the check saw nothing")
 	}

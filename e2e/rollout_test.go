@@ -164,21 +164,7 @@ func TestRollout(t *testing.T) {
 	logf("%d nodes Ready", len(names))
 	logf("%d agents running", len(names))
 
-	kubetest.EventuallyProgress(t, stallTimeout, "every agent reporting its node up to date, and both pools Updated", func() kubetest.Progress {
-		mcns := listMCNs(t)
-		var waiting []string
-		for _, n := range names {
-			if mcns[n] == nil {
-				waiting = append(waiting, n)
-			} else if c, ok := phase.Find(mcns[n].Status.Conditions, phase.Updated); !ok || c.Status != metav1.ConditionTrue {
-				waiting = append(waiting, n)
-			}
-		}
-		if len(waiting) > 0 {
-			return kubetest.Progress{Mark: strconv.Itoa(len(waiting)), State: fmt.Sprintf("no MachineConfigNode with Updated=True for %v", waiting)}
-		}
-		return poolsProgress(t, rendered)
-	})
+	awaitInstalled(t, names, rendered)
 	hist.arm()
 	logf("installed: every node Done at its pool's rendered config; the maxUnavailable check is armed")
 
@@ -362,15 +348,9 @@ func TestRollout(t *testing.T) {
 	stopAgents()
 	stopWatch()
 	<-watchDone
-	writes, leases, violations, watchErrs, peak, changes, degradedMCNs := hist.snapshot()
-	for _, e := range watchErrs {
-		t.Errorf("watch: %s", e)
-	}
-	for _, v := range violations {
-		t.Error(v)
-	}
+	writes, leases, violations, peak, changes, degradedMCNs := hist.checked(t)
 	logf("maxUnavailable violations: %d over %d recorded changes; peak unavailable: worker %d (max %s), infra %d (max %s)",
-		len(violations), changes, peak[workerPool], workerMaxUnavailable.String(), peak[infraPool], infraMaxUnavailable.String())
+		violations, changes, peak[workerPool], workerMaxUnavailable.String(), peak[infraPool], infraMaxUnavailable.String())
 	if !degradedMCNs[degradedNode] {
 		t.Errorf("the watcher never saw %s's MachineConfigNode NodeDegraded=True", degradedNode)
 	}
@@ -715,4 +695,25 @@ func dumpMachines(t *testing.T, machines map[string]*machine) {
 		shown++
 		t.Logf("node %s: annotations %v, unschedulable %t; agent log ends:\n%s", n.Name, n.Annotations, n.Spec.Unschedulable, machines[n.Name].logTail(30))
 	}
+}
+
+// awaitInstalled waits, on progress, until the agent of every node of names has
+// reported it Updated and each pool of rendered is Updated at its config there.
+func awaitInstalled(t *testing.T, names []string, rendered map[string]string) {
+	t.Helper()
+	kubetest.EventuallyProgress(t, stallTimeout, "every agent reporting its node up to date, and the pools Updated", func() kubetest.Progress {
+		mcns := listMCNs(t)
+		var waiting []string
+		for _, n := range names {
+			if mcns[n] == nil {
+				waiting = append(waiting, n)
+			} else if c, ok := phase.Find(mcns[n].Status.Conditions, phase.Updated); !ok || c.Status != metav1.ConditionTrue {
+				waiting = append(waiting, n)
+			}
+		}
+		if len(waiting) > 0 {
+			return kubetest.Progress{Mark: strconv.Itoa(len(waiting)), State: fmt.Sprintf("no MachineConfigNode with Updated=True for %v", waiting)}
+		}
+		return poolsProgress(t, rendered)
+	})
 }

@@ -313,6 +313,19 @@ func (h *history) snapshot() (writes []write, leases []leaseVersion, violations,
 		maps.Clone(h.peak), h.changes, maps.Clone(h.degradedMCN)
 }
 
+// checked is snapshot, with each watch error and maxUnavailable violation failing t.
+func (h *history) checked(t *testing.T) (writes []write, leases []leaseVersion, violations int, peak map[string]int, changes int, degraded map[string]bool) {
+	t.Helper()
+	writes, leases, vs, watchErrs, peak, changes, degraded := h.snapshot()
+	for _, e := range watchErrs {
+		t.Errorf("watch: %s", e)
+	}
+	for _, v := range vs {
+		t.Error(v)
+	}
+	return writes, leases, len(vs), peak, changes, degraded
+}
+
 // pauseChanges are the pauses and resumes of pools the watch saw, in order.
 func (h *history) pauseChanges() []pauseChange {
 	h.mu.Lock()
