@@ -12,6 +12,7 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	"pgregory.net/rapid"
 
+	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
 	"github.com/mcotui/mcotui/tui/internal/fixture"
 	"github.com/mcotui/mcotui/tui/model"
@@ -304,5 +305,27 @@ func TestRetryText(t *testing.T) {
 	}
 	if d := s.Node(fixture.DrainingNode); d.RetryText(fixture.Now) != "" || d.ShortRetry(fixture.Now) != "" {
 		t.Errorf("a node without a retry shows %q", d.RetryText(fixture.Now))
+	}
+}
+
+// TestTargetedNodeIsNotDrawnUpdated: a node just given the pool's target, whose agent
+// has not taken it up yet, still carries the last update's Updated=True. It is updating,
+// not done, and its Updated cell is not drawn done.
+func TestTargetedNodeIsNotDrawnUpdated(t *testing.T) {
+	const name = "ci-ln-9xsm9-worker-a-2d8tz"
+	s := small(t)
+	before := s.Node(name)
+	if !before.Done() || before.Cells[7].State != phase.Done {
+		t.Fatalf("%s before it is targeted: done %v, Updated cell %v; the fixture should have it done", name, before.Done(), before.Cells[7].State)
+	}
+	p := s.Pool("worker").Obj.DeepCopy()
+	p.Spec.Configuration.Name = "rendered-worker-next"
+	obj := before.Obj.DeepCopy()
+	obj.Annotations[nodeanno.DesiredConfigKey] = p.Spec.Configuration.Name
+	s.Apply([]model.Event{model.PoolEvent(p), model.NodeEvent(obj)})
+	n := s.Node(name)
+	if !n.Updating || n.Done() || n.Behind || n.Cells[7].State != phase.NotStarted {
+		t.Fatalf("targeted, not started: updating %v done %v behind %v Updated cell %v; want updating, not done, not behind, NotStarted",
+			n.Updating, n.Done(), n.Behind, n.Cells[7].State)
 	}
 }

@@ -251,6 +251,11 @@ func build(name string, obj *corev1.Node, mcn *mcfgv1.MachineConfigNode, pool fu
 	}
 	if n.Desired != "" && n.Current != n.Desired {
 		n.Updating = true
+		// Updated=True is the last update's, until the agent takes up the new desired
+		// config and sets it False: a node just given its target is not drawn updated.
+		if c := &n.Cells[updatedColumn]; c.State == phase.Done {
+			c.State = phase.NotStarted
+		}
 	}
 	if n.Degraded {
 		n.Updating = false
