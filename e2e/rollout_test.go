@@ -224,8 +224,11 @@ func TestRollout(t *testing.T) {
 	logf("mcotui resume worker: %s", strings.TrimSpace(out))
 
 	// --- Kill the leader mid-rollout; another controller takes over, and a new process
-	// takes the killed one's place. Later the next leader is killed too, so that the
-	// rollout is finished by a controller started after it began.
+	// takes the killed one's place. Then the next leader is killed too, so that the
+	// rollout is finished by a controller started after it began. Both kills come
+	// before the degraded node's part, which takes as long as the agent's retries and
+	// the looks of `mcotui status` need: on a loaded machine, the worker pool was all
+	// targeted by then, and the second kill left its successor nothing to write.
 	var killed []string
 	killLeader := func(afterTargets int, replacement string) {
 		t.Helper()
@@ -251,6 +254,7 @@ func TestRollout(t *testing.T) {
 		logf("started %s in its place", replacement)
 	}
 	killLeader(len(frozen)+3, "ctrl-3")
+	killLeader(len(frozen)+12, "ctrl-4")
 
 	// --- The degraded node.
 	// The reason is read with the state: each retry of the agent sets the node Working
@@ -305,8 +309,6 @@ func TestRollout(t *testing.T) {
 		t.Fatal(err)
 	}
 	logf("repaired %s's host", degradedNode)
-
-	killLeader(len(frozen)+12, "ctrl-4")
 
 	// --- The end: both pools updated.
 	kubetest.EventuallyProgress(t, stallTimeout, "both pools Updated at the new configs", func() kubetest.Progress {
