@@ -45,11 +45,7 @@ var (
 // earlier targets. The watcher, which watches without lag, checks maxUnavailable at
 // every change.
 func TestRolloutOnLaggingInformers(t *testing.T) {
-	began := time.Now()
-	logf := func(format string, args ...any) {
-		t.Helper()
-		t.Logf("[%6.1fs] "+format, append([]any{time.Since(began).Seconds()}, args...)...)
-	}
+	logf := stepLog(t)
 	ctx := t.Context()
 	mcfg := env.MachineConfig.MachineconfigurationV1()
 	install(t)

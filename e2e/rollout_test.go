@@ -76,11 +76,7 @@ var (
 )
 
 func TestRollout(t *testing.T) {
-	began := time.Now()
-	logf := func(format string, args ...any) {
-		t.Helper()
-		t.Logf("[%6.1fs] "+format, append([]any{time.Since(began).Seconds()}, args...)...)
-	}
+	logf := stepLog(t)
 	ctx := t.Context()
 	mcfg := env.MachineConfig.MachineconfigurationV1()
 
@@ -718,4 +714,14 @@ func awaitInstalled(t *testing.T, names []string, rendered map[string]string) {
 		}
 		return poolsProgress(t, rendered)
 	})
+}
+
+// stepLog returns t.Logf with each line stamped by the seconds since the test began, so
+// that a slow step reads from the log.
+func stepLog(t *testing.T) func(format string, args ...any) {
+	began := time.Now()
+	return func(format string, args ...any) {
+		t.Helper()
+		t.Logf("[%6.1fs] "+format, append([]any{time.Since(began).Seconds()}, args...)...)
+	}
 }
