@@ -99,6 +99,10 @@ type Machine struct {
 	readyBoots []boot // boots the guest's shell announced, in order
 	results    map[string]ExecResult
 	execMu     sync.Mutex // one command at a time: the guest's shell runs them in turn
+
+	// started, when set, is called with each QEMU just started: the harness's own test
+	// crashes one with it.
+	started func(*os.Process)
 }
 
 // Start makes and boots a machine, failing t when it cannot. Everything it started is
@@ -163,15 +167,69 @@ func Start(t testing.TB, opts Options) *Machine {
 	if err := m.makeDisks(); err != nil {
 		t.Fatalf("vm %s: %v", opts.Node, err)
 	}
-	if err := m.powerOn(); err != nil {
-		t.Fatalf("vm %s: %v", opts.Node, err)
-	}
-	bootCtx, cancelBoot := m.Context()
-	defer cancelBoot()
-	if _, err := m.WaitBoot(bootCtx, ""); err != nil {
+	if _, err := m.powerOnAndBoot(); err != nil {
 		t.Fatalf("vm %s: first boot: %v", opts.Node, err)
 	}
 	return m
+}
+
+// emulatorCrashRetries is how many times a power-on is repeated when QEMU itself crashes
+// before the guest has booted. Debian's QEMU 7.2 (TCG) once died of SIGSEGV on a loaded
+// CI machine seconds into a power-on, before the kernel printed a line: a fault of the
+// emulator, not of anything the guest ran, so the machine is powered on again, as one
+// would press the power button again on flaky hardware. A crash after the guest's shell
+// announced its boot is never retried: by then the agent may have run, and what it did
+// is the test's business.
+const emulatorCrashRetries = 2
+
+// powerOnAndBoot powers the machine on and waits for the boot's id.
+func (m *Machine) powerOnAndBoot() (string, error) {
+	for attempt := 0; ; attempt++ {
+		if err := m.powerOn(); err != nil {
+			return "", err
+		}
+		ctx, cancel := m.Context()
+		id, err := m.WaitBoot(ctx, "")
+		cancel()
+		if err == nil {
+			return id, nil
+		}
+		sig, crashed := m.emulatorCrash()
+		if !crashed || attempt == emulatorCrashRetries {
+			return "", err
+		}
+		m.t.Logf("vm %s: QEMU crashed (%v) before the guest booted, power-on %d: powering on again", m.opts.Node, sig, m.powerOns)
+		m.mu.Lock()
+		fmt.Fprintf(m.consoleLog, "\n=== vm: QEMU crashed (%v) before the guest booted ===\n", sig)
+		m.mu.Unlock()
+	}
+}
+
+// emulatorCrash reports whether the last QEMU ended on a signal of its own fault (not the
+// SIGKILL of PowerCut or of the test's end) before the guest announced a boot in that
+// power-on.
+func (m *Machine) emulatorCrash() (syscall.Signal, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.running {
+		return 0, false
+	}
+	if n := len(m.readyBoots); n > 0 && m.readyBoots[n-1].powerOn == m.powerOns {
+		return 0, false
+	}
+	var ee *exec.ExitError
+	if !errors.As(m.exitErr, &ee) {
+		return 0, false
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() {
+		return 0, false
+	}
+	switch sig := ws.Signal(); sig {
+	case syscall.SIGSEGV, syscall.SIGBUS, syscall.SIGILL, syscall.SIGABRT, syscall.SIGFPE:
+		return sig, true
+	}
+	return 0, false
 }
 
 // Name is the node name the machine's agent runs as.
@@ -325,6 +383,9 @@ func (m *Machine) powerOn() error {
 	}
 	m.qemu, m.running, m.exitErr = cmd, true, nil
 	m.powerOns++
+	if m.started != nil {
+		m.started(cmd.Process)
+	}
 	m.lastSign = time.Now()
 	go func() {
 		err := cmd.Wait()
@@ -680,12 +741,7 @@ func (m *Machine) PowerCut() {
 // returns the new boot's id once the guest's shell answers.
 func (m *Machine) Boot() string {
 	m.t.Helper()
-	if err := m.powerOn(); err != nil {
-		m.t.Fatalf("vm %s: %v", m.opts.Node, err)
-	}
-	ctx, cancel := m.Context()
-	defer cancel()
-	id, err := m.WaitBoot(ctx, "")
+	id, err := m.powerOnAndBoot()
 	if err != nil {
 		m.t.Fatalf("vm %s: %v", m.opts.Node, err)
 	}
