@@ -158,12 +158,12 @@ func (u *UI) startDrive(pool string) tea.Cmd {
 		close(d.reports)
 	}()
 	u.setNotice("Driving pool "+pool+": waiting for the Lease "+drv.Lease()+"…", false)
-	return waitDrive(d)
+	return u.waitDrive(d)
 }
 
-func waitDrive(d *driving) tea.Cmd {
+func (u *UI) waitDrive(d *driving) tea.Cmd {
 	return func() tea.Msg {
-		r, ok := <-d.reports
+		r, ok := receive(u, d.reports)
 		if !ok {
 			return driveEndedMsg{id: d.id}
 		}
@@ -192,7 +192,7 @@ func (u *UI) driveReport(m driveReportMsg) tea.Cmd {
 	if r.Leading {
 		d.leading = true
 	}
-	return waitDrive(d)
+	return u.waitDrive(d)
 }
 
 // driveEnded: the Driver has returned, and released the Lease.

@@ -54,6 +54,7 @@ func TestDriveAsksThenDrives(t *testing.T) {
 	}
 	drive(ui, tuitest.Typed("D")...)
 	drive(ui, tuitest.Typed("y")...)
+	settle(ui, func() bool { return ui.drive == nil || ui.drive.leading })
 	if pools, _ := d.Driven(); !slices.Equal(pools, []string{"worker"}) || ui.drive == nil || !ui.drive.leading {
 		t.Fatalf("after y: driven %v, drive %+v", pools, ui.drive)
 	}
@@ -61,10 +62,7 @@ func TestDriveAsksThenDrives(t *testing.T) {
 		t.Errorf("the status line does not say it drives: %q", status)
 	}
 	drive(ui, tuitest.Typed("D")...)
-	deadline := time.Now().Add(10 * time.Second)
-	for ui.drive != nil && time.Now().Before(deadline) {
-		runCmd(ui, waitDrive(ui.drive), 0) // the Driver's last words, then its end
-	}
+	settle(ui, func() bool { return ui.drive == nil }) // the Driver's last words, then its end
 	if _, stopped := d.Driven(); stopped != 1 || ui.drive != nil {
 		t.Fatalf("D again: stopped %d, drive %+v", stopped, ui.drive)
 	}
@@ -195,6 +193,7 @@ func TestDriveStopsWhenTheUIQuits(t *testing.T) {
 			d := &tuitest.Driver{}
 			ui := driverUI(t, true, d)
 			drive(ui, tuitest.Seq(poolAt(2), tuitest.Typed("D"), tuitest.Typed("y"))...)
+			settle(ui, func() bool { return ui.drive.leading })
 			ctxs := d.Contexts()
 			if len(ctxs) != 1 || ctxs[0].Err() != nil {
 				t.Fatalf("after y: %d drives, notice %q", len(ctxs), ui.notice)
@@ -255,10 +254,7 @@ func TestDriveFailureSaysItOnce(t *testing.T) {
 	d := &tuitest.Driver{Err: fmt.Errorf("drive pool worker: %w by mcotui-tui@other:42 (mcotui/mcotui-controller): it drives the rollout", errors.New("the lease is held"))}
 	ui := driverUI(t, true, d)
 	drive(ui, tuitest.Seq(poolAt(2), tuitest.Typed("D"), tuitest.Typed("y"))...)
-	deadline := time.Now().Add(10 * time.Second)
-	for ui.drive != nil && time.Now().Before(deadline) {
-		runCmd(ui, waitDrive(ui.drive), 0)
-	}
+	settle(ui, func() bool { return ui.drive == nil })
 	want := "drive pool worker: the lease is held by mcotui-tui@other:42 (mcotui/mcotui-controller): it drives the rollout; not driving: D tries again"
 	if ui.drive != nil || ui.notice != want || !ui.noticeErr {
 		t.Fatalf("drive %+v, notice %q (error %t), want the error %q", ui.drive, ui.notice, ui.noticeErr, want)

@@ -41,11 +41,11 @@ func TestNoticeTimesOut(t *testing.T) {
 	if !strings.HasPrefix(ui.notice, "Z ") {
 		t.Fatalf("Z: notice %q", ui.notice)
 	}
-	runCmd(ui, first, 0) // the first notice's expiry: the second stays
+	runCmdThrough(ui, first) // the first notice's expiry: the second stays
 	if !strings.HasPrefix(ui.notice, "Z ") {
 		t.Fatalf("the first notice's expiry cleared the second: %q", ui.notice)
 	}
-	runCmd(ui, second, 0)
+	runCmdThrough(ui, second)
 	if ui.notice != "" {
 		t.Fatalf("after its timeout the notice is still %q", ui.notice)
 	}

@@ -25,7 +25,7 @@ func (u *UI) waitForNarration() tea.Cmd {
 		return nil
 	}
 	return func() tea.Msg {
-		text, ok := <-ch
+		text, ok := receive(u, ch)
 		if !ok {
 			return narrationMsg{closed: true}
 		}

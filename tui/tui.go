@@ -163,6 +163,41 @@ type UI struct {
 	promptKind promptKind
 	promptErr  string
 	prevFilter model.Filter // to restore when a filter prompt is cancelled
+
+	// waiting is where a command says it starts to wait on the world (the source, the
+	// Driver, the narration, a timer) rather than on work of its own: tests run commands
+	// until only such waits are left, however slow the machine. The program never reads
+	// it; the send is dropped once its one slot is full.
+	waiting chan struct{}
+}
+
+// waits marks the calling command as waiting on the world (see UI.waiting).
+func (u *UI) waits() {
+	select {
+	case u.waiting <- struct{}{}:
+	default:
+	}
+}
+
+// receive receives from ch, marking the wait (UI.waits) when nothing is there yet.
+func receive[T any](u *UI, ch <-chan T) (T, bool) {
+	select {
+	case v, ok := <-ch:
+		return v, ok
+	default:
+	}
+	u.waits()
+	v, ok := <-ch
+	return v, ok
+}
+
+// after is tea.Tick marked as a wait (UI.waits).
+func (u *UI) after(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd {
+	tick := tea.Tick(d, fn)
+	return func() tea.Msg {
+		u.waits()
+		return tick()
+	}
 }
 
 // New returns the root model over src. The source's snapshot is applied here, before the
@@ -196,7 +231,7 @@ func New(src model.Source, opts Options) *UI {
 		CanDrive: opts.Driver != nil,
 	}
 	km.Restrict(c.Offered)
-	u := &UI{c: c, src: src, info: src.Info(), opts: opts, focus: paneNodes}
+	u := &UI{c: c, src: src, info: src.Info(), opts: opts, focus: paneNodes, waiting: make(chan struct{}, 1)}
 	u.life, u.end = context.WithCancel(context.Background())
 	if !c.ReadOnly {
 		u.actions = opts.Actions
@@ -247,7 +282,7 @@ func (u *UI) waitForEvents() tea.Cmd {
 		window = u.opts.CoalesceListing
 	}
 	return func() tea.Msg {
-		e, ok := <-ch
+		e, ok := receive(u, ch)
 		if !ok {
 			return eventsMsg{closed: true}
 		}
@@ -294,7 +329,7 @@ func (u *UI) tick() tea.Cmd {
 	if u.opts.Refresh < 0 {
 		return nil
 	}
-	return tea.Tick(u.opts.Refresh, func(t time.Time) tea.Msg { return tickMsg(t) })
+	return u.after(u.opts.Refresh, func(t time.Time) tea.Msg { return tickMsg(t) })
 }
 
 // apply folds a batch of events into the store and tells the panes what changed.
@@ -331,7 +366,7 @@ func (u *UI) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		// A new notice: it goes by itself if no key dismisses it first.
 		u.noticeSeq++
 		seq := u.noticeSeq
-		cmds = append(cmds, tea.Tick(u.opts.NoticeTimeout, func(time.Time) tea.Msg { return noticeExpiredMsg{seq} }))
+		cmds = append(cmds, u.after(u.opts.NoticeTimeout, func(time.Time) tea.Msg { return noticeExpiredMsg{seq} }))
 	}
 	return u, tea.Batch(cmds...)
 }

@@ -2,7 +2,9 @@ package tui
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -222,7 +224,7 @@ func TestScreensPlain(t *testing.T) {
 }
 
 // drive feeds msgs to the model as the program would, running the commands they return
-// unless a command would block (waiting for the source).
+// until what is left waits on the world (see runCmd).
 func drive(ui *UI, msgs ...tea.Msg) {
 	for _, msg := range msgs {
 		_, cmd := ui.Update(msg)
@@ -230,27 +232,94 @@ func drive(ui *UI, msgs ...tea.Msg) {
 	}
 }
 
-func runCmd(ui *UI, cmd tea.Cmd, depth int) {
+// runCmd runs cmd as the program would, and the commands that the messages it yields
+// return, depth levels deep, setting aside those that wait on the world (the source, the
+// Driver, a timer: the UI marks them, UI.waits): they are not part of this frame, and
+// settle takes their messages when a test waits for one. A command that neither ends
+// nor marks a wait hangs the test, for go test's -timeout to name: there is no
+// wall-clock budget for a loaded machine to miss.
+func runCmd(ui *UI, cmd tea.Cmd, depth int) { runCmds(ui, cmd, depth, false) }
+
+// runCmdThrough is runCmd that also waits for cmd itself (or, for a batch, for each of
+// its commands) when it waits on the world: for a timer to fire.
+func runCmdThrough(ui *UI, cmd tea.Cmd) { runCmds(ui, cmd, 0, true) }
+
+func runCmds(ui *UI, cmd tea.Cmd, depth int, through bool) {
 	if cmd == nil || depth > 4 {
 		return
 	}
+	select { // a mark left by a command the test ran itself
+	case <-ui.waiting:
+	default:
+	}
 	done := make(chan tea.Msg, 1)
 	go func() { done <- cmd() }()
-	select {
-	case msg := <-done:
-		switch msg := msg.(type) {
-		case tea.BatchMsg:
-			for _, c := range msg {
-				runCmd(ui, c, depth+1)
-			}
-		case nil:
-		default:
-			_, next := ui.Update(msg)
-			runCmd(ui, next, depth+1)
+	var msg tea.Msg
+	if through {
+		msg = <-done
+	} else {
+		select {
+		case msg = <-done:
+		case <-ui.waiting:
+			waits.add(ui, done)
+			return
 		}
-	case <-time.After(50 * time.Millisecond):
-		// A command that waits (for events, a blink): not part of this frame.
 	}
+	handle(ui, msg, depth, through)
+}
+
+func handle(ui *UI, msg tea.Msg, depth int, through bool) {
+	switch msg := msg.(type) {
+	case tea.BatchMsg:
+		for _, c := range msg {
+			runCmds(ui, c, depth+1, through && depth == 0)
+		}
+	case nil:
+	default:
+		_, next := ui.Update(msg)
+		runCmd(ui, next, depth+1)
+	}
+}
+
+// settle waits, as the program would, for the commands runCmd set aside, handling each
+// message as it comes, until done holds. It waits on progress only: if what the test
+// waits for never comes, go test's -timeout names the test.
+func settle(ui *UI, done func() bool) {
+	for !done() {
+		pending := waits.take(ui)
+		if len(pending) == 0 {
+			panic("settle: nothing is waiting, so nothing can change")
+		}
+		cases := make([]reflect.SelectCase, len(pending))
+		for i, ch := range pending {
+			cases[i] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ch)}
+		}
+		i, v, _ := reflect.Select(cases)
+		waits.add(ui, append(pending[:i:i], pending[i+1:]...)...)
+		handle(ui, v.Interface(), 0, false)
+	}
+}
+
+// waits holds, per UI, the commands that runCmd set aside as waiting on the world.
+var waits = pendingWaits{m: map[*UI][]chan tea.Msg{}}
+
+type pendingWaits struct {
+	mu sync.Mutex
+	m  map[*UI][]chan tea.Msg
+}
+
+func (p *pendingWaits) add(ui *UI, chs ...chan tea.Msg) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.m[ui] = append(p.m[ui], chs...)
+}
+
+func (p *pendingWaits) take(ui *UI) []chan tea.Msg {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	chs := p.m[ui]
+	delete(p.m, ui)
+	return chs
 }
 
 // checkShape asserts the screen is exactly the terminal's size.
