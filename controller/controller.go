@@ -473,8 +473,7 @@ func nodeChangeMatters(old, cur *corev1.Node) bool {
 }
 
 // mcnChangeMatters says whether an update of a MachineConfigNode changes what the
-// rollout reads of it: its spec, which the rollout writes, and the pinned image sets'
-// status, from which the pool's PinnedImageSets synchronizer is counted. The rest of
+// rollout reads of it: its spec (its pool), and the pinned image sets' status, from which the pool's PinnedImageSets synchronizer is counted. The rest of
 // an agent's status writes (its conditions, a phase at a time) change neither.
 func mcnChangeMatters(old, cur *mcfgv1.MachineConfigNode) bool {
 	if old.ResourceVersion == cur.ResourceVersion {

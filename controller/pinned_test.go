@@ -43,12 +43,13 @@ func TestPinnedImageSetsSynchronizer(t *testing.T) {
 		}
 		return mcfgv1.PoolSynchronizerStatus{}, false
 	}
+	// Each node's MachineConfigNode, as its agent creates it on its first report (the
+	// controller writes none).
 	mcns := env.MachineConfig.MachineconfigurationV1().MachineConfigNodes()
 	for _, name := range nodes {
-		kubetest.Eventually(t, time.Minute, "MachineConfigNode "+name, func() (bool, string) {
-			_, err := mcns.Get(ctx, name, metav1.GetOptions{})
-			return err == nil, fmt.Sprint(err)
-		})
+		if _, err := kubetest.CreateMachineConfigNode(ctx, env.MachineConfig, getNode(t, name), kubetest.MachineConfigNode{Pool: "pis", Desired: target}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// The controller has counted the pool before any agent reports, so what follows is
 	// counted from the agents' status writes alone, as on a cluster where the agents

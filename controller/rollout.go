@@ -35,14 +35,13 @@ const FieldManager = "mcotui-controller"
 
 // Event reasons of the rollout loop besides rollout.EventReason (SetDesiredConfig).
 const (
-	reasonPoolMembership    = "NodeInSeveralPools"
-	reasonInvalidRollout    = "InvalidRollout"
-	reasonMachineConfigNode = "MachineConfigNodeSyncFailed"
+	reasonPoolMembership = "NodeInSeveralPools"
+	reasonInvalidRollout = "InvalidRollout"
 )
 
 // DriverOptions tune a Driver. The zero value is usable.
 type DriverOptions struct {
-	// FieldManager names the writer in the nodes' and MachineConfigNodes' managedFields.
+	// FieldManager names the writer in the nodes' managedFields.
 	// Default FieldManager; the TUI passes its own so that a node's history says who
 	// drove it.
 	FieldManager string
@@ -51,9 +50,10 @@ type DriverOptions struct {
 	Recorder record.EventRecorder
 	// Logger receives a line per targeted node. Default: discard.
 	Logger *slog.Logger
-	// MachineConfigNodes, when set, is the cache the targets' MachineConfigNodes are
-	// updated from, saving the create and GET each target otherwise costs (see
-	// kube.SyncMachineConfigNode).
+	// MachineConfigNodes, when set, is the cache the members' MachineConfigNodes are
+	// read from: when their update finished (health gates) and their PinnedImageSets.
+	// The driver writes none: a MachineConfigNode is its agent's, spec and status, as
+	// MCO's daemon writes its own (see kube.TargetNode).
 	MachineConfigNodes mcfglisters.MachineConfigNodeLister
 	// Nodes and Pools, when set together with MachineConfigNodes, are the caches the
 	// driver plans from (Sync, and Step): no read of the API server per step. The
@@ -126,7 +126,6 @@ type Driver struct {
 	onTargeted   func(pool, node string)
 
 	ownNodes *ownWrites[*corev1.Node]
-	ownMCNs  *ownWrites[*mcfgv1.MachineConfigNode]
 	ownPools *ownWrites[*mcfgv1.MachineConfigPool]
 
 	statusInterval time.Duration
@@ -135,14 +134,10 @@ type Driver struct {
 	statusBusy     map[string]bool      // per pool with a background status write in flight: whether a sync had another to write meanwhile
 
 	// Background targets (DriverOptions.BackgroundTargets): the writes in flight,
-	// the bound on their requests, the nodes whose MachineConfigNode a target is
-	// about to write (Sync leaves those alone), and the backoff of a pool whose
-	// targets fail.
+	// the bound on their requests, and the backoff of a pool whose targets fail.
 	background bool
 	inflight   sync.WaitGroup
 	writeSlots chan struct{}
-	mcnMu      sync.Mutex
-	mcnBusy    map[string]int
 	failures   workqueue.TypedRateLimiter[string]
 	retry      func(string, time.Duration)
 }
@@ -159,7 +154,6 @@ func NewDriver(clients *kube.Clients, opts DriverOptions) *Driver {
 	if opts.BackgroundTargets && opts.Requeue != nil {
 		d.background = true
 		d.writeSlots = make(chan struct{}, maxConcurrentTargets)
-		d.mcnBusy = map[string]int{}
 		d.statusBusy = map[string]bool{}
 		d.failures = workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, 30*time.Second)
 		d.retry = opts.Retry
@@ -180,7 +174,6 @@ func NewDriver(clients *kube.Clients, opts DriverOptions) *Driver {
 		d.clock = clock.RealClock{}
 	}
 	d.ownNodes = newOwnWrites[*corev1.Node](d.clock)
-	d.ownMCNs = newOwnWrites[*mcfgv1.MachineConfigNode](d.clock)
 	d.ownPools = newOwnWrites[*mcfgv1.MachineConfigPool](d.clock)
 	return d
 }
@@ -365,7 +358,6 @@ func (d *Driver) stepInBackground(ctx context.Context, st *PoolState, step rollo
 		t, assumed := d.targetOf(pool, step.Target, node)
 		// Before the patch is sent: the next sync may begin before it answers.
 		d.ownNodes.assume(node.ResourceVersion, assumed)
-		d.holdMachineConfigNode(name)
 		st.Nodes[j] = assumed
 		writes[i] = write{t, assumed}
 	}
@@ -374,22 +366,9 @@ func (d *Driver) stepInBackground(ctx context.Context, st *PoolState, step rollo
 		var wg sync.WaitGroup
 		for i, w := range writes {
 			wg.Go(func() {
-				defer d.releaseMachineConfigNode(w.t.Node.Name)
-				// The node's patch is what the freed slot waits for; the
-				// MachineConfigNode's update follows it, and takes a place of its
-				// own among the driver's requests in flight, so that a target
-				// whose patch is due never waits behind another's update.
-				w.t.NodeOnly = true
-				var written *corev1.Node
-				d.writeSlots <- struct{}{}
-				errs[i] = d.writeTarget(ctx, pool, w.t, w.assumed, func(n *corev1.Node) { written = n })
-				<-d.writeSlots
-				if errs[i] != nil || written == nil {
-					return
-				}
 				d.writeSlots <- struct{}{}
 				defer func() { <-d.writeSlots }()
-				errs[i] = d.syncMachineConfigNodeOf(ctx, pool.Name, written, d.cachedMachineConfigNode(written.Name))
+				errs[i] = d.writeTarget(ctx, pool, w.t, w.assumed, func(*corev1.Node) {})
 			})
 		}
 		wg.Wait()
@@ -417,36 +396,10 @@ func (d *Driver) stepInBackground(ctx context.Context, st *PoolState, step rollo
 // leadership term, before the Lease is released.
 func (d *Driver) Wait() { d.inflight.Wait() }
 
-// holdMachineConfigNode and releaseMachineConfigNode bracket a background target's
-// writes: meanwhile Sync does not bring the node's MachineConfigNode in step, since the
-// target is about to, and two updates of it would conflict.
-func (d *Driver) holdMachineConfigNode(name string) {
-	d.mcnMu.Lock()
-	d.mcnBusy[name]++
-	d.mcnMu.Unlock()
-}
-
-func (d *Driver) releaseMachineConfigNode(name string) {
-	d.mcnMu.Lock()
-	if d.mcnBusy[name]--; d.mcnBusy[name] <= 0 {
-		delete(d.mcnBusy, name)
-	}
-	d.mcnMu.Unlock()
-}
-
-func (d *Driver) machineConfigNodeHeld(name string) bool {
-	if !d.background {
-		return false
-	}
-	d.mcnMu.Lock()
-	defer d.mcnMu.Unlock()
-	return d.mcnBusy[name] > 0
-}
-
 // targetOf is the write that gives node the pool's target config desired, and the node
 // as it will be once written.
 func (d *Driver) targetOf(pool *mcfgv1.MachineConfigPool, desired string, node *corev1.Node) (kube.Target, *corev1.Node) {
-	t := kube.Target{Node: node, MachineConfigNode: d.cachedMachineConfigNode(node.Name), Pool: pool.Name, Desired: desired, FieldManager: d.fieldManager}
+	t := kube.Target{Node: node, Desired: desired, FieldManager: d.fieldManager}
 	// The target's patch takes the UpdateInProgress taint off too, when the node
 	// will no longer need it: one write rather than two.
 	assumed := node.DeepCopy()
@@ -474,11 +427,11 @@ func (d *Driver) target(ctx context.Context, pool *mcfgv1.MachineConfigPool, des
 // forgets the assumption, when it is still the one made for t.
 func (d *Driver) writeTarget(ctx context.Context, pool *mcfgv1.MachineConfigPool, t kube.Target, assumed *corev1.Node, set func(*corev1.Node)) error {
 	node, desired, name := t.Node, t.Desired, t.Node.Name
-	res, err := kube.TargetNodeWith(ctx, d.clients, t)
+	written, err := kube.TargetNodeWith(ctx, d.clients, t)
 	switch {
-	case res.Node != nil:
-		d.ownNodes.wrote(node.ResourceVersion, res.Node)
-		set(res.Node)
+	case err == nil:
+		d.ownNodes.wrote(node.ResourceVersion, written)
+		set(written)
 	case !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) && !apierrors.IsInvalid(err):
 		// The patch may have landed: count the node as targeted until the cache
 		// says either way.
@@ -487,13 +440,6 @@ func (d *Driver) writeTarget(ctx context.Context, pool *mcfgv1.MachineConfigPool
 	default:
 		// It did not land. A background target was assumed before it was sent.
 		d.ownNodes.forget(assumed)
-	}
-	if res.MachineConfigNode != nil {
-		over := ""
-		if t.MachineConfigNode != nil {
-			over = t.MachineConfigNode.ResourceVersion
-		}
-		d.ownMCNs.wrote(over, res.MachineConfigNode)
 	}
 	if err != nil {
 		return err
@@ -505,8 +451,7 @@ func (d *Driver) writeTarget(ctx context.Context, pool *mcfgv1.MachineConfigPool
 	return nil
 }
 
-// cachedMachineConfigNode is the node's MachineConfigNode from the cache, with the
-// driver's own last write of it, or nil.
+// cachedMachineConfigNode is the node's MachineConfigNode from the cache, or nil.
 func (d *Driver) cachedMachineConfigNode(name string) *mcfgv1.MachineConfigNode {
 	if d.mcns == nil {
 		return nil
@@ -515,7 +460,7 @@ func (d *Driver) cachedMachineConfigNode(name string) *mcfgv1.MachineConfigNode 
 	if err != nil {
 		return nil
 	}
-	return d.ownMCNs.latest(mcn)
+	return mcn
 }
 
 func (d *Driver) event(pool *mcfgv1.MachineConfigPool, step rollout.Step) {
@@ -525,9 +470,9 @@ func (d *Driver) event(pool *mcfgv1.MachineConfigPool, step rollout.Step) {
 }
 
 // Sync does one pass of the rollout of the pool named pool from the driver's caches,
-// as MCO's node controller's syncMachineConfigPool does: it keeps the members'
-// MachineConfigNodes in step, takes the next step (unless mayStep, when not nil, says
-// no after looking at the members), keeps the UpdateInProgress taints, and writes the
+// as MCO's node controller's syncMachineConfigPool does: it takes the next step (unless
+// mayStep, when not nil, says no after looking at the members), keeps the
+// UpdateInProgress taints, and writes the
 // pool's status once, when it changed. It returns the pool and its members as they
 // are after its writes. The driver must have caches (DriverOptions.Nodes).
 func (d *Driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) bool) (PoolState, rollout.Step, error) {
@@ -548,15 +493,6 @@ func (d *Driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) 
 		}
 	}
 	var errs []error
-	for _, n := range st.Nodes {
-		if err := d.syncMachineConfigNode(ctx, p.Name, n); err != nil {
-			if d.recorder != nil {
-				d.recorder.Event(p, corev1.EventTypeWarning, reasonMachineConfigNode, err.Error())
-			}
-			errs = append(errs, err)
-		}
-	}
-	tr.mark("machineconfignodes")
 	if p.Spec.Configuration.Name == "" {
 		// Not rendered yet: the render loop says why in RenderDegraded.
 		return st, rollout.Step{}, errors.Join(errs...)
@@ -603,36 +539,6 @@ func (d *Driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) 
 		d.requeue(p.Name, hold.Recheck)
 	}
 	return st, step, errors.Join(errs...)
-}
-
-// syncMachineConfigNode brings the node's MachineConfigNode in step with its desired
-// config when the cache (with the driver's own writes) says it is not.
-func (d *Driver) syncMachineConfigNode(ctx context.Context, pool string, n *corev1.Node) error {
-	desired := nodeanno.Desired(n)
-	if desired == "" {
-		return nil
-	}
-	existing := d.cachedMachineConfigNode(n.Name)
-	if kube.MachineConfigNodeInStep(existing, n.Name, pool, desired) || d.machineConfigNodeHeld(n.Name) {
-		return nil
-	}
-	return d.syncMachineConfigNodeOf(ctx, pool, n, existing)
-}
-
-// syncMachineConfigNodeOf brings the node's MachineConfigNode, existing as the cache
-// has it (or nil), in step with the node, and records the write.
-func (d *Driver) syncMachineConfigNodeOf(ctx context.Context, pool string, n *corev1.Node, existing *mcfgv1.MachineConfigNode) error {
-	desired := nodeanno.Desired(n)
-	written, err := kube.ApplyMachineConfigNode(ctx, d.clients, n, pool, existing, d.fieldManager)
-	d.log.Debug("synced machineconfignode", "pool", pool, "node", n.Name, "desired", desired, "wrote", written != nil, "err", err)
-	if written != nil {
-		over := ""
-		if existing != nil {
-			over = existing.ResourceVersion
-		}
-		d.ownMCNs.wrote(over, written)
-	}
-	return err
 }
 
 // rolloutLoop is the controller's rollout: per pool, a Sync of the Driver from the

@@ -11,6 +11,7 @@ import (
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
@@ -151,7 +152,7 @@ func waitRolledOut(t *testing.T, pool, target string, nodes []string, stall time
 // TestRolloutRespectsMaxUnavailable rolls a pool of five nodes in two zones out with
 // maxUnavailable 2 and a test double of the agent: never more than two nodes are
 // unavailable at any change of any node, nodes are targeted zone by zone and oldest
-// first, every MachineConfigNode follows its node's desired config, and at the end the
+// first, the controller writes no MachineConfigNode, and at the end the
 // pool's status counts and conditions say Updated, as kubectl shows them.
 func TestRolloutRespectsMaxUnavailable(t *testing.T) {
 	ctx := kubetest.Context(t)
@@ -213,16 +214,11 @@ func TestRolloutRespectsMaxUnavailable(t *testing.T) {
 		}
 	}
 
+	// The MachineConfigNodes are the agents' (MCO's daemon writes its own, spec and
+	// status); this test's agent writes none, so the controller wrote none either.
 	for _, name := range nodes {
-		mcn, err := env.MachineConfig.MachineconfigurationV1().MachineConfigNodes().Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatalf("machineconfignode %s: %v", name, err)
-		}
-		if mcn.Spec.ConfigVersion.Desired != target || mcn.Spec.Pool.Name != "roll" || mcn.Spec.Node.Name != name {
-			t.Errorf("machineconfignode %s spec = %+v", name, mcn.Spec)
-		}
-		if ref := mcn.OwnerReferences; len(ref) != 1 || ref[0].Kind != "Node" || ref[0].Name != name {
-			t.Errorf("machineconfignode %s owners = %+v", name, ref)
+		if _, err := env.MachineConfig.MachineconfigurationV1().MachineConfigNodes().Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("machineconfignode %s: err = %v, want none: the controller writes no MachineConfigNode", name, err)
 		}
 	}
 

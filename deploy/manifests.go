@@ -358,9 +358,10 @@ func agentRules() []rbacv1.PolicyRule {
 // objects by name only.
 func controllerRules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
-		// rollout: target nodes, keep MachineConfigNodes in step, write pool status.
+		// rollout: target nodes, write pool status; read the MachineConfigNodes (the
+		// agents write them, as MCO's daemons do theirs).
 		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch", "patch"}},
-		{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"machineconfignodes"}, Verbs: []string{"get", "list", "watch", "create", "update"}},
+		{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"machineconfignodes"}, Verbs: []string{"get", "list", "watch"}},
 		// render: create rendered configs, point pools at them; generate: update and
 		// delete the MachineConfigs generated from KubeletConfigs and
 		// ContainerRuntimeConfigs. ControllerMachineConfigPolicy keeps these writes to

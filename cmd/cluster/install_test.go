@@ -339,6 +339,20 @@ func TestInstallRBACSuffices(t *testing.T) {
 	if err := as("mcotui-controller").MachineConfig.MachineconfigurationV1().MachineConfigPools().Delete(ctx, "rbac", metav1.DeleteOptions{}); !apierrors.IsForbidden(err) {
 		t.Errorf("the controller may delete pools: %v", err)
 	}
+	// A MachineConfigNode is its agent's, spec and status, as MCO's daemon's is: the
+	// controller reads them and writes none.
+	ctrlMCNs := ctrl.MachineConfig.MachineconfigurationV1().MachineConfigNodes()
+	mcn, err := ctrlMCNs.Get(ctx, "rbac-0", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the controller may not read the agent's MachineConfigNode: %v", err)
+	}
+	mcn.Spec.ConfigVersion.Desired = "rendered-rbac-elsewhere"
+	if _, err := ctrlMCNs.Update(ctx, mcn, metav1.UpdateOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("the controller may update MachineConfigNodes: %v", err)
+	}
+	if _, err := ctrlMCNs.UpdateStatus(ctx, mcn, metav1.UpdateOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("the controller may update MachineConfigNodes' status: %v", err)
+	}
 }
 
 var updateInstall = flag.Bool("update-install", false, "rewrite testdata/install/*.golden from the current output")

@@ -1,8 +1,7 @@
 // Package kube is mcotui's shared adapter to the Kubernetes API: clients, discovery, the
 // detection of a running MCO, the reading of pool and node status (ReadStatus), and the
 // cluster writes that the CLI, the TUI and the controller share (TargetNode,
-// SyncMachineConfigNode, SetPoolPaused, SetMaxUnavailable, SetBootImageMode, RetryNode,
-// RollBackPool).
+// SetPoolPaused, SetMaxUnavailable, SetBootImageMode, RetryNode, RollBackPool).
 //
 // RESTConfig loads credentials the way kubectl does and Clients bundles the typed
 // clientsets of every API mcotui speaks (core, machineconfiguration.openshift.io,

@@ -179,14 +179,23 @@ func (s *standIn) update(ctx context.Context, name, desired string) error {
 	return s.phase(ctx, name, desired, desired, []phase.Condition{phase.UpToDate(name)})
 }
 
-// phase writes conds into the node's MachineConfigNode, as the agent's status writer
-// does; current, when set, becomes its current config.
+// phase writes conds into the node's MachineConfigNode, its spec brought to desired
+// first, as the agent's status writer does; current, when set, becomes its current
+// config.
 func (s *standIn) phase(ctx context.Context, name, desired, current string, conds []phase.Condition) error {
 	mcns := s.d.clients.MachineConfig.MachineconfigurationV1().MachineConfigNodes()
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		mcn, err := mcns.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return fmt.Errorf("stand-in node %s: %w", name, err)
+		}
+		if mcn.Spec.ConfigVersion.Desired != desired {
+			// The spec is the agent's too: it takes the update up (the controller
+			// writes only the node's desiredConfig).
+			mcn.Spec.ConfigVersion.Desired = desired
+			if mcn, err = mcns.Update(ctx, mcn, metav1.UpdateOptions{}); err != nil {
+				return fmt.Errorf("stand-in node %s: spec of its MachineConfigNode: %w", name, err)
+			}
 		}
 		mcn.Status.Conditions, _ = phase.Apply(mcn.Status.Conditions, desired, metav1.Now(), conds...)
 		if mcn.Status.ConfigVersion == nil {

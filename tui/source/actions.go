@@ -91,7 +91,7 @@ func (a *Actions) Rollout(ctx context.Context, pool string, confirmed []string) 
 	}
 	var errs []error
 	for _, name := range step.Targets {
-		if err := kube.TargetNode(ctx, a.c.clients, byName[name], nil, pool, step.Target, FieldManager); err != nil {
+		if err := kube.TargetNode(ctx, a.c.clients, byName[name], step.Target, FieldManager); err != nil {
 			errs = append(errs, err)
 			continue
 		}

@@ -144,10 +144,10 @@ type MachineConfigNode struct {
 	Conditions             []metav1.Condition
 }
 
-// CreateMachineConfigNode creates node's MachineConfigNode as the controller would
-// (same name, owned by the node so that it goes with it, spec.configVersion.desired
-// set), and, when m has a current config or conditions, its status as the agent would
-// report it. It returns an error rather than failing a test so that benchmarks may seed
+// CreateMachineConfigNode creates node's MachineConfigNode as its agent does on its
+// first report (same name, owned by the node so that it goes with it,
+// spec.configVersion.desired set), and, when m has a current config or conditions, its
+// status as the agent would report it. It returns an error rather than failing a test so that benchmarks may seed
 // many nodes in parallel goroutines.
 func CreateMachineConfigNode(ctx context.Context, mc mcfgclient.Interface, node *corev1.Node, m MachineConfigNode) (*mcfgv1.MachineConfigNode, error) {
 	mcns := mc.MachineconfigurationV1().MachineConfigNodes()
