@@ -10,11 +10,11 @@
 //   - The rollout loop (rollout.go) hands out the pool's rendered config to its nodes
 //     under MCO's node controller rules (core/rollout): at most maxUnavailable nodes
 //     unavailable at once, candidates by zone then age, no new targets while the pool
-//     is paused, degraded nodes may be targeted again. It keeps a MachineConfigNode per
-//     node in step with the node's desired config, MCO's UpdateInProgress:PreferNoSchedule
-//     taint on the nodes whose desired config is not yet the pool's target, and the
-//     pool's status counts and conditions, so that `kubectl get mcp` and `kubectl
-//     describe node` read as on OpenShift. DrivePool (drive.go) runs the same steps for
+//     is paused, degraded nodes may be targeted again. It keeps MCO's
+//     UpdateInProgress:PreferNoSchedule taint on the nodes whose desired config is not
+//     yet the pool's target, and the pool's status counts and conditions, so that
+//     `kubectl get mcp` and `kubectl describe node` read as on OpenShift. It reads the
+//     MachineConfigNodes and writes none: each is its agent's, as MCO's daemon's is. DrivePool (drive.go) runs the same steps for
 //     one pool while holding the controller's Lease: the TUI and `mcotui rollout
 //     --wait` drive a rollout with it when no controller does.
 //   - The boot image loop (bootimages.go) points the Machine API MachineSets that
