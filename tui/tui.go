@@ -142,6 +142,7 @@ type UI struct {
 	help       *helppane.Model
 	footer     help.Model
 	dialog     common.Dialog // open over everything but the prompt, or nil
+	boxCache   boxCache      // the help's or dialog's box, as overlay last drew it
 
 	actions   action.Actions
 	notice    string // the last action's outcome, until the next key or NoticeTimeout
