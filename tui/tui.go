@@ -6,8 +6,9 @@
 // Data flows one way. A Source (a cluster's informers, the demo simulation, a test
 // fixture) delivers model.Events on a channel; the root drains whatever is pending into
 // one eventsMsg, applies it to the Store in one Apply, tells each pane what changed, and
-// Bubble Tea draws once. A burst of ten thousand MachineConfigNode updates is one
-// message, one Apply and one frame.
+// Bubble Tea draws once. A burst of ten thousand MachineConfigNode updates is a few
+// such messages (burstBatch), so that a key pressed meanwhile waits for one of them
+// only; the initial lists are one message per Options.CoalesceListing.
 //
 // Changes flow the other way only through action.Actions, and only after the user has
 // confirmed an action.Request in a dialog.Confirm that says what it writes. A
@@ -272,29 +273,43 @@ type (
 // program draw (and take keys) between batches.
 const maxBatch = 1 << 16
 
+// burstBatch bounds one eventsMsg once the lists are in. Bubble Tea handles messages
+// in order, so a key pressed while a batch is pending waits for the batch's Apply and
+// frame: a thousand updates take some 4 ms (more on a loaded machine), a quarter of
+// them a quarter of that. The key, already waiting to be sent, goes before the next
+// batch, which waitForEvents takes only after this one is handled. Splitting costs a
+// frame per batch, some 0.3 ms. The lists (tens of thousands of objects, while the
+// status line says connecting) are not split: their frames would cost the first full
+// frame more than a key could gain.
+const burstBatch = 256
+
 // waitForEvents waits for the source's next event, then takes everything else pending
-// (and, with Options.Coalesce, what arrives shortly after) into one message.
+// (and, with Options.Coalesce, what arrives shortly after) into one message, up to
+// burstBatch events once the lists are in.
 func (u *UI) waitForEvents() tea.Cmd {
 	if u.closed {
 		return nil
 	}
-	ch, window := u.src.Events(), u.opts.Coalesce
-	if u.c.Store.Health().State == model.Connecting && u.opts.CoalesceListing > 0 {
-		window = u.opts.CoalesceListing
+	ch, window, limit := u.src.Events(), u.opts.Coalesce, burstBatch
+	if u.c.Store.Health().State == model.Connecting {
+		limit = maxBatch
+		if u.opts.CoalesceListing > 0 {
+			window = u.opts.CoalesceListing
+		}
 	}
 	return func() tea.Msg {
 		e, ok := receive(u, ch)
 		if !ok {
 			return eventsMsg{closed: true}
 		}
-		batch := append(make([]model.Event, 0, min(len(ch)+1, maxBatch)), e)
+		batch := append(make([]model.Event, 0, min(len(ch)+1, limit)), e)
 		var deadline <-chan time.Time
 		if window > 0 && e.Kind != model.KindHealth {
 			t := time.NewTimer(window)
 			defer t.Stop()
 			deadline = t.C
 		}
-		for len(batch) < maxBatch {
+		for len(batch) < limit {
 			if deadline == nil {
 				select {
 				case e, ok := <-ch:
