@@ -68,10 +68,11 @@ func BenchmarkKeyInBurstProgram5000(b *testing.B) {
 		fed := make(chan struct{})
 		go func() {
 			defer close(fed)
+			halfway := false
 			for k := 0; k < len(ev); k += chunk {
-				if k >= len(ev)/2 && half != nil {
+				if k >= len(ev)/2 && !halfway {
 					close(half)
-					half = nil
+					halfway = true
 				}
 				src.Send(ev[k:min(k+chunk, len(ev))]...)
 				time.Sleep(gap)
