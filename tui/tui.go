@@ -6,8 +6,9 @@
 // Data flows one way. A Source (a cluster's informers, the demo simulation, a test
 // fixture) delivers model.Events on a channel; the root drains whatever is pending into
 // one eventsMsg, applies it to the Store in one Apply, tells each pane what changed, and
-// Bubble Tea draws once. A burst of ten thousand MachineConfigNode updates is one
-// message, one Apply and one frame.
+// Bubble Tea draws once. A burst of ten thousand MachineConfigNode updates is a few
+// such messages (burstBatch), so that a key pressed meanwhile waits for one of them
+// only; the initial lists are one message per Options.CoalesceListing.
 //
 // Changes flow the other way only through action.Actions, and only after the user has
 // confirmed an action.Request in a dialog.Confirm that says what it writes. A
@@ -92,6 +93,15 @@ type Options struct {
 	Narration <-chan string
 }
 
+// FPS is the frame rate to run the program at (tea.WithFPS): Bubble Tea's most, 120,
+// rather than its default 60. A frame reaches the terminal only at the renderer's next
+// tick, so a key's effect waits half a tick on average: at 5,000 nodes during a burst,
+// key to frame on a pseudo-terminal went from 18-20 ms to 9-13 ms (median,
+// BenchmarkKeyInBurstProgram5000, load 9-11). A tick with nothing new to draw compares
+// the frame with the last one and writes nothing, so an idle program pays only the
+// wake-ups.
+const FPS = 120
+
 // pane is a place focus can be.
 type pane int
 
@@ -142,6 +152,7 @@ type UI struct {
 	help       *helppane.Model
 	footer     help.Model
 	dialog     common.Dialog // open over everything but the prompt, or nil
+	boxCache   boxCache      // the help's or dialog's box, as overlay last drew it
 
 	actions   action.Actions
 	notice    string // the last action's outcome, until the next key or NoticeTimeout
@@ -271,29 +282,43 @@ type (
 // program draw (and take keys) between batches.
 const maxBatch = 1 << 16
 
+// burstBatch bounds one eventsMsg once the lists are in. Bubble Tea handles messages
+// in order, so a key pressed while a batch is pending waits for the batch's Apply and
+// frame: a thousand updates take some 4 ms (more on a loaded machine), a quarter of
+// them a quarter of that. The key, already waiting to be sent, goes before the next
+// batch, which waitForEvents takes only after this one is handled. Splitting costs a
+// frame per batch, some 0.3 ms. The lists (tens of thousands of objects, while the
+// status line says connecting) are not split: their frames would cost the first full
+// frame more than a key could gain.
+const burstBatch = 256
+
 // waitForEvents waits for the source's next event, then takes everything else pending
-// (and, with Options.Coalesce, what arrives shortly after) into one message.
+// (and, with Options.Coalesce, what arrives shortly after) into one message, up to
+// burstBatch events once the lists are in.
 func (u *UI) waitForEvents() tea.Cmd {
 	if u.closed {
 		return nil
 	}
-	ch, window := u.src.Events(), u.opts.Coalesce
-	if u.c.Store.Health().State == model.Connecting && u.opts.CoalesceListing > 0 {
-		window = u.opts.CoalesceListing
+	ch, window, limit := u.src.Events(), u.opts.Coalesce, burstBatch
+	if u.c.Store.Health().State == model.Connecting {
+		limit = maxBatch
+		if u.opts.CoalesceListing > 0 {
+			window = u.opts.CoalesceListing
+		}
 	}
 	return func() tea.Msg {
 		e, ok := receive(u, ch)
 		if !ok {
 			return eventsMsg{closed: true}
 		}
-		batch := append(make([]model.Event, 0, min(len(ch)+1, maxBatch)), e)
+		batch := append(make([]model.Event, 0, min(len(ch)+1, limit)), e)
 		var deadline <-chan time.Time
 		if window > 0 && e.Kind != model.KindHealth {
 			t := time.NewTimer(window)
 			defer t.Stop()
 			deadline = t.C
 		}
-		for len(batch) < maxBatch {
+		for len(batch) < limit {
 			if deadline == nil {
 				select {
 				case e, ok := <-ch:

@@ -336,27 +336,60 @@ func checkShape(t *testing.T, view string, w, h int) {
 	}
 }
 
-// TestBurstIsOneFrame: ten thousand MachineConfigNode updates pending on the source are
-// drained into one message, so they cost one Apply and one frame.
-func TestBurstIsOneFrame(t *testing.T) {
+// TestBurstBatches: ten thousand MachineConfigNode updates pending on the source are
+// drained in batches of burstBatch once the lists are in, so that a key pressed
+// meanwhile waits for one batch, not the burst; every event reaches the store, in
+// order, and none is left behind. While connecting, they are one message.
+func TestBurstBatches(t *testing.T) {
 	const n = 10000
-	src := model.NewChanSource(fixture.Info, fixture.Large(n), 2*n)
-	ui := New(src, Options{Clock: fixture.Clock(fixture.Now), Refresh: -1})
-	drive(ui, tea.WindowSizeMsg{Width: 200, Height: 60})
-	src.Send(fixture.Burst(n, 0)...)
-	msg := ui.waitForEvents()()
-	em, ok := msg.(eventsMsg)
-	if !ok || len(em.events) != n {
-		t.Fatalf("got %T with %d events, want one eventsMsg of %d", msg, len(em.events), n)
+	for _, connected := range []bool{true, false} {
+		t.Run(map[bool]string{true: "connected", false: "connecting"}[connected], func(t *testing.T) {
+			snap := fixture.Large(n)
+			if !connected {
+				snap = snap[:len(snap)-1] // no health yet: connecting
+			}
+			src := model.NewChanSource(fixture.Info, snap, 2*n)
+			ui := New(src, Options{Clock: fixture.Clock(fixture.Now), Refresh: -1})
+			drive(ui, tea.WindowSizeMsg{Width: 200, Height: 60})
+			burst := fixture.Burst(n, 0)
+			src.Send(burst...)
+			before := ui.c.Store.Node("worker-09999")
+			var sizes []int
+			for len(src.Events()) > 0 {
+				msg := ui.waitForEvents()()
+				em, ok := msg.(eventsMsg)
+				if !ok {
+					t.Fatalf("got %T, want an eventsMsg", msg)
+				}
+				if got := len(em.events); got == 0 || em.events[0] != burst[sum(sizes)] {
+					t.Fatalf("batch %d: %d events, not the burst's next", len(sizes), got)
+				}
+				sizes = append(sizes, len(em.events))
+				ui.Update(em)
+			}
+			want := []int{n}
+			if connected {
+				want = nil
+				for k := 0; k < n; k += burstBatch {
+					want = append(want, min(burstBatch, n-k))
+				}
+			}
+			if !reflect.DeepEqual(sizes, want) {
+				t.Fatalf("batches of %v, want %v", sizes, want)
+			}
+			if after := ui.c.Store.Node("worker-09999"); after == before {
+				t.Fatal("the burst's last event did not reach the store")
+			}
+		})
 	}
-	before := ui.c.Store.Node("worker-01000")
-	ui.Update(em)
-	if after := ui.c.Store.Node("worker-01000"); after == before {
-		t.Fatal("the burst did not reach the store")
+}
+
+func sum(xs []int) int {
+	s := 0
+	for _, x := range xs {
+		s += x
 	}
-	if len(src.Events()) != 0 {
-		t.Fatalf("%d events left behind", len(src.Events()))
-	}
+	return s
 }
 
 // TestCoalesceWindow: with Options.Coalesce, events that trickle in shortly after the

@@ -81,7 +81,7 @@ func (u *UI) render() string {
 		box = u.help.View()
 	}
 	if box != "" {
-		screen = overlay(screen, box, u.width, u.height)
+		screen = overlay(screen, box, u.width, u.height, &u.boxCache)
 	}
 	return screen
 }
@@ -90,16 +90,13 @@ func (u *UI) render() string {
 // the box covers is the screen's line up to the box, the box's line, and the screen's
 // line after it, whose styles carry on as the sequences before the cut are kept.
 //
-// It does what lipgloss's compositor does with two layers at a fifth of the cost: the
-// compositor parses every cell of the screen into a canvas and encodes it again, some
-// 10 ms a frame at 200x60 on a loaded machine, which a keypress opening the help
-// waited for.
-func overlay(screen, box string, width, height int) string {
-	boxLines := strings.Split(box, "\n")
-	bw := 0
-	for _, l := range boxLines {
-		bw = max(bw, ansi.StringWidth(l))
-	}
+// It does what lipgloss's compositor does with two layers at a fraction of the cost:
+// the compositor parses every cell of the screen into a canvas and encodes it again,
+// some 10 ms a frame at 200x60 on a loaded machine, which a keypress opening the help
+// waited for. The box's lines and widths are kept (in boxCache) while the same box is
+// drawn frame after frame, and each covered line is cut in one pass (cut).
+func overlay(screen, box string, width, height int, bc *boxCache) string {
+	boxLines, widths, bw := bc.get(box)
 	x := max(0, (width-bw)/2)
 	y := max(0, (height-len(boxLines))/2)
 	lines := strings.Split(screen, "\n")
@@ -109,19 +106,111 @@ func overlay(screen, box string, width, height int) string {
 			break
 		}
 		line := lines[r]
-		left := ansi.Truncate(line, x, "")
+		left, leftW, right := cut(line, x, x+bw)
 		var b strings.Builder
 		b.Grow(len(line) + len(bl) + 16)
 		b.WriteString(left)
-		layout.Pad(&b, x-ansi.StringWidth(left))
+		layout.Pad(&b, x-leftW)
 		b.WriteString(ansi.ResetStyle)
 		b.WriteString(bl)
-		layout.Pad(&b, bw-ansi.StringWidth(bl))
+		layout.Pad(&b, bw-widths[i])
 		b.WriteString(ansi.ResetStyle)
-		b.WriteString(ansi.TruncateLeft(line, x+bw, ""))
+		b.WriteString(right)
 		lines[r] = b.String()
 	}
 	return strings.Join(lines, "\n")
+}
+
+// boxCache is the last box overlay drew, split into lines with their widths.
+type boxCache struct {
+	box    string
+	lines  []string
+	widths []int
+	width  int // the widest line's
+}
+
+func (c *boxCache) get(box string) (lines []string, widths []int, width int) {
+	if c.lines == nil || box != c.box {
+		c.box, c.lines, c.width = box, strings.Split(box, "\n"), 0
+		c.widths = c.widths[:0]
+		for _, l := range c.lines {
+			w := ansi.StringWidth(l)
+			c.widths = append(c.widths, w)
+			c.width = max(c.width, w)
+		}
+	}
+	return c.lines, c.widths, c.width
+}
+
+// cut splits a screen line around its cells [x, end), in one pass where ansi.Truncate
+// and ansi.TruncateLeft take three (Truncate measures the whole line first, and both
+// cluster every grapheme to the end). left is ansi.Truncate(line, x, ""): the cells
+// before x (fewer when a wide character straddles x), then every escape sequence after
+// them; leftW is its width. right is ansi.TruncateLeft(line, end, ""): every escape
+// sequence before end, then the line from the first character that ends past end.
+func cut(line string, x, end int) (left string, leftW int, right string) {
+	var before strings.Builder  // escape sequences of the line before right
+	leftEnd, afterLeft := -1, 0 // afterLeft: before's length when left ended
+	w := 0
+	state := byte(ansi.NormalState)
+	rightAt := -1
+	for i := 0; i < len(line); {
+		c := line[i]
+		var seq string
+		var sw, n int
+		if state == ansi.NormalState && c >= 0x20 && c < 0x7f {
+			seq, sw, n = line[i:i+1], 1, 1 // printable ASCII, most of a screen
+		} else {
+			seq, sw, n, state = ansi.DecodeSequence(line[i:], state, nil)
+			n = max(n, 1)
+		}
+		switch {
+		case seq == "":
+		case seq[0] == ansi.ESC:
+			before.WriteString(seq)
+			i += n
+			continue
+		case seq[0] < 0x20 || seq[0] == 0x7f:
+			i += n // a control: the ansi functions drop it
+			continue
+		}
+		// Text, of sw cells (none for a combining mark on its own).
+		if leftEnd < 0 && w+sw > x {
+			leftEnd, leftW, afterLeft = i, w, before.Len()
+		}
+		if w+sw > end {
+			rightAt = i
+			break
+		}
+		w += sw
+		i += n
+	}
+	seqs := before.String()
+	if leftEnd < 0 {
+		// The line ends before x: it is left whole, and right has its sequences alone.
+		return line, w, seqs
+	}
+	left = line[:leftEnd] + seqs[afterLeft:]
+	if rightAt < 0 {
+		return left, leftW, seqs
+	}
+	right = seqs + line[rightAt:]
+	// Truncate keeps the sequences of the whole line, those after end too.
+	return left + escapes(line[rightAt:]), leftW, right
+}
+
+// escapes is the escape sequences of s, in order, without the text between them.
+func escapes(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(s, ansi.ESC)
+		if i < 0 {
+			return b.String()
+		}
+		seq, _, n, _ := ansi.DecodeSequence(s[i:], ansi.NormalState, nil)
+		b.WriteString(seq)
+		s = s[i+max(n, 1):]
+	}
 }
 
 // footerView is the open prompt, or the last prompt's error, or the focused pane's keys.

@@ -135,7 +135,7 @@ func (o *TUIOptions) Run(ctx context.Context) error {
 		}
 		opts.Driver = driver
 	}
-	p := tea.NewProgram(tui.New(sub, opts), tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out))
+	p := tea.NewProgram(tui.New(sub, opts), tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out), tea.WithFPS(tui.FPS))
 	_, err = p.Run()
 	// What the TUI drove stops with it, and releases the Lease before the process ends.
 	cancel()

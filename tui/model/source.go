@@ -32,8 +32,8 @@ type Info struct {
 // holds (an informer cannot tell exactly where a list ends and its watch begins): the
 // Store applies events idempotently, so repeats cost nothing but the work.
 //
-// Events should be buffered: the root drains whatever is pending into one message, and
-// a buffer is what lets a burst be pending at once.
+// Events should be buffered: the root drains whatever is pending into a message (a few
+// for a large burst), and a buffer is what lets a burst be pending at once.
 type Source interface {
 	Info() Info
 	Snapshot() []Event

@@ -4,6 +4,7 @@
 package help
 
 import (
+	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/mcotui/mcotui/tui/common"
 	"github.com/mcotui/mcotui/tui/internal/layout"
+	"github.com/mcotui/mcotui/tui/styles"
 )
 
 // Entry is one line of help: a key (or a word to type) and what it does.
@@ -56,13 +58,26 @@ type Model struct {
 	lines         []string // the body, laid out for the width
 	contentWidth  int      // the body's width
 	offset        int
+
+	// styles are the styles lines were laid out in, and box the box View drew last
+	// ("" when stale): the overlay is opened with the same groups and drawn unchanged
+	// on every frame while it is open, and laying it out costs more than the rest of
+	// the frame (it measures every cell with lipgloss), which a key pressed during a
+	// burst waited for.
+	styles *styles.Styles
+	box    string
 }
 
 // New returns the overlay.
 func New(c *common.Common) *Model { return &Model{c: c} }
 
-// SetGroups sets what the overlay lists.
+// SetGroups sets what the overlay lists; the same groups again change nothing.
 func (m *Model) SetGroups(groups []Group) {
+	if m.lines != nil && m.styles == m.c.Styles && slices.EqualFunc(groups, m.groups, func(a, b Group) bool {
+		return a.Title == b.Title && slices.Equal(a.Entries, b.Entries)
+	}) {
+		return
+	}
 	m.groups = groups
 	m.relayout()
 }
@@ -81,6 +96,7 @@ func (m *Model) bodyHeight() int { return max(1, min(len(m.lines), m.height-4)) 
 
 func (m *Model) relayout() {
 	st := m.c.Styles
+	m.styles, m.box = st, ""
 	inner := m.boxWidth() - 2 // the box's padding
 	blocks := make([]string, len(m.groups))
 	keyW := 0
@@ -160,6 +176,7 @@ func split(blocks []string, n int) [][]string {
 func (m *Model) Update(msg tea.Msg) tea.Cmd {
 	k := m.c.Keys
 	maxOff := max(0, len(m.lines)-m.bodyHeight())
+	old := m.offset
 	switch msg := msg.(type) {
 	case tea.KeyPressMsg:
 		switch {
@@ -185,12 +202,21 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 		}
 	}
 	m.offset = max(0, min(m.offset, maxOff))
+	if m.offset != old {
+		m.box = ""
+	}
 	return nil
 }
 
 // View implements common.Component: the box, to be drawn over the screen's centre.
 func (m *Model) View() string {
 	st := m.c.Styles
+	if m.box != "" && m.styles == st {
+		return m.box
+	}
+	if m.styles != st {
+		m.relayout() // new styles, without a resize
+	}
 	h := m.bodyHeight()
 	body := m.lines[m.offset:min(len(m.lines), m.offset+h)]
 	title := st.DialogTitle.Render("Help") + st.Dim.Render("  esc or ? to close")
@@ -198,7 +224,8 @@ func (m *Model) View() string {
 		title += st.Dim.Render("  ↑/↓ to scroll")
 	}
 	content := title + "\n\n" + strings.Join(body, "\n")
-	return st.Dialog.Width(max(m.contentWidth, lipgloss.Width(title)) + 4).Render(content)
+	m.box = st.Dialog.Width(max(m.contentWidth, lipgloss.Width(title)) + 4).Render(content)
+	return m.box
 }
 
 // ShortHelp implements help.KeyMap.
