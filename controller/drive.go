@@ -101,8 +101,7 @@ var ErrLeaseHeld = errors.New("the lease is held")
 // so that a controller or another terminal starting meanwhile waits, and while it
 // holds it, it syncs the pool as the controller would (Driver.Sync, from informers
 // of its own) on every watch event that may concern it, and every Interval besides:
-// the MachineConfigNodes, the UpdateInProgress taints, the pool's status and the
-// Driver's next step. It
+// the UpdateInProgress taints, the pool's status and the Driver's next step. It
 // stops when every node is Done at the pool's target (DriveUpdated), the pool is
 // paused (DrivePaused), a node failed its update to the target (DriveDegraded), or ctx
 // ends (DriveStopped); then it releases the Lease, so that a controller started later

@@ -91,8 +91,8 @@ type DriverOptions struct {
 	// counts as unavailable, as a write whose outcome is unknown does) before its
 	// patch is sent, so Sync returns at once and the pool's next sync, which the
 	// next Done asks for, plans on it while its writes are in flight. A Done had
-	// otherwise waited for the round trips of the sync before it (the node's patch,
-	// then its MachineConfigNode's update) before its slot could be given. A patch
+	// otherwise waited for the round trips of the sync before it (its nodes' patches)
+	// before its slot could be given. A patch
 	// the API server refused (a Conflict: the node moved on) is forgotten and the pool
 	// requeued, with a backoff that grows while its targets keep failing. Wait waits
 	// for the writes in flight. Step always writes its targets before it returns.
@@ -254,8 +254,8 @@ func (d *Driver) cached(pool string) (PoolState, error) {
 // rollout.PlanningView), as the driver's caches have them with its own writes, or as
 // the API server has them now when the driver has no caches, and carries it out: each
 // target node's desiredConfig annotation is set to the step's target, decided on the
-// node's resourceVersion, and its MachineConfigNode is brought in step; then a
-// SetDesiredConfig event goes to the pool. A paused pool gets no targets.
+// node's resourceVersion (the MachineConfigNode is the agent's to bring in step); then
+// a SetDesiredConfig event goes to the pool. A paused pool gets no targets.
 //
 // The pool's rollout policy applies (its windows, gates, order and holds): an invalid
 // policy is an error.
@@ -306,8 +306,8 @@ func (d *Driver) stepOn(ctx context.Context, st *PoolState, step rollout.Step, b
 		d.stepInBackground(ctx, st, step, index)
 		return step, nil
 	}
-	// The targets are written concurrently (each its node's patch, then its
-	// MachineConfigNode): a step's targets are independent, each decided on its own
+	// The targets are written concurrently (each its node's patch): a step's targets
+	// are independent, each decided on its own
 	// node's resourceVersion, and written one after another they held the slot freed
 	// by a Done for the round trips of every target before them.
 	errs := make([]error, len(step.Targets))
