@@ -307,9 +307,9 @@ func (d *Driver) stepOn(ctx context.Context, st *PoolState, step rollout.Step, b
 		return step, nil
 	}
 	// The targets are written concurrently (each its node's patch): a step's targets
-	// are independent, each decided on its own
-	// node's resourceVersion, and written one after another they held the slot freed
-	// by a Done for the round trips of every target before them.
+	// are independent, each decided on its own node's resourceVersion, and written one
+	// after another they held the slot freed by a Done for the round trips of every
+	// target before them.
 	errs := make([]error, len(step.Targets))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, maxConcurrentTargets)
