@@ -121,3 +121,62 @@ func BenchmarkMembers(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSyncReads is what a rollout sync reads of a pool of 5,000 nodes, mid-rollout,
+// after 50 of its nodes changed (new objects, as an informer delivers them): its
+// members among three pools, the planning view, a plan, the pool's status and each
+// node's taints; without a Memo, and with one that has seen the pool's sync before.
+func BenchmarkSyncReads(b *testing.B) {
+	for _, memo := range []bool{false, true} {
+		b.Run(fmt.Sprintf("memo=%v", memo), func(b *testing.B) {
+			p := pool(maxUnavailable(intstr.FromInt32(50)))
+			p.Name = "infra"
+			p.Spec.Configuration.Name = newCfg
+			p.Spec.NodeSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"node-role.kubernetes.io/infra": ""}}
+			worker := pool()
+			worker.Name = rollout.WorkerPool
+			worker.Spec.NodeSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"node-role.kubernetes.io/worker": ""}}
+			master := pool()
+			master.Name = rollout.MasterPool
+			master.Spec.NodeSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"node-role.kubernetes.io/master": ""}}
+			pools := []*mcfgv1.MachineConfigPool{p, worker, master}
+			ns := benchNodes(5000)
+			for _, n := range ns {
+				n.Labels["node-role.kubernetes.io/worker"], n.Labels["node-role.kubernetes.io/infra"] = "", ""
+			}
+			var c *rollout.Memo
+			if memo {
+				c = rollout.NewMemo()
+			}
+			now := metav1.Now()
+			round := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				for i := range 50 {
+					j := (round*50 + i) % len(ns)
+					ns[j] = ns[j].DeepCopy()
+				}
+				round++
+				c.Round()
+				members, problems := c.Members(p, pools, ns)
+				if len(members) != len(ns) || len(problems) > 0 {
+					b.Fatalf("%d members, problems %v", len(members), problems)
+				}
+				view := c.PlanningView(members)
+				s, err := c.Plan(p, view, rollout.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(s.Targets) == 0 && s.Wait == "" {
+					b.Fatal("no targets and no wait")
+				}
+				if st := c.Status(p, view, now); st.MachineCount != int32(len(ns)) {
+					b.Fatalf("status counts %d machines", st.MachineCount)
+				}
+				for _, n := range members {
+					c.UpdateTaints(p, n)
+				}
+			}
+		})
+	}
+}

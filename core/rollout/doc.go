@@ -26,10 +26,13 @@
 //   - Status computes the pool status (machine counts and the Updated, Updating,
 //     NodeDegraded and Degraded conditions) with MCO's messages, so that `kubectl get
 //     mcp` reads the same as on OpenShift.
+//   - A Memo remembers what these read of each node object, for a controller that
+//     plans a pool of thousands of nodes again at every change of one of them.
 //
-// The controller writes a step's targets to each node's desiredConfig annotation and to
-// its MachineConfigNode's spec.configVersion.desired (platform/kube does both), and the
-// TUI drives the same steps when no controller holds the pool.
+// The controller writes a step's targets to each node's desiredConfig annotation
+// (platform/kube; the node's agent brings its MachineConfigNode's spec in step, as
+// MCO's daemon does), and the TUI drives the same steps when no controller holds the
+// pool.
 //
 // Everything here is pure: no API calls and no clock but the time passed in. Image
 // mode (the currentImage/desiredImage annotations of on-cluster layering) is outside

@@ -41,3 +41,10 @@ func NaiveForecast(pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, opts Op
 	}
 	return waves, blocked, nil
 }
+
+// MemoSize is how many node objects c remembers.
+func MemoSize(c *Memo) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.by)
+}

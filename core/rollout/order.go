@@ -13,18 +13,19 @@ import (
 
 // member is what the planner needs of one node, read once.
 type member struct {
-	node     *corev1.Node
-	name     string
-	zone     string
-	hasZone  bool
-	zoneRank int   // the zone's place in sorted order; nodes without a zone rank last
-	created  int64 // creation time: Unix seconds, then nanoseconds
-	createdN int
-	readyErr error
-	chosen   bool // Plan: the step targets or retries the node
-	priority int  // policy.PriorityKey: higher first
-	held     bool // policy.HoldKey
-	holdErr  error
+	node        *corev1.Node
+	name        string
+	zone        string
+	hasZone     bool
+	zoneRank    int   // the zone's place in sorted order; nodes without a zone rank last
+	created     int64 // creation time: Unix seconds, then nanoseconds
+	createdN    int
+	readyErr    error
+	chosen      bool  // Plan: the step targets or retries the node
+	priority    int   // policy.PriorityKey: higher first
+	priorityErr error // the priority does not parse
+	held        bool  // policy.HoldKey
+	holdErr     error
 
 	// current, desired and state are the node's annotations; Preview advances them
 	// as it simulates waves completing.
@@ -32,45 +33,53 @@ type member struct {
 	reason                  string
 }
 
+// readMember reads what the planner needs of n. The zone's rank, and whether the
+// plan chooses the node, depend on the other members: snapshotWith sets them on its
+// copy.
+func readMember(n *corev1.Node) member {
+	zone, hasZone := n.Labels[ZoneLabel]
+	m := member{
+		node:     n,
+		name:     n.Name,
+		zone:     zone,
+		hasZone:  hasZone,
+		created:  n.CreationTimestamp.Unix(),
+		createdN: n.CreationTimestamp.Nanosecond(),
+		readyErr: CheckReady(n),
+		current:  nodeanno.Current(n),
+		desired:  nodeanno.Desired(n),
+		state:    nodeanno.State(n),
+		reason:   nodeanno.Reason(n),
+	}
+	m.priority, m.priorityErr = policy.Priority(n)
+	m.held, m.holdErr = policy.Held(n)
+	return m
+}
+
 // snapshot reads nodes (nil entries are dropped) and returns them in rollout order.
 func snapshot(nodes []*corev1.Node) []*member {
-	ms, _ := snapshotWith(nodes, policy.OrderDefault)
+	ms, _ := snapshotWith(nil, nodes, policy.OrderDefault)
 	return ms
 }
 
 // snapshotWith is snapshot under a pool's update order, with the nodes' priorities and
-// holds read. A priority that does not parse is an error naming the node; a hold that
-// does not parse holds the node (holdErr says why).
-func snapshotWith(nodes []*corev1.Node, order policy.Order) ([]*member, error) {
+// holds read, through c (nil: read afresh). A priority that does not parse is an error
+// naming the node; a hold that does not parse holds the node (holdErr says why).
+func snapshotWith(c *Memo, nodes []*corev1.Node, order policy.Order) ([]*member, error) {
 	backing := make([]member, 0, len(nodes))
+	var errs []error
+	c.lock()
 	for _, n := range nodes {
 		if n == nil {
 			continue
 		}
-		zone, hasZone := n.Labels[ZoneLabel]
-		backing = append(backing, member{
-			node:     n,
-			name:     n.Name,
-			zone:     zone,
-			hasZone:  hasZone,
-			created:  n.CreationTimestamp.Unix(),
-			createdN: n.CreationTimestamp.Nanosecond(),
-			readyErr: CheckReady(n),
-			current:  nodeanno.Current(n),
-			desired:  nodeanno.Desired(n),
-			state:    nodeanno.State(n),
-			reason:   nodeanno.Reason(n),
-		})
-	}
-	var errs []error
-	for i := range backing {
-		m := &backing[i]
-		var err error
-		if m.priority, err = policy.Priority(m.node); err != nil {
+		// A copy: Plan marks the chosen and Preview advances the configs on it.
+		backing = append(backing, c.entry(n).m)
+		if err := backing[len(backing)-1].priorityErr; err != nil {
 			errs = append(errs, err)
 		}
-		m.held, m.holdErr = policy.Held(m.node)
 	}
+	c.unlock()
 	rankZones(backing)
 	ms := make([]*member, len(backing))
 	for i := range backing {

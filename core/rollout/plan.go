@@ -150,11 +150,16 @@ func (s Step) EventMessage() string {
 // retry of a node not in nodes, no target (ErrNoTarget), a node priority that does not
 // parse, windows without Now.
 func Plan(pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, opts Options) (Step, error) {
+	return plan(nil, pool, nodes, opts)
+}
+
+// plan is Plan, reading nodes through c.
+func plan(c *Memo, pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, opts Options) (Step, error) {
 	target, err := targetOf(pool, opts)
 	if err != nil {
 		return Step{}, err
 	}
-	ms, err := snapshotWith(nodes, opts.Policy.Order)
+	ms, err := snapshotWith(c, nodes, opts.Policy.Order)
 	if err != nil {
 		return Step{}, fmt.Errorf("machineconfigpool %s: %w", pool.Name, err)
 	}

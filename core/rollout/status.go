@@ -9,8 +9,6 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/mcotui/mcotui/core/nodeanno"
 )
 
 // Status computes the pool's status from its member nodes the way MCO's node controller
@@ -38,30 +36,36 @@ import (
 // expiries, pool synchronizers, other conditions) is carried over. nodes is read only;
 // the result shares no memory with pool.
 func Status(pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, now metav1.Time) mcfgv1.MachineConfigPoolStatus {
+	return status(nil, pool, nodes, now)
+}
+
+// status is Status, reading nodes through c.
+func status(c *Memo, pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, now metav1.Time) mcfgv1.MachineConfigPoolStatus {
 	target := pool.Spec.Configuration.Name
 	var machines, updated, ready, unavail int32
-	var degraded []*corev1.Node
+	var degraded []*member
+	c.lock()
 	for _, n := range nodes {
 		if n == nil {
 			continue
 		}
 		machines++
-		isReady := Ready(n)
-		cur, des, st := nodeanno.Current(n), nodeanno.Desired(n), nodeanno.State(n)
-		if done(cur, des, st) && des == target {
+		m := &c.entry(n).m
+		if m.done() && m.desired == target {
 			updated++
-			if isReady {
+			if m.ready() {
 				ready++
 			}
 		}
-		if unavailable(isReady, cur, des, st) {
+		if m.unavailable() {
 			unavail++
 		}
-		if Degraded(n) {
-			degraded = append(degraded, n)
+		if m.desired != "" && isDegradedState(m.state) {
+			degraded = append(degraded, m)
 		}
 	}
-	slices.SortFunc(degraded, func(a, b *corev1.Node) int { return cmp.Compare(a.Name, b.Name) })
+	c.unlock()
+	slices.SortFunc(degraded, func(a, b *member) int { return cmp.Compare(a.name, b.name) })
 
 	status := *pool.Status.DeepCopy()
 	status.ObservedGeneration = pool.Generation
@@ -88,9 +92,9 @@ func Status(pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, now metav1.Tim
 	nodeDegradedMessage := ""
 	if len(degraded) > 0 {
 		var reasons []string
-		for _, n := range degraded {
-			if r := nodeanno.Reason(n); r != "" {
-				reasons = append(reasons, fmt.Sprintf("Node %s is reporting: %q", n.Name, r))
+		for _, m := range degraded {
+			if m.reason != "" {
+				reasons = append(reasons, fmt.Sprintf("Node %s is reporting: %q", m.name, m.reason))
 			}
 		}
 		nodeDegradedMessage = strings.Join(reasons, ", ")

@@ -40,7 +40,12 @@ func UpdateTaints(pool *mcfgv1.MachineConfigPool, n *corev1.Node) ([]corev1.Tain
 	if pool.Spec.Paused || target == "" {
 		return n.Spec.Taints, false
 	}
-	want, has := nodeanno.Desired(n) != target, HasUpdateInProgressTaint(n)
+	return updateTaints(n, nodeanno.Desired(n) != target, HasUpdateInProgressTaint(n))
+}
+
+// updateTaints is n's taints with the UpdateInProgress taint when want, without it
+// otherwise, and whether that differs from has, whether n has it now.
+func updateTaints(n *corev1.Node, want, has bool) ([]corev1.Taint, bool) {
 	switch {
 	case want && !has:
 		return append(slices.Clone(n.Spec.Taints), corev1.Taint{Key: UpdateInProgressTaintKey, Effect: UpdateInProgressTaintEffect}), true
