@@ -128,6 +128,12 @@ type Driver struct {
 	ownNodes *ownWrites[*corev1.Node]
 	ownPools *ownWrites[*mcfgv1.MachineConfigPool]
 
+	// memos keep, per pool, what Sync read of each member object
+	// (rollout.Memo): a sync then reads only the nodes that changed since the last.
+	// Per pool, since a Memo forgets what a round did not read.
+	memoMu sync.Mutex
+	memos  map[string]*rollout.Memo
+
 	statusInterval time.Duration
 	statusMu       sync.Mutex
 	statusWritten  map[string]time.Time // per pool, when Sync last wrote its status
@@ -147,6 +153,7 @@ func NewDriver(clients *kube.Clients, opts DriverOptions) *Driver {
 	d := &Driver{
 		clients: clients, mcns: opts.MachineConfigNodes, fieldManager: opts.FieldManager, recorder: opts.Recorder, log: opts.Logger,
 		clock: opts.Clock, alerts: opts.Alerts, requeue: opts.Requeue, onTargeted: opts.OnTargeted, statusWritten: map[string]time.Time{},
+		memos: map[string]*rollout.Memo{},
 	}
 	if opts.StatusInterval > 0 && opts.Requeue != nil {
 		d.statusInterval = opts.StatusInterval
@@ -221,8 +228,9 @@ func (d *Driver) Read(ctx context.Context, pool string) (PoolState, error) {
 
 // cached is the pool named pool and its members from the caches, each object replaced
 // by the driver's own write of it where the cache does not show that write yet: what
-// Sync decides on. NotFound when the cache has no such pool.
-func (d *Driver) cached(pool string) (PoolState, error) {
+// Sync decides on. Membership is read through memo (nil: afresh). NotFound when the
+// cache has no such pool.
+func (d *Driver) cached(pool string, memo *rollout.Memo) (PoolState, error) {
 	p, err := d.pools.Get(pool)
 	if err != nil {
 		return PoolState{}, err
@@ -246,7 +254,7 @@ func (d *Driver) cached(pool string) (PoolState, error) {
 	for i, n := range nodes {
 		nodes[i] = d.ownNodes.latest(n)
 	}
-	members, problems := rollout.Members(p, all, nodes)
+	members, problems := memo.Members(p, all, nodes)
 	return PoolState{Pool: p, Nodes: members, Problems: problems}, nil
 }
 
@@ -269,7 +277,7 @@ func (d *Driver) Step(ctx context.Context, pool string, opts rollout.Options) (r
 	var st PoolState
 	var err error
 	if d.nodes != nil {
-		st, err = d.cached(pool)
+		st, err = d.cached(pool, nil)
 		if err != nil {
 			err = fmt.Errorf("machineconfigpool %s: %w", pool, err)
 		}
@@ -481,9 +489,14 @@ func (d *Driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) 
 	var tr syncTrace
 	tr.begin(d.clock)
 	defer func() { tr.log(d.log, pool) }()
-	st, err := d.cached(pool)
+	memo := d.memo(pool)
+	memo.Round()
+	st, err := d.cached(pool, memo)
 	tr.mark("read")
 	if err != nil {
+		if apierrors.IsNotFound(err) {
+			d.dropMemo(pool)
+		}
 		return PoolState{}, rollout.Step{}, err
 	}
 	p := st.Pool
@@ -505,7 +518,7 @@ func (d *Driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) 
 	if stepping {
 		// The plan reads no taints: it is made before they are written, so that the
 		// step's own targets need no taint write of their own (below).
-		if step, err = rollout.Plan(st.Pool, rollout.PlanningView(st.Nodes), opts); err != nil {
+		if step, err = memo.Plan(st.Pool, memo.PlanningView(st.Nodes), opts); err != nil {
 			// The plan itself failed: the pool is invalid (its maxUnavailable).
 			if d.recorder != nil {
 				d.recorder.Event(p, corev1.EventTypeWarning, reasonInvalidRollout, err.Error())
@@ -519,7 +532,7 @@ func (d *Driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) 
 	// A node this step targets is left out: its target's patch sets its final taints,
 	// where the taint added here would be taken off again at once (a write per node of
 	// the first step, and the first step waited for every other node's).
-	if err := d.syncTaints(ctx, p, st.Nodes, step.Targets); err != nil {
+	if err := d.syncTaints(ctx, memo, p, st.Nodes, step.Targets); err != nil {
 		errs = append(errs, err)
 	}
 	tr.mark("taints")
@@ -531,7 +544,7 @@ func (d *Driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) 
 		tr.mark("step")
 	}
 	hold.Held = step.Held
-	if err := d.writeStatus(ctx, &st, now, hold); err != nil {
+	if err := d.writeStatus(ctx, memo, &st, now, hold); err != nil {
 		errs = append(errs, err)
 	}
 	tr.mark("status")
@@ -539,6 +552,25 @@ func (d *Driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) 
 		d.requeue(p.Name, hold.Recheck)
 	}
 	return st, step, errors.Join(errs...)
+}
+
+// memo is the pool's rollout.Memo.
+func (d *Driver) memo(pool string) *rollout.Memo {
+	d.memoMu.Lock()
+	defer d.memoMu.Unlock()
+	m, ok := d.memos[pool]
+	if !ok {
+		m = rollout.NewMemo()
+		d.memos[pool] = m
+	}
+	return m
+}
+
+// dropMemo forgets the memo of a pool that is gone.
+func (d *Driver) dropMemo(pool string) {
+	d.memoMu.Lock()
+	defer d.memoMu.Unlock()
+	delete(d.memos, pool)
 }
 
 // rolloutLoop is the controller's rollout: per pool, a Sync of the Driver from the
@@ -556,14 +588,14 @@ func (l *rolloutLoop) sync(ctx context.Context, name string) error {
 }
 
 // writeStatus writes the pool's status as rollout.Status computes it over st's
-// members, with the RolloutHeld condition of hold, when it differs from what the pool
+// members (read through memo), with the RolloutHeld condition of hold, when it differs from what the pool
 // has, and brings st.Pool up to date. A change of the machine counts alone waits for
 // the pool's status interval (DriverOptions.StatusInterval), the pool requeued for
 // when it is over. A hold that begins or changes its reason is an Event on the pool.
-func (d *Driver) writeStatus(ctx context.Context, st *PoolState, now time.Time, hold policyHold) error {
+func (d *Driver) writeStatus(ctx context.Context, memo *rollout.Memo, st *PoolState, now time.Time, hold policyHold) error {
 	pool := st.Pool
-	view := rollout.PlanningView(st.Nodes)
-	status := rollout.Status(pool, view, metav1.NewTime(now))
+	view := memo.PlanningView(st.Nodes)
+	status := memo.Status(pool, view, metav1.NewTime(now))
 	d.setPinnedSynchronizer(pool, &status, view)
 	setHoldCondition(&status, pool.Status.Conditions, hold, hasPolicy(pool), metav1.NewTime(now))
 	if sameStatus(status, pool.Status) {
@@ -680,7 +712,7 @@ func onlyCountsDiffer(a, b mcfgv1.MachineConfigPoolStatus) bool {
 // as MCO's node controller does. Each write carries the resourceVersion of the node it
 // was decided on, so that it never undoes a taint someone else wrote meanwhile. The
 // nodes written are replaced in members by what the API server answered.
-func (d *Driver) syncTaints(ctx context.Context, pool *mcfgv1.MachineConfigPool, members []*corev1.Node, skip []string) error {
+func (d *Driver) syncTaints(ctx context.Context, memo *rollout.Memo, pool *mcfgv1.MachineConfigPool, members []*corev1.Node, skip []string) error {
 	// The writes are independent, one per node: at most maxConcurrentTargets at once,
 	// since a pool's new target taints every node at once, 5,000 writes one after
 	// another on a large pool.
@@ -691,7 +723,7 @@ func (d *Driver) syncTaints(ctx context.Context, pool *mcfgv1.MachineConfigPool,
 	)
 	sem := make(chan struct{}, maxConcurrentTargets)
 	for i, n := range members {
-		taints, changed := rollout.UpdateTaints(pool, n)
+		taints, changed := memo.UpdateTaints(pool, n)
 		if !changed || slices.Contains(skip, n.Name) {
 			continue
 		}
