@@ -518,6 +518,7 @@ func (d *Driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) 
 	if stepping {
 		// The plan reads no taints: it is made before they are written, so that the
 		// step's own targets need no taint write of their own (below).
+		opts.Brief = true // a sync acts on the targets alone
 		if step, err = memo.Plan(st.Pool, memo.PlanningView(st.Nodes), opts); err != nil {
 			// The plan itself failed: the pool is invalid (its maxUnavailable).
 			if d.recorder != nil {

@@ -18,7 +18,7 @@ import (
 // objects, as an informer delivers them: some replaced by other random nodes, some
 // moved on by a step, some left as they are), a Memo's planning view, plan, status and
 // taints are the package functions' every round, however long it has remembered the
-// nodes that did not change.
+// nodes that did not change. A brief plan (Options.Brief) is the plan without Skipped.
 func TestMemoMatchesFunctions(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		s := genScenario(t)
@@ -38,6 +38,13 @@ func TestMemoMatchesFunctions(t *testing.T) {
 			got, gotErr := memo.Plan(s.pool, mview, s.opts)
 			if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gotErr, wantErr) {
 				t.Fatalf("round %d: memo plan\n%+v (%v)\nwant\n%+v (%v)", round, got, gotErr, want, wantErr)
+			}
+			brief := s.opts
+			brief.Brief = true
+			wantBrief := want
+			wantBrief.Skipped = nil
+			if got, err := memo.Plan(s.pool, mview, brief); !reflect.DeepEqual(got, wantBrief) || !reflect.DeepEqual(err, wantErr) {
+				t.Fatalf("round %d: brief plan\n%+v (%v)\nwant the plan without Skipped\n%+v (%v)", round, got, err, wantBrief, wantErr)
 			}
 			if got, want := memo.Status(s.pool, mview, now), rollout.Status(s.pool, view, now); !reflect.DeepEqual(got, want) {
 				t.Fatalf("round %d: memo status\n%+v\nwant\n%+v", round, got, want)

@@ -49,6 +49,10 @@ type Options struct {
 	// Gate, when not empty, is why a health gate holds the rollout (the caller
 	// evaluates the gates, which read the cluster): no node is targeted or retried.
 	Gate string
+
+	// Brief leaves Step.Skipped empty: a controller that plans at every change and
+	// acts on the targets alone need not explain thousands of nodes each time.
+	Brief bool
 }
 
 // SkipReason says why a step leaves a node out.
@@ -110,7 +114,7 @@ type Step struct {
 	// windows); Gate is Options.Gate.
 	Window policy.State
 	Gate   string
-	// Skipped explains every other node, in rollout order.
+	// Skipped explains every other node, in rollout order (none with Options.Brief).
 	Skipped []Skip
 	// Wait says why candidates are left waiting, or that the pool is paused; it is
 	// empty when every candidate is targeted.
@@ -191,7 +195,7 @@ func plan(c *Memo, pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, opts Op
 		d.retry = nil
 		d.choose()
 	}
-	s := d.step(pool.Name, ms, retry)
+	s := d.step(pool.Name, ms, retry, !opts.Brief)
 	s.Window, s.Gate = window, opts.Gate
 	return s, nil
 }
@@ -336,7 +340,8 @@ func (d *decision) advance() {
 	d.choose()
 }
 
-func (d *decision) step(pool string, ms []*member, retry map[string]bool) Step {
+// step is the decision as a Step; explain fills Step.Skipped.
+func (d *decision) step(pool string, ms []*member, retry map[string]bool, explain bool) Step {
 	s := Step{
 		Pool:            pool,
 		Target:          d.target,
@@ -358,6 +363,9 @@ func (d *decision) step(pool string, ms []*member, retry map[string]bool) Step {
 	}
 	for _, m := range d.retry {
 		m.chosen = true
+	}
+	if !explain {
+		return s
 	}
 	s.Skipped = make([]Skip, 0, len(ms)-len(d.targets)-len(d.retry))
 	for _, m := range ms {
