@@ -22,8 +22,8 @@ import (
 // keeps nodes with resourceVersions and refuses a write decided on an older one, a
 // cache that sees the server's versions only when the test delivers them (in order,
 // as a watch does), agents that move a targeted node to Working and then Done, and a
-// driver that plans with rollout.Plan over the cache as its ownWrites record corrects
-// it. Only the planning is the driver's; the API server is a map.
+// driver that plans with rollout.Plan (through a rollout.Memo, as Driver.Sync) over the
+// cache as its ownWrites record corrects it. Only the planning is the driver's; the API server is a map.
 type lagSim struct {
 	pool   *mcfgv1.MachineConfigPool
 	server map[string]*corev1.Node
@@ -35,6 +35,7 @@ type lagSim struct {
 	rv      int
 	own     *ownWrites[*corev1.Node]
 	overlay bool // the driver uses own; false shows what planning on the cache alone does
+	memo    *rollout.Memo
 	names   []string
 }
 
@@ -50,6 +51,7 @@ func newLagSim(n, maxU int, overlay bool) *lagSim {
 		server: map[string]*corev1.Node{}, cache: map[string]*corev1.Node{},
 		own:     newOwnWrites[*corev1.Node](clocktesting.NewFakePassiveClock(time.Unix(0, 0))),
 		overlay: overlay,
+		memo:    rollout.NewMemo(),
 	}
 	for i := range n {
 		name := fmt.Sprintf("n%02d", i)
@@ -114,10 +116,10 @@ func (s *lagSim) view() []*corev1.Node {
 		if !ok {
 			continue // created, and the cache has not seen it yet
 		}
-		if s.overlay {
-			n = s.own.latest(n)
-		}
 		out = append(out, n)
+	}
+	if s.overlay {
+		s.own.latestAll(out)
 	}
 	return out
 }
@@ -173,7 +175,10 @@ func (s *lagSim) touch(t interface{ Fatal(...any) }, name string) {
 // step plans on the view and writes each target, as stepOn does.
 func (s *lagSim) step(t interface{ Fatal(...any) }) {
 	view := s.view()
-	step, err := rollout.Plan(s.pool, view, rollout.Options{})
+	// Through a Memo, as Driver.Sync plans: what it remembers of each object must
+	// never hide a write.
+	s.memo.Round()
+	step, err := s.memo.Plan(s.pool, s.memo.PlanningView(view), rollout.Options{Brief: true})
 	if err != nil {
 		t.Fatal(err)
 	}
