@@ -51,7 +51,9 @@ var benchStatusBase = flag.String("bench.status-baseline", "", "an mcotui binary
 // pool members that have no MachineConfigNode) and formats both tables itself.
 func BenchmarkStatus(b *testing.B) {
 	env := cluster.Env(b)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	// Within make bench's -timeout 30m: on a loaded machine the cluster's creation alone
+	// has taken over 5 minutes, and each of 4 commands' 5 runs up to half a minute.
+	ctx, cancel := context.WithTimeout(context.Background(), 28*time.Minute)
 	defer cancel()
 	began := time.Now()
 	if err := createStatusCluster(ctx, env, statusBenchNodes); err != nil {
@@ -109,6 +111,7 @@ func BenchmarkStatus(b *testing.B) {
 				began := time.Now()
 				r.run(b)
 				r.times = append(r.times, time.Since(began))
+				b.Logf("%s run %d: %s", r.name, len(r.times), r.times[len(r.times)-1].Round(time.Millisecond))
 			}
 		}
 		b.Logf("load average after: %s", loadAverage(b))
