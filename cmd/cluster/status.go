@@ -123,6 +123,12 @@ func (o *StatusOptions) Run(ctx context.Context) error {
 		}
 		return writeStatusList(o.IOStreams.Out, o.Output, st)
 	}
+	// The feeds are listed while the tables are read, not after their last page:
+	// they are two small lists, whose round trips would only add to the wait.
+	feedCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	listed := make(chan feedSources, 1)
+	go func() { listed <- listFeedSources(feedCtx, clients) }()
 	tp := newStatusTables(o.IOStreams.Out, o.Output == "wide", o.Now())
 	if err := kube.StreamStatus(ctx, clients, o.Pool, tp.page); err != nil {
 		return err
@@ -130,9 +136,13 @@ func (o *StatusOptions) Run(ctx context.Context) error {
 	if err := tp.done(); err != nil {
 		return err
 	}
-	feeds, err := readFeeds(ctx, clients, tp.pools, o.Pool)
-	if err != nil || len(feeds) == 0 {
-		return err
+	src := <-listed
+	if src.err != nil {
+		return src.err
+	}
+	feeds := generated.Feeds(tp.pools, src.kubelet, src.runtime, o.Pool)
+	if len(feeds) == 0 {
+		return nil
 	}
 	fmt.Fprintln(o.IOStreams.Out)
 	return writeFeedTable(o.IOStreams.Out, feeds)
@@ -141,28 +151,45 @@ func (o *StatusOptions) Run(ctx context.Context) error {
 // readFeeds lists the KubeletConfigs and ContainerRuntimeConfigs feeding pools (only
 // pool's, when set). A cluster that does not serve them has none.
 func readFeeds(ctx context.Context, c *kube.Clients, pools []*mcfgv1.MachineConfigPool, pool string) ([]generated.Feed, error) {
+	src := listFeedSources(ctx, c)
+	if src.err != nil {
+		return nil, src.err
+	}
+	return generated.Feeds(pools, src.kubelet, src.runtime, pool), nil
+}
+
+// feedSources are the KubeletConfigs and ContainerRuntimeConfigs, or the error of
+// listing them.
+type feedSources struct {
+	kubelet []*mcfgv1.KubeletConfig
+	runtime []*mcfgv1.ContainerRuntimeConfig
+	err     error
+}
+
+// listFeedSources lists the KubeletConfigs and ContainerRuntimeConfigs. A cluster
+// that does not serve them has none.
+func listFeedSources(ctx context.Context, c *kube.Clients) feedSources {
 	api := c.MachineConfig.MachineconfigurationV1()
 	kcs, err := api.KubeletConfigs().List(ctx, metav1.ListOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("list kubeletconfigs: %w", err)
+		return feedSources{err: fmt.Errorf("list kubeletconfigs: %w", err)}
 	}
 	crcs, cerr := api.ContainerRuntimeConfigs().List(ctx, metav1.ListOptions{})
 	if cerr != nil && !apierrors.IsNotFound(cerr) {
-		return nil, fmt.Errorf("list containerruntimeconfigs: %w", cerr)
+		return feedSources{err: fmt.Errorf("list containerruntimeconfigs: %w", cerr)}
 	}
-	var k []*mcfgv1.KubeletConfig
-	var r []*mcfgv1.ContainerRuntimeConfig
+	var src feedSources
 	if err == nil {
 		for i := range kcs.Items {
-			k = append(k, &kcs.Items[i])
+			src.kubelet = append(src.kubelet, &kcs.Items[i])
 		}
 	}
 	if cerr == nil {
 		for i := range crcs.Items {
-			r = append(r, &crcs.Items[i])
+			src.runtime = append(src.runtime, &crcs.Items[i])
 		}
 	}
-	return generated.Feeds(pools, k, r, pool), nil
+	return src
 }
 
 // writeFeedTable lists what generates MachineConfigs for the pools: KIND, NAME, the
@@ -249,7 +276,8 @@ type statusTables struct {
 	w    io.Writer
 	wide bool
 	now  time.Time
-	buf  bytes.Buffer
+	buf  bytes.Buffer // the tabwriter's output
+	out  bytes.Buffer // a page's lines, written at once
 	tw   interface {
 		io.Writer
 		Flush() error
@@ -304,14 +332,16 @@ func (t *statusTables) page(p kube.StatusPage) error {
 		return err
 	}
 	// Rows of nodes without a MachineConfigNode end in empty cells: each line is
-	// written without the spaces at its end.
-	for line := range strings.Lines(t.buf.String()) {
-		if _, err := fmt.Fprintln(t.w, strings.TrimRight(line, " \n")); err != nil {
-			return err
-		}
+	// written without the spaces at its end. The page goes out in one write, not a
+	// write (a system call, on a terminal) per line.
+	for line := range bytes.Lines(t.buf.Bytes()) {
+		t.out.Write(bytes.TrimRight(line, " \n"))
+		t.out.WriteByte('\n')
 	}
 	t.buf.Reset()
-	return nil
+	_, err := t.w.Write(t.out.Bytes())
+	t.out.Reset()
+	return err
 }
 
 // done prints what follows the tables: the pools' rollout policies, the nodes'

@@ -3,10 +3,13 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -27,20 +30,30 @@ import (
 // statusBenchNodes is the cluster size of BenchmarkStatus.
 const statusBenchNodes = 5000
 
+var benchStatusBase = flag.String("bench.status-baseline", "", "an mcotui binary built from another commit, run in turn with the others (as baseline-*), to see what a change gained in the same run")
+
 // BenchmarkStatus compares `mcotui status -o wide` with `kubectl get
 // machineconfignodes -o wide` on one API server holding 5,000 Nodes, each with a
 // MachineConfigNode: three masters, the rest workers, 1% of the workers mid-update.
 // Both are the real binaries (mcotui built once, kubectl of the control plane's
-// version), run with the same kubeconfig, output to /dev/null; what matters is their
-// ratio, which the mcotui sub-benchmarks report as x-kubectl. A third sub-benchmark runs the status command in-process, without the process
-// start and client setup. Creating the objects (a minute or so) is not timed.
+// version), run with the same kubeconfig, output to /dev/null; the status command
+// runs a third way too, in-process, without the process start and client setup, and
+// -bench.status-baseline adds a fourth, another build of mcotui. They take turns, one
+// run of each per iteration in a rotated order (ns/op is all of them together), so
+// that a change of load on these shared cores falls on each alike. What matters is the
+// ratio of the medians: x-kubectl is mcotui's median time over kubectl's
+// (in-process-x-kubectl, baseline-x-kubectl the others'); each one's median is
+// reported in seconds, the times and the load average before and after are logged
+// (-v). Creating the objects (a minute or so) is not timed.
 //
 // kubectl asks the server for a table of MachineConfigNodes alone (its columns come
 // from the CRD); status lists the pools, the MachineConfigNodes and the Nodes (to find
 // pool members that have no MachineConfigNode) and formats both tables itself.
 func BenchmarkStatus(b *testing.B) {
 	env := cluster.Env(b)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	// Within make bench's -timeout 30m: on a loaded machine the cluster's creation alone
+	// has taken over 5 minutes, and each of 4 commands' 5 runs up to half a minute.
+	ctx, cancel := context.WithTimeout(context.Background(), 28*time.Minute)
 	defer cancel()
 	began := time.Now()
 	if err := createStatusCluster(ctx, env, statusBenchNodes); err != nil {
@@ -49,7 +62,9 @@ func BenchmarkStatus(b *testing.B) {
 	b.Logf("%d Nodes and MachineConfigNodes created in %s", statusBenchNodes, time.Since(began).Round(time.Second))
 
 	bin := filepath.Join(b.TempDir(), "mcotui")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	// The module's main package: "." is this test's folder, package cluster, whose build
+	// with -o is an archive, not a command.
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/mcotui/mcotui").CombinedOutput(); err != nil {
 		b.Fatalf("go build mcotui: %v\n%s", err, out)
 	}
 	binary := func() *exec.Cmd {
@@ -70,35 +85,83 @@ func BenchmarkStatus(b *testing.B) {
 		}
 	}
 
-	// kubectl first, so that mcotui's sub-benchmarks report their ratio to it.
-	var kubectlPerOp time.Duration
-	ratio := func(b *testing.B) {
-		if kubectlPerOp > 0 {
-			b.ReportMetric(float64(b.Elapsed()/time.Duration(b.N))/float64(kubectlPerOp), "x-kubectl")
-		}
-	}
-	b.Run("kubectl_get_machineconfignodes_wide", func(b *testing.B) {
-		for b.Loop() {
-			runBenchCmd(b, kubectl())
-		}
-		kubectlPerOp = b.Elapsed() / time.Duration(b.N)
-	})
-	b.Run("mcotui_status_wide", func(b *testing.B) {
-		for b.Loop() {
-			runBenchCmd(b, binary())
-		}
-		ratio(b)
-	})
-	b.Run("mcotui_status_wide_in_process", func(b *testing.B) {
-		for b.Loop() {
+	// The three take turns, in an order rotated each iteration, so that a change of the
+	// load of these shared cores falls on each alike; the ratios are of the medians.
+	runs := []benchContender{
+		{name: "kubectl", run: func(b *testing.B) { runBenchCmd(b, kubectl()) }},
+		{name: "mcotui", run: func(b *testing.B) { runBenchCmd(b, binary()) }},
+		{name: "in-process", run: func(b *testing.B) {
 			var stderr bytes.Buffer
 			args := []string{"status", "-o", "wide", "--kubeconfig", env.KubeconfigPath}
 			if code := mcotui.Run(args, cmdutil.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: &stderr}); code != 0 {
 				b.Fatalf("%v: exit %d: %s", args, code, stderr.String())
 			}
+		}},
+	}
+	if *benchStatusBase != "" {
+		runs = append(runs, benchContender{name: "baseline", run: func(b *testing.B) {
+			runBenchCmd(b, exec.CommandContext(ctx, *benchStatusBase, "status", "-o", "wide", "--kubeconfig", env.KubeconfigPath))
+		}})
+	}
+	b.Run("wide_vs_kubectl", func(b *testing.B) {
+		b.Logf("load average before: %s", loadAverage(b))
+		for i := 0; b.Loop(); i++ {
+			for k := range runs {
+				r := &runs[(i+k)%len(runs)]
+				began := time.Now()
+				r.run(b)
+				r.times = append(r.times, time.Since(began))
+				b.Logf("%s run %d: %s", r.name, len(r.times), r.times[len(r.times)-1].Round(time.Millisecond))
+			}
 		}
-		ratio(b)
+		b.Logf("load average after: %s", loadAverage(b))
+		kubectl := medianDuration(runs[0].times)
+		for _, r := range runs {
+			b.Logf("%s: %v", r.name, roundAll(r.times))
+			b.ReportMetric(medianDuration(r.times).Seconds(), r.name+"-s")
+		}
+		b.ReportMetric(float64(medianDuration(runs[1].times))/float64(kubectl), "x-kubectl")
+		b.ReportMetric(float64(medianDuration(runs[2].times))/float64(kubectl), "in-process-x-kubectl")
+		if len(runs) > 3 {
+			b.ReportMetric(float64(medianDuration(runs[3].times))/float64(kubectl), "baseline-x-kubectl")
+		}
+		for i := range runs {
+			runs[i].times = nil
+		}
 	})
+}
+
+// benchContender is one of the commands BenchmarkStatus times, with its times.
+type benchContender struct {
+	name  string
+	run   func(b *testing.B)
+	times []time.Duration
+}
+
+// loadAverage is the machine's load average over 1, 5 and 15 minutes.
+func loadAverage(b *testing.B) string {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return strings.Join(strings.Fields(string(raw))[:3], " ")
+}
+
+func medianDuration(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func roundAll(ds []time.Duration) []time.Duration {
+	out := make([]time.Duration, len(ds))
+	for i, d := range ds {
+		out[i] = d.Round(time.Millisecond)
+	}
+	return out
 }
 
 // runBenchCmd runs cmd with its output to /dev/null, failing b when it fails.

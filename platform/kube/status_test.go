@@ -8,9 +8,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
@@ -71,7 +73,7 @@ func TestStreamStatus(t *testing.T) {
 
 	var got []string
 	var pages int
-	err = streamStatus(ctx, c, pool, 4, func(p StatusPage) error {
+	err = streamStatus(ctx, c, pool, 4, false, func(p StatusPage) error {
 		pages++
 		if p.First != (pages == 1) {
 			t.Errorf("page %d: First is %t", pages, p.First)
@@ -123,6 +125,17 @@ func TestStreamStatus(t *testing.T) {
 	slices.Sort(read)
 	if !slices.Equal(read, want) {
 		t.Errorf("ReadStatus: rows %v, want %v", read, want)
+	}
+	// ReadStatus's MachineConfigNodes are whole (-o json prints them): as the typed
+	// client reads them, managedFields and all.
+	m := st.MCNs[0]
+	whole, err := env.MachineConfig.MachineconfigurationV1().MachineConfigNodes().Get(ctx, m.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.TypeMeta, whole.TypeMeta = metav1.TypeMeta{}, metav1.TypeMeta{}
+	if len(m.ManagedFields) == 0 || !equality.Semantic.DeepEqual(m, whole) {
+		t.Errorf("ReadStatus read MachineConfigNode %s as\n%+v\nwant\n%+v", m.Name, m, whole)
 	}
 }
 
@@ -178,9 +191,11 @@ func TestDecodeItemsShapes(t *testing.T) {
 		{`{"items":[]}`, 0, ""},
 		{`{"items":null,"metadata":{}}`, 0, ""},
 		{`{"metadata":{"continue":""},"items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}},{"metadata":{"name":"c"}}]}`, 3, ""},
-		{`{"items":{}}`, 0, "where a list was expected"},
+		{`{"items":{}}`, 0, "an object where a list was expected"},
 		{`{"items":[{"metadata":{"name":"a"}}`, 1, "decode"},
-		{`[]`, 0, "where { was expected"},
+		{`{"items":[{"metadata":{"name":"a"}},{"metadata":{"name":7}}]}`, 0, "decode: item 1"},
+		{`[]`, 0, "a list where { was expected"},
+		{``, 0, "no JSON value where { was expected"},
 	} {
 		n := 0
 		err := decodeItems(strings.NewReader(tc.body), 2, func(items []mcfgv1.MachineConfigNode) error {
@@ -206,4 +221,41 @@ func (s *slowReader) Read(p []byte) (int, error) {
 	n := copy(p[:min(len(p), 64)], s.data[s.read:])
 	s.read += n
 	return n, nil
+}
+
+// The tables' decoding keeps what the tables show of a MachineConfigNode, and drops the
+// rest.
+func TestMCNTableFields(t *testing.T) {
+	body := `{"items":[{"apiVersion":"machineconfiguration.openshift.io/v1","kind":"MachineConfigNode",
+		"metadata":{"name":"node-a","creationTimestamp":"2026-01-02T03:04:05Z","uid":"u","labels":{"l":"v"},
+			"managedFields":[{"manager":"m","operation":"Update","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{}}}]},
+		"spec":{"node":{"name":"node-a"},"pool":{"name":"worker"},"configVersion":{"desired":"rendered-worker-2"}},
+		"status":{"observedGeneration":3,"configVersion":{"current":"rendered-worker-1","desired":"rendered-worker-2"},
+			"conditions":[{"type":"Updated","status":"False","reason":"r","message":"m","lastTransitionTime":"2026-01-02T03:04:05Z"}],
+			"pinnedImageSets":[{"name":"set","currentGeneration":1,"desiredGeneration":2}],
+			"irreconcilableChanges":[{"fieldPath":"spec.config.storage.disks","diff":"- a\n+ b"}]}}]}`
+	var got []*mcfgv1.MachineConfigNode
+	err := decodeItems(strings.NewReader(body), 10, func(items []mcnTableFields) error {
+		for i := range items {
+			got = append(got, items[i].machineConfigNode())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &mcfgv1.MachineConfigNode{
+		ObjectMeta: metav1.ObjectMeta{Name: "node-a", CreationTimestamp: metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))},
+		Spec: mcfgv1.MachineConfigNodeSpec{Pool: mcfgv1.MCOObjectReference{Name: "worker"},
+			ConfigVersion: mcfgv1.MachineConfigNodeSpecMachineConfigVersion{Desired: "rendered-worker-2"}},
+		Status: mcfgv1.MachineConfigNodeStatus{
+			ConfigVersion:         &mcfgv1.MachineConfigNodeStatusMachineConfigVersion{Current: "rendered-worker-1", Desired: "rendered-worker-2"},
+			Conditions:            []metav1.Condition{{Type: "Updated", Status: metav1.ConditionFalse, Message: "m"}},
+			PinnedImageSets:       []mcfgv1.MachineConfigNodeStatusPinnedImageSet{{Name: "set", CurrentGeneration: 1, DesiredGeneration: 2}},
+			IrreconcilableChanges: []mcfgv1.IrreconcilableChangeDiff{{FieldPath: "spec.config.storage.disks", Diff: "- a\n+ b"}},
+		},
+	}
+	if len(got) != 1 || !equality.Semantic.DeepEqual(got[0], want) {
+		t.Errorf("decoded %+v\nwant %+v", got, want)
+	}
 }
