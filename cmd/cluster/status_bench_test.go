@@ -62,8 +62,8 @@ func BenchmarkStatus(b *testing.B) {
 	b.Logf("%d Nodes and MachineConfigNodes created in %s", statusBenchNodes, time.Since(began).Round(time.Second))
 
 	bin := filepath.Join(b.TempDir(), "mcotui")
-	// The module's main package: "." is this test's folder, package cluster, whose build
-	// with -o is an archive, not a command.
+	// The module's main package by its path, whatever the working directory
+	// (cmdtest.Main moves to the module root, where "." would be it too).
 	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/mcotui/mcotui").CombinedOutput(); err != nil {
 		b.Fatalf("go build mcotui: %v\n%s", err, out)
 	}
