@@ -12,12 +12,12 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 )
 
-// A Memo keeps what planning reads of each node object (its annotations, readiness,
-// zone, age, priority, hold and taint), so that a pool synced again reads only the
-// nodes that changed since. A pool's sync reads every member three or four times
-// (Plan, Status, UpdateTaints, the planning view), and on thousands of nodes those
-// reads, map lookups of annotation keys that share a long prefix and scans of the
-// conditions, were most of a sync's time.
+// A Memo keeps what planning reads of each node object (its pool membership,
+// annotations, readiness, zone, age, priority, hold and taint), so that a pool synced
+// again reads only the nodes that changed since. A pool's sync reads every member five
+// times (Members, the planning view, Plan, Status, UpdateTaints), and on thousands of
+// nodes those reads (selector matches, map lookups of annotation keys that share a long
+// prefix, scans of the conditions) were most of a sync's time.
 //
 // A Memo relies on what an informer's cache promises: its objects are never modified;
 // a change arrives as a new object. So a node pointer names one version of a node.
