@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcotui/mcotui/cmd/cmdutil"
+	"github.com/mcotui/mcotui/cmd/internal/cmdtest"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
 	"github.com/mcotui/mcotui/platform/kube/kubetest"
@@ -115,15 +115,15 @@ func BenchmarkStatus(b *testing.B) {
 			}
 		}
 		b.Logf("load average after: %s", loadAverage(b))
-		kubectl := medianDuration(runs[0].times)
+		kubectl := cmdtest.Median(runs[0].times)
 		for _, r := range runs {
-			b.Logf("%s: %v", r.name, roundAll(r.times))
-			b.ReportMetric(medianDuration(r.times).Seconds(), r.name+"-s")
+			b.Logf("%s: %v", r.name, cmdtest.RoundMillis(r.times))
+			b.ReportMetric(cmdtest.Median(r.times).Seconds(), r.name+"-s")
 		}
-		b.ReportMetric(float64(medianDuration(runs[1].times))/float64(kubectl), "x-kubectl")
-		b.ReportMetric(float64(medianDuration(runs[2].times))/float64(kubectl), "in-process-x-kubectl")
+		b.ReportMetric(float64(cmdtest.Median(runs[1].times))/float64(kubectl), "x-kubectl")
+		b.ReportMetric(float64(cmdtest.Median(runs[2].times))/float64(kubectl), "in-process-x-kubectl")
 		if len(runs) > 3 {
-			b.ReportMetric(float64(medianDuration(runs[3].times))/float64(kubectl), "baseline-x-kubectl")
+			b.ReportMetric(float64(cmdtest.Median(runs[3].times))/float64(kubectl), "baseline-x-kubectl")
 		}
 		for i := range runs {
 			runs[i].times = nil
@@ -145,23 +145,6 @@ func loadAverage(b *testing.B) string {
 		b.Fatal(err)
 	}
 	return strings.Join(strings.Fields(string(raw))[:3], " ")
-}
-
-func medianDuration(ds []time.Duration) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
-
-func roundAll(ds []time.Duration) []time.Duration {
-	out := make([]time.Duration, len(ds))
-	for i, d := range ds {
-		out[i] = d.Round(time.Millisecond)
-	}
-	return out
 }
 
 // runBenchCmd runs cmd with its output to /dev/null, failing b when it fails.

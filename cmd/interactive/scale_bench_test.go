@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/mcotui/mcotui/cmd/internal/cmdtest"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
 	"github.com/mcotui/mcotui/platform/kube/kubetest"
@@ -202,15 +203,7 @@ type benchRun struct {
 
 func (r benchRun) String() string {
 	return fmt.Sprintf("first rows %s, first full frame %s, steady CPU %.1f%%, RSS %.0f MB, after each burst %.0f MB, burst shown %v, key to frame %v",
-		r.firstRows.Round(time.Millisecond), r.firstFrame.Round(time.Millisecond), r.steadyCPU, r.rss, r.rssBursts, roundAll(r.shown), roundAll(r.key))
-}
-
-func roundAll(ds []time.Duration) []time.Duration {
-	out := make([]time.Duration, len(ds))
-	for i, d := range ds {
-		out[i] = d.Round(time.Millisecond)
-	}
-	return out
+		r.firstRows.Round(time.Millisecond), r.firstFrame.Round(time.Millisecond), r.steadyCPU, r.rss, r.rssBursts, cmdtest.RoundMillis(r.shown), cmdtest.RoundMillis(r.key))
 }
 
 var benchMetrics = []struct {
@@ -222,8 +215,8 @@ var benchMetrics = []struct {
 	{"steady-cpu-pct", func(r benchRun) float64 { return r.steadyCPU }},
 	{"rss-mb", func(r benchRun) float64 { return r.rss }},
 	{"rss-after-bursts-mb", func(r benchRun) float64 { return r.rssBursts[len(r.rssBursts)-1] }},
-	{"shown-ms", func(r benchRun) float64 { return ms(medianDuration(r.shown)) }},
-	{"key-ms", func(r benchRun) float64 { return ms(medianDuration(r.key)) }},
+	{"shown-ms", func(r benchRun) float64 { return ms(cmdtest.Median(r.shown)) }},
+	{"key-ms", func(r benchRun) float64 { return ms(cmdtest.Median(r.key)) }},
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -238,15 +231,6 @@ func median(rs []benchRun, get func(benchRun) float64) float64 {
 		return 0
 	}
 	return vs[len(vs)/2]
-}
-
-func medianDuration(ds []time.Duration) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[len(s)/2]
 }
 
 // benchProgram is one of the programs compared, and how to read its screen.

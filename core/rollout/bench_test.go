@@ -100,19 +100,11 @@ func BenchmarkPreview(b *testing.B) {
 // pool's own, a worker pool that selects them too, and a master pool.
 func BenchmarkMembers(b *testing.B) {
 	p := pool()
-	p.Name = "infra"
+	pools := benchPools(p)
 	ns := benchNodes(5000)
 	for _, n := range ns {
 		n.Labels = map[string]string{"node-role.kubernetes.io/worker": "", "node-role.kubernetes.io/" + p.Name: ""}
 	}
-	p.Spec.NodeSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"node-role.kubernetes.io/" + p.Name: ""}}
-	worker := pool()
-	worker.Name = rollout.WorkerPool
-	worker.Spec.NodeSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"node-role.kubernetes.io/worker": ""}}
-	master := pool()
-	master.Name = rollout.MasterPool
-	master.Spec.NodeSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"node-role.kubernetes.io/master": ""}}
-	pools := []*mcfgv1.MachineConfigPool{p, worker, master}
 	b.ReportAllocs()
 	for b.Loop() {
 		members, problems := rollout.Members(p, pools, ns)
@@ -130,19 +122,11 @@ func BenchmarkSyncReads(b *testing.B) {
 	for _, memo := range []bool{false, true} {
 		b.Run(fmt.Sprintf("memo=%v", memo), func(b *testing.B) {
 			p := pool(maxUnavailable(intstr.FromInt32(50)))
-			p.Name = "infra"
 			p.Spec.Configuration.Name = newCfg
-			p.Spec.NodeSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"node-role.kubernetes.io/infra": ""}}
-			worker := pool()
-			worker.Name = rollout.WorkerPool
-			worker.Spec.NodeSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"node-role.kubernetes.io/worker": ""}}
-			master := pool()
-			master.Name = rollout.MasterPool
-			master.Spec.NodeSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"node-role.kubernetes.io/master": ""}}
-			pools := []*mcfgv1.MachineConfigPool{p, worker, master}
+			pools := benchPools(p)
 			ns := benchNodes(5000)
 			for _, n := range ns {
-				n.Labels["node-role.kubernetes.io/worker"], n.Labels["node-role.kubernetes.io/infra"] = "", ""
+				n.Labels["node-role.kubernetes.io/worker"], n.Labels["node-role.kubernetes.io/"+p.Name] = "", ""
 			}
 			var c *rollout.Memo
 			if memo {
@@ -179,4 +163,18 @@ func BenchmarkSyncReads(b *testing.B) {
 			}
 		})
 	}
+}
+
+// benchPools makes p the custom pool infra and returns it with a worker pool that
+// selects its nodes too and a master pool.
+func benchPools(p *mcfgv1.MachineConfigPool) []*mcfgv1.MachineConfigPool {
+	p.Name = "infra"
+	p.Spec.NodeSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"node-role.kubernetes.io/infra": ""}}
+	worker := pool()
+	worker.Name = rollout.WorkerPool
+	worker.Spec.NodeSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"node-role.kubernetes.io/worker": ""}}
+	master := pool()
+	master.Name = rollout.MasterPool
+	master.Spec.NodeSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"node-role.kubernetes.io/master": ""}}
+	return []*mcfgv1.MachineConfigPool{p, worker, master}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -143,4 +144,24 @@ func ParseOptions[O any](t testing.TB, newCmd NewCmdFunc[O], args ...string) (in
 		t.Logf("%s: exit %d: %s", strings.Join(args, " "), code, stderr)
 	}
 	return code, got
+}
+
+// Median is the median of benchmark runs' times (the upper one of an even count), 0
+// for none; ds is not modified.
+func Median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// RoundMillis is ds rounded to the millisecond, for a benchmark's log.
+func RoundMillis(ds []time.Duration) []time.Duration {
+	out := make([]time.Duration, len(ds))
+	for i, d := range ds {
+		out[i] = d.Round(time.Millisecond)
+	}
+	return out
 }
