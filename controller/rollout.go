@@ -128,9 +128,9 @@ type Driver struct {
 	ownNodes *ownWrites[*corev1.Node]
 	ownPools *ownWrites[*mcfgv1.MachineConfigPool]
 
-	// memos keep, per pool, what Sync read of each member object
-	// (rollout.Memo): a sync then reads only the nodes that changed since the last.
-	// Per pool, since a Memo forgets what a round did not read.
+	// memos keep, per pool, what Sync read of each node object (rollout.Memo): a
+	// sync then reads only the nodes that changed since the last. Per pool, since a
+	// Memo forgets what a round did not read.
 	memoMu sync.Mutex
 	memos  map[string]*rollout.Memo
 
@@ -594,8 +594,8 @@ func (l *rolloutLoop) sync(ctx context.Context, name string) error {
 }
 
 // writeStatus writes the pool's status as rollout.Status computes it over st's
-// members (read through memo), with the RolloutHeld condition of hold, when it differs from what the pool
-// has, and brings st.Pool up to date. A change of the machine counts alone waits for
+// members (read through memo), with the RolloutHeld condition of hold, when it
+// differs from what the pool has, and brings st.Pool up to date. A change of the machine counts alone waits for
 // the pool's status interval (DriverOptions.StatusInterval), the pool requeued for
 // when it is over. A hold that begins or changes its reason is an Event on the pool.
 func (d *Driver) writeStatus(ctx context.Context, memo *rollout.Memo, st *PoolState, now time.Time, hold policyHold) error {

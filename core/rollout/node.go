@@ -75,7 +75,7 @@ func Failing(n *corev1.Node) bool {
 // getDegradedMachines). Unlike Failing, this includes a node whose current config is
 // its desired one, such as a node that detected config drift.
 func Degraded(n *corev1.Node) bool {
-	return nodeanno.Desired(n) != "" && isDegradedState(nodeanno.State(n))
+	return degraded(nodeanno.Desired(n), nodeanno.State(n))
 }
 
 // Unavailable reports whether the node counts against the pool's maxUnavailable (MCO's
@@ -95,6 +95,10 @@ func failing(current, desired, state string) bool {
 
 func unavailable(ready bool, current, desired, state string) bool {
 	return !ready || (!done(current, desired, state) && !failing(current, desired, state))
+}
+
+func degraded(desired, state string) bool {
+	return desired != "" && isDegradedState(state)
 }
 
 func isDegradedState(s string) bool {

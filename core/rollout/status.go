@@ -60,7 +60,7 @@ func status(c *Memo, pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, now m
 		if m.unavailable() {
 			unavail++
 		}
-		if m.desired != "" && isDegradedState(m.state) {
+		if m.degraded() {
 			degraded = append(degraded, m)
 		}
 	}
