@@ -2,14 +2,18 @@ package source
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
+	"github.com/mcotui/mcotui/platform/kube"
 	"github.com/mcotui/mcotui/platform/kube/kubetest"
 	"github.com/mcotui/mcotui/tui/internal/clustertest"
 	"github.com/mcotui/mcotui/tui/model"
@@ -139,4 +143,70 @@ func (b *holdBody) Read(p []byte) (int, error) {
 		return cut, nil
 	}
 	return b.Read(p)
+}
+
+// TestMachineConfigNodesAreListed: the MachineConfigNodes' informer reads its initial
+// list as one list request (listOnly), never as a watch's initial events, and its
+// objects come without managedFields (kube.ListMachineConfigNodes), while the nodes'
+// informer still streams its list (WatchList) for rows to show as they arrive.
+func TestMachineConfigNodesAreListed(t *testing.T) {
+	ctx := kubetest.Context(t)
+	p := clustertest.SeedPool(ctx, t, env, "tlisted", 2, 1)
+	node, err := env.Kube.CoreV1().Nodes().Get(ctx, p.AtNew[0], metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.MachineConfig.MachineconfigurationV1().MachineConfigNodes().Create(ctx, kube.NewMachineConfigNode(node, p.Name, p.New), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu   sync.Mutex
+		seen []string
+	)
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripper(func(r *http.Request) (*http.Response, error) {
+			if p := r.URL.Path; p == "/api/v1/nodes" || p == "/apis/machineconfiguration.openshift.io/v1/machineconfignodes" {
+				q := r.URL.Query()
+				mu.Lock()
+				seen = append(seen, fmt.Sprintf("%s watch=%s sendInitialEvents=%s", p, q.Get("watch"), q.Get("sendInitialEvents")))
+				mu.Unlock()
+			}
+			return rt.RoundTrip(r)
+		})
+	})
+	c, err := New(ctx, cfg, Options{Context: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	if err := c.WaitForSync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	requests := slices.Clone(seen)
+	mu.Unlock()
+	const (
+		mcnList       = "/apis/machineconfiguration.openshift.io/v1/machineconfignodes watch= sendInitialEvents="
+		mcnStream     = "/apis/machineconfiguration.openshift.io/v1/machineconfignodes watch=true sendInitialEvents=true"
+		nodesStreamed = "/api/v1/nodes watch=true sendInitialEvents=true"
+	)
+	if !slices.Contains(requests, mcnList) || slices.Contains(requests, mcnStream) || !slices.Contains(requests, nodesStreamed) {
+		t.Errorf("requests before the source synced:\n%s\nwant the MachineConfigNodes listed (%q, never %q) and the nodes streamed (%q)",
+			strings.Join(requests, "\n"), mcnList, mcnStream, nodesStreamed)
+	}
+	s := c.Subscribe()
+	defer s.Close()
+	mcns := 0
+	for _, e := range s.Snapshot() {
+		if e.Kind == model.KindMCN && e.MCN.Name == node.Name {
+			mcns++
+			if len(e.MCN.ManagedFields) != 0 {
+				t.Errorf("MachineConfigNode %s holds managedFields", e.MCN.Name)
+			}
+		}
+	}
+	if mcns != 1 {
+		t.Errorf("MachineConfigNode %s is %d times in the snapshot after the source synced; want once", node.Name, mcns)
+	}
 }

@@ -321,15 +321,16 @@ func (c *Cluster) informers(served map[schema.GroupVersionResource]bool) error {
 			return model.MCNEvent(m), ok
 		}
 		mf.InformerFor(&mcfgv1.MachineConfigNode{}, func(client mcfgclient.Interface, resync time.Duration) cache.SharedIndexInformer {
-			lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+			lw := &cache.ListWatch{
 				ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-					return client.MachineconfigurationV1().MachineConfigNodes().List(ctx, o)
+					return kube.ListMachineConfigNodes(ctx, client, o)
 				},
 				WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 					return client.MachineconfigurationV1().MachineConfigNodes().Watch(ctx, o)
 				},
-			}, client)
-			return cache.NewSharedIndexInformer(newArrivals(lw, c.arrive(mcnEvent)), &mcfgv1.MachineConfigNode{}, resync, cache.Indexers{})
+			}
+			// Listed, not streamed as a watch's initial events (WatchList): see listOnly.
+			return cache.NewSharedIndexInformer(newListArrivals(lw, c.arrive(mcnEvent)), &mcfgv1.MachineConfigNode{}, resync, cache.Indexers{})
 		})
 		add("MachineConfigNodes", mf.Machineconfiguration().V1().MachineConfigNodes().Informer(), mcnEvent)
 	}
