@@ -80,7 +80,9 @@ type Cluster struct {
 	// so that the first Apply places nodes by their pool at once).
 	watched   []watched
 	factories []factory
-	synced    []cache.InformerSynced
+	// synced are done once each informer has listed: waited on, not polled (client-go's
+	// WaitForCacheSync looks every 100 ms, which the first full frame would wait for).
+	synced []cache.DoneChecker
 
 	pools  mcfglisters.MachineConfigPoolLister
 	nodes  corelisters.NodeLister
@@ -389,7 +391,7 @@ func (c *Cluster) informers(served map[schema.GroupVersionResource]bool) error {
 		if _, err := w.informer.AddEventHandler(c.handler(w)); err != nil {
 			return fmt.Errorf("watch %s: %w", w.what, err)
 		}
-		c.synced = append(c.synced, w.informer.HasSynced)
+		c.synced = append(c.synced, w.informer.HasSyncedChecker())
 	}
 	return nil
 }
@@ -475,7 +477,7 @@ func (c *Cluster) watchError(what string) cache.WatchErrorHandler {
 // outage. Once the API server answers again and no watch has failed for two intervals,
 // the reflectors are back and the source is connected again.
 func (c *Cluster) watchHealth(ctx context.Context) {
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
+	if !cache.WaitFor(ctx, "", c.synced...) {
 		return
 	}
 	c.markSynced()
@@ -572,7 +574,7 @@ func (c *Cluster) WaitForSync(ctx context.Context) error {
 		case <-ctx.Done():
 		}
 	}()
-	if cache.WaitForCacheSync(ctx.Done(), c.synced...) {
+	if cache.WaitFor(ctx, "", c.synced...) {
 		c.markSynced()
 		return nil
 	}
