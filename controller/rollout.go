@@ -595,9 +595,10 @@ func (l *rolloutLoop) sync(ctx context.Context, name string) error {
 
 // writeStatus writes the pool's status as rollout.Status computes it over st's
 // members (read through memo), with the RolloutHeld condition of hold, when it
-// differs from what the pool has, and brings st.Pool up to date. A change of the machine counts alone waits for
-// the pool's status interval (DriverOptions.StatusInterval), the pool requeued for
-// when it is over. A hold that begins or changes its reason is an Event on the pool.
+// differs from what the pool has, and brings st.Pool up to date. A change of the
+// machine counts alone waits for the pool's status interval
+// (DriverOptions.StatusInterval), the pool requeued for when it is over. A hold that
+// begins or changes its reason is an Event on the pool.
 func (d *Driver) writeStatus(ctx context.Context, memo *rollout.Memo, st *PoolState, now time.Time, hold policyHold) error {
 	pool := st.Pool
 	view := memo.PlanningView(st.Nodes)
