@@ -1,11 +1,14 @@
 package cluster
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	operatorv1 "github.com/openshift/api/operator/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/util/flowcontrol"
 
 	"github.com/mcotui/mcotui/cmd/cmdutil"
 	"github.com/mcotui/mcotui/cmd/internal/cmdtest"
@@ -92,6 +95,51 @@ func TestClusterOptions(t *testing.T) {
 		}
 		if code != cmdutil.ExitUsage {
 			t.Errorf("%v: exit %d, want %d", args, code, cmdutil.ExitUsage)
+		}
+	}
+}
+
+// The controller's clients have no client-side rate limit unless --kube-api-qps sets
+// one: a limit queues the target of a freed slot behind every write before it.
+func TestControllerRateLimit(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args      []string
+		qps       float32
+		unlimited bool
+	}{
+		{args: nil, unlimited: true},
+		{args: []string{"--kube-api-qps", "20"}, qps: 20},
+		{args: []string{"--kube-api-qps", "-1"}, unlimited: true},
+	} {
+		code, o := cmdtest.ParseOptions(t, NewCmdController, append([]string{"controller", "--kubeconfig", kubeconfig}, tc.args...)...)
+		if code != 0 {
+			t.Fatalf("controller %v: exit %d", tc.args, code)
+		}
+		c, err := o.Kube.Clients()
+		if err != nil {
+			t.Fatalf("controller %v: clients: %v", tc.args, err)
+		}
+		for name, limiter := range map[string]flowcontrol.RateLimiter{
+			"core":                       c.Kube.CoreV1().RESTClient().GetRateLimiter(),
+			"machineconfiguration":       c.MachineConfig.MachineconfigurationV1().RESTClient().GetRateLimiter(),
+			"coordination (the Lease's)": c.Kube.CoordinationV1().RESTClient().GetRateLimiter(),
+		} {
+			switch {
+			case tc.unlimited && limiter != nil:
+				t.Errorf("controller %v: the %s client is rate limited at %v/s", tc.args, name, limiter.QPS())
+			case !tc.unlimited && (limiter == nil || limiter.QPS() != tc.qps):
+				t.Errorf("controller %v: the %s client's limiter is %v, want %v/s", tc.args, name, limiter, tc.qps)
+			}
 		}
 	}
 }
