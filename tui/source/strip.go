@@ -18,12 +18,21 @@ import (
 // those copies are a third of the cache.
 //
 // An object of an initial list is stripped twice, when it arrives (arrivals) and when
-// the informer takes it: the second time only reads, so that a subscriber reading the
-// object meanwhile races with nothing (intern writes a field only when it holds
-// another copy than the canonical one, which the first pass already put there).
+// the informer takes it (as a shallow copy, for a list). The first pass leaves
+// stripped, a marker, as the object's managedFields, which a shallow copy keeps: the
+// second pass sees it and returns at once, where interning again found every string
+// canonical already but still looked each up (a tenth of the TUI's CPU until its
+// first full frame on 5,000 nodes). It only reads, so that a subscriber reading the
+// object meanwhile races with nothing.
 func stripForCache(obj any) (any, error) {
-	if m, ok := obj.(metav1.Object); ok && m.GetManagedFields() != nil {
-		m.SetManagedFields(nil)
+	m, ok := obj.(metav1.Object)
+	if ok {
+		mf := m.GetManagedFields()
+		if mf != nil && unsafe.SliceData(mf) == unsafe.SliceData(stripped) {
+			return obj, nil
+		}
+		// A zero-length list: encoded (omitempty) as none, as nil would be.
+		m.SetManagedFields(stripped)
 	}
 	switch o := obj.(type) {
 	case *corev1.Node:
@@ -36,6 +45,14 @@ func stripForCache(obj any) (any, error) {
 	}
 	return obj, nil
 }
+
+// stripped marks an object stripForCache has stripped: its managedFields, emptied, with
+// strippedAt's address, by which it is told apart. Its capacity is 0, so an append to
+// it copies and never writes strippedAt, which is only ever an address.
+var (
+	strippedAt metav1.ManagedFieldsEntry
+	stripped   = unsafe.Slice(&strippedAt, 0)
+)
 
 // intern makes *s the canonical copy of its value. unique keeps its canonical strings
 // only while something refers to them, so nothing accumulates as objects go.

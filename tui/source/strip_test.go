@@ -1,6 +1,8 @@
 package source
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"testing"
@@ -34,7 +36,7 @@ func TestStripInterns(t *testing.T) {
 		if _, err := stripForCache(o); err != nil {
 			t.Fatal(err)
 		}
-		if o.ManagedFields != nil {
+		if len(o.ManagedFields) != 0 {
 			t.Errorf("%s: managedFields kept", o.Name)
 		}
 	}
@@ -80,4 +82,39 @@ func TestStripAgainOnlyReads(t *testing.T) {
 		wg.Go(func() { _, _ = stripForCache(o) })
 	}
 	wg.Wait()
+}
+
+// The informer's copy of an object arrivals stripped (a list's items are shallow
+// copies) is taken as stripped: it encodes with no managedFields, and an append to its managedFields leaves the others' alone.
+func TestStripAgainTakesACopyAsStripped(t *testing.T) {
+	a := mcn("worker-1")
+	if _, err := stripForCache(a); err != nil {
+		t.Fatal(err)
+	}
+	cp := *a
+	got, err := stripForCache(&cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := got.(*mcfgv1.MachineConfigNode)
+	data, err := json.Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(data, []byte("managedFields")) {
+		t.Errorf("the copy encodes managedFields: %s", data)
+	}
+	b.ManagedFields = append(b.ManagedFields, metav1.ManagedFieldsEntry{Manager: "y"})
+	if len(a.ManagedFields) != 0 || strippedAt.Manager != "" {
+		t.Errorf("an append to one object's managedFields wrote another's: %+v", a.ManagedFields)
+	}
+	// An object that did not arrive through arrivals (a later watch event) is stripped
+	// in full.
+	c := mcn("worker-3")
+	if _, err := stripForCache(c); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.ManagedFields) != 0 || !same(c.Spec.Pool.Name, a.Spec.Pool.Name) {
+		t.Errorf("a new object was not stripped: managedFields %v", c.ManagedFields)
+	}
 }
