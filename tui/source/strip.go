@@ -25,10 +25,8 @@ import (
 // first full frame on 5,000 nodes). It only reads, so that a subscriber reading the
 // object meanwhile races with nothing.
 func stripForCache(obj any) (any, error) {
-	m, ok := obj.(metav1.Object)
-	if ok {
-		mf := m.GetManagedFields()
-		if mf != nil && unsafe.SliceData(mf) == unsafe.SliceData(stripped) {
+	if m, ok := obj.(metav1.Object); ok {
+		if unsafe.SliceData(m.GetManagedFields()) == unsafe.SliceData(stripped) {
 			return obj, nil
 		}
 		// A zero-length list: encoded (omitempty) as none, as nil would be.

@@ -85,7 +85,8 @@ func TestStripAgainOnlyReads(t *testing.T) {
 }
 
 // The informer's copy of an object arrivals stripped (a list's items are shallow
-// copies) is taken as stripped: it encodes with no managedFields, and an append to its managedFields leaves the others' alone.
+// copies) is taken as stripped: it encodes with no managedFields, and an append to
+// its managedFields leaves the others' alone.
 func TestStripAgainTakesACopyAsStripped(t *testing.T) {
 	a := mcn("worker-1")
 	if _, err := stripForCache(a); err != nil {
