@@ -2,7 +2,9 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"reflect"
 
 	jsoniter "github.com/json-iterator/go"
@@ -19,7 +21,14 @@ import (
 // find its kind and again to decode it, managedFields included: on 5,000
 // MachineConfigNodes (11 kB each as the server sends them, half of it managedFields)
 // that was most of the TUI's CPU until its first full frame.
-func ListMachineConfigNodes(ctx context.Context, c mcfgclient.Interface, opts metav1.ListOptions) (*mcfgv1.MachineConfigNodeList, error) {
+//
+// each, when not nil, is called with every item as soon as it is decoded, while the
+// server is still sending the rest: a TUI shows the item then, not once the last one
+// is in (on 5,000 MachineConfigNodes, handing them over after the list took 60-90 ms
+// more before the first full frame). each may keep the item and change it; the list
+// holds a copy of each item as each left it. When the list fails midway, each has seen
+// the items before the failure.
+func ListMachineConfigNodes(ctx context.Context, c mcfgclient.Interface, opts metav1.ListOptions, each func(*mcfgv1.MachineConfigNode)) (*mcfgv1.MachineConfigNodeList, error) {
 	body, err := c.MachineconfigurationV1().RESTClient().Get().
 		Resource("machineconfignodes").
 		VersionedParams(&opts, mcfgscheme.ParameterCodec).
@@ -30,9 +39,66 @@ func ListMachineConfigNodes(ctx context.Context, c mcfgclient.Interface, opts me
 		return nil, err
 	}
 	defer body.Close()
-	var list mcfgv1.MachineConfigNodeList
-	if err := withoutManagedFieldsJSON.NewDecoder(body).Decode(&list); err != nil {
+	list, err := decodeMachineConfigNodeList(body, each)
+	if err != nil {
 		return nil, fmt.Errorf("list machineconfignodes: decode: %w", err)
+	}
+	return list, nil
+}
+
+// decodeMachineConfigNodeList reads one MachineConfigNodeList from r as client-go's
+// JSON decoder would (keys matched case sensitively, types' own UnmarshalJSON
+// honoured), managedFields aside, and hands each item to each as it is read.
+//
+// A body that ends before its list does is an error, never a shorter list. So is one
+// with two "items" (encoding/json would keep the last of them, which no API server
+// sends): each would have seen items that are not in the list.
+func decodeMachineConfigNodeList(r io.Reader, each func(*mcfgv1.MachineConfigNode)) (*mcfgv1.MachineConfigNodeList, error) {
+	it := jsoniter.Parse(withoutManagedFieldsJSON, r, 32<<10)
+	var (
+		list  mcfgv1.MachineConfigNodeList
+		items bool
+	)
+	it.ReadObjectCB(func(it *jsoniter.Iterator, field string) bool {
+		switch field {
+		case "apiVersion":
+			list.APIVersion = it.ReadString()
+		case "kind":
+			list.Kind = it.ReadString()
+		case "metadata":
+			it.ReadVal(&list.ListMeta)
+		case "items":
+			if items {
+				it.ReportError("decode items", "a second items in one list")
+				return false
+			}
+			items = true
+			if it.ReadNil() {
+				list.Items = nil
+				break
+			}
+			list.Items = []mcfgv1.MachineConfigNode{}
+			it.ReadArrayCB(func(it *jsoniter.Iterator) bool {
+				item := new(mcfgv1.MachineConfigNode)
+				if it.ReadVal(item); it.Error != nil {
+					return false
+				}
+				if each != nil {
+					each(item)
+				}
+				list.Items = append(list.Items, *item)
+				return true
+			})
+		default:
+			it.Skip()
+		}
+		return it.Error == nil
+	})
+	switch {
+	case errors.Is(it.Error, io.EOF):
+		return nil, io.ErrUnexpectedEOF
+	case it.Error != nil:
+		return nil, it.Error
 	}
 	return &list, nil
 }

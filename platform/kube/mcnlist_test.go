@@ -45,9 +45,15 @@ func TestListMachineConfigNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := ListMachineConfigNodes(ctx, env.MachineConfig, opts)
+	var handed []string
+	got, err := ListMachineConfigNodes(ctx, env.MachineConfig, opts, func(m *mcfgv1.MachineConfigNode) {
+		handed = append(handed, m.Name)
+	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if want := "mcnlist-0 mcnlist-1 mcnlist-2 mcnlist-3 mcnlist-4"; strings.Join(handed, " ") != want {
+		t.Errorf("each was handed %v; want every item of the list, in order: %s", handed, want)
 	}
 	if len(got.Items) != n || got.ResourceVersion == "" {
 		t.Fatalf("read %d MachineConfigNodes at resource version %q; want %d and the list's version", len(got.Items), got.ResourceVersion, n)
@@ -72,7 +78,7 @@ func TestListMachineConfigNodes(t *testing.T) {
 	var names []string
 	page := metav1.ListOptions{LabelSelector: opts.LabelSelector, Limit: 2}
 	for {
-		l, err := ListMachineConfigNodes(ctx, env.MachineConfig, page)
+		l, err := ListMachineConfigNodes(ctx, env.MachineConfig, page, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,7 +99,7 @@ func TestListMachineConfigNodes(t *testing.T) {
 
 	// The API server's refusal is the typed client's error, which callers (an informer
 	// among them) tell apart by status.
-	_, err = ListMachineConfigNodes(ctx, env.MachineConfig, metav1.ListOptions{FieldSelector: "spec.nothing=x"})
+	_, err = ListMachineConfigNodes(ctx, env.MachineConfig, metav1.ListOptions{FieldSelector: "spec.nothing=x"}, nil)
 	_, typedErr := env.MachineConfig.MachineconfigurationV1().MachineConfigNodes().List(ctx, metav1.ListOptions{FieldSelector: "spec.nothing=x"})
 	if !apierrors.IsBadRequest(err) || !apierrors.IsBadRequest(typedErr) || err.Error() != typedErr.Error() {
 		t.Errorf("a list with an unknown field selector failed with %v; the typed client with %v; want the same 400", err, typedErr)
@@ -102,7 +108,8 @@ func TestListMachineConfigNodes(t *testing.T) {
 
 // FuzzListMachineConfigNodesDecode: on any body, the decoder of ListMachineConfigNodes
 // ends (no panic, no hang), and when client-go's decoder (sigs.k8s.io/json, case
-// sensitive) also reads the body, both read the same list, managedFields aside.
+// sensitive) also reads the body, both read the same list, managedFields aside, and
+// each was handed exactly the list's items, in order.
 func FuzzListMachineConfigNodesDecode(f *testing.F) {
 	for _, seed := range []string{
 		`{"kind":"MachineConfigNodeList","apiVersion":"machineconfiguration.openshift.io/v1","metadata":{"resourceVersion":"7","continue":"x"},"items":[]}`,
@@ -112,14 +119,19 @@ func FuzzListMachineConfigNodesDecode(f *testing.F) {
 		`{"items":[{"metadata":{"name":7}}]}`,
 		`{"items":[{"metadata":{"creationTimestamp":"yesterday"}}]}`,
 		`{"items":null}`,
+		`{"items":[null,{"metadata":{"name":"b"}}],"kind":null,"metadata":null}`,
+		`{"items":[{"metadata":{"name":"a"}}],"items":[{"metadata":{"name":"b"}}]}`,
+		`{"\u0069tems":[{"metadata":{"name":"a"}}]}`,
 		`[]`,
 		``,
 	} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
-		var got mcfgv1.MachineConfigNodeList
-		err := withoutManagedFieldsJSON.NewDecoder(strings.NewReader(body)).Decode(&got)
+		var handed []mcfgv1.MachineConfigNode
+		got, err := decodeMachineConfigNodeList(strings.NewReader(body), func(m *mcfgv1.MachineConfigNode) {
+			handed = append(handed, *m)
+		})
 		var ref mcfgv1.MachineConfigNodeList
 		if sigsjson.UnmarshalCaseSensitivePreserveInts([]byte(body), &ref) != nil || err != nil {
 			return
@@ -127,8 +139,26 @@ func FuzzListMachineConfigNodesDecode(f *testing.F) {
 		for i := range ref.Items {
 			ref.Items[i].ManagedFields = nil
 		}
-		if !equality.Semantic.DeepEqual(got, ref) {
+		if !equality.Semantic.DeepEqual(*got, ref) {
 			t.Fatalf("read\n%+v\nclient-go's decoder read\n%+v", got, ref)
 		}
+		if !equality.Semantic.DeepEqual(handed, got.Items) {
+			t.Fatalf("each was handed\n%+v\nthe list holds\n%+v", handed, got.Items)
+		}
 	})
+}
+
+// TestDecodeMachineConfigNodeListTruncated: a body cut anywhere before its list ends
+// (a connection that closed cleanly midway) is an error, never a shorter list.
+func TestDecodeMachineConfigNodeListTruncated(t *testing.T) {
+	body := `{"apiVersion":"machineconfiguration.openshift.io/v1","items":[{"metadata":{"name":"a"},"spec":{"pool":{"name":"worker"}}},{"metadata":{"name":"b"}}],"kind":"MachineConfigNodeList","metadata":{"resourceVersion":"7"}}`
+	if l, err := decodeMachineConfigNodeList(strings.NewReader(body), nil); err != nil || len(l.Items) != 2 {
+		t.Fatalf("the whole body: %v; want its 2 items", err)
+	}
+	for n := range len(body) {
+		l, err := decodeMachineConfigNodeList(strings.NewReader(body[:n]), nil)
+		if err == nil {
+			t.Fatalf("the body cut after %d bytes (%q) decoded as a list of %d items; want an error", n, body[:n], len(l.Items))
+		}
+	}
 }

@@ -22,7 +22,9 @@ import (
 // arrivals wraps an informer's ListerWatcher and calls arrived with every object of a
 // list page or of a watch's initial events, as the reflector receives it.
 type arrivals struct {
-	inner   cache.ListerWatcherWithContext
+	inner cache.ListerWatcherWithContext
+	// arrived is nil where inner's List hands the source each object itself, as it
+	// decodes it (see newListArrivals).
 	arrived func(runtime.Object)
 	// listOnly has the reflector list, then watch, even where it would stream the
 	// initial list as a watch's events (WatchList). Measured on kube-apiserver
@@ -37,11 +39,12 @@ func newArrivals(lw cache.ListerWatcher, arrived func(runtime.Object)) *arrivals
 	return &arrivals{inner: cache.ToListerWatcherWithContext(lw), arrived: arrived}
 }
 
-// newListArrivals is newArrivals for a reflector that lists (listOnly).
-func newListArrivals(lw cache.ListerWatcher, arrived func(runtime.Object)) *arrivals {
-	a := newArrivals(lw, arrived)
-	a.listOnly = true
-	return a
+// newListArrivals is arrivals for a reflector that lists (listOnly), over a
+// ListerWatcher whose List hands the source every object itself, as it decodes it
+// (kube.ListMachineConfigNodes): a whole list handed over once read would reach the
+// screen only after the last object, 60-90 ms later on 5,000 of them.
+func newListArrivals(lw cache.ListerWatcher) *arrivals {
+	return &arrivals{inner: cache.ToListerWatcherWithContext(lw), listOnly: true}
 }
 
 // IsWatchListSemanticsUnSupported is what the reflector asks before it streams a list
@@ -67,7 +70,7 @@ func (a *arrivals) Watch(opts metav1.ListOptions) (watch.Interface, error) {
 // ListWithContext implements cache.ListerWatcherWithContext: each page is teed.
 func (a *arrivals) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 	list, err := a.inner.ListWithContext(ctx, opts)
-	if err != nil {
+	if err != nil || a.arrived == nil {
 		return list, err
 	}
 	_ = apimeta.EachListItem(list, func(obj runtime.Object) error {

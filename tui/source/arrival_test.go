@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -70,25 +71,103 @@ func TestRowsArriveBeforeTheListEnds(t *testing.T) {
 	}
 }
 
-// bookmarkHold holds the response of the nodes' streaming list just before the bookmark
-// that ends its initial events, until released. The bytes before it (every node's
-// event, whole) go through; the decoder then waits for the rest of the bookmark.
-type bookmarkHold struct {
+// TestMachineConfigNodesArriveBeforeTheListEnds: the MachineConfigNodes of the
+// initial list reach a subscription as their list is decoded. The list's body is held
+// just after its last item, so that the informer cannot sync; every MachineConfigNode
+// must still be delivered, the health still connecting. Once the list goes on, the
+// source syncs and says connected, and it delivers none of them a second time: the
+// informer's own Adds of a listed object repeat what arrived (5,000 events to apply for
+// nothing on 5,000 nodes, before the program may say connected).
+func TestMachineConfigNodesArriveBeforeTheListEnds(t *testing.T) {
+	ctx := kubetest.Context(t)
+	p := clustertest.SeedPool(ctx, t, env, "tmcnarrive", 3, 0)
+	want := map[string]bool{}
+	for _, name := range p.AtNew {
+		node, err := env.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := env.MachineConfig.MachineconfigurationV1().MachineConfigNodes().Create(ctx, kube.NewMachineConfigNode(node, p.Name, p.New), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		want[name] = true
+	}
+	ours := maps.Clone(want)
+	// The server's JSON has a list's keys in order: items, then kind.
+	hold := newBodyHold([]byte(`],"kind":"MachineConfigNodeList"`), func(r *http.Request) bool {
+		return r.URL.Path == "/apis/machineconfiguration.openshift.io/v1/machineconfignodes" && r.URL.Query().Get("watch") != "true"
+	})
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Wrap(hold.wrap)
+	c, err := New(ctx, cfg, Options{Context: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	t.Cleanup(hold.release) // before Close, which waits for the held reflector
+	s := c.Subscribe()
+	defer s.Close()
+	for _, e := range s.Snapshot() {
+		if e.Kind == model.KindMCN {
+			delete(want, e.MCN.Name)
+		}
+	}
+	for len(want) > 0 {
+		e := next(t, s, "the MachineConfigNodes of a list not yet ended", func(e model.Event) bool { return e.Kind == model.KindMCN && want[e.MCN.Name] })
+		delete(want, e.MCN.Name)
+	}
+	select {
+	case <-hold.reached:
+	case <-ctx.Done():
+		t.Fatal("the MachineConfigNodes' list never reached its end: nothing was held, so this test proves nothing")
+	}
+	if h := c.Health(); h.State != model.Connecting {
+		t.Fatalf("health %v while the MachineConfigNodes' list is held, want connecting", h)
+	}
+	hold.release()
+	for {
+		e := next(t, s, "connected, once the list ended", func(e model.Event) bool {
+			return e.Kind == model.KindHealth || (e.Kind == model.KindMCN && ours[e.MCN.Name])
+		})
+		if e.Kind == model.KindMCN {
+			t.Errorf("MachineConfigNode %s was delivered again when its list ended; it had not changed", e.MCN.Name)
+			continue
+		}
+		if e.Health.State == model.Connected {
+			break
+		}
+	}
+}
+
+// bodyHold holds the response to the requests match picks just before the first
+// marker in its body, until released. The bytes before it (every object before the
+// marker, whole) go through; the decoder then waits for the rest.
+type bodyHold struct {
+	match              func(*http.Request) bool
+	marker             []byte
 	reached, released  chan struct{} // closed when the marker is met, and on release
 	reachOnce, relOnce sync.Once
 }
 
-func newBookmarkHold() *bookmarkHold {
-	return &bookmarkHold{reached: make(chan struct{}), released: make(chan struct{})}
+// newBookmarkHold holds the nodes' streaming list (WatchList) before the bookmark that
+// ends its initial events.
+func newBookmarkHold() *bodyHold {
+	return newBodyHold([]byte(metav1.InitialEventsAnnotationKey), func(r *http.Request) bool {
+		q := r.URL.Query()
+		return r.URL.Path == "/api/v1/nodes" && q.Get("watch") == "true" && q.Get("sendInitialEvents") == "true"
+	})
 }
 
-func (h *bookmarkHold) release() { h.relOnce.Do(func() { close(h.released) }) }
+func newBodyHold(marker []byte, match func(*http.Request) bool) *bodyHold {
+	return &bodyHold{match: match, marker: marker, reached: make(chan struct{}), released: make(chan struct{})}
+}
 
-func (h *bookmarkHold) wrap(rt http.RoundTripper) http.RoundTripper {
+func (h *bodyHold) release() { h.relOnce.Do(func() { close(h.released) }) }
+
+func (h *bodyHold) wrap(rt http.RoundTripper) http.RoundTripper {
 	return roundTripper(func(r *http.Request) (*http.Response, error) {
 		resp, err := rt.RoundTrip(r)
-		q := r.URL.Query()
-		if err != nil || r.URL.Path != "/api/v1/nodes" || q.Get("watch") != "true" || q.Get("sendInitialEvents") != "true" {
+		if err != nil || !h.match(r) {
 			return resp, err
 		}
 		resp.Body = &holdBody{ReadCloser: resp.Body, h: h}
@@ -100,18 +179,15 @@ type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-// holdBody passes a body on until the marker of the initial events' end, then waits
-// until released.
+// holdBody passes a body on until its hold's marker, then waits until released.
 type holdBody struct {
 	io.ReadCloser
-	h       *bookmarkHold
+	h       *bodyHold
 	tail    []byte // the end of the last read, where a marker cut in two begins
 	pending []byte // read but not yet passed on
 	waiting bool   // the marker was met: pending waits for the release
 	done    bool   // released: everything passes
 }
-
-var initialEventsEnd = []byte(metav1.InitialEventsAnnotationKey)
 
 func (b *holdBody) Read(p []byte) (int, error) {
 	if b.waiting {
@@ -128,9 +204,9 @@ func (b *holdBody) Read(p []byte) (int, error) {
 		return n, err
 	}
 	seen := append(b.tail, p[:n]...)
-	j := bytes.Index(seen, initialEventsEnd)
+	j := bytes.Index(seen, b.h.marker)
 	if j < 0 {
-		b.tail = append([]byte(nil), seen[max(0, len(seen)-len(initialEventsEnd)+1):]...)
+		b.tail = append([]byte(nil), seen[max(0, len(seen)-len(b.h.marker)+1):]...)
 		return n, err
 	}
 	// What precedes the marker goes on (a bookmark frame cut short only makes the
