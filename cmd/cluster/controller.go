@@ -108,7 +108,7 @@ It refuses to start where the Machine Config Operator runs, and says what it fou
 	fl.DurationVar(&o.LeaseDuration, "lease-duration", controller.DefaultLeaseDuration, "how long a leader's lease lasts without renewal")
 	fl.DurationVar(&o.RenewDeadline, "renew-deadline", controller.DefaultRenewDeadline, "how long the leader keeps trying to renew before it gives up leading")
 	fl.DurationVar(&o.RetryPeriod, "retry-period", controller.DefaultRetryPeriod, "how often candidates try to take the lease")
-	fl.Float32Var(&o.Kube.QPS, "kube-api-qps", controller.DefaultQPS, "requests per second the controller may send the API server, on average (as kube-controller-manager's flag); negative for no client-side limit, leaving the pace to the API server's priority and fairness")
+	fl.Float32Var(&o.Kube.QPS, "kube-api-qps", controller.DefaultQPS, "requests per second the controller may send the API server, on average (as kube-controller-manager's flag); negative for no client-side limit, leaving the pace to the API server's priority and fairness; 0 for client-go's default (5, bursts of 10)")
 	fl.IntVar(&o.Kube.Burst, "kube-api-burst", controller.DefaultBurst, "requests the controller may send the API server in a burst above a positive --kube-api-qps")
 	fl.StringVar(&o.KubeletBaseFlag, "kubelet-base-configmap", generated.DefaultKubeletBaseNamespace+"/"+generated.DefaultKubeletBaseName+":"+generated.DefaultKubeletBaseKey,
 		"NAMESPACE/NAME[:KEY] of the ConfigMap holding the base kubelet configuration that KubeletConfigs are merged onto (kubeadm's by default)")

@@ -120,6 +120,7 @@ current-context: c
 		{args: nil, unlimited: true},
 		{args: []string{"--kube-api-qps", "20"}, qps: 20},
 		{args: []string{"--kube-api-qps", "-1"}, unlimited: true},
+		{args: []string{"--kube-api-qps", "0"}, qps: 5}, // client-go's own default, as the help says
 	} {
 		code, o := cmdtest.ParseOptions(t, NewCmdController, append([]string{"controller", "--kubeconfig", kubeconfig}, tc.args...)...)
 		if code != 0 {
