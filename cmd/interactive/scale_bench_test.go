@@ -65,6 +65,7 @@ const benchCols, benchRows = 200, 60
 //   - steady-cpu-pct: its CPU (user+system, from /proc) over -bench.tui-steady while
 //     nothing changes in the cluster;
 //   - rss-mb: its resident memory then, and rss-after-bursts-mb after the bursts;
+//     anon-mb and anon-after-bursts-mb, the anonymous part of it (see rssMB);
 //   - shown-ms: after a burst of 1,000 MachineConfigNode status updates (written 32 at
 //     a time, as fast as the API server takes them), the time from the burst's last
 //     write returning to the screen showing it (that write is to a node whose row is on
@@ -73,8 +74,10 @@ const benchCols, benchRows = 200, 60
 //     through a burst to a screen that shows the overlay;
 //
 // and the ratios mcotui/k9s of each, measured in the same run (x-k9s). Screens are read
-// with tmux capture-pane in a loop: a time is that of the first capture showing the
-// change, so each carries up to one capture's latency (a few ms). Setup (creating and
+// with tmux capture-pane in a loop (every 5 ms while a program starts: see
+// startCaptureEvery): a time is that of the first capture showing the change, so each
+// carries up to one capture's latency (a few ms). Before each run the
+// API server collects its garbage (collectServerGarbage). Setup (creating and
 // readying the nodes, building mcotui) is not timed.
 //
 // Run it alone (make bench does, after hack/k9s.sh):
@@ -97,9 +100,9 @@ func BenchmarkTUIScale(b *testing.B) {
 	n := *benchTUINodes
 	admin := rest.CopyConfig(env.Config)
 	admin.QPS, admin.Burst = -1, 0 // the bench's writes are paced by the server alone
-	mc := mcfgclient.NewForConfigOrDie(admin)
+	mc, kc := mcfgclient.NewForConfigOrDie(admin), kubernetes.NewForConfigOrDie(admin)
 	began := time.Now()
-	names, err := createScaleCluster(ctx, env, kubernetes.NewForConfigOrDie(admin), mc, n)
+	names, err := createScaleCluster(ctx, env, kc, mc, n)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -158,6 +161,9 @@ func BenchmarkTUIScale(b *testing.B) {
 				if run >= *benchTUIRuns || (p.name == "baseline" && run >= *benchTUIBaseN) {
 					continue
 				}
+				if err := collectServerGarbage(ctx, kc); err != nil {
+					b.Fatal(err)
+				}
 				r, err := p.measure(ctx, b, tmuxBin, filepath.Join(dir, fmt.Sprintf("%s-%d", p.name, run)), bursts)
 				if err != nil {
 					b.Fatalf("%s, run %d: %v", p.name, run+1, err)
@@ -181,6 +187,20 @@ func BenchmarkTUIScale(b *testing.B) {
 	}
 }
 
+// collectServerGarbage has the API server collect its garbage now (its pprof heap
+// handler does, with gc=1), so that a program's start does not pay for the garbage of
+// the runs before it. Measured with 5,000 MachineConfigNodes: the server's heap is
+// some 600 MB, one list of them allocates about 210 MB, and a collection then costs
+// the server some 0.6 s of CPU. It landed in one start out of two or three: with two
+// builds of mcotui taking turns, always in the same build's starts (1.35-1.9 s against
+// 0.97-1.45 s), and in the other's once their order was swapped.
+func collectServerGarbage(ctx context.Context, kc kubernetes.Interface) error {
+	if err := kc.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/heap").Param("gc", "1").Do(ctx).Error(); err != nil {
+		return fmt.Errorf("have the API server collect its garbage (GET /debug/pprof/heap?gc=1; the API server needs --profiling, its default): %w", err)
+	}
+	return nil
+}
+
 // thousands is n with a comma between groups of three digits, as k9s counts rows.
 func thousands(n int) string {
 	s := strconv.Itoa(n)
@@ -196,14 +216,16 @@ type benchRun struct {
 	firstFrame time.Duration
 	steadyCPU  float64 // percent of one core
 	rss        float64 // MB
+	anon       float64 // MB, of rss
 	rssBursts  []float64
+	anonBursts []float64
 	shown      []time.Duration
 	key        []time.Duration
 }
 
 func (r benchRun) String() string {
-	return fmt.Sprintf("first rows %s, first full frame %s, steady CPU %.1f%%, RSS %.0f MB, after each burst %.0f MB, burst shown %v, key to frame %v",
-		r.firstRows.Round(time.Millisecond), r.firstFrame.Round(time.Millisecond), r.steadyCPU, r.rss, r.rssBursts, cmdtest.RoundMillis(r.shown), cmdtest.RoundMillis(r.key))
+	return fmt.Sprintf("first rows %s, first full frame %s, steady CPU %.1f%%, RSS %.0f MB (anonymous %.0f), after each burst %.0f MB (anonymous %.0f), burst shown %v, key to frame %v",
+		r.firstRows.Round(time.Millisecond), r.firstFrame.Round(time.Millisecond), r.steadyCPU, r.rss, r.anon, r.rssBursts, r.anonBursts, cmdtest.RoundMillis(r.shown), cmdtest.RoundMillis(r.key))
 }
 
 var benchMetrics = []struct {
@@ -215,6 +237,8 @@ var benchMetrics = []struct {
 	{"steady-cpu-pct", func(r benchRun) float64 { return r.steadyCPU }},
 	{"rss-mb", func(r benchRun) float64 { return r.rss }},
 	{"rss-after-bursts-mb", func(r benchRun) float64 { return r.rssBursts[len(r.rssBursts)-1] }},
+	{"anon-mb", func(r benchRun) float64 { return r.anon }},
+	{"anon-after-bursts-mb", func(r benchRun) float64 { return r.anonBursts[len(r.anonBursts)-1] }},
 	{"shown-ms", func(r benchRun) float64 { return ms(cmdtest.Median(r.shown)) }},
 	{"key-ms", func(r benchRun) float64 { return ms(cmdtest.Median(r.key)) }},
 }
@@ -275,12 +299,12 @@ func (p *benchProgram) measure(ctx context.Context, b *testing.B, tmuxBin, dir s
 	// Not a limit on the figure: a program that never shows its nodes would hang the
 	// benchmark otherwise.
 	first := bursts.names[0] + " "
-	screen, err := t.waitFor(ctx, 3*time.Minute, func(s string) bool { return strings.Contains(s, first) })
+	screen, err := t.waitFor(ctx, 3*time.Minute, startCaptureEvery, func(s string) bool { return strings.Contains(s, first) })
 	if err != nil {
 		return r, fmt.Errorf("waiting for the first row: %w\nlast screen:\n%s", err, screen)
 	}
 	r.firstRows = time.Since(start)
-	screen, err = t.waitFor(ctx, 3*time.Minute, p.full)
+	screen, err = t.waitFor(ctx, 3*time.Minute, startCaptureEvery, p.full)
 	if err != nil {
 		return r, fmt.Errorf("waiting for a full first frame: %w\nlast screen:\n%s", err, screen)
 	}
@@ -304,7 +328,7 @@ func (p *benchProgram) measure(ctx context.Context, b *testing.B, tmuxBin, dir s
 		return r, err
 	}
 	r.steadyCPU = 100 * float64(cpu1-cpu0) / float64(time.Since(t0))
-	if r.rss, err = rssMB(pid); err != nil {
+	if r.rss, r.anon, err = rssMB(pid); err != nil {
 		return r, err
 	}
 
@@ -318,11 +342,11 @@ func (p *benchProgram) measure(ctx context.Context, b *testing.B, tmuxBin, dir s
 		if err := sleepCtx(ctx, 3*time.Second); err != nil {
 			return r, err
 		}
-		rss, err := rssMB(pid)
+		rss, anon, err := rssMB(pid)
 		if err != nil {
 			return r, err
 		}
-		r.rssBursts = append(r.rssBursts, rss)
+		r.rssBursts, r.anonBursts = append(r.rssBursts, rss), append(r.anonBursts, anon)
 	}
 	if out, err := t.run(append([]string{"send-keys", "-t", p.name}, p.quit...)...); err != nil {
 		b.Logf("%s: send the quit keys: %v\n%s", p.name, err, out)
@@ -355,14 +379,14 @@ func (p *benchProgram) burst(ctx context.Context, t *benchTmux, bursts *burster)
 	if out, err := t.run("send-keys", "-t", p.name, "?"); err != nil {
 		return 0, 0, fmt.Errorf("send-keys ?: %v\n%s", err, out)
 	}
-	if s, err := t.waitFor(ctx, time.Minute, func(s string) bool { return strings.Contains(s, p.help) }); err != nil {
+	if s, err := t.waitFor(ctx, time.Minute, 0, func(s string) bool { return strings.Contains(s, p.help) }); err != nil {
 		return 0, 0, fmt.Errorf("waiting for the help overlay: %w\nlast screen:\n%s", err, s)
 	}
 	key = time.Since(pressed)
 	if out, err := t.run("send-keys", "-t", p.name, "Escape"); err != nil {
 		return 0, 0, fmt.Errorf("send-keys Escape: %v\n%s", err, out)
 	}
-	if s, err := t.waitFor(ctx, time.Minute, func(s string) bool { return !strings.Contains(s, p.help) && rowOf(s, target) != "" }); err != nil {
+	if s, err := t.waitFor(ctx, time.Minute, 0, func(s string) bool { return !strings.Contains(s, p.help) && rowOf(s, target) != "" }); err != nil {
 		return 0, 0, fmt.Errorf("waiting for the help overlay to close: %w\nlast screen:\n%s", err, s)
 	}
 	if err := g.Wait(); err != nil {
@@ -372,7 +396,7 @@ func (p *benchProgram) burst(ctx context.Context, t *benchTmux, bursts *burster)
 	if err != nil {
 		return 0, 0, err
 	}
-	if s, err := t.waitFor(ctx, time.Minute, func(s string) bool {
+	if s, err := t.waitFor(ctx, time.Minute, 0, func(s string) bool {
 		row := rowOf(s, target)
 		return row != "" && row != beforeRow
 	}); err != nil {
@@ -410,11 +434,25 @@ func (t *benchTmux) capture() (string, error) {
 	return out, nil
 }
 
-// waitFor captures the screen until cond holds, and returns the last screen.
-func (t *benchTmux) waitFor(ctx context.Context, limit time.Duration, cond func(string) bool) (string, error) {
+// startCaptureEvery paces the captures while a program starts. A capture costs tmux
+// some 2 ms of CPU, so capturing in a loop took one core of the machine's two (which
+// the program, the API server and its clients share) for the whole start; captured
+// every 5 ms, it takes about a third of one, and a first frame of a second or more
+// is late by 5 ms at most. The captures of a burst, whose times are milliseconds, go
+// on in a loop.
+const startCaptureEvery = 5 * time.Millisecond
+
+// waitFor captures the screen until cond holds, waiting every between captures, and
+// returns the last screen.
+func (t *benchTmux) waitFor(ctx context.Context, limit, every time.Duration, cond func(string) bool) (string, error) {
 	deadline := time.Now().Add(limit)
 	var last string
-	for {
+	for first := true; ; first = false {
+		if !first && every > 0 {
+			if err := sleepCtx(ctx, every); err != nil {
+				return last, err
+			}
+		}
 		s, err := t.capture()
 		if err != nil {
 			return last, err
@@ -456,22 +494,37 @@ func cpuTime(pid int) (time.Duration, error) {
 	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
 }
 
-// rssMB is process pid's resident memory, from /proc/PID/status.
-func rssMB(pid int) (float64, error) {
+// rssMB is process pid's resident memory, from /proc/PID/status: all of it (VmRSS),
+// and its anonymous part (RssAnon), what the program allocated. The rest is mostly the
+// pages of its binary, resident as the page cache holds them: measured here, the text
+// of a binary the benchmark had just linked was mapped in 2 MB folios, about 30 MB
+// more resident than an older build of the same program.
+func rssMB(pid int) (rss, anon float64, err error) {
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, fmt.Errorf("RSS of pid %d: %w", pid, err)
+		return 0, 0, fmt.Errorf("RSS of pid %d: %w", pid, err)
 	}
+	found := 0
 	for line := range strings.SplitSeq(string(raw), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
-			if err != nil {
-				return 0, fmt.Errorf("RSS of pid %d: %q: %w", pid, line, err)
-			}
-			return kb / 1024, nil
+		key, v, ok := strings.Cut(line, ":")
+		if !ok || (key != "VmRSS" && key != "RssAnon") {
+			continue
 		}
+		kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("RSS of pid %d: %q: %w", pid, line, err)
+		}
+		if key == "VmRSS" {
+			rss = kb / 1024
+		} else {
+			anon = kb / 1024
+		}
+		found++
 	}
-	return 0, fmt.Errorf("RSS of pid %d: no VmRSS", pid)
+	if found != 2 {
+		return 0, 0, fmt.Errorf("RSS of pid %d: no VmRSS and RssAnon in /proc/%d/status", pid, pid)
+	}
+	return rss, anon, nil
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
