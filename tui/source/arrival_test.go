@@ -2,6 +2,7 @@ package source
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"maps"
@@ -29,39 +30,14 @@ func TestRowsArriveBeforeTheListEnds(t *testing.T) {
 	ctx := kubetest.Context(t)
 	p := clustertest.SeedPool(ctx, t, env, "tarrive", 3, 2)
 	hold := newBookmarkHold()
-	cfg := rest.CopyConfig(env.Config)
-	cfg.Wrap(hold.wrap)
-	c, err := New(ctx, cfg, Options{Context: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	t.Cleanup(hold.release) // before Close, which waits for the held reflector
-	s := c.Subscribe()
-	defer s.Close()
+	c, s := subscribeHeld(ctx, t, hold)
 
 	want := map[string]bool{}
 	for _, n := range append(p.AtNew, p.AtOld...) {
 		want[n] = true
 	}
-	for _, e := range s.Snapshot() {
-		if e.Kind == model.KindNode {
-			delete(want, e.Node.Name)
-		}
-	}
-	for len(want) > 0 {
-		e := next(t, s, "the nodes of a list not yet ended", func(e model.Event) bool { return e.Kind == model.KindNode && want[e.Node.Name] })
-		delete(want, e.Node.Name)
-	}
-	// The bookmark may come in a later read than the last node's event: wait for it.
-	select {
-	case <-hold.reached:
-	case <-ctx.Done():
-		t.Fatal("the nodes' watch never reached its closing bookmark: the source did not stream its list (WatchList), so this test held nothing")
-	}
-	if h := c.Health(); h.State != model.Connecting {
-		t.Fatalf("health %v while the nodes' list is held, want connecting", h)
-	}
+	receiveWhileHeld(ctx, t, c, s, hold, "the nodes", model.KindNode, want,
+		"the nodes' watch never reached its closing bookmark: the source did not stream its list (WatchList), so this test held nothing")
 	hold.release()
 	if err := c.WaitForSync(ctx); err != nil {
 		t.Fatal(err)
@@ -97,33 +73,9 @@ func TestMachineConfigNodesArriveBeforeTheListEnds(t *testing.T) {
 	hold := newBodyHold([]byte(`],"kind":"MachineConfigNodeList"`), func(r *http.Request) bool {
 		return r.URL.Path == "/apis/machineconfiguration.openshift.io/v1/machineconfignodes" && r.URL.Query().Get("watch") != "true"
 	})
-	cfg := rest.CopyConfig(env.Config)
-	cfg.Wrap(hold.wrap)
-	c, err := New(ctx, cfg, Options{Context: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	t.Cleanup(hold.release) // before Close, which waits for the held reflector
-	s := c.Subscribe()
-	defer s.Close()
-	for _, e := range s.Snapshot() {
-		if e.Kind == model.KindMCN {
-			delete(want, e.MCN.Name)
-		}
-	}
-	for len(want) > 0 {
-		e := next(t, s, "the MachineConfigNodes of a list not yet ended", func(e model.Event) bool { return e.Kind == model.KindMCN && want[e.MCN.Name] })
-		delete(want, e.MCN.Name)
-	}
-	select {
-	case <-hold.reached:
-	case <-ctx.Done():
-		t.Fatal("the MachineConfigNodes' list never reached its end: nothing was held, so this test proves nothing")
-	}
-	if h := c.Health(); h.State != model.Connecting {
-		t.Fatalf("health %v while the MachineConfigNodes' list is held, want connecting", h)
-	}
+	c, s := subscribeHeld(ctx, t, hold)
+	receiveWhileHeld(ctx, t, c, s, hold, "the MachineConfigNodes", model.KindMCN, want,
+		"the MachineConfigNodes' list never reached its end: nothing was held, so this test proves nothing")
 	hold.release()
 	for {
 		e := next(t, s, "connected, once the list ended", func(e model.Event) bool {
@@ -136,6 +88,47 @@ func TestMachineConfigNodesArriveBeforeTheListEnds(t *testing.T) {
 		if e.Health.State == model.Connected {
 			break
 		}
+	}
+}
+
+// subscribeHeld starts a source whose responses go through hold, and subscribes to it.
+func subscribeHeld(ctx context.Context, t *testing.T, hold *bodyHold) (*Cluster, *Subscription) {
+	t.Helper()
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Wrap(hold.wrap)
+	c, err := New(ctx, cfg, Options{Context: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	t.Cleanup(hold.release) // before Close, which waits for the held reflector
+	s := c.Subscribe()
+	t.Cleanup(s.Close)
+	return c, s
+}
+
+// receiveWhileHeld takes from s, its snapshot then its events, every object of want
+// (of kind), and then checks that hold has met its marker (notHeld says what it means
+// if it never does) and that the source, its list held, still says connecting.
+func receiveWhileHeld(ctx context.Context, t *testing.T, c *Cluster, s *Subscription, hold *bodyHold, what string, kind model.Kind, want map[string]bool, notHeld string) {
+	t.Helper()
+	for _, e := range s.Snapshot() {
+		if e.Kind == kind {
+			delete(want, eventName(e))
+		}
+	}
+	for len(want) > 0 {
+		e := next(t, s, what+" of a list not yet ended", func(e model.Event) bool { return e.Kind == kind && want[eventName(e)] })
+		delete(want, eventName(e))
+	}
+	// The marker may come in a later read than the last object: wait for it.
+	select {
+	case <-hold.reached:
+	case <-ctx.Done():
+		t.Fatal(notHeld)
+	}
+	if h := c.Health(); h.State != model.Connecting {
+		t.Fatalf("health %v while the list of %s is held, want connecting", h, what)
 	}
 }
 
