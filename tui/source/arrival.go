@@ -16,8 +16,8 @@ import (
 // replaces the cache with it at the end. On thousands of nodes that is seconds in which
 // the TUI would show nothing. arrivals tees the objects of the initial list to the
 // source as they arrive, page by page or event by event, so that rows appear as they
-// are read; the informer's own Adds follow at the end and repeat them, which the Store
-// shrugs off (they are the same objects).
+// are read. The informer's own Adds of them, at the end, are not delivered again (see
+// watched.teed).
 
 // arrivals wraps an informer's ListerWatcher and calls arrived with every object of a
 // list page or of a watch's initial events, as the reflector receives it.
@@ -67,7 +67,8 @@ func (a *arrivals) Watch(opts metav1.ListOptions) (watch.Interface, error) {
 	return a.WatchWithContext(context.Background(), opts)
 }
 
-// ListWithContext implements cache.ListerWatcherWithContext: each page is teed.
+// ListWithContext implements cache.ListerWatcherWithContext: each page is teed, unless
+// inner's List tees its objects itself (arrived is nil).
 func (a *arrivals) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 	list, err := a.inner.ListWithContext(ctx, opts)
 	if err != nil || a.arrived == nil {

@@ -119,9 +119,9 @@ type watched struct {
 	informer cache.SharedIndexInformer
 	event    func(obj any) (model.Event, bool)
 	// teed: the objects of its initial list reach every subscription as they arrive
-	// (arrivals), so the informer's Adds of them, once the list is in, are not
-	// delivered again (on 5,000 nodes, 5,000 events the program would apply for
-	// nothing before it could say connected).
+	// (arrivals, or the MachineConfigNodes' list as it is decoded), so the informer's
+	// Adds of them, once the list is in, are not delivered again (on 5,000 nodes,
+	// 5,000 events the program would apply for nothing before it could say connected).
 	teed bool
 }
 
