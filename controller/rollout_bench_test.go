@@ -47,6 +47,7 @@ var (
 	benchSlowNodes    = flag.Int("bench.rollout-slow-nodes", 200, "nodes in BenchmarkRollout's slow-agents scenario")
 	benchLargeNodes   = flag.Int("bench.rollout-large-nodes", 5000, "nodes in BenchmarkRollout's large scenario (maxUnavailable 50); 0 leaves it out")
 	benchTrace        = flag.Bool("bench.rollout-trace", false, "log the controller at Debug and report where its rollout syncs' time goes (the phases of Driver.Sync) and its requests' latencies by kind")
+	benchFloor        = flag.Bool("bench.rollout-floor", true, "after the controller's rollouts, stop it and roll the pool out as many times with controllertest.BareDriver, the floor its target-after-slot figures are measured against")
 	benchControllerQP = flag.Float64("bench.controller-qps", 0, "QPS of the controller's clients in BenchmarkRollout (burst twice that); 0 is what `mcotui controller` runs with (controller.DefaultQPS and DefaultBurst); negative is unlimited")
 )
 
@@ -74,7 +75,15 @@ var (
 //     ceil(N / maxUnavailable) x node-update-ms, the rollout's length were each wave
 //     to start the moment the last one ended;
 //   - process-cpu-ms/node: the test process's CPU time per node updated, the
-//     controller's with the agents' and the recorder's (the API server runs apart).
+//     controller's with the agents' and the recorder's (the API server runs apart);
+//   - floor-after-slot-p50-ms, -p99-ms, and after-slot-p50/floor, -p99/floor: the
+//     same rollouts once more, the controller stopped, by controllertest.BareDriver,
+//     which patches the next node's desiredConfig in its informer's handler of each
+//     Done and does nothing else, and the controller's target-after-slot as multiples
+//     of its. On a machine whose cores the API server, etcd, kwok and the agents
+//     saturate (agents that finish at once), a write waits its turn for the CPU
+//     whatever sends it: the floor is what no driver could beat there, and the
+//     ratio is the controller's own share (-bench.rollout-floor=false leaves it out).
 //
 // Times are taken when a watch of the nodes delivers each change, by one observer.
 // Setup (creating the nodes, waiting for kwok to make them Ready, the controller's
@@ -175,7 +184,7 @@ func benchRollout(b *testing.B, n, maxU int, agentTime time.Duration) {
 	if *benchTrace {
 		logLevel = slog.LevelDebug
 	}
-	runCtx, stopController := context.WithCancel(ctx)
+	runCtx, cancelController := context.WithCancel(ctx)
 	ran := make(chan error, 1)
 	go func() {
 		ran <- controller.Run(runCtx, controller.Config{
@@ -187,8 +196,8 @@ func benchRollout(b *testing.B, n, maxU int, agentTime time.Duration) {
 			Version:   "bench",
 		})
 	}()
-	defer func() {
-		stopController()
+	stopController := sync.OnceFunc(func() {
+		cancelController()
 		if err := <-ran; err != nil {
 			b.Errorf("controller: %v", err)
 		}
@@ -197,7 +206,8 @@ func benchRollout(b *testing.B, n, maxU int, agentTime time.Duration) {
 			reportSyncPhases(b, logPath)
 			b.Logf("controller request latencies: %s", ctlWrites.latencies())
 		}
-	}()
+	})
+	defer stopController()
 	began = time.Now()
 	waitPoolUpdated(ctx, b, mc, name, rendered(), n)
 	b.Logf("controller synced the pool of %d nodes in %s", n, time.Since(began).Round(time.Second))
@@ -235,9 +245,40 @@ func benchRollout(b *testing.B, n, maxU int, agentTime time.Duration) {
 		st.agent = st.agent.plus(agentWrites.snapshot().minus(agent0))
 	}
 	st.report(b, n)
+	if *benchFloor {
+		b.StopTimer()
+		stopController()
+		floor := benchFloorRollouts(ctx, b, kc, rec, name, n, maxU, st.rollouts)
+		floor.reportFloor(b, &st)
+	}
 	if errs := agent.Errors(); len(errs) > 0 {
 		b.Logf("the agents retried %d failed writes, the first: %v", len(errs), errs[0])
 	}
+}
+
+// benchFloorRollouts rolls the pool's n nodes out rollouts times with
+// controllertest.BareDriver, maxU at a time, once the controller has stopped: the
+// floor of what any driver could do on the same machine, API server, agents and
+// recorder.
+func benchFloorRollouts(ctx context.Context, b *testing.B, kc kubernetes.Interface, rec *rolloutRecorder, pool string, n, maxU, rollouts int) rolloutStats {
+	floor := &controllertest.BareDriver{Kube: kc, Selector: roleLabel(pool), MaxUnavailable: maxU}
+	floor.Start(b)
+	var st rolloutStats
+	for i := range rollouts {
+		target := fmt.Sprintf("rendered-%s-floor-%d", pool, i)
+		rec.expect(target)
+		if err := floor.Roll(ctx, target); err != nil {
+			b.Fatalf("floor rollout of pool %s to %s: %v", pool, target, err)
+		}
+		if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+			return rec.complete(n), nil
+		}); err != nil {
+			t := rec.times()
+			b.Fatalf("the bare driver says pool %s is Done at %s, but the watch saw %d nodes targeted and %d Done of %d", pool, target, len(t.targeted), len(t.done), n)
+		}
+		st.add(rec.times(), maxU)
+	}
+	return st
 }
 
 // unthrottled is cfg without client-side rate limiting: the benchmark's own requests
@@ -305,7 +346,7 @@ func createBenchNodes(ctx context.Context, kc kubernetes.Interface, mc mcfgclien
 
 // cleanupBenchPool deletes what BenchmarkRollout created, so that another run (-count)
 // starts on an empty pool.
-func cleanupBenchPool(b *testing.B, kc kubernetes.Interface, mc mcfgclient.Interface, pool string, n int) {
+func cleanupBenchPool(b testing.TB, kc kubernetes.Interface, mc mcfgclient.Interface, pool string, n int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	err := parallel(n, func(i int) error {
@@ -698,6 +739,28 @@ func (s *rolloutStats) report(b *testing.B, n int) {
 		percentile(s.afterDone, 1).Round(time.Millisecond))
 	b.Logf("controller writes: %s", s.ctl)
 	b.Logf("agent writes: %s", s.agent)
+}
+
+// reportFloor reports s, the bare driver's rollouts, as the floor of ctl's, the
+// controller's: its target-after-slot percentiles, and the controller's as multiples
+// of them.
+func (s *rolloutStats) reportFloor(b *testing.B, ctl *rolloutStats) {
+	if s.rollouts == 0 {
+		return
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	f50, f99 := percentile(s.afterSlot, 0.50), percentile(s.afterSlot, 0.99)
+	c50, c99 := percentile(ctl.afterSlot, 0.50), percentile(ctl.afterSlot, 0.99)
+	b.ReportMetric(ms(f50), "floor-after-slot-p50-ms")
+	b.ReportMetric(ms(f99), "floor-after-slot-p99-ms")
+	if f50 > 0 && f99 > 0 {
+		b.ReportMetric(float64(c50)/float64(f50), "after-slot-p50/floor")
+		b.ReportMetric(float64(c99)/float64(f99), "after-slot-p99/floor")
+	}
+	b.Logf("the bare driver (the floor): first target to last Done %s on average; target after the freed slot p50 %s p99 %s, after Done p50 %s p99 %s",
+		(s.total / time.Duration(s.rollouts)).Round(time.Millisecond),
+		f50.Round(100*time.Microsecond), f99.Round(100*time.Microsecond),
+		percentile(s.afterDone, 0.50).Round(100*time.Microsecond), percentile(s.afterDone, 0.99).Round(100*time.Microsecond))
 }
 
 // processCPU is the CPU time (user and system) the test process has used so far.
