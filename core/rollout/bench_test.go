@@ -2,6 +2,8 @@ package rollout_test
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
@@ -115,7 +117,8 @@ func BenchmarkMembers(b *testing.B) {
 }
 
 // BenchmarkSyncReads is what a rollout sync reads of a pool of 5,000 nodes, mid-rollout,
-// after 50 of its nodes changed (new objects, as an informer delivers them): its
+// after 50 of its nodes changed (new objects, as an informer delivers them), listed in
+// a new order each time (as a lister's, its map's): its
 // members among three pools, the planning view, a plan, the pool's status and each
 // node's taints; without a Memo, and with one that has seen the pool's sync before.
 func BenchmarkSyncReads(b *testing.B) {
@@ -134,6 +137,7 @@ func BenchmarkSyncReads(b *testing.B) {
 			}
 			now := metav1.Now()
 			round := 0
+			shuffle := rand.New(rand.NewPCG(1, 2))
 			b.ReportAllocs()
 			for b.Loop() {
 				for i := range 50 {
@@ -142,7 +146,10 @@ func BenchmarkSyncReads(b *testing.B) {
 				}
 				round++
 				c.Round()
-				members, problems := c.Members(p, pools, ns)
+				// In the order of a lister: its map's, a new one each time.
+				listed := slices.Clone(ns)
+				shuffle.Shuffle(len(listed), func(i, j int) { listed[i], listed[j] = listed[j], listed[i] })
+				members, problems := c.Members(p, pools, listed)
 				if len(members) != len(ns) || len(problems) > 0 {
 					b.Fatalf("%d members, problems %v", len(members), problems)
 				}

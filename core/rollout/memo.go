@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/mcotui/mcotui/core/policy"
 )
 
 // A Memo keeps what planning reads of each node object (its pool membership,
@@ -34,6 +36,19 @@ type Memo struct {
 	// its changes: an entry's membership holds while its poolsGen is the Memo's.
 	pools    string
 	poolsGen uint64
+	// order is the rollout order of the last plan made through the Memo, a name to
+	// its place, under the update order orderFor. The next plan lays its members out
+	// so before it sorts them: members already in order cost one pass, where sorting
+	// 5,000 of them afresh was a quarter of a sync's reads. Their order moves only
+	// when a node's priority or zone, the pool's members or its update order do. A
+	// map that is replaced, never modified, so a plan may read it unlocked.
+	order    map[string]int
+	orderFor policy.Order
+	// names are the places of the last Members' nodes, by name (see arrange).
+	names map[string]int
+	// spare is the members' memory of the last plan, handed back once it was made;
+	// nil while a plan uses it.
+	spare []member
 }
 
 type memoEntry struct {
@@ -109,6 +124,90 @@ func (c *Memo) unlock() {
 		c.mu.Unlock()
 	}
 }
+
+// lastOrder is the order the last plan under the update order order left, nil when
+// there is none (or c is nil). c.mu is held.
+func (c *Memo) lastOrder(order policy.Order) map[string]int {
+	if c == nil || c.orderFor != order {
+		return nil
+	}
+	return c.order
+}
+
+// takeMembers is room for n members: the spare of the last plan when it is free
+// and large enough. c.mu is held; a nil c allocates.
+func (c *Memo) takeMembers(n int) []member {
+	if c == nil || cap(c.spare) < n {
+		return make([]member, 0, n)
+	}
+	ms := c.spare[:0]
+	c.spare = nil
+	return ms
+}
+
+// giveMembers hands a plan's members back once it no longer uses them. What they
+// point at (node objects, strings) stays reachable until the next plan overwrites
+// them, as the Memo's entries keep it anyway.
+func (c *Memo) giveMembers(ms []member) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cap(ms) > cap(c.spare) {
+		c.spare = ms
+	}
+}
+
+// rememberOrder keeps ms's order, under the update order order, for the next plan.
+func (c *Memo) rememberOrder(ms []*member, order policy.Order) {
+	places := placesOf(ms, memberName)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.order, c.orderFor = places, order
+}
+
+// arrange lays items out in the order places gives their names (a name to its
+// place), followed by those places does not name, in their order, and reports whether
+// places named them all and nothing else. Sorting items laid out in the order they
+// were sorted in last time is then a check of one pass. A nil places leaves items as
+// they are.
+func arrange[T any](items []T, name func(T) string, places map[string]int) ([]T, bool) {
+	if places == nil {
+		return items, false
+	}
+	if len(items) == 0 {
+		return items, len(places) == 0
+	}
+	slots := make([]T, len(places))
+	filled := make([]bool, len(places))
+	var rest []T
+	for _, it := range items {
+		if j, ok := places[name(it)]; ok && !filled[j] {
+			slots[j], filled[j] = it, true
+		} else {
+			rest = append(rest, it)
+		}
+	}
+	out := make([]T, 0, len(items))
+	for j, ok := range filled {
+		if ok {
+			out = append(out, slots[j])
+		}
+	}
+	return append(out, rest...), len(rest) == 0 && len(out) == len(places)
+}
+
+// placesOf maps each item's name to its place in items.
+func placesOf[T any](items []T, name func(T) string) map[string]int {
+	places := make(map[string]int, len(items))
+	for i, it := range items {
+		places[name(it)] = i
+	}
+	return places
+}
+
+func nodeName(n *corev1.Node) string { return n.Name }
 
 // PlanningView is the package's PlanningView, with each unenrolled node's copy kept
 // for as long as the node object is: planning it again reads the same copy.
@@ -197,7 +296,17 @@ func (c *Memo) Members(pool *mcfgv1.MachineConfigPool, pools []*mcfgv1.MachineCo
 			out = append(out, n)
 		}
 	}
-	slices.SortFunc(out, func(a, b *corev1.Node) int { return cmp.Compare(a.Name, b.Name) })
+	// In name order: the lister's is its map's, a new one each time. Laid out as the
+	// last sync's members were, they are mostly in order already (see arrange).
+	out, same := arrange(out, nodeName, c.names)
+	byName := func(a, b *corev1.Node) int { return cmp.Compare(a.Name, b.Name) }
+	if !slices.IsSortedFunc(out, byName) {
+		slices.SortFunc(out, byName)
+		same = false
+	}
+	if !same {
+		c.names = placesOf(out, nodeName)
+	}
 	return out, problems
 }
 

@@ -3,6 +3,7 @@ package rollout_test
 import (
 	"fmt"
 	"reflect"
+	"sync"
 	"testing"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
@@ -11,6 +12,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/mcotui/mcotui/core/nodeanno"
+	"github.com/mcotui/mcotui/core/policy"
 	"github.com/mcotui/mcotui/core/rollout"
 )
 
@@ -82,6 +84,22 @@ func TestMemoMatchesFunctions(t *testing.T) {
 					n.Annotations[nodeanno.CurrentConfigKey] = n.Annotations[nodeanno.DesiredConfigKey]
 					next[i] = n
 				}
+			}
+			// Nodes join and leave the pool, and its update order changes: the order
+			// the Memo remembers from the last plan must not outlive either.
+			switch rapid.IntRange(0, 3).Draw(t, "membership") {
+			case 0:
+				if len(next) > 1 {
+					k := rapid.IntRange(0, len(next)-1).Draw(t, "leaves")
+					next = append(next[:k:k], next[k+1:]...)
+				}
+			case 1:
+				n := genNode().Draw(t, "joins")
+				n.Name = fmt.Sprintf("joined-%d", round)
+				next = append(next, n)
+			}
+			if rapid.IntRange(0, 3).Draw(t, "reorder") == 0 {
+				s.opts.Policy.Order = rapid.SampledFrom([]policy.Order{policy.OrderDefault, policy.OrderOldestFirst, policy.OrderNewestFirst}).Draw(t, "order")
 			}
 			ns = next
 		}
@@ -184,4 +202,32 @@ func nodeNames(ns []*corev1.Node) []string {
 		out[i] = n.Name
 	}
 	return out
+}
+
+// TestMemoConcurrentPlans: plans made at once through one Memo (it is shared by a
+// pool's syncs, and lends each plan the memory of the last) are each the package's
+// plan, under -race.
+func TestMemoConcurrentPlans(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := genScenario(t)
+		memo := rollout.NewMemo()
+		view := rollout.PlanningView(s.nodes)
+		want, wantErr := rollout.Plan(s.pool, view, s.opts)
+		var wg sync.WaitGroup
+		got := make([]rollout.Step, 4)
+		errs := make([]error, 4)
+		for i := range got {
+			wg.Go(func() {
+				for range 3 {
+					got[i], errs[i] = memo.Plan(s.pool, view, s.opts)
+				}
+			})
+		}
+		wg.Wait()
+		for i := range got {
+			if !reflect.DeepEqual(got[i], want) || !reflect.DeepEqual(errs[i], wantErr) {
+				t.Fatalf("plan %d through the shared memo\n%+v (%v)\nwant\n%+v (%v)", i, got[i], errs[i], want, wantErr)
+			}
+		}
+	})
 }

@@ -163,7 +163,8 @@ func plan(c *Memo, pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, opts Op
 	if err != nil {
 		return Step{}, err
 	}
-	ms, err := snapshotWith(c, nodes, opts.Policy.Order)
+	ms, release, err := snapshotWith(c, nodes, opts.Policy.Order)
+	defer release() // the step holds none of the members: names and messages only
 	if err != nil {
 		return Step{}, fmt.Errorf("machineconfigpool %s: %w", pool.Name, err)
 	}

@@ -72,7 +72,7 @@ func Preview(pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, opts Options,
 	if err != nil {
 		return Forecast{}, err
 	}
-	ms, err := snapshotWith(nil, nodes, opts.Policy.Order)
+	ms, _, err := snapshotWith(nil, nodes, opts.Policy.Order)
 	if err != nil {
 		return Forecast{}, fmt.Errorf("machineconfigpool %s: %w", pool.Name, err)
 	}
