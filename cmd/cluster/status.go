@@ -43,7 +43,12 @@ type StatusOptions struct {
 
 // NewCmdStatus is `mcotui status`; runF, when not nil, replaces the run step.
 func NewCmdStatus(f *cmdutil.Factory, runF func(*StatusOptions) error) *cobra.Command {
-	o := &StatusOptions{IOStreams: f.IOStreams, Now: time.Now}
+	// No client-side rate limit: status reads each list one page after another, so its
+	// requests in flight are few whatever the cluster's size, and client-go's default
+	// (5 a second after a burst of 10) only delayed them: on 15,000 nodes (30 pages)
+	// it took 4.0 s, 20 pages at 5 a second, where it takes 0.67 s without. The API
+	// server's priority and fairness still paces them.
+	o := &StatusOptions{IOStreams: f.IOStreams, Now: time.Now, Kube: cmdutil.KubeFlags{QPS: -1}}
 	cmd := &cobra.Command{
 		Use:   "status [POOL]",
 		Short: "Show pools as `oc get mcp` does, then nodes as `oc get machineconfignodes` does",

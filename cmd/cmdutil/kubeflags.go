@@ -17,8 +17,9 @@ import (
 type KubeFlags struct {
 	Kubeconfig, Context string
 	// QPS and Burst, when set, replace client-go's default client-side rate limit
-	// (5 requests a second, bursts of 10), which suits a command but throttles a
-	// controller handing targets to a thousand nodes.
+	// (5 requests a second, bursts of 10), which suits a command that sends a few
+	// requests but throttles a controller handing targets to a thousand nodes, or a
+	// list read in pages on a large cluster. A negative QPS is no client-side limit.
 	QPS   float32
 	Burst int
 	// version names the binary in the clients' user agent.
