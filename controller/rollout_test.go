@@ -20,6 +20,7 @@ import (
 	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/rollout"
+	"github.com/mcotui/mcotui/platform/kube"
 	"github.com/mcotui/mcotui/platform/kube/kubetest"
 )
 
@@ -298,11 +299,11 @@ func TestPausedPoolGetsNoTargets(t *testing.T) {
 	_ = ctx
 }
 
+// setPaused writes the pause as `mcotui pool pause` does: a merge patch of spec.paused,
+// which the controller's status writes to the same pool cannot make conflict.
 func setPaused(t *testing.T, pool string, paused bool) {
 	t.Helper()
-	p := getPool(t, pool)
-	p.Spec.Paused = paused
-	if _, err := env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Update(kubetest.Context(t), p, metav1.UpdateOptions{}); err != nil {
+	if err := kube.SetPoolPaused(kubetest.Context(t), clients(t), pool, paused, "mcotui-test"); err != nil {
 		t.Fatal(err)
 	}
 }
