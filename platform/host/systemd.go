@@ -82,6 +82,7 @@ func ping(ctx context.Context, conn *dbus.Conn, name string, path dbus.ObjectPat
 // (/rootfs/etc/systemd/system/...) that systemd knows nothing of. A path is refused before
 // anything is sent.
 type Systemd struct {
+	life       context.Context // NewSystemd's: the connection ends with it
 	conn       *sdbus.Conn
 	manager    dbus.BusObject // for the Manager methods go-systemd does not wrap
 	jobTimeout time.Duration
@@ -111,15 +112,29 @@ func NewSystemd(ctx context.Context, opts ...Option) (*Systemd, error) {
 		conn.Close()
 		return nil, fmt.Errorf("systemd (%s) does not answer on the bus at %s: %w", systemdName, o.address, busErr(err))
 	}
-	return &Systemd{conn: conn, manager: first.Object(systemdName, systemdPath), jobTimeout: o.jobTimeout}, nil
+	return &Systemd{life: ctx, conn: conn, manager: first.Object(systemdName, systemdPath), jobTimeout: o.jobTimeout}, nil
 }
 
 // Close closes the connection.
 func (s *Systemd) Close() { s.conn.Close() }
 
+// alive refuses a call once the context the connection was made with has ended. godbus
+// closes the connection then, but in a goroutine of its own: without this check a call made
+// just after the end could still reach systemd, and whether it did would depend on the
+// scheduler.
+func (s *Systemd) alive() error {
+	if s.life.Err() != nil {
+		return fmt.Errorf("the connection to systemd ended with its context: %w", context.Cause(s.life))
+	}
+	return nil
+}
+
 // DaemonReload makes systemd reread all unit files, like systemctl daemon-reload. It
 // returns when systemd has finished reloading.
 func (s *Systemd) DaemonReload(ctx context.Context) error {
+	if err := s.alive(); err != nil {
+		return fmt.Errorf("systemd daemon-reload: %w", err)
+	}
 	if err := s.conn.ReloadContext(ctx); err != nil {
 		return fmt.Errorf("systemd daemon-reload: %w", busErr(err))
 	}
@@ -156,6 +171,9 @@ type jobStarter func(ctx context.Context, name, mode string, ch chan<- string) (
 func (s *Systemd) runJob(ctx context.Context, op, unit string, start jobStarter) error {
 	if err := checkUnitName(unit); err != nil {
 		return fmt.Errorf("%s unit %q: %w", op, unit, err)
+	}
+	if err := s.alive(); err != nil {
+		return fmt.Errorf("%s unit %s: %w", op, unit, err)
 	}
 	if s.jobTimeout > 0 {
 		var cancel context.CancelFunc
@@ -229,6 +247,9 @@ func (s *Systemd) eachUnit(op string, units []string, do func(unit string) error
 			return fmt.Errorf("%s unit %q: %w", op, u, err)
 		}
 	}
+	if err := s.alive(); err != nil {
+		return fmt.Errorf("%s units %s: %w", op, strings.Join(units, ", "), err)
+	}
 	for _, u := range units {
 		if err := do(u); err != nil {
 			return fmt.Errorf("%s unit %s: %w", op, u, busErr(err))
@@ -245,6 +266,9 @@ func (s *Systemd) eachUnit(op string, units []string, do func(unit string) error
 func (s *Systemd) UnitFileState(ctx context.Context, unit string) (string, error) {
 	if err := checkUnitName(unit); err != nil {
 		return "", fmt.Errorf("unit file state of %q: %w", unit, err)
+	}
+	if err := s.alive(); err != nil {
+		return "", fmt.Errorf("unit file state of %s: %w", unit, err)
 	}
 	var state string
 	if err := s.manager.CallWithContext(ctx, systemdIface+".GetUnitFileState", 0, unit).Store(&state); err != nil {
