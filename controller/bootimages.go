@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -68,20 +67,17 @@ type BootImageInputs struct {
 	InstallVersion string
 }
 
-// BootImageReport is what a boot image sync does, or would do.
+// BootImageReport is what a boot image sync does, or would do: core's dry run
+// (bootimage.Check: the selection, the decisions for the selected MachineSets by name,
+// the failures worded as MCO's Degraded message words them) and what the controller
+// writes with it.
 type BootImageReport struct {
+	bootimage.Report
 	// Platform is the platform whose default mode applies.
 	Platform configv1.PlatformType
 	// Managers are MachineConfiguration/cluster's machine managers with the
 	// platform's default added (bootimage.EffectiveManagers): the status to write.
-	Managers  []operatorv1.MachineManager
-	Selection bootimage.Selection
-	// Results are the decisions for the selected MachineSets, by name.
-	Results []bootimage.Result
-	// Errors are the failures, worded as MCO's Degraded message words them; Failed
-	// holds the same by MachineSet name.
-	Errors []error
-	Failed map[string]error
+	Managers []operatorv1.MachineManager
 	// Skew is status.bootImageSkewEnforcementStatus as this sync leaves it, and
 	// SkewCheck its version against the limit. SkewIncomplete says the sync did not
 	// finish cleanly, so that an Automatic record is not checked yet.
@@ -128,33 +124,6 @@ func (r *BootImageReport) finishSkew(in BootImageInputs, stats bootimage.Stats) 
 	}
 }
 
-func (r *BootImageReport) fail(machineSet string, err error) {
-	err = bootimage.SyncError(machineSet, err)
-	r.Errors = append(r.Errors, err)
-	if r.Failed == nil {
-		r.Failed = map[string]error{}
-	}
-	r.Failed[machineSet] = err
-}
-
-// Stats counts the report as the conditions do: skipped MachineSets count as
-// reconciled.
-func (r BootImageReport) Stats() bootimage.Stats {
-	s := bootimage.Stats{
-		Total:   len(r.Selection.Selected) + len(r.Selection.Skipped),
-		Errored: len(r.Errors),
-		Skipped: slices.Clone(r.Selection.Skipped),
-	}
-	for _, res := range r.Results {
-		if res.Outcome == bootimage.Skipped {
-			s.Skipped = append(s.Skipped, res.Skip)
-		}
-	}
-	slices.SortFunc(s.Skipped, func(a, b bootimage.Skip) int { return cmp.Compare(a.MachineSet, b.MachineSet) })
-	s.Reconciled = s.Total - s.Errored
-	return s
-}
-
 // CheckBootImages selects the MachineSets the machine managers enroll and decides each
 // one's boot image against the coreos-bootimages stream, without changing anything:
 // what the controller carries out and `mcotui bootimages` prints. Each MachineSet is
@@ -168,16 +137,6 @@ func CheckBootImages(in BootImageInputs) (BootImageReport, error) {
 		spec = in.Configuration.Spec.ManagedBootImages.MachineManagers
 	}
 	rep := BootImageReport{Platform: platform, Managers: bootimage.EffectiveManagers(platform, spec)}
-	sel, err := bootimage.Select(platform, spec, in.MachineSets)
-	if err != nil {
-		rep.finishSkew(in, bootimage.Stats{Errored: 1, Total: 1})
-		return rep, err
-	}
-	rep.Selection = sel
-	if len(sel.Selected) == 0 {
-		rep.finishSkew(in, rep.Stats())
-		return rep, nil
-	}
 	var stream *bootimage.Stream
 	var streamErr error
 	if in.ConfigMap == nil {
@@ -186,23 +145,13 @@ func CheckBootImages(in BootImageInputs) (BootImageReport, error) {
 		stream, streamErr = bootimage.StreamFromConfigMap(in.ConfigMap)
 	}
 	arch, noArch := bootimage.ClusterArch(in.Nodes)
-	for _, ms := range sel.Selected {
-		if streamErr != nil {
-			rep.fail(ms.Name, streamErr)
-			continue
-		}
-		p := bootimage.PlatformOf(ms)
-		if p == "" {
-			p = platform
-		}
-		// No vCenter lookup: mcotui does not reach vCenter, so vSphere MachineSets are
-		// skipped saying what to upload (see bootimage.VSphereTemplates).
-		res, err := bootimage.Reconcile(ms, stream, bootimage.Options{Platform: p, DefaultArch: arch, NoArch: noArch})
-		if err != nil {
-			rep.fail(ms.Name, err)
-			continue
-		}
-		rep.Results = append(rep.Results, res)
+	// No vCenter lookup: mcotui does not reach vCenter, so vSphere MachineSets are
+	// skipped saying what to upload (see bootimage.VSphereTemplates).
+	var err error
+	rep.Report, err = bootimage.Check(spec, in.MachineSets, stream, streamErr, bootimage.Options{Platform: platform, DefaultArch: arch, NoArch: noArch})
+	if err != nil {
+		rep.finishSkew(in, bootimage.Stats{Errored: 1, Total: 1})
+		return rep, err
 	}
 	rep.finishSkew(in, rep.Stats())
 	return rep, nil
@@ -296,12 +245,7 @@ func (l *bootImageLoop) sync(ctx context.Context, _ string) error {
 
 	stats := rep.Stats()
 	errs := slices.Clone(rep.Errors)
-	var patches []bootimage.Result
-	for _, r := range rep.Results {
-		if r.Outcome == bootimage.Patch {
-			patches = append(patches, r)
-		}
-	}
+	patches := rep.Patches()
 	if len(patches) > 0 {
 		// Progressing while the patches go out, as MCO reports it.
 		pending := stats

@@ -8,10 +8,8 @@ import (
 	"sync"
 	"time"
 
-	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/cli-runtime/pkg/printers"
 
@@ -148,8 +146,7 @@ func (o *RolloutOptions) Run(ctx context.Context) error {
 // parseMaxUnavailable reads "2" as an integer and "25%" as a percentage.
 func parseMaxUnavailable(v string) (intstr.IntOrString, error) {
 	p := intstr.Parse(v)
-	probe := &mcfgv1.MachineConfigPool{ObjectMeta: metav1.ObjectMeta{Name: "pool"}, Spec: mcfgv1.MachineConfigPoolSpec{MaxUnavailable: &p}}
-	if _, err := rollout.MaxUnavailable(probe, 100); err != nil || (p.Type == intstr.String && !strings.HasSuffix(v, "%")) {
+	if _, err := rollout.CheckMaxUnavailable("", p, 100); err != nil {
 		return p, fmt.Errorf("--max-unavailable %q: give a number of nodes such as 2 or a percentage such as 25%%", v)
 	}
 	return p, nil

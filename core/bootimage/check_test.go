@@ -35,7 +35,7 @@ func TestCheck(t *testing.T) {
 	delete(unlabelled.Labels, "update-boot-image")
 
 	managers := []operatorv1.MachineManager{manager(operatorv1.Partial, &metav1.LabelSelector{MatchLabels: map[string]string{"update-boot-image": "true"}})}
-	rep, err := bootimage.Check(managers, []*machinev1beta1.MachineSet{unlabelled, broken, far, owned, current, patched}, loadStream(t), aws)
+	rep, err := bootimage.Check(managers, []*machinev1beta1.MachineSet{unlabelled, broken, far, owned, current, patched}, loadStream(t), nil, aws)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestCheck(t *testing.T) {
 }
 
 func TestCheckNone(t *testing.T) {
-	rep, err := bootimage.Check(nil, []*machinev1beta1.MachineSet{awsMachineSet(t)}, loadStream(t), bootimage.Options{Platform: configv1.OpenStackPlatformType})
+	rep, err := bootimage.Check(nil, []*machinev1beta1.MachineSet{awsMachineSet(t)}, loadStream(t), nil, bootimage.Options{Platform: configv1.OpenStackPlatformType})
 	if err != nil {
 		t.Fatal(err)
 	}

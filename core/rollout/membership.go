@@ -64,6 +64,33 @@ func poolFor(node *corev1.Node, pools []*mcfgv1.MachineConfigPool, selects func(
 	return worker, nil
 }
 
+// Membership places nodes among a fixed set of pools, as PoolFor does, with the pools'
+// selectors parsed once: for callers that place many nodes against the same pools (the
+// TUI's store places every node that has no MachineConfigNode yet).
+type Membership struct {
+	pools []*mcfgv1.MachineConfigPool
+	sels  map[*mcfgv1.MachineConfigPool]labels.Selector
+}
+
+// NewMembership returns the Membership of pools. The pools must not change while it is
+// in use.
+func NewMembership(pools []*mcfgv1.MachineConfigPool) *Membership {
+	sels := make(map[*mcfgv1.MachineConfigPool]labels.Selector, len(pools))
+	for _, p := range pools {
+		sels[p] = selectorOf(p)
+	}
+	return &Membership{pools: pools, sels: sels}
+}
+
+// PoolFor is PoolFor(node, pools) for the Membership's pools.
+func (m *Membership) PoolFor(node *corev1.Node) (*mcfgv1.MachineConfigPool, error) {
+	set := labels.Set(node.Labels)
+	return poolFor(node, m.pools, func(p *mcfgv1.MachineConfigPool) bool {
+		sel := m.sels[p]
+		return sel != nil && sel.Matches(set)
+	})
+}
+
 // Selects reports whether the pool's nodeSelector matches the node. A pool with no
 // nodeSelector, or an empty one, selects no node. Matching is not membership: see
 // PoolFor.

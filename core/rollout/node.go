@@ -75,7 +75,13 @@ func Failing(n *corev1.Node) bool {
 // getDegradedMachines). Unlike Failing, this includes a node whose current config is
 // its desired one, such as a node that detected config drift.
 func Degraded(n *corev1.Node) bool {
-	return degraded(nodeanno.Desired(n), nodeanno.State(n))
+	return IsDegraded(nodeanno.Desired(n), nodeanno.State(n))
+}
+
+// IsDegraded is Degraded for a node whose desired config and agent state are known
+// already (the TUI joins them from the Node and its MachineConfigNode).
+func IsDegraded(desired, state string) bool {
+	return desired != "" && isDegradedState(state)
 }
 
 // Unavailable reports whether the node counts against the pool's maxUnavailable (MCO's
@@ -95,10 +101,6 @@ func failing(current, desired, state string) bool {
 
 func unavailable(ready bool, current, desired, state string) bool {
 	return !ready || (!done(current, desired, state) && !failing(current, desired, state))
-}
-
-func degraded(desired, state string) bool {
-	return desired != "" && isDegradedState(state)
 }
 
 func isDegradedState(s string) bool {

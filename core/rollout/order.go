@@ -127,7 +127,7 @@ func (m *member) ready() bool       { return m.readyErr == nil }
 func (m *member) done() bool        { return done(m.current, m.desired, m.state) }
 func (m *member) failing() bool     { return failing(m.current, m.desired, m.state) }
 func (m *member) unavailable() bool { return unavailable(m.ready(), m.current, m.desired, m.state) }
-func (m *member) degraded() bool    { return degraded(m.desired, m.state) }
+func (m *member) degraded() bool    { return IsDegraded(m.desired, m.state) }
 
 // compareOrder orders nodes by priority (higher first; all 0 unless the nodes set
 // policy.PriorityKey), then the way MCO's sortNodeList does (by zone label, nodes

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -49,8 +48,7 @@ func SetPoolPaused(ctx context.Context, c *Clients, pool string, paused bool, fi
 // rollout reads it before it is written, so that a value the rollout would refuse never
 // reaches the pool.
 func SetMaxUnavailable(ctx context.Context, c *Clients, pool string, v intstr.IntOrString, fieldManager string) error {
-	check := &mcfgv1.MachineConfigPool{ObjectMeta: metav1.ObjectMeta{Name: pool}, Spec: mcfgv1.MachineConfigPoolSpec{MaxUnavailable: &v}}
-	if _, err := rollout.MaxUnavailable(check, 1); err != nil {
+	if _, err := rollout.CheckMaxUnavailable(pool, v, 1); err != nil {
 		return err
 	}
 	if err := patchPoolSpec(ctx, c, pool, map[string]any{"maxUnavailable": v}, fieldManager); err != nil {

@@ -7,7 +7,6 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
-	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/mcotui/mcotui/core/rollout"
@@ -60,9 +59,7 @@ func (d *MaxUnavailable) value() (intstr.IntOrString, int, error) {
 		return intstr.IntOrString{}, 0, fmt.Errorf("type an integer (2) or a percentage (25%%)")
 	}
 	v := intstr.Parse(text)
-	check := &mcfgv1.MachineConfigPool{Spec: mcfgv1.MachineConfigPoolSpec{MaxUnavailable: &v}}
-	check.Name = d.pool.Name
-	budget, err := rollout.MaxUnavailable(check, d.nodes)
+	budget, err := rollout.CheckMaxUnavailable(d.pool.Name, v, d.nodes)
 	return v, budget, err
 }
 

@@ -10,6 +10,8 @@ import (
 	// Registers -update, so that `go test ./tui/... -update` runs in every package.
 	_ "github.com/charmbracelet/x/exp/golden"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"pgregory.net/rapid"
 
 	"github.com/mcotui/mcotui/core/nodeanno"
@@ -327,5 +329,41 @@ func TestTargetedNodeIsNotDrawnUpdated(t *testing.T) {
 	if !n.Updating || n.Done() || n.Behind || n.Cells[7].State != phase.NotStarted {
 		t.Fatalf("targeted, not started: updating %v done %v behind %v Updated cell %v; want updating, not done, not behind, NotStarted",
 			n.Updating, n.Done(), n.Behind, n.Cells[7].State)
+	}
+}
+
+// TestPoolOfNodeWithoutMCN: a node that has no MachineConfigNode yet is placed as the
+// controller places it (rollout.PoolFor): a custom pool over worker, whatever kind of
+// selector picks it, and no pool at all for a node two custom pools select, which MCO
+// refuses.
+func TestPoolOfNodeWithoutMCN(t *testing.T) {
+	pool := func(name string, sel *metav1.LabelSelector) *mcfgv1.MachineConfigPool {
+		p := &mcfgv1.MachineConfigPool{}
+		p.Name = name
+		p.Spec.NodeSelector = sel
+		return p
+	}
+	role := func(r string) *metav1.LabelSelector {
+		return &metav1.LabelSelector{MatchLabels: map[string]string{"node-role.kubernetes.io/" + r: ""}}
+	}
+	infra := pool("infra", &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "node-role.kubernetes.io/infra", Operator: metav1.LabelSelectorOpExists}}})
+	node := func(name string, roles ...string) *corev1.Node {
+		n := &corev1.Node{}
+		n.Name = name
+		n.Labels = map[string]string{}
+		for _, r := range roles {
+			n.Labels["node-role.kubernetes.io/"+r] = ""
+		}
+		return n
+	}
+	s := model.NewStore()
+	s.Apply([]model.Event{
+		model.PoolEvent(pool("worker", role("worker"))), model.PoolEvent(infra), model.PoolEvent(pool("gpu", role("gpu"))),
+		model.NodeEvent(node("plain", "worker")), model.NodeEvent(node("infra-1", "worker", "infra")), model.NodeEvent(node("both", "worker", "infra", "gpu")),
+	})
+	for name, want := range map[string]string{"plain": "worker", "infra-1": "infra", "both": ""} {
+		if got := s.Node(name).Pool; got != want {
+			t.Errorf("node %s: pool %q, want %q", name, got, want)
+		}
 	}
 }

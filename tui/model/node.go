@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
+	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/tui/internal/layout"
 )
 
@@ -210,8 +211,9 @@ func build(name string, obj *corev1.Node, mcn *mcfgv1.MachineConfigNode, pool fu
 		n.Pool = pool(obj)
 	}
 
-	if n.Cells[degradedColumn].State == phase.Failed ||
-		n.State == nodeanno.StateDegraded || n.State == nodeanno.StateUnreconcilable {
+	// The agent's state decides as the controller's pool status counts it
+	// (rollout.IsDegraded); a MachineConfigNode reporting NodeDegraded says the same.
+	if n.Cells[degradedColumn].State == phase.Failed || rollout.IsDegraded(n.Desired, n.State) {
 		n.Degraded = true
 	}
 	// A phase reporting an error is a failure only once the node is degraded (MCO's

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
-	corev1 "k8s.io/api/core/v1"
 )
 
 // Pool is a MachineConfigPool as `oc get mcp` shows it, plus what the TUI counts from the
@@ -65,21 +64,4 @@ func buildPool(obj *mcfgv1.MachineConfigPool) *Pool {
 		}
 	}
 	return p
-}
-
-// matchesNode reports whether the pool's node selector selects the node. Only
-// matchLabels is read: every pool MCO and mcotui create selects by a role label, and a
-// node without a MachineConfigNode is a transient state (the MachineConfigNode follows
-// within seconds), so an approximate pool is better than none.
-func (p *Pool) matchesNode(n *corev1.Node) bool {
-	sel := p.Obj.Spec.NodeSelector
-	if sel == nil || len(sel.MatchLabels) == 0 {
-		return false
-	}
-	for k, v := range sel.MatchLabels {
-		if got, ok := n.Labels[k]; !ok || got != v {
-			return false
-		}
-	}
-	return true
 }

@@ -6,6 +6,8 @@ import (
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/mcotui/mcotui/core/rollout"
 )
 
 // Change is one node as it was before an Apply (Old, nil when added) and after it (New,
@@ -73,6 +75,9 @@ type Store struct {
 	health Health
 
 	poolList []*Pool // sorted by name; rebuilt when a pool changes
+	// members places nodes without a MachineConfigNode among the pools (see poolOf);
+	// rebuilt with poolList.
+	members *rollout.Membership
 
 	cluster clusterObjects
 	diffs   map[diffKey]diffResult // Diff's results, until the configs change
@@ -181,6 +186,11 @@ func (s *Store) Apply(events []Event) Changes {
 			s.poolList = append(s.poolList, p)
 		}
 		slices.SortFunc(s.poolList, func(a, b *Pool) int { return cmp.Compare(a.Name, b.Name) })
+		objs := make([]*mcfgv1.MachineConfigPool, len(s.poolList))
+		for i, p := range s.poolList {
+			objs[i] = p.Obj
+		}
+		s.members = rollout.NewMembership(objs)
 	}
 	for _, name := range s.order {
 		old := s.nodes[name]
@@ -222,30 +232,18 @@ func (s *Store) poolCounts(pool string) *PoolCounts {
 	return pc
 }
 
-// poolOf places a node that has no MachineConfigNode by the pools' node selectors, with
-// MCO's precedence: master over a custom pool, a custom pool over worker.
+// poolOf places a node that has no MachineConfigNode by the pools' node selectors, as
+// MCO and the controller do (rollout.PoolFor): master over a custom pool, a custom pool
+// over worker, and no pool for a node two custom pools select.
 func (s *Store) poolOf(n *corev1.Node) string {
-	var custom, worker bool
-	best := ""
-	for _, p := range s.poolList {
-		if !p.matchesNode(n) {
-			continue
-		}
-		switch p.Name {
-		case "master":
-			return p.Name
-		case "worker":
-			worker = true
-		default:
-			if !custom {
-				custom, best = true, p.Name
-			}
-		}
+	if s.members == nil {
+		return ""
 	}
-	if !custom && worker {
-		return "worker"
+	p, err := s.members.PoolFor(n)
+	if err != nil || p == nil {
+		return ""
 	}
-	return best
+	return p.Name
 }
 
 // targetOf is the target config of the pool named pool, or "".

@@ -280,13 +280,9 @@ func (m *Model) machineSets(b *strings.Builder, managers []operatorv1.MachineMan
 	errs := map[string]error{}
 	if stream != nil {
 		for _, ms := range sets {
-			// Each MachineSet is decided for the platform its providerSpec names, as
-			// controller.CheckBootImages decides it.
-			p := bootimage.PlatformOf(ms)
-			if p == "" {
-				p = platform
-			}
-			res, err := bootimage.Reconcile(ms, stream, bootimage.Options{Platform: p, DefaultArch: arch, NoArch: noArch})
+			// Every MachineSet's images are shown, selected or not, each decided as the
+			// controller decides it.
+			res, err := bootimage.Decide(ms, stream, bootimage.Options{Platform: platform, DefaultArch: arch, NoArch: noArch})
 			if err != nil {
 				errs[ms.Name] = err
 				continue
