@@ -10,160 +10,44 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/utils/clock"
 
-	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/policy"
 	"github.com/mcotui/mcotui/core/rollout"
+	"github.com/mcotui/mcotui/platform/kube"
 )
 
 // AlertSource reads Prometheus's alerts for the alert gate (prom.Client).
-type AlertSource interface {
-	Alerts(ctx context.Context) ([]policy.Alert, error)
-}
+type AlertSource = kube.AlertSource
 
 // RolloutHeld is the pool condition that says the pool's rollout policy lets no node
 // start now, and why (policy.HeldCondition).
 const RolloutHeld = policy.HeldCondition
 
-// Reasons of RolloutHeld.
+// Reasons of RolloutHeld: rollout.PolicyOptions's, and the one that says nothing holds.
 const (
-	reasonOutsideWindow = "OutsideWindow"
-	reasonGateFailing   = "GateFailing"
-	reasonInvalidPolicy = "InvalidPolicy"
+	reasonOutsideWindow = rollout.HeldOutsideWindow
+	reasonGateFailing   = rollout.HeldGateFailing
+	reasonInvalidPolicy = rollout.HeldInvalidPolicy
 	reasonAsExpected    = "AsExpected"
 )
 
-// gatePoll is how soon a gate that holds for something no informer event announces
-// (an alert, a pod not Ready) is looked at again.
-const gatePoll = 30 * time.Second
-
-// policyHold is what the pool's policy says at one sync.
+// policyHold is what the pool's policy says at one sync (rollout.Hold), and the nodes
+// held out of the rollout (policy.HoldKey), which RolloutHeld names whether or not the
+// policy holds the rest.
 type policyHold struct {
-	Reason  string // "" when nothing holds
-	Message string
-	// Recheck is when the pool must be synced again though nothing changes: the window
-	// opens or closes, a soak ends, an alert may have resolved. 0: no need.
-	Recheck time.Duration
-	// Invalid says the policy does not parse: no step is taken at all.
-	Invalid bool
-	// Held are the nodes held out of the rollout (policy.HoldKey), which RolloutHeld
-	// names whether or not the policy holds the rest.
+	rollout.Hold
 	Held []string
 }
 
-// policyOptions reads the pool's rollout policy (core/policy) and evaluates it at now:
-// the plan options that carry it, and what holds the rollout. An invalid policy holds
-// the rollout with its error; it never reads as no policy.
+// policyOptions evaluates the pool's rollout policy at now by rollout.PolicyOptions,
+// its gates reading the cluster by kube.GateEvidence.
 func (d *Driver) policyOptions(ctx context.Context, st PoolState, now time.Time) (rollout.Options, policyHold) {
-	pol, err := policy.FromPool(st.Pool)
-	if err != nil {
-		return rollout.Options{}, policyHold{Reason: reasonInvalidPolicy, Message: err.Error() + "; no node is targeted until it is fixed", Invalid: true}
-	}
-	opts := rollout.Options{Policy: pol, Now: now}
-	var hold policyHold
-	window := pol.Windows.At(now)
-	if !pol.Windows.Always() {
-		hold.Recheck = window.Next.Sub(now)
-		if !window.Open {
-			return opts, policyHold{Reason: reasonOutsideWindow, Message: "outside the maintenance windows: " + window.Settled(), Recheck: hold.Recheck}
-		}
-	}
-	if !pol.Gates.Any() {
-		return opts, hold
-	}
-	e := d.gateEvidence(ctx, st, pol.Gates, now)
-	reason, wait := pol.Gates.Check(e)
-	if reason == "" {
-		return opts, hold
-	}
-	opts.Gate = reason
-	recheck := wait
-	if recheck <= 0 {
-		recheck = gatePoll
-	}
-	if hold.Recheck > 0 {
-		recheck = min(recheck, hold.Recheck)
-	}
-	return opts, policyHold{Reason: reasonGateFailing, Message: "held by a health gate: " + reason, Recheck: recheck}
-}
-
-// gateEvidence gathers what the gates read: the alerts, and the nodes just updated to
-// the pool's target with their gated pods.
-func (d *Driver) gateEvidence(ctx context.Context, st PoolState, g policy.Gates, now time.Time) policy.Evidence {
-	e := policy.Evidence{Now: now}
-	if g.Alerts != nil {
-		if d.alerts == nil {
-			e.AlertsErr = fmt.Errorf("no Prometheus to ask: start the controller (or `rollout --wait`) with --prometheus-url")
-		} else {
-			e.Alerts, e.AlertsErr = d.alerts.Alerts(ctx)
-		}
-	}
-	target := st.Pool.Spec.Configuration.Name
-	for _, n := range st.Nodes {
-		if !rollout.DoneAt(n, target) {
-			continue
-		}
-		u := policy.UpdatedNode{Name: n.Name, UpdatedAt: d.updatedAt(n), ReadySince: readySince(n.Status.Conditions)}
-		if !g.JustUpdated(now, u.UpdatedAt, u.ReadySince) {
-			continue
-		}
-		if g.Pods != nil {
-			pods, err := d.clients.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{
-				LabelSelector: g.Pods.String(), FieldSelector: fields.OneTermEqualSelector("spec.nodeName", n.Name).String(),
-			})
-			if err != nil {
-				// Unknown pods hold the rollout as pods not Ready would.
-				u.Pods = []policy.Pod{{Namespace: "?", Name: fmt.Sprintf("(list pods on node %s: %v)", n.Name, err)}}
-				e.Updated = append(e.Updated, u)
-				continue
-			}
-			for i := range pods.Items {
-				p := &pods.Items[i]
-				if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-					continue
-				}
-				u.Pods = append(u.Pods, policy.Pod{Namespace: p.Namespace, Name: p.Name, ReadySince: podReadySince(p)})
-			}
-		}
-		e.Updated = append(e.Updated, u)
-	}
-	return e
-}
-
-// updatedAt is when the node's update to its current config finished: when its
-// MachineConfigNode's Updated condition last turned True. Zero when unknown, which
-// leaves the node's Ready time alone to decide.
-func (d *Driver) updatedAt(n *corev1.Node) time.Time {
-	mcn := d.cachedMachineConfigNode(n.Name)
-	if mcn == nil || mcn.Status.ConfigVersion == nil || mcn.Status.ConfigVersion.Current != nodeanno.Current(n) {
-		return time.Time{}
-	}
-	for _, c := range mcn.Status.Conditions {
-		if c.Type == string(mcfgv1.MachineConfigNodeUpdated) && c.Status == metav1.ConditionTrue {
-			return c.LastTransitionTime.Time
-		}
-	}
-	return time.Time{}
-}
-
-func readySince(conds []corev1.NodeCondition) time.Time {
-	for _, c := range conds {
-		if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
-			return c.LastTransitionTime.Time
-		}
-	}
-	return time.Time{}
-}
-
-func podReadySince(p *corev1.Pod) time.Time {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-			return c.LastTransitionTime.Time
-		}
-	}
-	return time.Time{}
+	in := kube.GateInputs{Clients: d.clients, Alerts: d.alerts, MachineConfigNode: d.cachedMachineConfigNode}
+	opts, hold := rollout.PolicyOptions(st.Pool, now, func(g policy.Gates) policy.Evidence {
+		return kube.GateEvidence(ctx, in, st.Pool, st.Nodes, g, now)
+	})
+	return opts, policyHold{Hold: hold}
 }
 
 // setHoldCondition puts RolloutHeld into status. A pool that never had a policy and

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -248,7 +249,13 @@ func (u *UI) preview(p *model.Pool) {
 		r, err := store.Diff(from, to)
 		return r.Decision, err
 	}
-	fc, err := rollout.Preview(p.Obj, nodes, rollout.Options{}, diff)
+	// The pool's policy as the controller reads it (windows, update order, holds); its
+	// health gates need the cluster, so the step itself checks them (action.Actions).
+	opts, hold := rollout.PolicyOptions(p.Obj, u.c.Clock.Now(), nil)
+	fc, err := rollout.Preview(p.Obj, nodes, opts, diff)
+	if err == nil && hold.Invalid {
+		err = errors.New(hold.Message)
+	}
 	// The forecast assumes the updates in flight finish; it lists them nowhere, so the
 	// preview names them.
 	var updating []string
@@ -266,7 +273,13 @@ func (u *UI) preview(p *model.Pool) {
 		return previewText(st, fc, updating, u.currentOf, width)
 	})
 	start := func() tea.Cmd {
-		step, err := rollout.Plan(p.Obj, nodes, rollout.Options{})
+		opts, hold := rollout.PolicyOptions(p.Obj, u.c.Clock.Now(), nil)
+		if hold.Invalid {
+			u.setNotice(hold.Message, true)
+			u.c.Post(common.CloseDialogMsg{})
+			return nil
+		}
+		step, err := rollout.Plan(p.Obj, nodes, opts)
 		switch {
 		case err != nil:
 			u.setNotice(err.Error(), true)

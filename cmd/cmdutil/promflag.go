@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/core/policy"
+	"github.com/mcotui/mcotui/platform/kube"
 	"github.com/mcotui/mcotui/platform/prom"
 )
 
@@ -36,7 +36,7 @@ func (p *PrometheusFlag) Validate() error {
 
 // Alerts is the server's client, or nil without the flag (so that a driver sees no
 // Prometheus rather than one that always fails).
-func (p *PrometheusFlag) Alerts() (controller.AlertSource, error) {
+func (p *PrometheusFlag) Alerts() (kube.AlertSource, error) {
 	if p.URL == "" {
 		return nil, nil
 	}

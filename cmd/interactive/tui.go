@@ -105,7 +105,11 @@ func (o *TUIOptions) Run(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cluster, err := source.New(ctx, cfg, source.Options{Context: contextName(o.Kube.Kubeconfig, o.Kube.Context), Logger: log})
+	alerts, err := o.Prometheus.Alerts()
+	if err != nil {
+		return err
+	}
+	cluster, err := source.New(ctx, cfg, source.Options{Context: contextName(o.Kube.Kubeconfig, o.Kube.Context), Logger: log, Alerts: alerts})
 	if err != nil {
 		return err
 	}
@@ -126,10 +130,6 @@ func (o *TUIOptions) Run(ctx context.Context) error {
 			return err
 		}
 		driver = newTUIDriver(ctx, clients, o.Namespace, log)
-		alerts, err := o.Prometheus.Alerts()
-		if err != nil {
-			return err
-		}
 		if alerts != nil {
 			driver.WithAlerts(alerts)
 		}

@@ -69,7 +69,7 @@ func RolloutRequest(step rollout.Step, current func(node string) string) Request
 	}
 	// The nodes grouped by the config they leave, so that each long name is written
 	// once.
-	r.Changes = []string{"annotation " + nodeanno.DesiredConfigKey + " (and the MachineConfigNode's spec.configVersion.desired):",
+	r.Changes = []string{"annotation " + nodeanno.DesiredConfigKey + " (the node's agent brings its MachineConfigNode in step):",
 		"  to   " + step.Target}
 	var froms []string
 	byFrom := map[string][]string{}
@@ -110,7 +110,7 @@ func DriveRequest(pool, target string, toUpdate, budget int, lease string) Reque
 		Title:  "Drive the rollout of pool " + pool,
 		Object: "the nodes of pool " + pool + ", and Lease " + lease,
 		Changes: []string{
-			"annotation " + nodeanno.DesiredConfigKey + " (and the MachineConfigNode's spec.configVersion.desired): to " + target + ", step by step",
+			"annotation " + nodeanno.DesiredConfigKey + ": to " + target + ", step by step (each node's agent brings its MachineConfigNode in step)",
 			"taint UpdateInProgress:PreferNoSchedule on the nodes waiting for it, and the pool's status, as mcotui's controller writes them",
 			"Lease " + lease + ": held by this terminal while it drives",
 		},

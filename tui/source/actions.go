@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/mcotui/mcotui/core/bootimage"
+	"github.com/mcotui/mcotui/core/policy"
 	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/platform/kube"
 	"github.com/mcotui/mcotui/tui/action"
@@ -62,9 +63,10 @@ func (a *Actions) SetMaxUnavailable(ctx context.Context, pool string, v intstr.I
 }
 
 // Rollout implements action.Actions: one step of rollout.Plan over the pool's members
-// as the cache has them, each target written with kube.TargetNode (the node's
-// desiredConfig annotation, carrying the resourceVersion the plan saw, then its
-// MachineConfigNode).
+// as the cache has them, under the pool's rollout policy as the controller reads it
+// (rollout.PolicyOptions: maintenance windows, health gates, update order), each target written with kube.TargetNode (the node's
+// desiredConfig annotation alone, carrying the resourceVersion the plan saw; the
+// node's agent brings its MachineConfigNode in step).
 func (a *Actions) Rollout(ctx context.Context, pool string, confirmed []string) (rollout.Step, error) {
 	p, err := a.c.pools.Get(pool)
 	if err != nil {
@@ -74,9 +76,16 @@ func (a *Actions) Rollout(ctx context.Context, pool string, confirmed []string) 
 	if err != nil {
 		return rollout.Step{}, fmt.Errorf("roll out pool %s: %w", pool, err)
 	}
-	step, err := rollout.Plan(p, nodes, rollout.Options{})
+	opts, hold := a.c.policyOptions(ctx, p, nodes)
+	if hold.Invalid {
+		return rollout.Step{}, fmt.Errorf("roll out pool %s: %s", pool, hold.Message)
+	}
+	step, err := rollout.Plan(p, nodes, opts)
 	if err != nil {
 		return rollout.Step{}, err
+	}
+	if len(step.Targets) == 0 && hold.Reason != "" {
+		return step, fmt.Errorf("roll out pool %s: no node to target now: %s; nothing was written", pool, hold.Message)
 	}
 	if !slices.Equal(step.Targets, confirmed) {
 		return rollout.Step{}, fmt.Errorf("roll out pool %s: the cluster changed since the step was shown: it now targets %s, not %s; nothing was written, look again",
@@ -141,7 +150,12 @@ func (a *Actions) Retry(ctx context.Context, pool, node string) error {
 	if err != nil {
 		return fmt.Errorf("retry node %s: %w", node, err)
 	}
-	step, err := rollout.Plan(p, nodes, rollout.Options{Retry: []string{node}})
+	opts, hold := a.c.policyOptions(ctx, p, nodes)
+	if hold.Invalid {
+		return fmt.Errorf("retry node %s: %s", node, hold.Message)
+	}
+	opts.Retry = []string{node}
+	step, err := rollout.Plan(p, nodes, opts)
 	if err != nil {
 		return err
 	}
@@ -177,6 +191,28 @@ func (a *Actions) SetBootImageMode(ctx context.Context, sel operatorv1.MachineMa
 	}
 	a.log.Info("set boot image mode", "mode", sel.Mode)
 	return nil
+}
+
+// policyOptions evaluates the pool's rollout policy now, as the controller does
+// (rollout.PolicyOptions), its gates reading the cluster by kube.GateEvidence.
+func (c *Cluster) policyOptions(ctx context.Context, p *mcfgv1.MachineConfigPool, nodes []*corev1.Node) (rollout.Options, rollout.Hold) {
+	in := kube.GateInputs{Clients: c.clients, Alerts: c.alerts, MachineConfigNode: c.machineConfigNode}
+	now := c.now()
+	return rollout.PolicyOptions(p, now, func(g policy.Gates) policy.Evidence {
+		return kube.GateEvidence(ctx, in, p, nodes, g, now)
+	})
+}
+
+// machineConfigNode is the node's MachineConfigNode from the cache, or nil.
+func (c *Cluster) machineConfigNode(name string) *mcfgv1.MachineConfigNode {
+	if c.mcns == nil {
+		return nil
+	}
+	m, err := c.mcns.Get(name)
+	if err != nil {
+		return nil
+	}
+	return m
 }
 
 // members are the pool's nodes as the controller counts them (rollout.Members, MCO's

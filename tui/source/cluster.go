@@ -65,6 +65,9 @@ type Options struct {
 	ProbeInterval time.Duration
 	// Buffer is each subscription's channel buffer; 0 is 1024.
 	Buffer int
+	// Alerts is what pools' alert gates ask before the TUI steps a rollout; nil where
+	// no Prometheus was named, and an alert gate then holds the step.
+	Alerts kube.AlertSource
 }
 
 // Cluster is one cluster's informers and the programs subscribed to them.
@@ -88,6 +91,8 @@ type Cluster struct {
 	nodes  corelisters.NodeLister
 	mcfg   operatorlisters.MachineConfigurationLister // nil when the API is not served
 	hasMCN bool
+	mcns   mcfglisters.MachineConfigNodeLister // nil when the API is not served
+	alerts kube.AlertSource
 
 	// early are the objects of the initial lists that arrived before every informer had
 	// synced (see arrivals): a subscription made meanwhile starts from them, as they are
@@ -151,6 +156,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Cluster, error) 
 		now:     opts.Now,
 		probe:   opts.ProbeInterval,
 		buffer:  opts.Buffer,
+		alerts:  opts.Alerts,
 		subs:    map[*Subscription]struct{}{},
 		closed:  make(chan struct{}),
 	}
@@ -340,7 +346,9 @@ func (c *Cluster) informers(served map[schema.GroupVersionResource]bool) error {
 			// Listed, not streamed as a watch's initial events (WatchList): see listOnly.
 			return cache.NewSharedIndexInformer(newListArrivals(lw), &mcfgv1.MachineConfigNode{}, resync, cache.Indexers{})
 		})
-		c.watched = append(c.watched, watched{what: "MachineConfigNodes", informer: mf.Machineconfiguration().V1().MachineConfigNodes().Informer(), event: mcnEvent, teed: true})
+		mcns := mf.Machineconfiguration().V1().MachineConfigNodes()
+		c.mcns = mcns.Lister()
+		c.watched = append(c.watched, watched{what: "MachineConfigNodes", informer: mcns.Informer(), event: mcnEvent, teed: true})
 	}
 	add("MachineConfigs", mf.Machineconfiguration().V1().MachineConfigs().Informer(), func(o any) (model.Event, bool) {
 		m, ok := o.(*mcfgv1.MachineConfig)

@@ -1,0 +1,72 @@
+package rollout
+
+import (
+	"time"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+
+	"github.com/mcotui/mcotui/core/policy"
+)
+
+// Reasons a pool's rollout policy holds its rollout (Hold.Reason, and the reasons of
+// the pool's RolloutHeld condition).
+const (
+	HeldOutsideWindow = "OutsideWindow"
+	HeldGateFailing   = "GateFailing"
+	HeldInvalidPolicy = "InvalidPolicy"
+)
+
+// GatePoll is how soon a gate that holds for something no informer event announces
+// (an alert, a pod not Ready) is looked at again.
+const GatePoll = 30 * time.Second
+
+// Hold is what a pool's rollout policy says at one instant.
+type Hold struct {
+	Reason  string // "" when nothing holds; else one of the Held* reasons
+	Message string
+	// Recheck is when the pool must be looked at again though nothing changes: the
+	// window opens or closes, a soak ends, an alert may have resolved. 0: no need.
+	Recheck time.Duration
+	// Invalid says the policy does not parse: no step is taken at all.
+	Invalid bool
+}
+
+// PolicyOptions reads the pool's rollout policy (policy.FromPool) and evaluates it at
+// now: the plan options that carry it, and what holds the rollout. evidence gathers
+// what the pool's health gates read; it is called only when the policy has gates. An
+// invalid policy holds the rollout with its error; it never reads as no policy.
+//
+// Every step goes through here, whoever takes it: the controller's sync, `rollout
+// --wait`'s and the TUI's drive, and the TUI's manual step and retry, so that none of
+// them targets a node outside a maintenance window or past a failing gate.
+func PolicyOptions(pool *mcfgv1.MachineConfigPool, now time.Time, evidence func(policy.Gates) policy.Evidence) (Options, Hold) {
+	pol, err := policy.FromPool(pool)
+	if err != nil {
+		return Options{}, Hold{Reason: HeldInvalidPolicy, Message: err.Error() + "; no node is targeted until it is fixed", Invalid: true}
+	}
+	opts := Options{Policy: pol, Now: now}
+	var hold Hold
+	window := pol.Windows.At(now)
+	if !pol.Windows.Always() {
+		hold.Recheck = window.Next.Sub(now)
+		if !window.Open {
+			return opts, Hold{Reason: HeldOutsideWindow, Message: "outside the maintenance windows: " + window.Settled(), Recheck: hold.Recheck}
+		}
+	}
+	if !pol.Gates.Any() || evidence == nil {
+		return opts, hold
+	}
+	reason, wait := pol.Gates.Check(evidence(pol.Gates))
+	if reason == "" {
+		return opts, hold
+	}
+	opts.Gate = reason
+	recheck := wait
+	if recheck <= 0 {
+		recheck = GatePoll
+	}
+	if hold.Recheck > 0 {
+		recheck = min(recheck, hold.Recheck)
+	}
+	return opts, Hold{Reason: HeldGateFailing, Message: "held by a health gate: " + reason, Recheck: recheck}
+}
