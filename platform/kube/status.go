@@ -5,11 +5,9 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
-	jsoniter "github.com/json-iterator/go"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
@@ -278,13 +276,10 @@ func (m *statusMerge) emit(mcnsOpen, nodesOpen bool) error {
 // batches of batch as it decodes the response: a stream, so memory holds one batch
 // and the rows print as they arrive. With full, each is the whole object; without,
 // only what status's tables show (mcnTableFields). Not in pages (limit and continue):
-// kube-apiserver v1.37.2 answers a whole list of a custom resource from its watch
-// cache, cheaply, while the pages cost it several times the CPU. Measured on 5,000
-// MachineConfigNodes: pages of 500 took the server 5-7 s of CPU against 0.7-1.0 s for
-// the whole list on a control plane up for over ten minutes, 1.6 s against 0.8 s on
-// one just filled (the pages are likely read from etcd once the cache's snapshots for
-// paging are gone, decoding and defaulting every object again). An error of the API
-// server is returned as it is (IsNotFound: the cluster does not serve them).
+// kube-apiserver answers a whole list of a custom resource from its watch cache,
+// cheaply, while the pages cost it several times the CPU (docs/benchmarks.md). An
+// error of the API server is returned as it is (IsNotFound: the cluster does not serve
+// them).
 func listMCNs(ctx context.Context, c *Clients, batch int, full bool, page func([]*mcfgv1.MachineConfigNode) error) error {
 	body, err := c.MachineConfig.MachineconfigurationV1().RESTClient().Get().Resource("machineconfignodes").Stream(ctx)
 	if apierrors.IsNotFound(err) {
@@ -361,91 +356,6 @@ func (f *mcnTableFields) machineConfigNode() *mcfgv1.MachineConfigNode {
 		}
 	}
 	return m
-}
-
-// listJSON decodes the API server's lists: json-iterator, already in the binary (for
-// Prometheus' client), configured as encoding/json decodes, because it skips the
-// fields a type does not have several times faster than encoding/json, whose
-// Decoder also scans each value twice. Measured on 5,000 MachineConfigNodes (6 kB
-// each, most of it managedFields): mcnTableFields decoded in a fifth of the time
-// encoding/json takes to decode the whole objects.
-var listJSON = jsoniter.ConfigCompatibleWithStandardLibrary
-
-// decodeBuffer is how much of a list decodeItems reads at a time.
-const decodeBuffer = 32 << 10
-
-// decodeItems decodes the items of a JSON list from r, one at a time, and hands them
-// to page in batches of batch (the last one shorter); the list's other fields are
-// skipped.
-func decodeItems[T any](r io.Reader, batch int, page func([]T) error) error {
-	it := jsoniter.Parse(listJSON, r, decodeBuffer)
-	if next := it.WhatIsNext(); next != jsoniter.ObjectValue {
-		return fmt.Errorf("decode: %s where { was expected", jsonKind(next))
-	}
-	var pageErr error
-	items := make([]T, 0, batch)
-	n := 0
-	it.ReadObjectCB(func(it *jsoniter.Iterator, key string) bool {
-		if key != "items" {
-			it.Skip()
-			return it.Error == nil
-		}
-		switch next := it.WhatIsNext(); next {
-		case jsoniter.NilValue: // "items": null, an empty list
-			it.Skip()
-			return it.Error == nil
-		case jsoniter.ArrayValue:
-		default:
-			it.ReportError("decode items", jsonKind(next)+" where a list was expected")
-			return false
-		}
-		ok := it.ReadArrayCB(func(it *jsoniter.Iterator) bool {
-			var item T
-			if it.ReadVal(&item); it.Error != nil {
-				it.Error = fmt.Errorf("item %d: %w", n, it.Error)
-				return false
-			}
-			n++
-			if items = append(items, item); len(items) == batch {
-				if pageErr = page(items); pageErr != nil {
-					return false
-				}
-				items = make([]T, 0, batch)
-			}
-			return true
-		})
-		if ok && len(items) > 0 {
-			pageErr = page(items)
-			items = nil
-		}
-		return ok && pageErr == nil
-	})
-	if pageErr != nil {
-		return pageErr
-	}
-	if it.Error != nil {
-		return fmt.Errorf("decode: %w", it.Error)
-	}
-	return nil
-}
-
-// jsonKind names a kind of JSON value in an error.
-func jsonKind(t jsoniter.ValueType) string {
-	switch t {
-	case jsoniter.StringValue:
-		return "a string"
-	case jsoniter.NumberValue:
-		return "a number"
-	case jsoniter.NilValue:
-		return "null"
-	case jsoniter.BoolValue:
-		return "a boolean"
-	case jsoniter.ArrayValue:
-		return "a list"
-	case jsoniter.ObjectValue:
-		return "an object"
-	}
-	return "no JSON value"
 }
 
 // partialMetadataList asks the API server for a list of objects' metadata alone, in
