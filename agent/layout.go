@@ -11,6 +11,7 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 
 	"github.com/mcotui/mcotui/core/configdiff"
+	"github.com/mcotui/mcotui/internal/durable"
 )
 
 // The layout a node was installed with (disks, raid, filesystems, LUKS) is what its
@@ -66,7 +67,7 @@ func (a *Agent) installedLayout(running *mcfgv1.MachineConfig) (configdiff.Layou
 	if data, err = json.Marshal(l); err != nil {
 		return configdiff.Layout{}, err
 	}
-	if err := writeDurable(p, data, 0o600); err != nil {
+	if err := durable.WriteFile(p, data, 0o600); err != nil {
 		return configdiff.Layout{}, fmt.Errorf("record the node's layout: %w", err)
 	}
 	return l, nil

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/mcotui/mcotui/internal/durable"
 )
 
 // Originals, as MCO keeps them in /etc/machine-config-daemon/orig and noorig: the first
@@ -36,7 +38,7 @@ func (ap *applier) backupOrig(p string) (bool, error) {
 	}
 	info, err := ap.root.Stat(p)
 	if isNotExist(err) {
-		return true, writeDurable(ap.noorigPath(p), nil, 0o600)
+		return true, durable.WriteFile(ap.noorigPath(p), nil, 0o600)
 	}
 	if err != nil {
 		return false, fmt.Errorf("back up the original %s: %w", p, err)
@@ -48,7 +50,7 @@ func (ap *applier) backupOrig(p string) (bool, error) {
 	defer src.Close()
 	dst := ap.origPath(p)
 	// Copied, not read whole: the original may be any size.
-	if err := copyDurable(dst, src, info.Mode.Perm()); err != nil {
+	if err := durable.Copy(dst, src, info.Mode.Perm()); err != nil {
 		return false, err
 	}
 	// The owner and special bits ride on the backup itself, to be restored with it.
@@ -85,7 +87,7 @@ func (ap *applier) releasePath(p string) error {
 
 // dropOrig forgets p's original record.
 func (ap *applier) dropOrig(p string) error {
-	return errors.Join(removeDurable(ap.origPath(p)), removeDurable(ap.noorigPath(p)))
+	return errors.Join(durable.Remove(ap.origPath(p)), durable.Remove(ap.noorigPath(p)))
 }
 
 func readStateFile(name string) ([]byte, error) {

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/mcotui/mcotui/core/pinned"
+	"github.com/mcotui/mcotui/internal/durable"
 	"github.com/mcotui/mcotui/platform/host"
 	"github.com/mcotui/mcotui/platform/host/cri"
 )
@@ -267,7 +268,7 @@ func (p *Pinner) writeJournal(j pinJournal) error {
 	if err != nil {
 		return err
 	}
-	return writeDurable(p.journalPath(), data, 0o600)
+	return durable.WriteFile(p.journalPath(), data, 0o600)
 }
 
 // Sync does one round: pull what the sets name and the runtime lacks, verify, pin, and

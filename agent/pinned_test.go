@@ -23,6 +23,7 @@ import (
 
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/pinned"
+	"github.com/mcotui/mcotui/internal/durable"
 	"github.com/mcotui/mcotui/platform/host/cri"
 	"github.com/mcotui/mcotui/platform/host/cri/critest"
 	"github.com/mcotui/mcotui/platform/kube/kubetest"
@@ -367,7 +368,7 @@ func TestPinnedImagesCRIODropInAndOneReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	data, _ := json.Marshal(pinJournal{Phase: pinConfiguring, Images: []string{a, b}})
-	if err := writeDurable(filepath.Join(n.h.stateDir, pinJournalFile), data, 0o600); err != nil {
+	if err := durable.WriteFile(filepath.Join(n.h.stateDir, pinJournalFile), data, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	n.start()

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcotui/mcotui/internal/durable"
 	"github.com/mcotui/mcotui/platform/host"
 )
 
@@ -33,7 +34,7 @@ func (ap *applier) snapshotDir(id uint64) string {
 // takeSnapshots records what each path holds now.
 func (ap *applier) takeSnapshots(id uint64, paths []string) ([]Snapshot, error) {
 	dir := ap.snapshotDir(id)
-	if err := mkdirDurable(dir); err != nil {
+	if err := durable.MkdirAll(dir); err != nil {
 		return nil, err
 	}
 	out := make([]Snapshot, len(paths))
@@ -73,7 +74,7 @@ func (ap *applier) takeSnapshots(id uint64, paths []string) ([]Snapshot, error) 
 		}
 	}
 	// One directory sync makes every snapshot's name durable.
-	if err := syncDir(dir); err != nil {
+	if err := durable.SyncDir(dir); err != nil {
 		return nil, fmt.Errorf("snapshots before the update: %w", err)
 	}
 	return out, nil

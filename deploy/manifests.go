@@ -21,7 +21,7 @@ import (
 
 	"github.com/mcotui/mcotui/core/bootimage"
 	"github.com/mcotui/mcotui/core/generated"
-	"github.com/mcotui/mcotui/platform/kube"
+	"github.com/mcotui/mcotui/core/mco"
 )
 
 // Options say what Write installs.
@@ -382,9 +382,9 @@ func controllerRules() []rbacv1.PolicyRule {
 		// Events on pools and MachineConfiguration (cluster-scoped objects: their
 		// events go to the default namespace).
 		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
-		// Refusing to run beside MCO (kube.DetectMCO).
-		{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, ResourceNames: []string{kube.MCODeployment}, Verbs: []string{"get"}},
-		{APIGroups: []string{"apps"}, Resources: []string{"daemonsets"}, ResourceNames: []string{kube.MCODaemonSet}, Verbs: []string{"get"}},
-		{APIGroups: []string{"config.openshift.io"}, Resources: []string{"clusteroperators"}, ResourceNames: []string{kube.MCOClusterOperator}, Verbs: []string{"get"}},
+		// Refusing to run beside MCO (platform/kube's DetectMCO).
+		{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, ResourceNames: []string{mco.Deployment}, Verbs: []string{"get"}},
+		{APIGroups: []string{"apps"}, Resources: []string{"daemonsets"}, ResourceNames: []string{mco.DaemonSet}, Verbs: []string{"get"}},
+		{APIGroups: []string{"config.openshift.io"}, Resources: []string{"clusteroperators"}, ResourceNames: []string{mco.ClusterOperator}, Verbs: []string{"get"}},
 	}
 }

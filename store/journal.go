@@ -30,6 +30,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/mcotui/mcotui/internal/durable"
 )
 
 // SchemaVersion is the layout of the journal this code writes. A journal written by a
@@ -203,20 +205,7 @@ func create(path string, timeout time.Duration) error {
 	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("create journal %s: %w", path, err)
 	}
-	return syncDir(dir)
-}
-
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("sync directory %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync directory %s: %w", dir, err)
-	}
-	return nil
+	return durable.SyncDir(dir)
 }
 
 // walk reads every key and value, so that a damaged page is found at Open, before the

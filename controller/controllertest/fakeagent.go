@@ -5,16 +5,16 @@ package controllertest
 import (
 	"context"
 	"encoding/json"
-	"sync"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/mcotui/mcotui/core/nodeanno"
+	"github.com/mcotui/mcotui/platform/kube"
 )
 
 // FakeAgent is a test double of mcotui's agent, for the controller's tests until the
@@ -23,7 +23,8 @@ import (
 // currentConfig, it writes state Working, waits Work, then writes currentConfig =
 // desiredConfig and state Done, as an agent does at the end of an update. A node named
 // in Fail reports state Degraded with reason "boom" instead, and is left alone until
-// its desired config changes.
+// its desired config changes. It follows its nodes as InstantAgent does
+// (kube.NodeWorkers), one worker a node.
 //
 // It only writes the node annotations the controller reads; it neither cordons, drains
 // nor writes MachineConfigNode conditions.
@@ -32,55 +33,37 @@ type FakeAgent struct {
 	Selector string // label selector of the nodes it plays the agent of
 	Work     time.Duration
 	Fail     map[string]bool
-
-	mu   sync.Mutex
-	busy map[string]bool
 }
+
+// fakeAgentWorkers bounds the nodes a FakeAgent updates at once: more than any test's
+// pool, so that each node's update starts as soon as it is targeted.
+const fakeAgentWorkers = 64
 
 // Start runs the fake agent until the test ends.
 func (a *FakeAgent) Start(t testing.TB) {
 	t.Helper()
-	a.busy = map[string]bool{}
 	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
+	w := &kube.NodeWorkers{Kube: a.Kube, Selector: a.Selector, Workers: fakeAgentWorkers, Pending: a.pending,
+		Work: func(ctx context.Context, n *corev1.Node) error {
+			a.update(ctx, n.Name, nodeanno.Desired(n))
+			return nil
+		}}
+	wait, err := w.Start(ctx)
+	if err != nil {
+		cancel()
+		t.Fatalf("fake agent: %v", err)
+	}
 	t.Cleanup(func() {
 		cancel()
-		wg.Wait()
+		wait()
 	})
-	wg.Go(func() { a.run(ctx, &wg) })
 }
 
-func (a *FakeAgent) run(ctx context.Context, wg *sync.WaitGroup) {
-	_ = wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		list, err := a.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: a.Selector})
-		if err != nil {
-			return false, nil
-		}
-		for i := range list.Items {
-			n := &list.Items[i]
-			cur, des, st := nodeanno.Current(n), nodeanno.Desired(n), nodeanno.State(n)
-			failed := a.Fail[n.Name] && st == nodeanno.StateDegraded
-			if des == "" || (cur == des && st == nodeanno.StateDone) || failed {
-				continue
-			}
-			a.mu.Lock()
-			if a.busy[n.Name] {
-				a.mu.Unlock()
-				continue
-			}
-			a.busy[n.Name] = true
-			a.mu.Unlock()
-			wg.Go(func() {
-				defer func() {
-					a.mu.Lock()
-					delete(a.busy, n.Name)
-					a.mu.Unlock()
-				}()
-				a.update(ctx, n.Name, des)
-			})
-		}
-		return false, nil
-	})
+// pending: the node has a desired config it does not run, and has not failed it.
+func (a *FakeAgent) pending(n *corev1.Node) bool {
+	cur, des, st := nodeanno.Current(n), nodeanno.Desired(n), nodeanno.State(n)
+	failed := a.Fail[n.Name] && st == nodeanno.StateDegraded
+	return des != "" && (cur != des || st != nodeanno.StateDone) && !failed
 }
 
 func (a *FakeAgent) update(ctx context.Context, node, desired string) {

@@ -11,12 +11,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 
 	"github.com/mcotui/mcotui/core/nodeanno"
+	"github.com/mcotui/mcotui/platform/kube"
 )
 
 // InstantAgent plays the agents of many nodes whose updates take no time, for the
@@ -48,62 +46,22 @@ type InstantAgent struct {
 // synced. A write that fails is retried with backoff; Errors reports it.
 func (a *InstantAgent) Start(tb testing.TB) {
 	tb.Helper()
-	workers := a.Workers
-	if workers <= 0 {
-		workers = 16
-	}
 	a.applied = map[string]string{}
 	ctx, cancel := context.WithCancel(context.Background())
-	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
-	f := kubeinformers.NewSharedInformerFactoryWithOptions(a.Kube, 0,
-		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = a.Selector }))
-	nodes := f.Core().V1().Nodes()
-	enqueue := func(obj any) {
-		if n, ok := obj.(*corev1.Node); ok && a.pending(n) {
-			queue.Add(n.Name)
-		}
-	}
-	if _, err := nodes.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    enqueue,
-		UpdateFunc: func(_, cur any) { enqueue(cur) },
-	}); err != nil {
+	w := &kube.NodeWorkers{Kube: a.Kube, Selector: a.Selector, Workers: a.Workers, Pending: a.pending, Work: a.update,
+		Failed: func(_ string, err error) {
+			a.mu.Lock()
+			a.errs = append(a.errs, err)
+			a.mu.Unlock()
+		}}
+	wait, err := w.Start(ctx)
+	if err != nil {
 		cancel()
-		tb.Fatalf("instant agent for nodes %s: %v", a.Selector, err)
-	}
-	f.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), nodes.Informer().HasSynced) {
-		cancel()
-		tb.Fatalf("instant agent for nodes %s: informer did not sync", a.Selector)
-	}
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for {
-				name, shutdown := queue.Get()
-				if shutdown {
-					return
-				}
-				n, err := nodes.Lister().Get(name)
-				if err == nil && a.pending(n) {
-					err = a.update(ctx, n)
-				}
-				if err != nil && ctx.Err() == nil {
-					a.mu.Lock()
-					a.errs = append(a.errs, err)
-					a.mu.Unlock()
-					queue.AddRateLimited(name)
-				} else {
-					queue.Forget(name)
-				}
-				queue.Done(name)
-			}
-		})
+		tb.Fatalf("instant agent: %v", err)
 	}
 	tb.Cleanup(func() {
 		cancel()
-		queue.ShutDown()
-		wg.Wait()
-		f.Shutdown()
+		wait()
 	})
 }
 

@@ -1,8 +1,7 @@
 // Package archtest holds mcotui's dependency rule (docs/ARCHITECTURE.md) as data, and
 // checks an import graph against it; its test loads the whole tree's graph with
-// `go list` and fails on any import against the rule. The rule is written for the
-// target layout (cmd/, sim/); where a folder does not exist yet its rule holds
-// trivially.
+// `go list` and fails on any import against the rule. Every clause the page states is
+// one Rule here, and TestRules shows each catching its violation.
 package archtest
 
 import (
@@ -56,8 +55,12 @@ var Rules = []Rule{
 		Why:       "core is handed bytes, clocks and clients; the I/O belongs in platform",
 	},
 	{
-		Name: "store journals, on core's types", From: []string{"store"}, Only: []string{"core"}, Tests: true,
-		Why: "store imports only core",
+		Name: "store journals, on core's types", From: []string{"store"}, Only: []string{"core", "internal/durable"}, Tests: true,
+		Why: "store imports only core (and internal/durable, the fsync discipline it shares with the agent)",
+	},
+	{
+		Name: "durable is a leaf", From: []string{"internal/durable"}, Only: []string{"internal/durable"}, Tests: true,
+		Why: "internal/durable imports nothing of the project, so that store and the agent can share it",
 	},
 	{
 		Name: "platform adapts, it does not decide", From: []string{"platform"},
@@ -89,6 +92,14 @@ var Rules = []Rule{
 		Name: "test helpers serve tests only", From: []string{"*"}, Except: TestHelpers,
 		Forbid: TestHelpers,
 		Why:    "a fixture package (kubetest, hosttest, mctest, ...) is imported from _test.go files and other fixture packages only",
+	},
+	{
+		Name: "cmdutil is what every command shares", From: []string{"cmd/cmdutil"}, Only: []string{"cmd/cmdutil", "core", "platform"}, Tests: true,
+		Why: "cmd/cmdutil imports only platform and core: what needs the controller, the agent or the TUI belongs in the command that uses it",
+	},
+	{
+		Name: "deploy declares the install, it does not reach the cluster", From: []string{"deploy"}, Only: []string{"deploy", "core"}, Tests: true,
+		Why: "deploy imports only core: take names from core (core/mco, core/nodeanno), not from platform/kube",
 	},
 	{
 		Name: "only main and cmd import cmd", From: []string{"*"}, Except: []string{"cmd"}, ExceptRoot: true,

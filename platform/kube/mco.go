@@ -8,15 +8,18 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/mcotui/mcotui/core/mco"
 )
 
-// Where the Machine Config Operator runs on OpenShift. mcotui's agent and controller
-// must not run beside it: both would write the same annotations and conditions.
+// Where the Machine Config Operator runs on OpenShift (core/mco). mcotui's agent and
+// controller must not run beside it: both would write the same annotations and
+// conditions.
 const (
-	MCONamespace       = "openshift-machine-config-operator"
-	MCODeployment      = "machine-config-operator"
-	MCODaemonSet       = "machine-config-daemon"
-	MCOClusterOperator = "machine-config"
+	MCONamespace       = mco.Namespace
+	MCODeployment      = mco.Deployment
+	MCODaemonSet       = mco.DaemonSet
+	MCOClusterOperator = mco.ClusterOperator
 
 	clusterOperatorPath = "/apis/config.openshift.io/v1/clusteroperators/" + MCOClusterOperator
 )

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
 	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
@@ -14,10 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	kubeinformers "k8s.io/client-go/informers"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
-	"k8s.io/client-go/util/workqueue"
 
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
@@ -93,54 +89,32 @@ func (d *Demo) newStandIn(ctx context.Context, name, zone, rendered string) erro
 }
 
 // run updates stand-in nodes whose desired config differs from their current one until
-// ctx ends. It follows them with one informer, so that thousands of nodes cost the API
-// server one watch.
+// ctx ends, following them with one informer (kube.NodeWorkers), so that thousands of
+// nodes cost the API server one watch.
 func (s *standIn) run(ctx context.Context) error {
-	f := kubeinformers.NewSharedInformerFactoryWithOptions(s.d.clients.Kube, 0,
-		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
-			o.LabelSelector = labels.Set{StandInLabel: "true"}.String()
-		}))
-	nodes := f.Core().V1().Nodes()
-	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
-	defer queue.ShutDown()
-	enqueue := func(obj any) {
-		if n, ok := obj.(*corev1.Node); ok && pendingUpdate(n) {
-			queue.Add(n.Name)
-		}
+	w := &kube.NodeWorkers{
+		Kube: s.d.clients.Kube, Selector: labels.Set{StandInLabel: "true"}.String(), Workers: standInWorkers,
+		Pending: pendingUpdate,
+		Work: func(ctx context.Context, n *corev1.Node) error {
+			err := s.update(ctx, n.Name, nodeanno.Desired(n))
+			if apierrors.IsNotFound(err) {
+				return nil // the node went away
+			}
+			return err
+		},
+		Failed: func(node string, err error) {
+			s.d.log.Warn("stand-in update failed; retrying", "node", node, "err", err)
+		},
 	}
-	if _, err := nodes.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    enqueue,
-		UpdateFunc: func(_, cur any) { enqueue(cur) },
-	}); err != nil {
+	wait, err := w.Start(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		return fmt.Errorf("stand-in: %w", err)
 	}
-	f.Start(ctx.Done())
-	defer f.Shutdown()
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	for range standInWorkers {
-		wg.Go(func() {
-			for {
-				name, shutdown := queue.Get()
-				if shutdown {
-					return
-				}
-				n, err := nodes.Lister().Get(name)
-				if err == nil && pendingUpdate(n) {
-					err = s.update(ctx, name, nodeanno.Desired(n))
-				}
-				if err != nil && ctx.Err() == nil && !apierrors.IsNotFound(err) {
-					s.d.log.Warn("stand-in update failed; retrying", "node", name, "err", err)
-					queue.AddRateLimited(name)
-				} else {
-					queue.Forget(name)
-				}
-				queue.Done(name)
-			}
-		})
-	}
+	defer wait()
 	<-ctx.Done()
-	queue.ShutDown()
 	return ctx.Err()
 }
 
