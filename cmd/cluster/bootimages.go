@@ -64,7 +64,7 @@ It reads only. Change the mode with ` + "`mcotui bootimages set-mode`" + `.`,
 		Args: cmdutil.UsageArgs(cobra.NoArgs),
 		RunE: cmdutil.RunE(o, runF),
 	}
-	o.Kube.Add(cmd.Flags(), f.Version)
+	o.Kube.Add(cmd.Flags(), f)
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "output format: "+strings.Join(bootImageFormats, ", ")+" (default: the table)")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(bootImageFormats, cobra.ShellCompDirectiveNoFileComp))
 	cmd.AddCommand(NewCmdBootImagesSetMode(f, nil))
@@ -150,7 +150,7 @@ would skip and why, and what would happen to each selected one's boot image.`,
 		},
 		RunE: cmdutil.RunE(o, runF),
 	}
-	o.Kube.Add(cmd.Flags(), f.Version)
+	o.Kube.Add(cmd.Flags(), f)
 	cmd.Flags().StringVar(&o.Selector, "selector", "", "with Partial: the label selector over MachineSet labels, e.g. region=east,update-boot-image=true")
 	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "change nothing; list which MachineSets the mode would select")
 	return cmd

@@ -70,7 +70,7 @@ do not leave a pool paused for long. Pausing a pool that is paused changes nothi
 		ValidArgsFunction: o.Kube.CompletePools,
 		RunE:              cmdutil.RunE(o, runF),
 	}
-	o.Kube.Add(cmd.Flags(), f.Version)
+	o.Kube.Add(cmd.Flags(), f)
 	return cmd
 }
 

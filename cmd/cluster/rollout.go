@@ -100,7 +100,7 @@ error 2.`,
 		RunE:              cmdutil.RunE(o, runF),
 	}
 	fl := cmd.Flags()
-	o.Kube.Add(fl, f.Version)
+	o.Kube.Add(fl, f)
 	fl.StringVar(&o.MaxUnavailableFlag, "max-unavailable", "", "set the pool's spec.maxUnavailable first: a number of nodes (2) or a percentage of the pool (25%)")
 	fl.BoolVar(&o.Wait, "wait", false, "follow the rollout until the pool is updated, a node degrades or --timeout passes")
 	fl.DurationVar(&o.Timeout, "timeout", 30*time.Minute, "with --wait, give up after this long (exit 2)")

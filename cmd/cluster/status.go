@@ -90,7 +90,7 @@ mcotui's controller and agents do. With POOL, only that pool and its nodes are s
 		ValidArgsFunction: o.Kube.CompletePools,
 		RunE:              cmdutil.RunE(o, runF),
 	}
-	o.Kube.Add(cmd.Flags(), f.Version)
+	o.Kube.Add(cmd.Flags(), f)
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "output format: "+strings.Join(statusFormats, ", ")+" (default: the tables)")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(statusFormats, cobra.ShellCompDirectiveNoFileComp))
 	return cmd

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 
 	"github.com/mcotui/mcotui/platform/kube"
 )
@@ -22,29 +23,29 @@ type KubeFlags struct {
 	// list read in pages on a large cluster. A negative QPS is no client-side limit.
 	QPS   float32
 	Burst int
-	// version names the binary in the clients' user agent.
-	version string
+	// factory builds the clients; nil (flags set by hand, as the demo does) is a
+	// Factory of no version.
+	factory *Factory
 }
 
-// Add adds the flags to f; version is the binary's, for the user agent.
-func (k *KubeFlags) Add(f *pflag.FlagSet, version string) {
-	k.version = version
-	f.StringVar(&k.Kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or the pod's service account)")
-	f.StringVar(&k.Context, "context", "", "kubeconfig context to use")
+// Add adds the flags to fl; f builds the clients they name.
+func (k *KubeFlags) Add(fl *pflag.FlagSet, f *Factory) {
+	k.factory = f
+	fl.StringVar(&k.Kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or the pod's service account)")
+	fl.StringVar(&k.Context, "context", "", "kubeconfig context to use")
 }
 
-// Clients connects to the cluster. A kubeconfig that cannot be loaded is the caller's
-// mistake (exit 2).
-func (k *KubeFlags) Clients() (*kube.Clients, error) {
-	cfg, err := kube.RESTConfig(k.Kubeconfig, k.Context)
-	if err != nil {
-		return nil, UsageErr(err)
+// RESTConfig is the Factory's RESTConfig of these flags.
+func (k *KubeFlags) RESTConfig() (*rest.Config, error) { return k.builder().RESTConfig(k) }
+
+// Clients is the Factory's Clients of these flags.
+func (k *KubeFlags) Clients() (*kube.Clients, error) { return k.builder().Clients(k) }
+
+func (k *KubeFlags) builder() *Factory {
+	if k.factory == nil {
+		return &Factory{}
 	}
-	cfg.UserAgent = "mcotui/" + k.version
-	if k.QPS != 0 {
-		cfg.QPS, cfg.Burst = k.QPS, k.Burst
-	}
-	return kube.NewClients(cfg)
+	return k.factory
 }
 
 // CompletePools completes a pool name argument from the cluster the flags point at.

@@ -18,7 +18,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/mcotui/mcotui/cmd/cmdutil"
-	"github.com/mcotui/mcotui/platform/kube"
 	"github.com/mcotui/mcotui/tui"
 	"github.com/mcotui/mcotui/tui/action"
 	"github.com/mcotui/mcotui/tui/model"
@@ -78,7 +77,7 @@ client (ssh -o SetEnv=NO_COLOR=1) draws without colour.`,
 		RunE: cmdutil.RunE(o, runF),
 	}
 	fl := cmd.Flags()
-	o.Kube.Add(fl, f.Version)
+	o.Kube.Add(fl, f)
 	fl.StringVar(&o.Listen, "listen", "127.0.0.1:2222", "address to listen on (:2222 for every interface)")
 	fl.StringVar(&o.HostKey, "host-key", "", "host key file; generated (ed25519, mode 0600) when missing (default $XDG_STATE_HOME/mcotui/host_ed25519)")
 	d := serve.DefaultLimits()
@@ -163,9 +162,9 @@ func (o *ServeOptions) Run(ctx context.Context) error {
 	// client-go logs through klog; a server's log is its stderr, in one format.
 	klog.SetLogger(logr.FromSlogHandler(log.Handler()))
 
-	cfg, err := kube.RESTConfig(o.Kube.Kubeconfig, o.Kube.Context)
+	cfg, err := o.Kube.RESTConfig()
 	if err != nil {
-		return cmdutil.UsageErr(err)
+		return err
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()

@@ -72,7 +72,7 @@ without colour.
 
 ` + "`mcotui serve`" + ` serves the same UI over SSH.`
 	fl := root.Flags()
-	o.Kube.Add(fl, f.Version)
+	o.Kube.Add(fl, f)
 	fl.BoolVar(&o.ReadOnly, "read-only", false, "offer no action that changes the cluster")
 	fl.StringVar(&o.LogFile, "log", "", "append the TUI's log (watch errors, actions taken) to this file")
 	fl.StringVar(&o.Namespace, "namespace", controller.DefaultNamespace, "the namespace of mcotui's controller Lease, which the TUI holds while it drives a rollout")
@@ -99,9 +99,9 @@ func (o *TUIOptions) Run(ctx context.Context) error {
 	}
 	defer closeLog()
 
-	cfg, err := kube.RESTConfig(o.Kube.Kubeconfig, o.Kube.Context)
+	cfg, err := o.Kube.RESTConfig()
 	if err != nil {
-		return cmdutil.UsageErr(err)
+		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -36,10 +36,12 @@ const defaultStateDir = "/var/lib/mcotui"
 
 // AgentOptions are `mcotui agent`'s.
 type AgentOptions struct {
-	IOStreams           cmdutil.IOStreams
-	node, pool          string
-	root, stateDir      string
-	kubeconfig, context string
+	IOStreams      cmdutil.IOStreams
+	node, pool     string
+	root, stateDir string
+	// Kube are --kubeconfig and --context, whose clients the Factory builds as every
+	// command's.
+	Kube                cmdutil.KubeFlags
 	drainTimeout        time.Duration
 	metricsAddr, bootID string
 	cmdline             string
@@ -99,8 +101,7 @@ It refuses to start on a cluster where the Machine Config Operator runs.`,
 	fl.StringVar(&o.stateDir, "state-dir", "", "the agent's journal, snapshots and original file backups (default "+defaultStateDir+" under --root)")
 	fl.StringVar(&o.busAddress, "bus-address", "", "the host's system D-Bus (default $DBUS_SYSTEM_BUS_ADDRESS, else ROOT/run/dbus/system_bus_socket)")
 	fl.StringVar(&o.criEndpoint, "cri-endpoint", "", "the container runtime's CRI socket, for PinnedImageSets (default: CRI-O's "+cri.CRIOSocket+", else containerd's "+cri.ContainerdSocket+", under --root)")
-	fl.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or the pod's service account)")
-	fl.StringVar(&o.context, "context", "", "kubeconfig context to use")
+	o.Kube.Add(fl, f)
 	fl.DurationVar(&o.drainTimeout, "drain-timeout", agent.DefaultDrainTimeout, "after this long blocked, the drain reports NodeDegraded (and keeps trying)")
 	fl.StringVar(&o.metricsAddr, "metrics-addr", "127.0.0.1:9101", `serve Prometheus metrics at http://ADDR/metrics ("" to disable; :9101 for every interface)`)
 	fl.StringVar(&o.healthAddr, "health-addr", "", `serve /healthz (the process answers) and /readyz (the journal open and the API server reached) at ADDR (default "": off; mcotui install sets :9102)`)
@@ -185,9 +186,9 @@ func runAgent(ctx context.Context, s cmdutil.IOStreams, o *AgentOptions) error {
 		}
 		defer stopHealth()
 	}
-	restCfg, err := kube.RESTConfig(o.kubeconfig, o.context)
+	restCfg, err := o.Kube.RESTConfig()
 	if err != nil {
-		return cmdutil.UsageErr(err)
+		return err
 	}
 	clients, err := kube.NewClients(restCfg)
 	if err != nil {
