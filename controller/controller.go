@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"os"
 	"sync"
 	"time"
@@ -21,10 +20,8 @@ import (
 	operatorscheme "github.com/openshift/client-go/operator/clientset/versioned/scheme"
 	operatorinformers "github.com/openshift/client-go/operator/informers/externalversions"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	kubeinformers "k8s.io/client-go/informers"
@@ -35,7 +32,6 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/mcotui/mcotui/core/bootimage"
-	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/platform/kube"
 )
 
@@ -236,218 +232,44 @@ func requireAPIs(c *kube.Clients) error {
 	return nil
 }
 
-// lead runs the loops for one leadership term, until ctx ends.
+// lead runs the loops for one leadership term, until ctx ends: each loop is set up by
+// its own function (its informers, its event filters, its queue), then all start
+// together once every cache has synced.
 func lead(ctx context.Context, cfg *Config) error {
-	c := cfg.Clients
-	log := cfg.Logger
-
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	defer broadcaster.Shutdown()
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.Kube.CoreV1().Events("")})
-	recorder := broadcaster.NewRecorder(eventScheme(), corev1.EventSource{Component: Component})
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cfg.Clients.Kube.CoreV1().Events("")})
+	t := newTerm(cfg, broadcaster.NewRecorder(eventScheme(), corev1.EventSource{Component: Component}))
+	defer t.shutdown()
 
-	kubeF := kubeinformers.NewSharedInformerFactory(c.Kube, cfg.Resync)
-	mcfgF := mcfginformers.NewSharedInformerFactory(c.MachineConfig, cfg.Resync)
-	defer kubeF.Shutdown()
-	defer mcfgF.Shutdown()
-	nodes := kubeF.Core().V1().Nodes()
-	pools := mcfgF.Machineconfiguration().V1().MachineConfigPools()
-	mcs := mcfgF.Machineconfiguration().V1().MachineConfigs()
-	mcns := mcfgF.Machineconfiguration().V1().MachineConfigNodes()
-
-	var rolloutQ *loop
-	requeue := newRequeuer(cfg.Clock, func(pool string) { rolloutQ.add(pool) })
-	defer requeue.stop()
-	driver := NewDriver(c, DriverOptions{
-		FieldManager: cfg.Identity, Recorder: recorder, Logger: log.With("loop", "rollout"), Clock: cfg.Clock,
-		Nodes: nodes.Lister(), Pools: pools.Lister(), MachineConfigNodes: mcns.Lister(),
-		Alerts: cfg.Alerts, Requeue: requeue.after, StatusInterval: DefaultStatusInterval,
-		OnTargeted:        func(pool, _ string) { cfg.Metrics.targeted(pool) },
-		BackgroundTargets: true,
-		Retry:             func(pool string, after time.Duration) { rolloutQ.queue.AddAfter(pool, after) },
-	})
-	rl := &rolloutLoop{driver: driver}
-	rend := &renderLoop{
-		clients: c, recorder: recorder, clock: cfg.Clock, log: log.With("loop", "render"),
-		pools: pools.Lister(), mcs: mcs.Lister(), version: cfg.Version, fieldManager: cfg.Identity,
-	}
-	rolloutQ = newLoop("rollout", rl.sync, log, cfg.Metrics.QueueMetrics())
-	renderQ := newLoop("render", rend.sync, log, cfg.Metrics.QueueMetrics())
-
-	allPools := func() []string {
-		ps, _ := pools.Lister().List(labels.Everything())
-		names := make([]string, len(ps))
-		for i, p := range ps {
-			names[i] = p.Name
-		}
-		return names
-	}
-	// Pools whose nodeSelector matches either version of a node: its membership may
-	// have changed.
-	poolsOfNode := func(old, cur *corev1.Node) []string {
-		ps, _ := pools.Lister().List(labels.Everything())
-		var out []string
-		for _, p := range ps {
-			if (old != nil && rollout.Selects(p, old)) || (cur != nil && rollout.Selects(p, cur)) {
-				out = append(out, p.Name)
-			}
-		}
-		return out
-	}
-	// Each event enqueues only the pools it may concern, at once: the queue coalesces
-	// a burst into one sync per pool. Updates that change nothing the rollout reads
-	// (a kubelet's heartbeat, an agent's MachineConfigNode status, the loop's own pool
-	// status) enqueue nothing; resyncs (same resourceVersion) do, as they are how a
-	// dropped key comes back.
-	var regs []error
-	_, err := nodes.Informer().AddEventHandler(handler(func(old, cur *corev1.Node) []string {
-		if old != nil && cur != nil && !nodeChangeMatters(old, cur) {
-			return nil
-		}
-		return poolsOfNode(old, cur)
-	}, rolloutQ.add))
-	regs = append(regs, err)
-	_, err = mcns.Informer().AddEventHandler(handler(func(old, cur *mcfgv1.MachineConfigNode) []string {
-		if cur == nil {
-			return nil
-		}
-		if old != nil && !mcnChangeMatters(old, cur) {
-			return nil
-		}
-		return []string{cur.Spec.Pool.Name}
-	}, rolloutQ.add))
-	regs = append(regs, err)
-	_, err = pools.Informer().AddEventHandler(handler(func(old, cur *mcfgv1.MachineConfigPool) []string {
-		if old == nil || !equalSelectors(old, cur) {
-			return allPools() // membership of every pool may change
-		}
-		if old.ResourceVersion != cur.ResourceVersion && old.Generation == cur.Generation && samePin(old, cur) &&
-			samePolicy(old, cur) && equality.Semantic.DeepEqual(old.Spec, cur.Spec) && sameRenderDegraded(old, cur) {
-			return nil // a status write, the loop's own as a rule
-		}
-		return []string{cur.Name}
-	}, rolloutQ.add))
-	regs = append(regs, err)
-	_, err = pools.Informer().AddEventHandler(handler(func(old, cur *mcfgv1.MachineConfigPool) []string {
-		if old != nil && old.Generation == cur.Generation && old.ResourceVersion != cur.ResourceVersion && samePin(old, cur) {
-			return nil // a status write: nothing to render
-		}
-		return []string{cur.Name}
-	}, renderQ.add))
-	regs = append(regs, err)
-	_, err = mcs.Informer().AddEventHandler(handler(func(_, _ *mcfgv1.MachineConfig) []string {
-		return allPools() // any pool may select it
-	}, renderQ.add))
-	regs = append(regs, err)
-
-	loops := []*loop{renderQ, rolloutQ}
-	synced := []cache.InformerSynced{
-		nodes.Informer().HasSynced, pools.Informer().HasSynced,
-		mcs.Informer().HasSynced, mcns.Informer().HasSynced,
-	}
-	var factories []interface {
-		Start(<-chan struct{})
-		Shutdown()
-	}
-
-	bootOK, err := bootImagesServed(c)
-	if err != nil {
+	driver := t.setupRollout()
+	t.setupRender()
+	if err := t.setupBootImages(); err != nil {
 		return err
 	}
-	if bootOK {
-		opF := operatorinformers.NewSharedInformerFactoryWithOptions(c.Operator, cfg.Resync,
-			operatorinformers.WithTweakListOptions(byName(bootimage.MachineConfigurationName)))
-		machF := machineinformers.NewSharedInformerFactoryWithOptions(c.Machine, cfg.Resync,
-			machineinformers.WithNamespace(bootimage.MachineAPINamespace))
-		cmF := kubeinformers.NewSharedInformerFactoryWithOptions(c.Kube, cfg.Resync,
-			kubeinformers.WithNamespace(bootimage.ConfigMapNamespace),
-			kubeinformers.WithTweakListOptions(byName(bootimage.ConfigMapName)))
-		defer opF.Shutdown()
-		defer machF.Shutdown()
-		defer cmF.Shutdown()
-		mcfgs := opF.Operator().V1().MachineConfigurations()
-		machineSets := machF.Machine().V1beta1().MachineSets()
-		configMaps := cmF.Core().V1().ConfigMaps()
-		bl := &bootImageLoop{
-			clients: c, recorder: recorder, clock: cfg.Clock, log: log.With("loop", "bootimages"),
-			platform: cfg.Platform, fieldManager: cfg.Identity,
-			configurations: mcfgs.Lister(), machineSets: machineSets.Lister(),
-			configMaps: configMaps.Lister(), nodes: nodes.Lister(),
-			installVersion: ClusterInstallVersion(c, log),
-		}
-		bootQ := newLoop("bootimages", bl.sync, log, cfg.Metrics.QueueMetrics())
-		// One key: every trigger syncs all enrolled MachineSets, as in MCO. The reason
-		// of the last trigger becomes the conditions' reason.
-		key := func(reason string) []string {
-			bl.trigger(reason)
-			return []string{bootimage.MachineConfigurationName}
-		}
-		_, err = mcfgs.Informer().AddEventHandler(handler(func(old, cur *operatorv1.MachineConfiguration) []string {
-			if old != nil && old.Generation == cur.Generation {
-				return nil // a status write (ours) or a resync
-			}
-			return key(reasonConfigurationUpdated)
-		}, bootQ.add))
-		regs = append(regs, err)
-		_, err = machineSets.Informer().AddEventHandler(handler(func(_, _ *machinev1beta1.MachineSet) []string {
-			return key(reasonMachineSetUpdated)
-		}, bootQ.add))
-		regs = append(regs, err)
-		_, err = configMaps.Informer().AddEventHandler(handler(func(_, _ *corev1.ConfigMap) []string {
-			return key(reasonBootImagesUpdated)
-		}, bootQ.add))
-		regs = append(regs, err)
-		loops = append(loops, bootQ)
-		synced = append(synced, mcfgs.Informer().HasSynced, machineSets.Informer().HasSynced, configMaps.Informer().HasSynced)
-		factories = append(factories, opF, machF, cmF)
-	} else {
-		log.Info("boot images are not managed: the cluster serves no Machine API MachineSets or no MachineConfiguration")
-	}
-	genOK, why, err := generateServed(ctx, c)
-	if err != nil {
+	if err := t.setupGenerate(ctx); err != nil {
 		return err
 	}
-	if genOK {
-		baseOK, err := baseReadable(ctx, c, cfg.KubeletBase)
-		if err != nil {
-			return err
-		}
-		if !baseOK {
-			log.Warn("the controller may not read the base kubelet configuration: KubeletConfigs will fail until it may", "configmap", cfg.KubeletBase.Namespace+"/"+cfg.KubeletBase.Name)
-		}
-		gl, genRegs, genSynced, cmF := generateInformers(cfg, mcfgF, nodes, baseOK)
-		defer cmF.Shutdown()
-		genQ := newLoop("generate", gl.sync, log, cfg.Metrics.QueueMetrics())
-		for _, r := range genRegs {
-			_, err := r(genQ.add)
-			regs = append(regs, err)
-		}
-		loops = append(loops, genQ)
-		synced = append(synced, genSynced...)
-		factories = append(factories, cmF)
-	} else {
-		log.Info("KubeletConfigs and ContainerRuntimeConfigs are not generated: " + why)
-	}
-	if err := errors.Join(regs...); err != nil {
+	if err := errors.Join(t.regs...); err != nil {
 		return fmt.Errorf("register informer handlers: %w", err)
 	}
 
-	kubeF.Start(ctx.Done())
-	mcfgF.Start(ctx.Done())
-	for _, f := range factories {
+	t.kubeF.Start(ctx.Done())
+	t.mcfgF.Start(ctx.Done())
+	for _, f := range t.factories {
 		f.Start(ctx.Done())
 	}
-	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+	if !cache.WaitForCacheSync(ctx.Done(), t.synced...) {
 		if ctx.Err() != nil {
 			return nil
 		}
 		return errors.New("informer caches did not sync")
 	}
-	log.Info("caches synced; loops running")
-	cfg.Metrics.observe(pools.Lister(), nodes.Lister(), mcns.Lister())
+	t.log.Info("caches synced; loops running")
+	cfg.Metrics.observe(t.rollout.pools.Lister(), t.rollout.nodes.Lister(), t.rollout.mcns.Lister())
 
 	var wg sync.WaitGroup
-	for _, l := range loops {
+	for _, l := range t.loops {
 		wg.Go(func() {
 			defer utilruntime.HandleCrashWithContext(ctx)
 			l.run(ctx, 1)
@@ -460,59 +282,184 @@ func lead(ctx context.Context, cfg *Config) error {
 	return nil
 }
 
-// nodeChangeMatters reports whether a node's update may change its pool's rollout:
-// anything but its status other than the conditions' statuses (heartbeats, images,
-// addresses), or a resync of the same version.
-func nodeChangeMatters(old, cur *corev1.Node) bool {
-	if old.ResourceVersion == cur.ResourceVersion {
-		return true // a resync
+// term is one leadership term's wiring, which the setup functions fill: the shared
+// informer factories, the loops and the caches they wait on.
+type term struct {
+	cfg      *Config
+	log      *slog.Logger
+	recorder record.EventRecorder
+	kubeF    kubeinformers.SharedInformerFactory
+	mcfgF    mcfginformers.SharedInformerFactory
+	rollout  rolloutInformers
+	requeue  *requeuer
+
+	loops     []*loop
+	synced    []cache.InformerSynced
+	factories []informerFactory // started with kubeF and mcfgF, shut down before them
+	regs      []error
+}
+
+type informerFactory interface {
+	Start(<-chan struct{})
+	Shutdown()
+}
+
+func newTerm(cfg *Config, recorder record.EventRecorder) *term {
+	t := &term{
+		cfg: cfg, log: cfg.Logger, recorder: recorder,
+		kubeF: kubeinformers.NewSharedInformerFactory(cfg.Clients.Kube, cfg.Resync),
+		mcfgF: mcfginformers.NewSharedInformerFactory(cfg.Clients.MachineConfig, cfg.Resync),
 	}
-	if !maps.Equal(old.Labels, cur.Labels) || !maps.Equal(old.Annotations, cur.Annotations) ||
-		!equality.Semantic.DeepEqual(old.Spec, cur.Spec) || len(old.Status.Conditions) != len(cur.Status.Conditions) {
-		return true
+	t.rollout = newRolloutInformers(t.kubeF, t.mcfgF)
+	return t
+}
+
+// shutdown stops what the term started, the loops' own factories first.
+func (t *term) shutdown() {
+	for i := len(t.factories) - 1; i >= 0; i-- {
+		t.factories[i].Shutdown()
 	}
-	for i := range old.Status.Conditions {
-		if old.Status.Conditions[i].Type != cur.Status.Conditions[i].Type || old.Status.Conditions[i].Status != cur.Status.Conditions[i].Status {
-			return true
+	if t.requeue != nil {
+		t.requeue.stop()
+	}
+	t.mcfgF.Shutdown()
+	t.kubeF.Shutdown()
+}
+
+func (t *term) register(_ cache.ResourceEventHandlerRegistration, err error) {
+	t.regs = append(t.regs, err)
+}
+
+// setupRollout sets up the rollout loop: the Driver over the shared rollout watch
+// (rolloutInformers.watch), requeued by its policy's waits and its failed targets.
+func (t *term) setupRollout() *Driver {
+	cfg := t.cfg
+	var rolloutQ *loop
+	t.requeue = newRequeuer(cfg.Clock, func(pool string) { rolloutQ.add(pool) })
+	driver := NewDriver(cfg.Clients, DriverOptions{
+		FieldManager: cfg.Identity, Recorder: t.recorder, Logger: t.log.With("loop", "rollout"), Clock: cfg.Clock,
+		Nodes: t.rollout.nodes.Lister(), Pools: t.rollout.pools.Lister(), MachineConfigNodes: t.rollout.mcns.Lister(),
+		Alerts: cfg.Alerts, Requeue: t.requeue.after, StatusInterval: DefaultStatusInterval,
+		OnTargeted:        func(pool, _ string) { cfg.Metrics.targeted(pool) },
+		BackgroundTargets: true,
+		Retry:             func(pool string, after time.Duration) { rolloutQ.queue.AddAfter(pool, after) },
+	})
+	rl := &rolloutLoop{driver: driver}
+	rolloutQ = newLoop("rollout", rl.sync, t.log, cfg.Metrics.QueueMetrics())
+	t.regs = append(t.regs, t.rollout.watch(rolloutQ.add))
+	t.loops = append(t.loops, rolloutQ)
+	t.synced = append(t.synced, t.rollout.synced()...)
+	return driver
+}
+
+// setupRender sets up the render loop: a pool renders again when its spec, its
+// rollback pin or any MachineConfig changes.
+func (t *term) setupRender() {
+	cfg := t.cfg
+	mcs := t.mcfgF.Machineconfiguration().V1().MachineConfigs()
+	pools := t.rollout.pools
+	rend := &renderLoop{
+		clients: cfg.Clients, recorder: t.recorder, clock: cfg.Clock, log: t.log.With("loop", "render"),
+		pools: pools.Lister(), mcs: mcs.Lister(), version: cfg.Version, fieldManager: cfg.Identity,
+	}
+	renderQ := newLoop("render", rend.sync, t.log, cfg.Metrics.QueueMetrics())
+	t.register(pools.Informer().AddEventHandler(handler(func(old, cur *mcfgv1.MachineConfigPool) []string {
+		if old != nil && !poolChangeMattersToRender(old, cur) {
+			return nil
 		}
-	}
-	return false
+		return []string{cur.Name}
+	}, renderQ.add)))
+	t.register(mcs.Informer().AddEventHandler(handler(func(_, _ *mcfgv1.MachineConfig) []string {
+		return t.rollout.allPools() // any pool may select it
+	}, renderQ.add)))
+	// The render loop goes first, as it did when the loops were wired inline.
+	t.loops = append([]*loop{renderQ}, t.loops...)
+	t.synced = append(t.synced, mcs.Informer().HasSynced)
 }
 
-// mcnChangeMatters says whether an update of a MachineConfigNode changes what the
-// rollout reads of it: its spec (its pool), and the pinned image sets' status, from which the pool's PinnedImageSets synchronizer is counted. The rest of
-// an agent's status writes (its conditions, a phase at a time) change neither.
-func mcnChangeMatters(old, cur *mcfgv1.MachineConfigNode) bool {
-	if old.ResourceVersion == cur.ResourceVersion {
-		return true // a resync
+// setupBootImages sets up the boot image loop where the cluster serves Machine API
+// MachineSets and MachineConfigurations: one key, synced on every change of
+// MachineConfiguration/cluster's spec, a MachineSet or the coreos-bootimages ConfigMap.
+func (t *term) setupBootImages() error {
+	cfg, c := t.cfg, t.cfg.Clients
+	ok, err := bootImagesServed(c)
+	if err != nil {
+		return err
 	}
-	return old.Spec != cur.Spec || !equality.Semantic.DeepEqual(old.Status.PinnedImageSets, cur.Status.PinnedImageSets)
-}
-
-// sameRenderDegraded: the render loop's condition is the same in both. The rollout
-// writes Degraded from it, so the render loop's status write must reach the rollout
-// loop, or a pool that renders again stays Degraded.
-func sameRenderDegraded(a, b *mcfgv1.MachineConfigPool) bool {
-	status := func(p *mcfgv1.MachineConfigPool) corev1.ConditionStatus {
-		for _, c := range p.Status.Conditions {
-			if c.Type == mcfgv1.MachineConfigPoolRenderDegraded {
-				return c.Status
-			}
+	if !ok {
+		t.log.Info("boot images are not managed: the cluster serves no Machine API MachineSets or no MachineConfiguration")
+		return nil
+	}
+	opF := operatorinformers.NewSharedInformerFactoryWithOptions(c.Operator, cfg.Resync,
+		operatorinformers.WithTweakListOptions(byName(bootimage.MachineConfigurationName)))
+	machF := machineinformers.NewSharedInformerFactoryWithOptions(c.Machine, cfg.Resync,
+		machineinformers.WithNamespace(bootimage.MachineAPINamespace))
+	cmF := kubeinformers.NewSharedInformerFactoryWithOptions(c.Kube, cfg.Resync,
+		kubeinformers.WithNamespace(bootimage.ConfigMapNamespace),
+		kubeinformers.WithTweakListOptions(byName(bootimage.ConfigMapName)))
+	t.factories = append(t.factories, opF, machF, cmF)
+	mcfgs := opF.Operator().V1().MachineConfigurations()
+	machineSets := machF.Machine().V1beta1().MachineSets()
+	configMaps := cmF.Core().V1().ConfigMaps()
+	bl := &bootImageLoop{
+		clients: c, recorder: t.recorder, clock: cfg.Clock, log: t.log.With("loop", "bootimages"),
+		platform: cfg.Platform, fieldManager: cfg.Identity,
+		configurations: mcfgs.Lister(), machineSets: machineSets.Lister(),
+		configMaps: configMaps.Lister(), nodes: t.rollout.nodes.Lister(),
+		installVersion: ClusterInstallVersion(c, t.log),
+	}
+	bootQ := newLoop("bootimages", bl.sync, t.log, cfg.Metrics.QueueMetrics())
+	// One key: every trigger syncs all enrolled MachineSets, as in MCO. The reason of
+	// the last trigger becomes the conditions' reason.
+	key := func(reason string) []string {
+		bl.trigger(reason)
+		return []string{bootimage.MachineConfigurationName}
+	}
+	t.register(mcfgs.Informer().AddEventHandler(handler(func(old, cur *operatorv1.MachineConfiguration) []string {
+		if old != nil && old.Generation == cur.Generation {
+			return nil // a status write (ours) or a resync
 		}
-		return ""
+		return key(reasonConfigurationUpdated)
+	}, bootQ.add)))
+	t.register(machineSets.Informer().AddEventHandler(handler(func(_, _ *machinev1beta1.MachineSet) []string {
+		return key(reasonMachineSetUpdated)
+	}, bootQ.add)))
+	t.register(configMaps.Informer().AddEventHandler(handler(func(_, _ *corev1.ConfigMap) []string {
+		return key(reasonBootImagesUpdated)
+	}, bootQ.add)))
+	t.loops = append(t.loops, bootQ)
+	t.synced = append(t.synced, mcfgs.Informer().HasSynced, machineSets.Informer().HasSynced, configMaps.Informer().HasSynced)
+	return nil
+}
+
+// setupGenerate sets up the loop of KubeletConfigs and ContainerRuntimeConfigs where
+// the cluster serves them.
+func (t *term) setupGenerate(ctx context.Context) error {
+	cfg, c := t.cfg, t.cfg.Clients
+	ok, why, err := generateServed(ctx, c)
+	if err != nil {
+		return err
 	}
-	return status(a) == status(b)
-}
-
-// samePin: the pools' rollback annotations are the same. They are metadata, which
-// does not move a pool's generation, yet decide what it renders to.
-func samePin(a, b *mcfgv1.MachineConfigPool) bool {
-	return a.Annotations[rollout.RollbackToAnnotation] == b.Annotations[rollout.RollbackToAnnotation] &&
-		a.Annotations[rollout.RollbackFromAnnotation] == b.Annotations[rollout.RollbackFromAnnotation]
-}
-
-func equalSelectors(a, b *mcfgv1.MachineConfigPool) bool {
-	return a.Spec.NodeSelector.String() == b.Spec.NodeSelector.String()
+	if !ok {
+		t.log.Info("KubeletConfigs and ContainerRuntimeConfigs are not generated: " + why)
+		return nil
+	}
+	baseOK, err := baseReadable(ctx, c, cfg.KubeletBase)
+	if err != nil {
+		return err
+	}
+	if !baseOK {
+		t.log.Warn("the controller may not read the base kubelet configuration: KubeletConfigs will fail until it may", "configmap", cfg.KubeletBase.Namespace+"/"+cfg.KubeletBase.Name)
+	}
+	gl, genRegs, genSynced, cmF := generateInformers(cfg, t.mcfgF, t.rollout.nodes, baseOK)
+	t.factories = append(t.factories, cmF)
+	genQ := newLoop("generate", gl.sync, t.log, cfg.Metrics.QueueMetrics())
+	for _, r := range genRegs {
+		t.register(r(genQ.add))
+	}
+	t.loops = append(t.loops, genQ)
+	t.synced = append(t.synced, genSynced...)
+	return nil
 }
 
 func byName(name string) func(*metav1.ListOptions) {

@@ -8,9 +8,7 @@ import (
 	"strings"
 	"time"
 
-	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	mcfginformers "github.com/openshift/client-go/machineconfiguration/informers/externalversions"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubeinformers "k8s.io/client-go/informers"
@@ -204,53 +202,32 @@ func (d *poolDriver) run(ctx context.Context) (DriveEnd, error) {
 		kubeF.Shutdown()
 		mcfgF.Shutdown()
 	}()
-	nodes := kubeF.Core().V1().Nodes()
-	pools := mcfgF.Machineconfiguration().V1().MachineConfigPools()
-	mcns := mcfgF.Machineconfiguration().V1().MachineConfigNodes()
+	w := newRolloutInformers(kubeF, mcfgF)
 	// No Requeue: the driver syncs every Interval anyway, which is how a window that
 	// opens or a soak that ends is seen.
 	d.Driver = NewDriver(d.clients, DriverOptions{
 		FieldManager: d.opts.Identity, Logger: d.opts.Logger, Clock: d.opts.Clock,
-		Nodes: nodes.Lister(), Pools: pools.Lister(), MachineConfigNodes: mcns.Lister(),
+		Nodes: w.nodes.Lister(), Pools: w.pools.Lister(), MachineConfigNodes: w.mcns.Lister(),
 		Alerts: d.opts.Alerts,
 	})
-	// One pending wake-up at most: the changes of a burst coalesce into one sync.
+	// One pending wake-up at most: the changes of a burst coalesce into one sync. The
+	// changes are the controller's rollout loop's (rolloutInformers.watch), of this
+	// pool alone.
 	wake := make(chan struct{}, 1)
-	poke := func(string) {
+	if err := w.watch(func(pool string) {
+		if pool != d.pool {
+			return
+		}
 		select {
 		case wake <- struct{}{}:
 		default:
 		}
-	}
-	one := func(...any) []string { return []string{d.pool} }
-	var regs []error
-	_, err := nodes.Informer().AddEventHandler(handler(func(old, cur *corev1.Node) []string {
-		if old != nil && cur != nil && !nodeChangeMatters(old, cur) {
-			return nil
-		}
-		return one()
-	}, poke))
-	regs = append(regs, err)
-	_, err = pools.Informer().AddEventHandler(handler(func(old, cur *mcfgv1.MachineConfigPool) []string {
-		if old != nil && cur != nil && old.ResourceVersion != cur.ResourceVersion && old.Generation == cur.Generation && samePin(old, cur) && samePolicy(old, cur) {
-			return nil // a status write, the driver's own as a rule
-		}
-		return one()
-	}, poke))
-	regs = append(regs, err)
-	_, err = mcns.Informer().AddEventHandler(handler(func(old, cur *mcfgv1.MachineConfigNode) []string {
-		if old != nil && cur != nil && !mcnChangeMatters(old, cur) {
-			return nil
-		}
-		return one()
-	}, poke))
-	regs = append(regs, err)
-	if err := errors.Join(regs...); err != nil {
+	}); err != nil {
 		return "", fmt.Errorf("register informer handlers: %w", err)
 	}
 	kubeF.Start(ctx.Done())
 	mcfgF.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), nodes.Informer().HasSynced, pools.Informer().HasSynced, mcns.Informer().HasSynced) {
+	if !cache.WaitForCacheSync(ctx.Done(), w.synced()...) {
 		d.report(DriveReport{Leading: true, End: DriveStopped, Message: "stopped driving pool " + d.pool})
 		return DriveStopped, nil
 	}
