@@ -21,7 +21,7 @@ import (
 )
 
 // TestRefusesWhereMCORuns: on a cluster with MCO's daemon, Run returns at once with
-// ErrMCOPresent and says what it found, DrivePool refuses likewise; neither takes the
+// ErrMCOPresent and says what it found, a DriveSession's Drive refuses likewise; neither takes the
 // Lease.
 func TestRefusesWhereMCORuns(t *testing.T) {
 	ctx := kubetest.Context(t)
@@ -32,9 +32,9 @@ func TestRefusesWhereMCORuns(t *testing.T) {
 		t.Fatalf("Run = %v, want ErrMCOPresent naming the DaemonSet", err)
 	}
 	// Nor does a terminal drive a pool there.
-	_, err = controller.DrivePool(ctx, clients(t), "worker", controller.DriveOptions{Identity: "mcotui-tui@test", Namespace: leaseNamespace(t), LeaseName: "lease-mco"}, nil)
+	_, err = controller.NewDriveSession(ctx, clients(t), controller.DriveOptions{Identity: "mcotui-tui@test", Namespace: leaseNamespace(t), LeaseName: "lease-mco"}).Drive(ctx, "worker", nil)
 	if err == nil || !strings.Contains(err.Error(), "found DaemonSet openshift-machine-config-operator/machine-config-daemon): it drives the rollouts there") {
-		t.Errorf("DrivePool = %v, want a refusal naming the DaemonSet", err)
+		t.Errorf("Drive = %v, want a refusal naming the DaemonSet", err)
 	}
 	if _, err := env.Kube.CoordinationV1().Leases(leaseNamespace(t)).Get(ctx, "lease-mco", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the lease was taken: %v", err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	mcfginformers "github.com/openshift/client-go/machineconfiguration/informers/externalversions"
@@ -20,18 +21,18 @@ import (
 	"github.com/mcotui/mcotui/platform/kube"
 )
 
-// DefaultDriveInterval is how often DrivePool looks at its pool again when no change
+// DefaultDriveInterval is how often a drive (DriveSession.Drive) looks at its pool again when no change
 // of it, its nodes or their MachineConfigNodes has made it look sooner.
 const DefaultDriveInterval = time.Second
 
-// DrivePool's leader election timing by default (see DriveOptions).
+// A drive's leader election timing by default (see DriveOptions).
 const (
 	driveLeaseDuration = 15 * time.Second
 	driveRenewDeadline = 10 * time.Second
 	driveRetryPeriod   = 2 * time.Second
 )
 
-// DriveOptions configure DrivePool. Identity is required.
+// DriveOptions configure a DriveSession. Identity is required.
 type DriveOptions struct {
 	// Identity names the driver in the Lease and, as field manager, in the managedFields
 	// of what it writes: "mcotui-tui@bastion:4242", "mcotui-rollout@ci-runner-7:77". It
@@ -57,10 +58,10 @@ type DriveOptions struct {
 	Alerts AlertSource
 }
 
-// DriveEnd says why DrivePool stopped driving.
+// DriveEnd says why a drive stopped.
 type DriveEnd string
 
-// Why DrivePool stops.
+// Why a drive stops.
 const (
 	// DriveUpdated: every node of the pool is Done at the pool's target.
 	DriveUpdated DriveEnd = "updated"
@@ -72,7 +73,7 @@ const (
 	DriveStopped DriveEnd = "stopped"
 )
 
-// DriveReport is what DrivePool tells its caller as it goes.
+// DriveReport is what a drive tells its caller as it goes.
 type DriveReport struct {
 	// Leading is true from the report that says the Lease is held on.
 	Leading bool
@@ -81,35 +82,37 @@ type DriveReport struct {
 	// End is set on the last report, with Message saying why in a sentence.
 	End     DriveEnd
 	Message string
-	// Err is a failure DrivePool goes on after (a write that conflicted, a read that
+	// Err is a failure the drive goes on after (a write that conflicted, a read that
 	// failed); it tries again at the next look.
 	Err error
 }
 
-// ErrLeaseHeld is returned by DrivePool when another process holds the Lease: a
+// ErrLeaseHeld is returned by a drive when another process holds the Lease: a
 // controller (or another terminal) drives the cluster, and the caller must not.
 var ErrLeaseHeld = errors.New("the lease is held")
 
-// DrivePool drives one pool's rollout as the controller's rollout loop would, for as
-// long as nobody else does: on a cluster where neither MCO nor a controller runs, the
-// TUI and `mcotui rollout --wait` call it while they are open.
-//
-// It refuses where MCO runs (ErrMCOPresent) and when the controller's Lease is held by
-// someone else (ErrLeaseHeld, naming the holder). Otherwise it takes that Lease (Lead),
-// so that a controller or another terminal starting meanwhile waits, and while it
-// holds it, it syncs the pool as the controller would (Driver.Sync, from informers
-// of its own) on every watch event that may concern it, and every Interval besides:
-// the UpdateInProgress taints, the pool's status and the Driver's next step. It
-// stops when every node is Done at the pool's target (DriveUpdated), the pool is
-// paused (DrivePaused), a node failed its update to the target (DriveDegraded), or ctx
-// ends (DriveStopped); then it releases the Lease, so that a controller started later
-// takes over. report, when not nil, is called from DrivePool's goroutine: once the
-// Lease is held, after each step with targets, on each failure it goes on after, and
-// once at the end.
-func DrivePool(ctx context.Context, clients *kube.Clients, pool string, opts DriveOptions, report func(DriveReport)) (DriveEnd, error) {
-	if opts.Identity == "" {
-		return "", errors.New("drive pool " + pool + ": no identity for the lease")
-	}
+// DriveSession is one process's drive of pool rollouts on the controller's Lease, for
+// as long as its context lasts: what a process that is not the controller (the TUI,
+// `mcotui rollout --wait`) drives with, one pool at a time or several at once, under
+// one identity. Drive drives in the caller's goroutine, Start in the background; Wait
+// waits for every drive to end and release the Lease.
+type DriveSession struct {
+	ctx     context.Context // ends when the session's owner does
+	clients *kube.Clients
+	opts    DriveOptions
+
+	// The TUI calls Drive on a goroutine of its own, which may start after the
+	// program has ended and Wait has begun: mu orders each drive's running.Add before
+	// Wait's running.Wait, and closed refuses a drive that comes later, which Wait
+	// would not wait for.
+	mu      sync.Mutex
+	closed  bool
+	running sync.WaitGroup
+}
+
+// NewDriveSession returns a session whose drives end when ctx does. opts.Identity is
+// required (Drive refuses without one); the rest default as DriveOptions says.
+func NewDriveSession(ctx context.Context, clients *kube.Clients, opts DriveOptions) *DriveSession {
 	if opts.Namespace == "" {
 		opts.Namespace = DefaultNamespace
 	}
@@ -133,6 +136,80 @@ func DrivePool(ctx context.Context, clients *kube.Clients, pool string, opts Dri
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &DriveSession{ctx: ctx, clients: clients, opts: opts}
+}
+
+// Identity is who the session drives as, in the Lease and the nodes' managedFields.
+func (s *DriveSession) Identity() string { return s.opts.Identity }
+
+// Lease is the namespace/name of the Lease the session drives on.
+func (s *DriveSession) Lease() string { return s.opts.Namespace + "/" + s.opts.LeaseName }
+
+// Holder is who holds the session's Lease now (LeaseHolder).
+func (s *DriveSession) Holder(ctx context.Context) (holder string, held bool, err error) {
+	return LeaseHolder(ctx, s.clients.Kube, s.opts.Namespace, s.opts.LeaseName, s.opts.Clock.Now())
+}
+
+// Wait waits until every drive has ended and released the Lease, and refuses any drive
+// after it; the session's context must have ended first.
+func (s *DriveSession) Wait() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.running.Wait()
+}
+
+// Start drives pool in the background (Drive) until it ends, or ctx or the session's
+// context does; done receives Drive's error once, when it has returned and the Lease
+// is released.
+func (s *DriveSession) Start(ctx context.Context, pool string, report func(DriveReport)) (done <-chan error) {
+	ch := make(chan error, 1)
+	go func() {
+		_, err := s.Drive(ctx, pool, report)
+		ch <- err
+	}()
+	return ch
+}
+
+// Drive drives one pool's rollout as the controller's rollout loop would, for as long
+// as nobody else does: on a cluster where neither MCO nor a controller runs, the TUI
+// and `mcotui rollout --wait` drive while they are open. It refuses after Wait.
+//
+// It refuses where MCO runs (ErrMCOPresent) and when the controller's Lease is held by
+// someone else (ErrLeaseHeld, naming the holder). Otherwise it takes that Lease (Lead),
+// so that a controller or another terminal starting meanwhile waits, and while it
+// holds it, it syncs the pool as the controller would (Driver.Sync, from informers
+// of its own, woken by the controller's own watch: rolloutInformers.watch) on every
+// change that may concern it, and every Interval besides: the UpdateInProgress taints,
+// the pool's status and the Driver's next step. It stops when every node is Done at
+// the pool's target (DriveUpdated), the pool is paused (DrivePaused), a node failed
+// its update to the target (DriveDegraded), or ctx or the session's context ends
+// (DriveStopped); then it releases the Lease, so that a controller started later takes
+// over. report, when not nil, is called from Drive's goroutine: once the Lease is
+// held, after each step with targets, on each failure it goes on after, and once at
+// the end.
+func (s *DriveSession) Drive(ctx context.Context, pool string, report func(DriveReport)) (DriveEnd, error) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return "", fmt.Errorf("drive pool %s: the session has ended; nothing was driven", pool)
+	}
+	s.running.Add(1)
+	s.mu.Unlock()
+	defer s.running.Done()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(s.ctx, cancel)()
+	opts := s.opts
+	opts.Logger = opts.Logger.With("drive", pool)
+	return drivePool(ctx, s.clients, pool, opts, report)
+}
+
+// drivePool is Drive with its options defaulted.
+func drivePool(ctx context.Context, clients *kube.Clients, pool string, opts DriveOptions, report func(DriveReport)) (DriveEnd, error) {
+	if opts.Identity == "" {
+		return "", errors.New("drive pool " + pool + ": no identity for the lease")
 	}
 	if report == nil {
 		report = func(DriveReport) {}
@@ -181,7 +258,7 @@ func DrivePool(ctx context.Context, clients *kube.Clients, pool string, opts Dri
 	return end, nil
 }
 
-// poolDriver is one DrivePool's term.
+// poolDriver is one drive's term.
 type poolDriver struct {
 	*Driver
 	clients *kube.Clients

@@ -22,7 +22,7 @@ import (
 	"github.com/mcotui/mcotui/platform/kube/kubetest"
 )
 
-// drive runs DrivePool with quick timing on a Lease of the test's own, collecting its
+// drive runs a DriveSession's Drive with quick timing on a Lease of the test's own, collecting its
 // reports.
 type drive struct {
 	mu      sync.Mutex
@@ -30,11 +30,12 @@ type drive struct {
 }
 
 func (d *drive) run(ctx context.Context, t *testing.T, pool, lease, identity string) (controller.DriveEnd, error) {
-	return controller.DrivePool(ctx, clients(t), pool, controller.DriveOptions{
+	session := controller.NewDriveSession(ctx, clients(t), controller.DriveOptions{
 		Identity: identity, Namespace: leaseNamespace(t), LeaseName: lease,
 		LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second, RetryPeriod: 200 * time.Millisecond,
 		Interval: 100 * time.Millisecond, Logger: testLogger(t).With("driver", identity),
-	}, func(r controller.DriveReport) {
+	})
+	return session.Drive(ctx, pool, func(r controller.DriveReport) {
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		d.reports = append(d.reports, r)
@@ -60,12 +61,12 @@ func (d *drive) last() controller.DriveReport {
 	return d.reports[len(d.reports)-1]
 }
 
-// TestDrivePool drives a pool of four nodes to its rendered config with no controller,
+// TestDrive drives a pool of four nodes to its rendered config with no controller,
 // as the TUI and `rollout --wait` do: never more than maxUnavailable nodes unavailable,
 // nodes waiting for the target tainted UpdateInProgress and untainted once targeted,
 // the pool's status Updated at the end, and the Lease released for a controller that
 // starts later.
-func TestDrivePool(t *testing.T) {
+func TestDrive(t *testing.T) {
 	ctx := kubetest.Context(t)
 	pool := createPool(t, "dp", ptr.To(intstr.FromInt32(2)), false)
 	v1 := machineConfig(t, "00-dp", "dp", "/etc/dp", "v1")
@@ -83,7 +84,7 @@ func TestDrivePool(t *testing.T) {
 		t.Fatal(err)
 	}
 	if end != controller.DriveUpdated {
-		t.Fatalf("DrivePool ended %q, want %q; last report %+v", end, controller.DriveUpdated, d.last())
+		t.Fatalf("the drive ended %q, want %q; last report %+v", end, controller.DriveUpdated, d.last())
 	}
 	if last := d.last(); last.End != controller.DriveUpdated || last.Message != "pool dp is updated: all 4 nodes run "+target {
 		t.Errorf("last report %+v", last)
@@ -121,10 +122,10 @@ func TestDrivePool(t *testing.T) {
 	})
 }
 
-// TestDrivePoolLeavesAHeldPoolAlone: while a controller holds the Lease, DrivePool
+// TestDriveLeavesAHeldPoolAlone: while a controller holds the Lease, the drive
 // refuses, names the holder and writes nothing: a pool whose nodes need an update keeps
 // its nodes' desired configs, their taints and its status.
-func TestDrivePoolLeavesAHeldPoolAlone(t *testing.T) {
+func TestDriveLeavesAHeldPoolAlone(t *testing.T) {
 	ctx := kubetest.Context(t)
 	pool := createPool(t, "dph", ptr.To(intstr.FromInt32(2)), false)
 	v1 := machineConfig(t, "00-dph", "dph", "/etc/dph", "v1")
@@ -133,7 +134,7 @@ func TestDrivePoolLeavesAHeldPoolAlone(t *testing.T) {
 	target := controllertest.RenderByHand(t, env.MachineConfig, pool.Name, v1)
 
 	// The Lease held as a controller holds it (controller.Lead), with none of the
-	// controller's loops running: anything written to the pool below is DrivePool's.
+	// controller's loops running: anything written to the pool below is the drive's.
 	leadCtx, stopLeading := context.WithCancel(context.Background())
 	leading, led := make(chan struct{}), make(chan error, 1)
 	go func() {
@@ -166,7 +167,7 @@ func TestDrivePoolLeavesAHeldPoolAlone(t *testing.T) {
 	for _, name := range nodes {
 		n := getNode(t, name)
 		if nodeanno.Desired(n) == target {
-			t.Fatalf("node %s already has the target %s: the test would not see DrivePool target it", name, target)
+			t.Fatalf("node %s already has the target %s: the test would not see the drive target it", name, target)
 		}
 		before[name] = nodeState{nodeanno.Desired(n), n.Spec.Taints}
 	}
@@ -175,7 +176,7 @@ func TestDrivePoolLeavesAHeldPoolAlone(t *testing.T) {
 	var d drive
 	_, err := d.run(ctx, t, "dph", "lease-dph", "mcotui-tui@test")
 	if !errors.Is(err, controller.ErrLeaseHeld) || !strings.Contains(err.Error(), "held-controller") {
-		t.Fatalf("DrivePool = %v, want ErrLeaseHeld naming held-controller", err)
+		t.Fatalf("the drive = %v, want ErrLeaseHeld naming held-controller", err)
 	}
 	if len(d.reports) != 0 {
 		t.Errorf("reports %+v, want none", d.reports)
@@ -183,7 +184,7 @@ func TestDrivePoolLeavesAHeldPoolAlone(t *testing.T) {
 	for _, name := range nodes {
 		n := getNode(t, name)
 		if got := (nodeState{nodeanno.Desired(n), n.Spec.Taints}); got.desired != before[name].desired || !equality.Semantic.DeepEqual(got.taints, before[name].taints) {
-			t.Errorf("node %s: desired %s taints %v after DrivePool, was desired %s taints %v; want it left alone",
+			t.Errorf("node %s: desired %s taints %v after the drive, was desired %s taints %v; want it left alone",
 				name, got.desired, got.taints, before[name].desired, before[name].taints)
 		}
 	}
@@ -193,9 +194,9 @@ func TestDrivePoolLeavesAHeldPoolAlone(t *testing.T) {
 	}
 }
 
-// TestDrivePoolStops: driving stops, naming the node, as soon as a node fails its
+// TestDriveStops: driving stops, naming the node, as soon as a node fails its
 // update; and at once on a paused pool, whose nodes it leaves untainted.
-func TestDrivePoolStops(t *testing.T) {
+func TestDriveStops(t *testing.T) {
 	ctx := kubetest.Context(t)
 	pool := createPool(t, "dps", ptr.To(intstr.FromInt32(1)), false)
 	v1 := machineConfig(t, "00-dps", "dps", "/etc/dps", "v1")
@@ -207,7 +208,7 @@ func TestDrivePoolStops(t *testing.T) {
 	var d drive
 	end, err := d.run(ctx, t, "dps", "lease-dps", "mcotui-tui@test")
 	if err != nil || end != controller.DrivePaused {
-		t.Fatalf("paused pool: DrivePool = %q, %v; want %q", end, err, controller.DrivePaused)
+		t.Fatalf("paused pool: the drive = %q, %v; want %q", end, err, controller.DrivePaused)
 	}
 	for _, name := range nodes {
 		if n := getNode(t, name); rollout.HasUpdateInProgressTaint(n) || nodeanno.Desired(n) != "rendered-dps-old" {
@@ -220,7 +221,7 @@ func TestDrivePoolStops(t *testing.T) {
 	d = drive{}
 	end, err = d.run(ctx, t, "dps", "lease-dps", "mcotui-tui@test")
 	if err != nil || end != controller.DriveDegraded {
-		t.Fatalf("failing node: DrivePool = %q, %v; want %q", end, err, controller.DriveDegraded)
+		t.Fatalf("failing node: the drive = %q, %v; want %q", end, err, controller.DriveDegraded)
 	}
 	if want := "pool dps: stopped driving: dps-0 (boom) failed to update to " + target; d.last().Message != want {
 		t.Errorf("last message %q, want %q", d.last().Message, want)

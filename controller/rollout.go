@@ -185,45 +185,9 @@ func NewDriver(clients *kube.Clients, opts DriverOptions) *Driver {
 	return d
 }
 
-// PoolState is a pool and its member nodes.
-type PoolState struct {
-	Pool *mcfgv1.MachineConfigPool
-	// Nodes are the pool's members (see rollout.Members), by name.
-	Nodes []*corev1.Node
-	// Problems are nodes the pool selects that belong to no pool (see rollout.PoolFor).
-	Problems []error
-}
-
-// Read reads the pool named pool and its members from the API server (not from a
-// cache): what a one-off look (`mcotui rollout`'s plan, Follow) shows.
+// Read is ReadPool with the driver's clients: a driver with no informers steps on it.
 func (d *Driver) Read(ctx context.Context, pool string) (PoolState, error) {
-	p, err := d.clients.MachineConfig.MachineconfigurationV1().MachineConfigPools().Get(ctx, pool, metav1.GetOptions{})
-	if err != nil {
-		return PoolState{}, fmt.Errorf("get machineconfigpool %s: %w", pool, err)
-	}
-	poolList, err := d.clients.MachineConfig.MachineconfigurationV1().MachineConfigPools().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return PoolState{}, fmt.Errorf("list machineconfigpools: %w", err)
-	}
-	pools := make([]*mcfgv1.MachineConfigPool, len(poolList.Items))
-	for i := range poolList.Items {
-		pools[i] = &poolList.Items[i]
-	}
-	// Only the nodes the pool's selector matches can be members (rollout.Selects): on
-	// a large cluster, the rest need not cross the wire at every step.
-	var nodes []*corev1.Node
-	if sel, err := metav1.LabelSelectorAsSelector(p.Spec.NodeSelector); err == nil && p.Spec.NodeSelector != nil && !sel.Empty() {
-		nodeList, err := d.clients.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
-		if err != nil {
-			return PoolState{}, fmt.Errorf("list nodes for machineconfigpool %s: %w", pool, err)
-		}
-		nodes = make([]*corev1.Node, len(nodeList.Items))
-		for i := range nodeList.Items {
-			nodes[i] = &nodeList.Items[i]
-		}
-	}
-	members, problems := rollout.Members(p, pools, nodes)
-	return PoolState{Pool: p, Nodes: members, Problems: problems}, nil
+	return ReadPool(ctx, d.clients, pool)
 }
 
 // cached is the pool named pool and its members from the caches, each object replaced

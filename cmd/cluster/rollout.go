@@ -163,8 +163,7 @@ func runRollout(ctx context.Context, s cmdutil.IOStreams, c *kube.Clients, o *Ro
 		}
 		fmt.Fprintf(s.Out, "machineconfigpool.machineconfiguration.openshift.io/%s maxUnavailable set to %s\n", name, mu.String())
 	}
-	reader := controller.NewDriver(c, controller.DriverOptions{})
-	st, err := reader.Read(ctx, name)
+	st, err := controller.ReadPool(ctx, c, name)
 	if apierrors.IsNotFound(err) {
 		return fmt.Errorf("machineconfigpool %q not found", name)
 	}
@@ -199,9 +198,13 @@ func runRollout(ctx context.Context, s cmdutil.IOStreams, c *kube.Clients, o *Ro
 		return follow(ctx, s.Out, c, name, o, nil)
 	}
 	out := &lockedWriter{w: s.Out}
-	d := startDriving(ctx, c, name, o, out, s.ErrOut)
-	defer d.Stop()
-	return follow(ctx, out, c, name, o, d)
+	ctx, cancel := context.WithCancel(ctx)
+	session, done := startDriving(ctx, c, name, o, out, s.ErrOut)
+	defer func() {
+		cancel()
+		session.Wait() // the Lease released before the command ends
+	}()
+	return follow(ctx, out, c, name, o, done)
 }
 
 // whoDrives says what moves the rollout forward: MCO, a controller holding the Lease,
@@ -245,14 +248,16 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// startDriving drives the pool from this process (controller.StartDriving), its
-// reports as lines on out and warnings on errOut.
-func startDriving(ctx context.Context, c *kube.Clients, pool string, o *RolloutOptions, out, errOut io.Writer) *controller.Driving {
+// startDriving drives the pool from this process in the background (a
+// controller.DriveSession, ending with ctx), its reports as lines on out and warnings
+// on errOut; done receives the drive's error once it has ended.
+func startDriving(ctx context.Context, c *kube.Clients, pool string, o *RolloutOptions, out, errOut io.Writer) (session *controller.DriveSession, done <-chan error) {
 	opts := controller.DriveOptions{Identity: rolloutIdentity(), Namespace: o.Namespace, Interval: o.Interval}
 	if alerts, err := o.Prometheus.Alerts(); err == nil && alerts != nil {
 		opts.Alerts = alerts
 	}
-	return controller.StartDriving(ctx, c, pool, opts, func(r controller.DriveReport) {
+	session = controller.NewDriveSession(ctx, c, opts)
+	return session, session.Start(ctx, pool, func(r controller.DriveReport) {
 		switch {
 		case r.Err != nil:
 			fmt.Fprintf(errOut, "Warning: driving pool %s: %v (trying again)\n", pool, r.Err)
@@ -264,16 +269,17 @@ func startDriving(ctx context.Context, c *kube.Clients, pool string, o *RolloutO
 	})
 }
 
-// follow follows the rollout (controller.Follow) to its end, as rollout --wait's exit
-// status: 0 updated, 1 a node failed, 2 timed out.
-func follow(ctx context.Context, w io.Writer, c *kube.Clients, pool string, o *RolloutOptions, d *controller.Driving) error {
-	end, err := controller.Follow(ctx, w, c, pool, controller.FollowOptions{Timeout: o.Timeout, Interval: o.Interval, Driving: d})
+// follow follows the rollout (followRollout) to its end, as rollout --wait's exit
+// status: 0 updated, 1 a node failed, 2 timed out. driving, when not nil, receives
+// the error of this process's drive.
+func follow(ctx context.Context, w io.Writer, c *kube.Clients, pool string, o *RolloutOptions, driving <-chan error) error {
+	end, err := followRollout(ctx, w, c, pool, followOptions{Timeout: o.Timeout, Interval: o.Interval, Driving: driving})
 	switch {
 	case err != nil:
 		return err
-	case end == controller.FollowDegraded:
+	case end == followDegraded:
 		return cmdutil.ExitCode(exitRolloutDegraded)
-	case end == controller.FollowTimedOut:
+	case end == followTimedOut:
 		return cmdutil.ExitCode(exitRolloutTimeout)
 	}
 	return nil

@@ -129,10 +129,7 @@ func (o *TUIOptions) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		driver = newTUIDriver(ctx, clients, o.Namespace, log)
-		if alerts != nil {
-			driver.WithAlerts(alerts)
-		}
+		driver = newTUIDriver(ctx, clients, o.Namespace, alerts, log)
 		opts.Driver = driver
 	}
 	p := tea.NewProgram(tui.New(sub, opts), tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out), tea.WithFPS(tui.FPS))
@@ -148,26 +145,30 @@ func (o *TUIOptions) Run(ctx context.Context) error {
 	return nil
 }
 
-// tuiDriver is the TUI's action.Driver: controller.PoolDriver as mcotui-tui@HOST:PID,
-// for as long as the TUI runs, its reports in the TUI's terms.
+// tuiDriver is the TUI's action.Driver: a controller.DriveSession as
+// mcotui-tui@HOST:PID, for as long as the TUI runs, its reports in the TUI's terms.
 type tuiDriver struct {
-	*controller.PoolDriver
+	*controller.DriveSession
 }
 
 // newTUIDriver drives on the Lease in namespace; "" is mcotui's controller's
-// namespace, where its Lease is unless the controller was told otherwise.
-func newTUIDriver(ctx context.Context, clients *kube.Clients, namespace string, log *slog.Logger) *tuiDriver {
-	return &tuiDriver{controller.NewPoolDriver(ctx, clients, namespace, cmdutil.DriverIdentity("mcotui-tui"), log)}
+// namespace, where its Lease is unless the controller was told otherwise. alerts, when
+// not nil, is what the pools' alert gates ask.
+func newTUIDriver(ctx context.Context, clients *kube.Clients, namespace string, alerts kube.AlertSource, log *slog.Logger) *tuiDriver {
+	return &tuiDriver{controller.NewDriveSession(ctx, clients, controller.DriveOptions{
+		Identity: cmdutil.DriverIdentity("mcotui-tui"), Namespace: namespace, Logger: log, Alerts: alerts,
+	})}
 }
 
 // Drive implements action.Driver.
 func (d *tuiDriver) Drive(ctx context.Context, pool string, report func(action.DriveReport)) error {
-	return d.PoolDriver.Drive(ctx, pool, func(r controller.DriveReport) {
+	_, err := d.DriveSession.Drive(ctx, pool, func(r controller.DriveReport) {
 		report(action.DriveReport{
 			Leading: r.Leading, Target: r.Step.Target, Targets: r.Step.Targets,
 			End: r.End != "", Message: r.Message, Err: r.Err,
 		})
 	})
+	return err
 }
 
 // tuiLogger is where the TUI's log goes: a file when --log names one, else nowhere,

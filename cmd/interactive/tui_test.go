@@ -147,7 +147,7 @@ func TestTUIDrivesAPool(t *testing.T) {
 	runCtx, stop := context.WithCancel(context.Background())
 	defer stop()
 	cluster, clients := tuiSource(runCtx, t, c)
-	driver := newTUIDriver(runCtx, clients, ns, slog.New(slog.DiscardHandler))
+	driver := newTUIDriver(runCtx, clients, ns, nil, slog.New(slog.DiscardHandler))
 	sub := cluster.Subscribe()
 	defer sub.Close()
 	screen := screentest.NewScreen(tui.New(sub, tui.Options{Actions: source.NewActions(cluster, "test"), Driver: driver, Refresh: -1}), " driving td ")
@@ -213,7 +213,7 @@ func TestTUIQuitStopsTheDrive(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := kubetest.Context(t)
 			// Never cancelled before wait: what stops the drive is the TUI quitting.
-			driver := newTUIDriver(t.Context(), clients, ns, slog.New(slog.DiscardHandler))
+			driver := newTUIDriver(t.Context(), clients, ns, nil, slog.New(slog.DiscardHandler))
 			sub := cluster.Subscribe()
 			defer sub.Close()
 			screen := screentest.NewScreen(tui.New(sub, tui.Options{Actions: source.NewActions(cluster, "test"), Driver: driver, Refresh: -1}))
@@ -249,7 +249,7 @@ func TestTUIQuitStopsTheDrive(t *testing.T) {
 			}
 			released(ctx, t, "once wait returned")
 			err := driver.Drive(t.Context(), "tq", func(action.DriveReport) {})
-			if err == nil || !strings.Contains(err.Error(), "drive pool tq: the TUI has ended") {
+			if err == nil || !strings.Contains(err.Error(), "drive pool tq: the session has ended") {
 				t.Errorf("a drive after wait: %v; want it refused", err)
 			}
 			released(ctx, t, "after a drive refused")
@@ -260,7 +260,7 @@ func TestTUIQuitStopsTheDrive(t *testing.T) {
 // TestTUIDriverDefaultNamespace: a caller that names no namespace (the demo) drives on
 // mcotui's controller's Lease in its default namespace, which the confirmation names.
 func TestTUIDriverDefaultNamespace(t *testing.T) {
-	d := newTUIDriver(t.Context(), nil, "", slog.New(slog.DiscardHandler))
+	d := newTUIDriver(t.Context(), nil, "", nil, slog.New(slog.DiscardHandler))
 	if got, want := d.Lease(), controller.DefaultNamespace+"/"+controller.LeaseName; got != want {
 		t.Errorf("Lease() = %q, want %q", got, want)
 	}
@@ -309,7 +309,7 @@ func TestTUIDriveSaysWhoHoldsTheLease(t *testing.T) {
 	runCtx, stop := context.WithCancel(context.Background())
 	defer stop()
 	cluster, clients := tuiSource(runCtx, t, c)
-	driver := newTUIDriver(runCtx, clients, ns, slog.New(slog.DiscardHandler))
+	driver := newTUIDriver(runCtx, clients, ns, nil, slog.New(slog.DiscardHandler))
 	sub := cluster.Subscribe()
 	defer sub.Close()
 	const confirmation = "This terminal will drive the rollout"

@@ -1,4 +1,4 @@
-package controller
+package cluster
 
 import (
 	"context"
@@ -11,50 +11,51 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/platform/kube"
 )
 
-// FollowEnd says how a followed rollout ended.
-type FollowEnd string
+// `rollout --wait`'s following of a rollout: its printing is this command's, the reads
+// the controller's (ReadPool) and core's (rollout.NodePhase, ProgressBar).
 
-// How Follow ends without an error.
+// followEnd says how a followed rollout ended.
+type followEnd string
+
+// How followRollout ends without an error.
 const (
-	// FollowUpdated: the pool is updated.
-	FollowUpdated FollowEnd = "updated"
-	// FollowDegraded: a node failed its update to the pool's target.
-	FollowDegraded FollowEnd = "degraded"
-	// FollowTimedOut: FollowOptions.Timeout passed first.
-	FollowTimedOut FollowEnd = "timed out"
+	// followUpdated: the pool is updated.
+	followUpdated followEnd = "updated"
+	// followDegraded: a node failed its update to the pool's target.
+	followDegraded followEnd = "degraded"
+	// followTimedOut: followOptions.Timeout passed first.
+	followTimedOut followEnd = "timed out"
 )
 
-// FollowOptions configure Follow.
-type FollowOptions struct {
+// followOptions configure followRollout.
+type followOptions struct {
 	// Timeout bounds the rollout, not the reads: a read is never cut short by it.
 	Timeout time.Duration
 	// Interval is how often the pool and its nodes are read.
 	Interval time.Duration
-	// Driving, when not nil, is this process driving the rollout (StartDriving): its
-	// failure ends the wait with its error.
-	Driving *Driving
+	// Driving, when not nil, receives the error of this process's drive of the
+	// rollout (controller.DriveSession.Start) once it has ended: its failure ends the
+	// wait with its error.
+	Driving <-chan error
 }
 
-// Follow reads pool and its nodes every o.Interval until the pool is updated, a node
+// followRollout reads pool and its nodes (controller.ReadPool) every o.Interval until the pool is updated, a node
 // fails or o.Timeout passes, and writes to w a line whenever a node moves to another
 // phase (rollout.NodePhase), a progress bar when the count of updated nodes changes,
 // and the end.
-func Follow(ctx context.Context, w io.Writer, c *kube.Clients, pool string, o FollowOptions) (FollowEnd, error) {
+func followRollout(ctx context.Context, w io.Writer, c *kube.Clients, pool string, o followOptions) (followEnd, error) {
 	deadline := time.NewTimer(o.Timeout)
 	defer deadline.Stop()
 	tick := time.NewTicker(o.Interval)
 	defer tick.Stop()
-	f := follower{w: w, reader: NewDriver(c, DriverOptions{}), c: c, name: pool, phases: map[string]string{}}
-	d := o.Driving
-	var driverDone <-chan struct{}
-	if d != nil {
-		driverDone = d.done
-	}
+	f := follower{w: w, c: c, name: pool, phases: map[string]string{}}
+	driverDone := o.Driving
 	for {
 		end, err := f.poll(ctx)
 		if end != "" || err != nil {
@@ -65,14 +66,14 @@ func Follow(ctx context.Context, w io.Writer, c *kube.Clients, pool string, o Fo
 			return "", ctx.Err()
 		case <-deadline.C:
 			fmt.Fprintf(w, "timed out after %s: %d of %d nodes updated\n", o.Timeout, f.updated, f.total)
-			return FollowTimedOut, nil
-		case <-driverDone:
+			return followTimedOut, nil
+		case err := <-driverDone:
 			switch {
-			case errors.Is(d.err, ErrLeaseHeld):
+			case errors.Is(err, controller.ErrLeaseHeld):
 				// A controller took the Lease between the look and the try: it drives.
-				fmt.Fprintf(w, "%v; following it.\n", d.err)
-			case d.err != nil:
-				return "", d.err
+				fmt.Fprintf(w, "%v; following it.\n", err)
+			case err != nil:
+				return "", err
 			}
 			// Updated or degraded: the next poll says so. Paused: nothing moves until
 			// the pool is resumed and someone drives it, or the timeout.
@@ -82,12 +83,11 @@ func Follow(ctx context.Context, w io.Writer, c *kube.Clients, pool string, o Fo
 	}
 }
 
-// follower remembers what Follow has written.
+// follower remembers what followRollout has written.
 type follower struct {
-	w      io.Writer
-	reader *Driver
-	c      *kube.Clients
-	name   string
+	w    io.Writer
+	c    *kube.Clients
+	name string
 
 	phases         map[string]string
 	bar            string
@@ -96,10 +96,10 @@ type follower struct {
 
 // poll reads the pool once and writes what changed; end is set once the rollout has
 // ended.
-func (f *follower) poll(ctx context.Context) (end FollowEnd, err error) {
+func (f *follower) poll(ctx context.Context) (end followEnd, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	st, err := f.reader.Read(ctx, f.name)
+	st, err := controller.ReadPool(ctx, f.c, f.name)
 	if err != nil {
 		return "", err
 	}
@@ -132,11 +132,11 @@ func (f *follower) poll(ctx context.Context) (end FollowEnd, err error) {
 		for _, n := range failed {
 			fmt.Fprintf(f.w, "node %s failed to update to %s (state %s): %s\n", n.Name, target, nodeanno.State(n), nodeanno.Reason(n))
 		}
-		return FollowDegraded, nil
+		return followDegraded, nil
 	}
 	if rollout.PoolUpdated(st.Pool) {
 		fmt.Fprintf(f.w, "machineconfigpool %s is updated: all %d nodes run %s\n", f.name, f.total, target)
-		return FollowUpdated, nil
+		return followUpdated, nil
 	}
 	return "", nil
 }
@@ -153,28 +153,4 @@ func readMCNs(ctx context.Context, c *kube.Clients) map[string]*mcfgv1.MachineCo
 		out[list.Items[i].Name] = &list.Items[i]
 	}
 	return out
-}
-
-// Driving is DrivePool running beside Follow.
-type Driving struct {
-	cancel context.CancelFunc
-	done   chan struct{} // closed once DrivePool has returned (and released the Lease)
-	err    error
-}
-
-// StartDriving runs DrivePool on pool in the background, until Stop or ctx ends.
-func StartDriving(ctx context.Context, c *kube.Clients, pool string, opts DriveOptions, report func(DriveReport)) *Driving {
-	ctx, cancel := context.WithCancel(ctx)
-	d := &Driving{cancel: cancel, done: make(chan struct{})}
-	go func() {
-		defer close(d.done)
-		_, d.err = DrivePool(ctx, c, pool, opts, report)
-	}()
-	return d
-}
-
-// Stop ends the driving and waits until the Lease is released.
-func (d *Driving) Stop() {
-	d.cancel()
-	<-d.done
 }
