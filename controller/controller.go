@@ -39,18 +39,14 @@ import (
 const (
 	DefaultNamespace = "mcotui"
 	// LeaseName is the Lease that the controller holds while it drives the cluster. The
-	// TUI drives a pool itself only while no one holds it (see LeaseHolder).
+	// TUI drives a pool itself only while no one holds it (see kube.LeaseHolder).
 	LeaseName = "mcotui-controller"
 
-	// The controller's leader election timing: OpenShift's recommended one, which
-	// library-go's leaderelection defaults to and MCO's controllers run with. The
-	// leader renews every RetryPeriod, so 26 s makes a renewal rare next to the
-	// rollout's own writes (client-go's 2 s was a write every 2 s, a twentieth of a
-	// 200-node rollout's); a leader that exits releases the Lease at once, and only
-	// a crashed one keeps its standby waiting, up to LeaseDuration.
-	DefaultLeaseDuration = 137 * time.Second
-	DefaultRenewDeadline = 107 * time.Second
-	DefaultRetryPeriod   = 26 * time.Second
+	// The controller's leader election timing: kube.Election's default, OpenShift's
+	// recommended one.
+	DefaultLeaseDuration = kube.DefaultLeaseDuration
+	DefaultRenewDeadline = kube.DefaultRenewDeadline
+	DefaultRetryPeriod   = kube.DefaultRetryPeriod
 	DefaultResync        = 10 * time.Minute
 
 	// DefaultStatusInterval is how long the controller may hold back a pool status
@@ -201,7 +197,7 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 	}
 
-	err = Lead(ctx, Election{
+	err = kube.Lead(ctx, kube.Election{
 		Kube:          cfg.Clients.Kube,
 		Namespace:     cfg.Namespace,
 		Name:          cfg.LeaseName,

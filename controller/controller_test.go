@@ -17,6 +17,7 @@ import (
 	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/rollout"
+	"github.com/mcotui/mcotui/platform/kube"
 	"github.com/mcotui/mcotui/platform/kube/kubetest"
 )
 
@@ -94,15 +95,15 @@ func TestLeaseHolder(t *testing.T) {
 	ctx := kubetest.Context(t)
 	r := startController(t, "lease-holder", "holder-a")
 	kubetest.Eventually(t, 20*time.Second, "holder-a holds the lease", func() (bool, string) {
-		holder, held, err := controller.LeaseHolder(ctx, env.Kube, leaseNamespace(t), "lease-holder", time.Now())
+		holder, held, err := kube.LeaseHolder(ctx, env.Kube, leaseNamespace(t), "lease-holder", time.Now())
 		return err == nil && held && holder == "holder-a", holder
 	})
 	r.stop(t)
-	holder, held, err := controller.LeaseHolder(ctx, env.Kube, leaseNamespace(t), "lease-holder", time.Now())
+	holder, held, err := kube.LeaseHolder(ctx, env.Kube, leaseNamespace(t), "lease-holder", time.Now())
 	if err != nil || held {
 		t.Fatalf("after stop: holder %q held %t err %v", holder, held, err)
 	}
-	if _, held, err := controller.LeaseHolder(ctx, env.Kube, leaseNamespace(t), "no-such-lease", time.Now()); err != nil || held {
+	if _, held, err := kube.LeaseHolder(ctx, env.Kube, leaseNamespace(t), "no-such-lease", time.Now()); err != nil || held {
 		t.Fatalf("missing lease: held %t err %v", held, err)
 	}
 }
@@ -112,12 +113,12 @@ func TestLeaseHolder(t *testing.T) {
 func TestLeadEndsWhenWorkFails(t *testing.T) {
 	ctx := kubetest.Context(t)
 	boom := errors.New("boom")
-	e := controller.Election{Kube: env.Kube, Namespace: leaseNamespace(t), Name: "lease-fail", Identity: "fail-a",
+	e := kube.Election{Kube: env.Kube, Namespace: leaseNamespace(t), Name: "lease-fail", Identity: "fail-a",
 		LeaseDuration: time.Hour, RenewDeadline: 50 * time.Minute, RetryPeriod: 200 * time.Millisecond}
-	if err := controller.Lead(ctx, e, func(context.Context) error { return boom }); !errors.Is(err, boom) {
+	if err := kube.Lead(ctx, e, func(context.Context) error { return boom }); !errors.Is(err, boom) {
 		t.Fatalf("Lead = %v, want the work's error", err)
 	}
-	if holder, held, err := controller.LeaseHolder(ctx, env.Kube, e.Namespace, e.Name, time.Now()); err != nil || held {
+	if holder, held, err := kube.LeaseHolder(ctx, env.Kube, e.Namespace, e.Name, time.Now()); err != nil || held {
 		t.Fatalf("after the work failed: holder %q held %t err %v; want the lease released", holder, held, err)
 	}
 	// Another candidate takes it: with an hour-long lease, only the release lets it in
@@ -127,7 +128,7 @@ func TestLeadEndsWhenWorkFails(t *testing.T) {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
-		_ = controller.Lead(runCtx, e, func(ctx context.Context) error {
+		_ = kube.Lead(runCtx, e, func(ctx context.Context) error {
 			close(took)
 			<-ctx.Done()
 			return nil
@@ -160,14 +161,14 @@ func TestLeadReleasesALeaseItWonUnawares(t *testing.T) {
 	}
 	ended, cancel := context.WithCancel(ctx)
 	cancel()
-	e := controller.Election{Kube: env.Kube, Namespace: ns, Name: "lease-unaware", Identity: "unaware-a"}
-	if err := controller.Lead(ended, e, func(context.Context) error {
+	e := kube.Election{Kube: env.Kube, Namespace: ns, Name: "lease-unaware", Identity: "unaware-a"}
+	if err := kube.Lead(ended, e, func(context.Context) error {
 		t.Error("fn ran although ctx had ended")
 		return nil
 	}); err != nil {
 		t.Fatalf("Lead = %v", err)
 	}
-	if holder, held, err := controller.LeaseHolder(ctx, env.Kube, ns, "lease-unaware", time.Now()); err != nil || held {
+	if holder, held, err := kube.LeaseHolder(ctx, env.Kube, ns, "lease-unaware", time.Now()); err != nil || held {
 		t.Fatalf("after Lead: holder %q held %t err %v; want the Lease released", holder, held, err)
 	}
 }

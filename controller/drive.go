@@ -146,9 +146,9 @@ func (s *DriveSession) Identity() string { return s.opts.Identity }
 // Lease is the namespace/name of the Lease the session drives on.
 func (s *DriveSession) Lease() string { return s.opts.Namespace + "/" + s.opts.LeaseName }
 
-// Holder is who holds the session's Lease now (LeaseHolder).
+// Holder is who holds the session's Lease now (kube.LeaseHolder).
 func (s *DriveSession) Holder(ctx context.Context) (holder string, held bool, err error) {
-	return LeaseHolder(ctx, s.clients.Kube, s.opts.Namespace, s.opts.LeaseName, s.opts.Clock.Now())
+	return kube.LeaseHolder(ctx, s.clients.Kube, s.opts.Namespace, s.opts.LeaseName, s.opts.Clock.Now())
 }
 
 // Wait waits until every drive has ended and released the Lease, and refuses any drive
@@ -177,7 +177,7 @@ func (s *DriveSession) Start(ctx context.Context, pool string, report func(Drive
 // and `mcotui rollout --wait` drive while they are open. It refuses after Wait.
 //
 // It refuses where MCO runs (ErrMCOPresent) and when the controller's Lease is held by
-// someone else (ErrLeaseHeld, naming the holder). Otherwise it takes that Lease (Lead),
+// someone else (ErrLeaseHeld, naming the holder). Otherwise it takes that Lease (kube.Lead),
 // so that a controller or another terminal starting meanwhile waits, and while it
 // holds it, it syncs the pool as the controller would (Driver.Sync, from informers
 // of its own, woken by the controller's own watch: rolloutInformers.watch) on every
@@ -227,7 +227,7 @@ func drivePool(ctx context.Context, clients *kube.Clients, pool string, opts Dri
 	if _, err := clients.Kube.CoreV1().Namespaces().Get(ctx, opts.Namespace, metav1.GetOptions{}); apierrors.IsNotFound(err) {
 		return "", fmt.Errorf("drive pool %s: the namespace %s of the lease %s does not exist: install mcotui (mcotui install | kubectl apply -f -), or name the namespace mcotui's controller runs in", pool, opts.Namespace, opts.LeaseName)
 	}
-	holder, held, err := LeaseHolder(ctx, clients.Kube, opts.Namespace, opts.LeaseName, opts.Clock.Now())
+	holder, held, err := kube.LeaseHolder(ctx, clients.Kube, opts.Namespace, opts.LeaseName, opts.Clock.Now())
 	if err != nil {
 		return "", fmt.Errorf("drive pool %s: %w", pool, err)
 	}
@@ -239,7 +239,7 @@ func drivePool(ctx context.Context, clients *kube.Clients, pool string, opts Dri
 
 	d := &poolDriver{clients: clients, pool: pool, opts: opts, report: report}
 	end := DriveStopped
-	err = Lead(ctx, Election{
+	err = kube.Lead(ctx, kube.Election{
 		Kube: clients.Kube, Namespace: opts.Namespace, Name: opts.LeaseName, Identity: opts.Identity,
 		LeaseDuration: opts.LeaseDuration, RenewDeadline: opts.RenewDeadline, RetryPeriod: opts.RetryPeriod,
 		Logger: opts.Logger,
@@ -249,7 +249,7 @@ func drivePool(ctx context.Context, clients *kube.Clients, pool string, opts Dri
 		end, err = d.run(ctx)
 		return err
 	})
-	if errors.Is(err, errTermEnded) {
+	if errors.Is(err, kube.ErrTermEnded) {
 		err = nil
 	}
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/mcotui/mcotui/controller/controllertest"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/rollout"
+	"github.com/mcotui/mcotui/platform/kube"
 	"github.com/mcotui/mcotui/platform/kube/kubetest"
 )
 
@@ -111,13 +112,13 @@ func TestDrive(t *testing.T) {
 	if c := poolCondition(p, mcfgv1.MachineConfigPoolUpdated); c == nil || c.Status != corev1.ConditionTrue || p.Status.UpdatedMachineCount != 4 {
 		t.Errorf("pool status after driving: %s", condString(p))
 	}
-	if holder, held, err := controller.LeaseHolder(ctx, env.Kube, leaseNamespace(t), "lease-dp", time.Now()); err != nil || held {
+	if holder, held, err := kube.LeaseHolder(ctx, env.Kube, leaseNamespace(t), "lease-dp", time.Now()); err != nil || held {
 		t.Errorf("after driving: lease holder %q held %t err %v; want it released", holder, held, err)
 	}
 	// A controller started now takes the released Lease over.
 	startController(t, "lease-dp", "dp-controller")
 	kubetest.Eventually(t, 20*time.Second, "the controller takes the lease", func() (bool, string) {
-		holder, held, err := controller.LeaseHolder(ctx, env.Kube, leaseNamespace(t), "lease-dp", time.Now())
+		holder, held, err := kube.LeaseHolder(ctx, env.Kube, leaseNamespace(t), "lease-dp", time.Now())
 		return err == nil && held && holder == "dp-controller", holder
 	})
 }
@@ -133,12 +134,12 @@ func TestDriveLeavesAHeldPoolAlone(t *testing.T) {
 	nodes := createNodes(t, "dph", "rendered-dph-old", "", "")
 	target := controllertest.RenderByHand(t, env.MachineConfig, pool.Name, v1)
 
-	// The Lease held as a controller holds it (controller.Lead), with none of the
+	// The Lease held as a controller holds it (kube.Lead), with none of the
 	// controller's loops running: anything written to the pool below is the drive's.
 	leadCtx, stopLeading := context.WithCancel(context.Background())
 	leading, led := make(chan struct{}), make(chan error, 1)
 	go func() {
-		led <- controller.Lead(leadCtx, controller.Election{
+		led <- kube.Lead(leadCtx, kube.Election{
 			Kube: env.Kube, Namespace: leaseNamespace(t), Name: "lease-dph", Identity: "held-controller",
 			LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second, RetryPeriod: 200 * time.Millisecond,
 		}, func(ctx context.Context) error {

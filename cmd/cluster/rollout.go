@@ -214,7 +214,7 @@ func whoDrives(ctx context.Context, c *kube.Clients, namespace string, willDrive
 	if found, evidence, err := kube.DetectMCO(ctx, c.Kube); err == nil && found {
 		return "Driven by the Machine Config Operator (" + evidence + ").", false
 	}
-	holder, held, err := controller.LeaseHolder(ctx, c.Kube, namespace, controller.LeaseName, time.Now())
+	holder, held, err := kube.LeaseHolder(ctx, c.Kube, namespace, controller.LeaseName, time.Now())
 	switch {
 	case apierrors.IsForbidden(err):
 		// Allowed to follow but not to read the Lease: then not to take it either.

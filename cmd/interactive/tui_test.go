@@ -181,7 +181,7 @@ func TestTUIDrivesAPool(t *testing.T) {
 	if !rollout.PoolUpdated(c.GetPool(t)) {
 		t.Errorf("pool td is not Updated: %+v", c.GetPool(t).Status)
 	}
-	if holder, held, err := controller.LeaseHolder(ctx, c.Env.Kube, ns, controller.LeaseName, time.Now()); err != nil || held {
+	if holder, held, err := kube.LeaseHolder(ctx, c.Env.Kube, ns, controller.LeaseName, time.Now()); err != nil || held {
 		t.Errorf("after the TUI quit: lease holder %q held %t err %v; want it released", holder, held, err)
 	}
 }
@@ -202,7 +202,7 @@ func TestTUIQuitStopsTheDrive(t *testing.T) {
 	cluster, clients := tuiSource(t.Context(), t, c)
 	released := func(ctx context.Context, t *testing.T, when string) {
 		t.Helper()
-		if holder, held, err := controller.LeaseHolder(ctx, c.Env.Kube, ns, controller.LeaseName, time.Now()); err != nil || held {
+		if holder, held, err := kube.LeaseHolder(ctx, c.Env.Kube, ns, controller.LeaseName, time.Now()); err != nil || held {
 			t.Errorf("%s: lease holder %q held %t err %v; want it released", when, holder, held, err)
 		}
 	}
@@ -228,7 +228,7 @@ func TestTUIQuitStopsTheDrive(t *testing.T) {
 			tm.Send(tea.KeyPressMsg{Code: 'y', Text: "y"})
 			if tc.driving {
 				screen.WaitFor(t, " driving tq ")
-				if holder, held, err := controller.LeaseHolder(ctx, c.Env.Kube, ns, controller.LeaseName, time.Now()); err != nil || !held || holder != driver.Identity() {
+				if holder, held, err := kube.LeaseHolder(ctx, c.Env.Kube, ns, controller.LeaseName, time.Now()); err != nil || !held || holder != driver.Identity() {
 					t.Fatalf("while driving: lease holder %q held %t err %v; want %s", holder, held, err, driver.Identity())
 				}
 			}

@@ -101,7 +101,7 @@ func TestControllerRendersAndTargets(t *testing.T) {
 		}
 		return n.Annotations[nodeanno.DesiredConfigKey] == rendered, fmt.Sprintf("annotations %v", n.Annotations)
 	})
-	holder, held, err := controller.LeaseHolder(ctx, c.Kube, controller.DefaultNamespace, controller.LeaseName, time.Now())
+	holder, held, err := kube.LeaseHolder(ctx, c.Kube, controller.DefaultNamespace, controller.LeaseName, time.Now())
 	if err != nil || !held || holder != "demo" {
 		t.Fatalf("the controller's Lease: holder %q held %v (%v)", holder, held, err)
 	}

@@ -1,4 +1,4 @@
-package controller
+package kube
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 // holder's identity, and whether its lease is live (renewed within its duration). A
 // missing Lease, one without a holder (released) and one whose holder stopped renewing
 // are not held. The TUI and `mcotui rollout` drive a pool themselves only when it is not.
-func LeaseHolder(ctx context.Context, kube kubernetes.Interface, namespace, name string, now time.Time) (holder string, held bool, err error) {
-	l, err := kube.CoordinationV1().Leases(namespace).Get(ctx, name, metav1.GetOptions{})
+func LeaseHolder(ctx context.Context, kc kubernetes.Interface, namespace, name string, now time.Time) (holder string, held bool, err error) {
+	l, err := kc.CoordinationV1().Leases(namespace).Get(ctx, name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		return "", false, nil

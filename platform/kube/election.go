@@ -1,4 +1,4 @@
-package controller
+package kube
 
 import (
 	"context"
@@ -16,6 +16,13 @@ import (
 
 // Election is a Lease to hold while doing what only one process may do at a time: the
 // controller's loops, or the TUI driving a pool when no controller runs.
+//
+// The default timing is the controller's: OpenShift's recommended one, which
+// library-go's leaderelection defaults to and MCO's controllers run with. The leader
+// renews every RetryPeriod, so 26 s makes a renewal rare next to the rollout's own
+// writes (client-go's 2 s was a write every 2 s, a twentieth of a 200-node rollout's);
+// a leader that exits releases the Lease at once, and only a crashed one keeps its
+// standby waiting, up to LeaseDuration.
 type Election struct {
 	Kube kubernetes.Interface
 	// Namespace and Name locate the Lease; Identity names this candidate in it.
@@ -30,8 +37,17 @@ type Election struct {
 	OnLeading func(leading bool)
 }
 
-// errTermEnded ends an election whose work returned while the Lease was still held.
-var errTermEnded = errors.New("stopped leading")
+// Election's default timing (see Election).
+const (
+	DefaultLeaseDuration = 137 * time.Second
+	DefaultRenewDeadline = 107 * time.Second
+	DefaultRetryPeriod   = 26 * time.Second
+)
+
+// ErrTermEnded ends an election whose work returned while the Lease was still held:
+// Lead returns it when fn returned nil, which a caller whose work ends on its own (a
+// drive) takes as success.
+var ErrTermEnded = errors.New("stopped leading")
 
 // Lead runs for election on the Lease until ctx ends, and runs fn while it holds it,
 // with a context that ends when ctx does or the Lease is lost.
@@ -119,7 +135,7 @@ func Lead(ctx context.Context, e Election, fn func(context.Context) error) error
 					// fn returned while the Lease is held: end the election rather
 					// than hold the Lease doing nothing.
 					if err == nil {
-						err = errTermEnded
+						err = ErrTermEnded
 					}
 					mu.Lock()
 					termErr = err
