@@ -204,18 +204,11 @@ func parseSelection(mode, selector string) (operatorv1.MachineManagerSelector, e
 	return sel, nil
 }
 
-func describeSelection(sel operatorv1.MachineManagerSelector) string {
-	if sel.Partial != nil && sel.Partial.MachineResourceSelector != nil {
-		return fmt.Sprintf("%s (selector %s)", sel.Mode, metav1.FormatLabelSelector(sel.Partial.MachineResourceSelector))
-	}
-	return string(sel.Mode)
-}
-
 func setMode(ctx context.Context, w io.Writer, c *kube.Clients, sel operatorv1.MachineManagerSelector) error {
 	if err := kube.SetBootImageMode(ctx, c, sel, nil, "mcotui"); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "machineconfiguration.operator.openshift.io/%s boot image mode of Machine API MachineSets set to %s\n", bootimage.MachineConfigurationName, describeSelection(sel))
+	fmt.Fprintf(w, "machineconfiguration.operator.openshift.io/%s boot image mode of Machine API MachineSets set to %s\n", bootimage.MachineConfigurationName, bootimage.DescribeSelection(sel))
 	return nil
 }
 
@@ -235,7 +228,7 @@ func dryRunMode(ctx context.Context, w io.Writer, c *kube.Clients, sel operatorv
 		return err
 	}
 	v := newBootImagesView(in, rep)
-	fmt.Fprintf(w, "Dry run: mode %s would select %d of %d MachineSets.\n", describeSelection(sel), len(rep.Selection.Selected), len(in.MachineSets))
+	fmt.Fprintf(w, "Dry run: mode %s would select %d of %d MachineSets.\n", bootimage.DescribeSelection(sel), len(rep.Selection.Selected), len(in.MachineSets))
 	var selected, skipped, notSelected []string
 	for _, r := range v.MachineSets {
 		switch r.Selected {

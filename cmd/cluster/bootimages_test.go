@@ -108,7 +108,7 @@ Skew: mode Manual, boot images OCP 0.0.0, limit 4.13.0: LIMIT EXCEEDED: the clus
 	if code != 0 {
 		t.Fatalf("dry run: exit %d: %s", code, errOut)
 	}
-	want = `Dry run: mode Partial (selector update-boot-image=true) would select 1 of 3 MachineSets.
+	want = `Dry run: mode Partial (update-boot-image=true) would select 1 of 3 MachineSets.
 Selected (1):
   aws: NeedsUpdate from ami-0fe05b1aa8dacfa90 to ami-0e5d1a7b2c8f3e496
 Skipped (0):
@@ -125,7 +125,7 @@ Not selected (2):
 
 	// set-mode creates MachineConfiguration/cluster, then changes its mode.
 	code, out, errOut = runMcotui(t, env, "bootimages", "set-mode", "partial", "--selector", "update-boot-image=true")
-	if code != 0 || out != "machineconfiguration.operator.openshift.io/cluster boot image mode of Machine API MachineSets set to Partial (selector update-boot-image=true)\n" {
+	if code != 0 || out != "machineconfiguration.operator.openshift.io/cluster boot image mode of Machine API MachineSets set to Partial (update-boot-image=true)\n" {
 		t.Fatalf("set-mode Partial: exit %d: %s%s", code, out, errOut)
 	}
 	cfg, err := mcs.Get(ctx, bootimage.MachineConfigurationName, metav1.GetOptions{})

@@ -157,3 +157,17 @@ func ineligible(ms *machinev1beta1.MachineSet) (Skip, bool) {
 	}
 	return Skip{}, false
 }
+
+// DescribeSelection words a boot image mode as every surface shows it (the CLI's
+// set-mode and dry run, the TUI's pane and its confirmation): the mode, and for
+// Partial its selector, "Partial (region=east)" or "Partial (no selector)".
+func DescribeSelection(s operatorv1.MachineManagerSelector) string {
+	if s.Mode != operatorv1.Partial {
+		return string(s.Mode)
+	}
+	sel := "no selector"
+	if s.Partial != nil && s.Partial.MachineResourceSelector != nil {
+		sel = metav1.FormatLabelSelector(s.Partial.MachineResourceSelector)
+	}
+	return "Partial (" + sel + ")"
+}

@@ -6,9 +6,9 @@ import (
 	"strings"
 
 	operatorv1 "github.com/openshift/api/operator/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/mcotui/mcotui/core/bootimage"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/rollout"
 )
@@ -208,13 +208,13 @@ func BootImageModeRequest(old *operatorv1.MachineManagerSelector, sel operatorv1
 	field := "spec.managedBootImages.machineManagers[machinesets.machine.openshift.io].selection"
 	was := "(none: the platform's default)"
 	if old != nil {
-		was = DescribeSelection(*old)
+		was = bootimage.DescribeSelection(*old)
 	}
 	r := Request{
 		Kind:    BootImageMode,
 		Title:   "Set the boot image mode to " + string(sel.Mode),
 		Object:  "MachineConfiguration cluster",
-		Changes: []string{field + ":", "  " + was + " → " + DescribeSelection(sel)},
+		Changes: []string{field + ":", "  " + was + " → " + bootimage.DescribeSelection(sel)},
 	}
 	switch {
 	case sel.Mode == operatorv1.None:
@@ -228,22 +228,9 @@ func BootImageModeRequest(old *operatorv1.MachineManagerSelector, sel operatorv1
 		if err := a.SetBootImageMode(ctx, sel); err != nil {
 			return "", err
 		}
-		return "Set the boot image mode to " + DescribeSelection(sel), nil
+		return "Set the boot image mode to " + bootimage.DescribeSelection(sel), nil
 	}
 	return r
-}
-
-// DescribeSelection is a machine manager selection in one line: "All", "None",
-// "Partial (update-boot-image=true)".
-func DescribeSelection(s operatorv1.MachineManagerSelector) string {
-	if s.Mode != operatorv1.Partial {
-		return string(s.Mode)
-	}
-	sel := "no selector"
-	if s.Partial != nil && s.Partial.MachineResourceSelector != nil {
-		sel = metav1.FormatLabelSelector(s.Partial.MachineResourceSelector)
-	}
-	return "Partial (" + sel + ")"
 }
 
 func plural(n int, what string) string {

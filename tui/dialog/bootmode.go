@@ -151,7 +151,7 @@ func (d *BootMode) Update(msg tea.Msg) tea.Cmd {
 				d.err = err.Error()
 				return nil
 			}
-			if d.old != nil && action.DescribeSelection(*d.old) == action.DescribeSelection(sel) {
+			if d.old != nil && bootimage.DescribeSelection(*d.old) == bootimage.DescribeSelection(sel) {
 				d.err = "that is the selection already"
 				return nil
 			}
@@ -194,7 +194,7 @@ func (d *BootMode) View() string {
 	if d.old == nil {
 		b.WriteString(st.Dim.Render("  now the platform's default, " + string(bootimage.DefaultMode(BootImagePlatform(d.c)))))
 	} else {
-		b.WriteString(st.Dim.Render("  now " + action.DescribeSelection(*d.old)))
+		b.WriteString(st.Dim.Render("  now " + bootimage.DescribeSelection(*d.old)))
 	}
 	b.WriteString("\n")
 	if d.partial() {

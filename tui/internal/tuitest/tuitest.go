@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/mcotui/mcotui/core/bootimage"
 	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/tui/action"
 
@@ -118,7 +119,7 @@ func (a *Actions) Retry(_ context.Context, pool, node string) error {
 
 // SetBootImageMode implements action.Actions.
 func (a *Actions) SetBootImageMode(_ context.Context, sel operatorv1.MachineManagerSelector) error {
-	return a.record("SetBootImageMode %s", action.DescribeSelection(sel))
+	return a.record("SetBootImageMode %s", bootimage.DescribeSelection(sel))
 }
 
 var _ action.Actions = (*Actions)(nil)

@@ -19,7 +19,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcotui/mcotui/core/bootimage"
-	"github.com/mcotui/mcotui/tui/action"
 	"github.com/mcotui/mcotui/tui/common"
 	"github.com/mcotui/mcotui/tui/dialog"
 	"github.com/mcotui/mcotui/tui/internal/layout"
@@ -299,7 +298,7 @@ func (m *Model) machineSets(b *strings.Builder, managers []operatorv1.MachineMan
 			upToDate++
 		}
 	}
-	note := fmt.Sprintf("%d selected by %s: %d to update, %d up to date", len(sel.Selected), action.DescribeSelection(operatorv1.MachineManagerSelector{Mode: sel.Mode, Partial: partialOf(managers)}), update, upToDate)
+	note := fmt.Sprintf("%d selected by %s: %d to update, %d up to date", len(sel.Selected), bootimage.DescribeSelection(operatorv1.MachineManagerSelector{Mode: sel.Mode, Partial: partialOf(managers)}), update, upToDate)
 	if sel.Defaulted {
 		note = fmt.Sprintf("%d selected by the platform's default mode %s: %d to update, %d up to date", len(sel.Selected), sel.Mode, update, upToDate)
 	}
