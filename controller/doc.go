@@ -14,9 +14,11 @@
 //     UpdateInProgress:PreferNoSchedule taint on the nodes whose desired config is not
 //     yet the pool's target, and the pool's status counts and conditions, so that
 //     `kubectl get mcp` and `kubectl describe node` read as on OpenShift. It reads the
-//     MachineConfigNodes and writes none: each is its agent's, as MCO's daemon's is. DrivePool (drive.go) runs the same steps for
-//     one pool while holding the controller's Lease: the TUI and `mcotui rollout
-//     --wait` drive a rollout with it when no controller does.
+//     MachineConfigNodes and writes none: each is its agent's, as MCO's daemon's is.
+//     A DriveSession (drive.go) runs the same steps for one pool, woken by the same
+//     watch and filters (watch.go), while holding the controller's Lease: the TUI and
+//     `mcotui rollout --wait` drive a rollout with it when no controller does.
+//     ReadPool (read.go) is the read-only look at a pool that never drives.
 //   - The boot image loop (bootimages.go) points the Machine API MachineSets that
 //     MachineConfiguration/cluster enrolls at the boot images of the coreos-bootimages
 //     ConfigMap (core/bootimage), upgrades their Ignition stubs to spec 3 and reports
@@ -26,12 +28,14 @@
 //     named in their finalizers so that they go with them, and writes their
 //     conditions; the render loop renders them as any other MachineConfig.
 //
-// Run holds a Lease (Lead, over client-go's leader election) while the loops run, so
-// that one controller drives the cluster at a time, and refuses to start where MCO runs
-// (kube.DetectMCO). The TUI checks the Lease with LeaseHolder, and DrivePool holds it
-// with Lead while a terminal drives a pool. Each loop reads through shared informers and writes through typed
-// clients; each has its own rate-limited work queue keyed by object name, to which
-// watch events add the names they concern at once (the queue coalesces bursts). The
+// Run holds a Lease (kube.Lead, over client-go's leader election) while the loops run,
+// so that one controller drives the cluster at a time, and refuses to start where MCO
+// runs (kube.DetectMCO). The TUI checks the Lease with kube.LeaseHolder, and a
+// DriveSession holds it with kube.Lead while a terminal drives a pool. Each loop is set
+// up by its own function (controller.go: setupRollout, setupRender, setupBootImages,
+// setupGenerate), reads through shared informers and writes through typed clients; each
+// has its own rate-limited work queue keyed by object name, to which watch events add
+// the names they concern at once (the queue coalesces bursts). The
 // rollout decides from the caches, with a record of the driver's own writes that the
 // caches do not show yet (ownwrites.go): a node targeted a moment ago counts as
 // unavailable however far the cache lags, so maxUnavailable holds without a read of
