@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
-	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
 	operatorv1 "github.com/openshift/api/operator/v1"
 	machinelisters "github.com/openshift/client-go/machine/listers/machine/v1beta1"
 	operatorlisters "github.com/openshift/client-go/operator/listers/operator/v1"
@@ -48,116 +46,7 @@ const (
 	reasonBootImagesSkipped = "BootImagesSkipped"
 )
 
-// BootImageInputs are what a boot image sync reads.
-type BootImageInputs struct {
-	// Configuration is MachineConfiguration/cluster, or nil when it does not exist
-	// (then every MachineSet gets the platform's default mode).
-	Configuration *operatorv1.MachineConfiguration
-	// MachineSets are the Machine API MachineSets of bootimage.MachineAPINamespace.
-	MachineSets []*machinev1beta1.MachineSet
-	// ConfigMap is the coreos-bootimages ConfigMap, or nil when it does not exist.
-	ConfigMap *corev1.ConfigMap
-	// Nodes give the cluster's default architecture (see bootimage.DefaultArch).
-	Nodes []*corev1.Node
-	// Platform overrides bootimage.InferPlatform when set.
-	Platform configv1.PlatformType
-	// InstallVersion is the OCP version the cluster was installed with (ClusterVersion's
-	// oldest completed update), "" where there is no ClusterVersion; the skew status
-	// starts from it.
-	InstallVersion string
-}
-
-// BootImageReport is what a boot image sync does, or would do: core's dry run
-// (bootimage.Check: the selection, the decisions for the selected MachineSets by name,
-// the failures worded as MCO's Degraded message words them) and what the controller
-// writes with it.
-type BootImageReport struct {
-	bootimage.Report
-	// Platform is the platform whose default mode applies.
-	Platform configv1.PlatformType
-	// Managers are MachineConfiguration/cluster's machine managers with the
-	// platform's default added (bootimage.EffectiveManagers): the status to write.
-	Managers []operatorv1.MachineManager
-	// Skew is status.bootImageSkewEnforcementStatus as this sync leaves it, and
-	// SkewCheck its version against the limit. SkewIncomplete says the sync did not
-	// finish cleanly, so that an Automatic record is not checked yet.
-	Skew           operatorv1.BootImageSkewEnforcementStatus
-	SkewCheck      bootimage.Skew
-	SkewIncomplete bool
-}
-
-// finishSkew derives the skew status for a sync whose counts are stats, as MCO's
-// operator and boot image controller do together (bootimage.SkewStatus, then
-// bootimage.RecordSync), and checks it.
-func (r *BootImageReport) finishSkew(in BootImageInputs, stats bootimage.Stats) {
-	var spec operatorv1.BootImageSkewEnforcementConfig
-	var previous operatorv1.BootImageSkewEnforcementStatus
-	if in.Configuration != nil {
-		spec, previous = in.Configuration.Spec.BootImageSkewEnforcement, in.Configuration.Status.BootImageSkewEnforcementStatus
-	}
-	release := ""
-	if in.ConfigMap != nil {
-		release = in.ConfigMap.Data[bootimage.ReleaseVersionKey]
-	}
-	// The schema refuses an Automatic status unless the spec's machine managers, when
-	// it has any, enroll every Machine API MachineSet too: judge by the spec's then.
-	managers := r.Managers
-	if in.Configuration != nil && len(in.Configuration.Spec.ManagedBootImages.MachineManagers) > 0 {
-		managers = in.Configuration.Spec.ManagedBootImages.MachineManagers
-	}
-	r.Skew = bootimage.SkewStatus(spec, previous, r.Platform, managers, in.InstallVersion)
-	r.Skew = bootimage.RecordSync(r.Skew, stats, release, in.InstallVersion)
-	r.SkewCheck = bootimage.CheckSkew(r.Skew)
-	r.SkewIncomplete = stats.Errored > 0 || !stats.Finished()
-	// Name the MachineSets that keep the record at the install version, and why
-	// (for vSphere: the OVA upload mcotui cannot do), in the condition itself.
-	if r.Skew.Mode == operatorv1.BootImageSkewEnforcementModeStatusAutomatic {
-		var left []bootimage.Skip
-		for _, sk := range stats.Skipped {
-			if sk.Reason.LeavesSkew() {
-				left = append(left, sk)
-			}
-		}
-		if len(left) > 0 {
-			r.SkewCheck.Message += ". The boot image version is the install version because MachineSets were left alone: " + bootimage.Summary(left)
-		}
-	}
-}
-
-// CheckBootImages selects the MachineSets the machine managers enroll and decides each
-// one's boot image against the coreos-bootimages stream, without changing anything:
-// what the controller carries out and `mcotui bootimages` prints. Each MachineSet is
-// reconciled for the platform its providerSpec names. The error is the selection's (an
-// invalid mode or selector in MachineConfiguration/cluster); a missing or unreadable
-// stream is an error of each selected MachineSet.
-func CheckBootImages(in BootImageInputs) (BootImageReport, error) {
-	platform := bootimage.ClusterPlatform(in.Platform, in.MachineSets)
-	var spec []operatorv1.MachineManager
-	if in.Configuration != nil {
-		spec = in.Configuration.Spec.ManagedBootImages.MachineManagers
-	}
-	rep := BootImageReport{Platform: platform, Managers: bootimage.EffectiveManagers(platform, spec)}
-	var stream *bootimage.Stream
-	var streamErr error
-	if in.ConfigMap == nil {
-		streamErr = fmt.Errorf("configmap %s/%s not found: it holds the target boot images (CoreOS stream metadata under key %q)", bootimage.ConfigMapNamespace, bootimage.ConfigMapName, bootimage.StreamKey)
-	} else {
-		stream, streamErr = bootimage.StreamFromConfigMap(in.ConfigMap)
-	}
-	arch, noArch := bootimage.ClusterArch(in.Nodes)
-	// No vCenter lookup: mcotui does not reach vCenter, so vSphere MachineSets are
-	// skipped saying what to upload (see bootimage.VSphereTemplates).
-	var err error
-	rep.Report, err = bootimage.Check(spec, in.MachineSets, stream, streamErr, bootimage.Options{Platform: platform, DefaultArch: arch, NoArch: noArch})
-	if err != nil {
-		rep.finishSkew(in, bootimage.Stats{Errored: 1, Total: 1})
-		return rep, err
-	}
-	rep.finishSkew(in, rep.Stats())
-	return rep, nil
-}
-
-// bootImageLoop carries out CheckBootImages on the cluster.
+// bootImageLoop carries out bootimage.CheckCluster on the cluster.
 type bootImageLoop struct {
 	clients        *kube.Clients
 	configurations operatorlisters.MachineConfigurationLister
@@ -230,11 +119,11 @@ func (l *bootImageLoop) sync(ctx context.Context, _ string) error {
 		return err
 	}
 	reason := l.lastReason()
-	in := BootImageInputs{Configuration: cfg, MachineSets: machineSets, ConfigMap: cm, Nodes: nodes, Platform: l.platform}
+	in := bootimage.ClusterInputs{Configuration: cfg, MachineSets: machineSets, ConfigMap: cm, Nodes: nodes, Platform: l.platform}
 	if l.installVersion != nil {
 		in.InstallVersion = l.installVersion(ctx)
 	}
-	rep, selErr := CheckBootImages(in)
+	rep, selErr := bootimage.CheckCluster(in)
 	if selErr != nil {
 		// Nothing to retry until MachineConfiguration/cluster changes.
 		return l.writeStatus(ctx, cfg, &rep, reason, bootimage.Stats{}, []error{selErr})
@@ -250,7 +139,7 @@ func (l *bootImageLoop) sync(ctx context.Context, _ string) error {
 		// Progressing while the patches go out, as MCO reports it.
 		pending := stats
 		pending.Reconciled -= len(patches)
-		rep.finishSkew(in, pending)
+		rep.FinishSkew(in, pending)
 		if err := l.writeStatus(ctx, cfg, &rep, reason, pending, errs); err != nil {
 			return err
 		}
@@ -267,7 +156,7 @@ func (l *bootImageLoop) sync(ctx context.Context, _ string) error {
 		}
 	}
 	in.Configuration = cfg
-	rep.finishSkew(in, stats)
+	rep.FinishSkew(in, stats)
 	if err := l.writeStatus(ctx, cfg, &rep, reason, stats, errs); err != nil {
 		return err
 	}
@@ -301,47 +190,6 @@ func (l *bootImageLoop) apply(ctx context.Context, r bootimage.Result) error {
 	}
 	l.log.Info("boot image updated", "machineset", r.MachineSet, "from", r.Current, "to", r.Target)
 	return nil
-}
-
-// ClusterInstallVersion is the OCP version ClusterVersion/version says the cluster was
-// installed with (its oldest completed update, else its oldest), as MCO's
-// GetOCPInstallVersion reads it; "" where the cluster serves no ClusterVersion, as
-// clusters without OpenShift do not. It reads through the discovery REST client, which
-// every client set has, rather than a config.openshift.io client set of its own.
-func ClusterInstallVersion(c *kube.Clients, log *slog.Logger) func(context.Context) string {
-	return func(ctx context.Context) string {
-		rc := c.Kube.Discovery().RESTClient()
-		if rc == nil {
-			return ""
-		}
-		raw, err := rc.Get().AbsPath("/apis/config.openshift.io/v1/clusterversions/version").Do(ctx).Raw()
-		if err != nil {
-			if !apierrors.IsNotFound(err) {
-				log.Info("cannot read clusterversion version for the install version", "err", err)
-			}
-			return ""
-		}
-		var cv configv1.ClusterVersion
-		if err := json.Unmarshal(raw, &cv); err != nil {
-			log.Info("clusterversion version does not decode", "err", err)
-			return ""
-		}
-		return installVersion(cv.Status.History)
-	}
-}
-
-// installVersion is the version of the oldest completed update in history (which lists
-// the newest first), else of the oldest entry.
-func installVersion(history []configv1.UpdateHistory) string {
-	for i := len(history) - 1; i >= 0; i-- {
-		if history[i].State == configv1.CompletedUpdate {
-			return history[i].Version
-		}
-	}
-	if len(history) == 0 {
-		return ""
-	}
-	return history[len(history)-1].Version
 }
 
 // upgradeStub converts the Ignition spec 2 stub of a user-data secret to spec 3 (see
@@ -381,7 +229,7 @@ func (l *bootImageLoop) upgradeStub(ctx context.Context, name string) error {
 // writeStatus writes status.managedBootImagesStatus and the two conditions when they
 // change, and, where the CRD has the field, status.bootImageSkewEnforcementStatus and
 // the skew condition.
-func (l *bootImageLoop) writeStatus(ctx context.Context, cfg *operatorv1.MachineConfiguration, rep *BootImageReport, reason string, stats bootimage.Stats, errs []error) error {
+func (l *bootImageLoop) writeStatus(ctx context.Context, cfg *operatorv1.MachineConfiguration, rep *bootimage.ClusterReport, reason string, stats bootimage.Stats, errs []error) error {
 	status := *cfg.Status.DeepCopy()
 	status.ManagedBootImagesStatus.MachineManagers = rep.Managers
 	if !l.skewDropped {

@@ -310,9 +310,9 @@ func TestBootImages(t *testing.T) {
 	})
 }
 
-// TestCheckBootImagesNamesSkipped: the report behind `mcotui bootimages` names every
+// TestCheckClusterNamesSkipped: the report behind `mcotui bootimages` names every
 // skipped MachineSet and why.
-func TestCheckBootImagesNamesSkipped(t *testing.T) {
+func TestCheckClusterNamesSkipped(t *testing.T) {
 	sets := []*machinev1beta1.MachineSet{
 		loadMachineSet(t, "aws-machineset.yaml", "aws", nil),
 		loadMachineSet(t, "aws-machineset.yaml", "win", func(ms *machinev1beta1.MachineSet) {
@@ -321,7 +321,7 @@ func TestCheckBootImagesNamesSkipped(t *testing.T) {
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: bootimage.ConfigMapNamespace, Name: bootimage.ConfigMapName},
 		Data: map[string]string{bootimage.StreamKey: string(readBootData(t, "stream.json"))}}
-	rep, err := controller.CheckBootImages(controller.BootImageInputs{MachineSets: sets, ConfigMap: cm})
+	rep, err := bootimage.CheckCluster(bootimage.ClusterInputs{MachineSets: sets, ConfigMap: cm})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -402,7 +402,7 @@ func (t *term) setupBootImages() error {
 		platform: cfg.Platform, fieldManager: cfg.Identity,
 		configurations: mcfgs.Lister(), machineSets: machineSets.Lister(),
 		configMaps: configMaps.Lister(), nodes: t.rollout.nodes.Lister(),
-		installVersion: ClusterInstallVersion(c, t.log),
+		installVersion: kube.ClusterInstallVersion(c, t.log),
 	}
 	bootQ := newLoop("bootimages", bl.sync, t.log, cfg.Metrics.QueueMetrics())
 	// One key: every trigger syncs all enrolled MachineSets, as in MCO. The reason of

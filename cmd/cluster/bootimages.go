@@ -17,7 +17,6 @@ import (
 	"k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/mcotui/mcotui/cmd/cmdutil"
-	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/core/bootimage"
 	"github.com/mcotui/mcotui/platform/kube"
 )
@@ -92,7 +91,7 @@ func (o *BootImagesOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	rep, err := controller.CheckBootImages(in)
+	rep, err := bootimage.CheckCluster(in)
 	if err != nil {
 		return err
 	}
@@ -223,7 +222,7 @@ func dryRunMode(ctx context.Context, w io.Writer, c *kube.Clients, sel operatorv
 	}
 	cfg.Spec.ManagedBootImages.MachineManagers = bootimage.WithMachineSetSelection(cfg.Spec.ManagedBootImages.MachineManagers, sel)
 	in.Configuration = cfg
-	rep, err := controller.CheckBootImages(in)
+	rep, err := bootimage.CheckCluster(in)
 	if err != nil {
 		return err
 	}
@@ -260,8 +259,8 @@ func dryRunMode(ctx context.Context, w io.Writer, c *kube.Clients, sel operatorv
 
 // readBootImageInputs reads what a boot image sync reads. A cluster without the
 // MachineConfiguration or MachineSet API reads as one without the objects.
-func readBootImageInputs(ctx context.Context, c *kube.Clients) (controller.BootImageInputs, error) {
-	var in controller.BootImageInputs
+func readBootImageInputs(ctx context.Context, c *kube.Clients) (bootimage.ClusterInputs, error) {
+	var in bootimage.ClusterInputs
 	cfg, err := c.Operator.OperatorV1().MachineConfigurations().Get(ctx, bootimage.MachineConfigurationName, metav1.GetOptions{})
 	switch {
 	case err == nil:
@@ -286,7 +285,7 @@ func readBootImageInputs(ctx context.Context, c *kube.Clients) (controller.BootI
 		return in, fmt.Errorf("get configmap %s/%s: %w", bootimage.ConfigMapNamespace, bootimage.ConfigMapName, err)
 	}
 	// The skew's install version, as the controller reads it; a failure reads as none.
-	in.InstallVersion = controller.ClusterInstallVersion(c, slog.New(slog.DiscardHandler))(ctx)
+	in.InstallVersion = kube.ClusterInstallVersion(c, slog.New(slog.DiscardHandler))(ctx)
 	if nodes, err := c.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err == nil {
 		for i := range nodes.Items {
 			in.Nodes = append(in.Nodes, &nodes.Items[i])
@@ -339,7 +338,7 @@ type bootImageRow struct {
 	Message string `json:"message,omitempty"`
 }
 
-func newBootImagesView(in controller.BootImageInputs, rep controller.BootImageReport) bootImagesView {
+func newBootImagesView(in bootimage.ClusterInputs, rep bootimage.ClusterReport) bootImagesView {
 	v := bootImagesView{Mode: string(rep.Selection.Mode), Defaulted: rep.Selection.Defaulted, Platform: string(rep.Platform)}
 	if v.Platform == "" {
 		v.Platform = "None"

@@ -34,7 +34,7 @@ type BootMode struct {
 }
 
 // BootImagePlatform is the platform whose default mode applies to Machine API
-// MachineSets, by the controller's rule (bootimage.ClusterPlatform, as controller.CheckBootImages decides): the cluster's
+// MachineSets, by the controller's rule (bootimage.ClusterPlatform, as bootimage.CheckCluster decides): the cluster's
 // Infrastructure platform, or, on a cluster without one, the platform every MachineSet's
 // providerSpec names (bootimage.InferPlatform). The pane and this dialog take it from
 // here so that they show the mode the controller applies: taking Info.Platform alone,
