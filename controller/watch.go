@@ -18,7 +18,7 @@ import (
 )
 
 // rolloutInformers are what a pool's rollout reads, and the one watch of them that the
-// controller's rollout loop and a terminal's drive (DrivePool) share: the same named
+// controller's rollout loop and a terminal's drive (DriveSession) share: the same named
 // filters (nodeChangeMatters, mcnChangeMatters, poolChangeMattersToRollout) decide
 // which changes wake them, so that the two cannot drift apart.
 type rolloutInformers struct {
