@@ -15,10 +15,10 @@ import (
 
 // RenderByHand does what the controller's render loop would, for tests that run no
 // controller (those of a DriveSession: the TUI's and `mcotui rollout --wait`'s): it
-// renders the pool named pool over mcs (core/render), creates that rendered MachineConfig (one of the
-// same name already there is the same content, and is fine), deletes it when the test
-// ends, and points the pool's spec.configuration at it. It returns the rendered
-// config's name.
+// renders the pool named pool over mcs (core/render), creates that rendered
+// MachineConfig (one of the same name already there is the same content, and is
+// fine), deletes it when the test ends, and points the pool's spec.configuration at
+// it. It returns the rendered config's name.
 func RenderByHand(t testing.TB, client mcfgclient.Interface, pool string, mcs ...*mcfgv1.MachineConfig) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
