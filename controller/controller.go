@@ -144,15 +144,8 @@ func (c *Config) defaults() error {
 		}
 		c.Identity = fmt.Sprintf("%s_%d", host, os.Getpid())
 	}
-	if c.LeaseDuration <= 0 {
-		c.LeaseDuration = DefaultLeaseDuration
-	}
-	if c.RenewDeadline <= 0 {
-		c.RenewDeadline = DefaultRenewDeadline
-	}
-	if c.RetryPeriod <= 0 {
-		c.RetryPeriod = DefaultRetryPeriod
-	}
+	// The leader election timing is kube.Lead's to default: the controller's is its
+	// default (DefaultLeaseDuration, DefaultRenewDeadline, DefaultRetryPeriod).
 	if c.Resync <= 0 {
 		c.Resync = DefaultResync
 	}
