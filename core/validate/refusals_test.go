@@ -29,11 +29,14 @@ storage:
     contents: {source: "data:,x"}
   - path: "/etc/a\x1b[2Jb"
     contents: {source: "data:,x"}
+  - path: /var/lib/mcotui/journal.db
+    contents: {source: "data:,x"}
 `),
 		`mc.yaml:13:15: error: $.spec.config.systemd.units[0].name: unit name "../../../etc/cron.d/evil.service" has '/': it must be a file name, not a path`+refuses,
 		`mc.yaml:17:17: error: $.spec.config.systemd.units[1].dropins[0].name: drop-in name "../x.conf" has '/': it must be a file name, not a path`+refuses,
 		`mc.yaml:21:15: error: $.spec.config.storage.files[0].path: path /dev/zero is under /dev, a kernel filesystem: its entries are devices, processes and kernel settings, not files a MachineConfig manages`+refuses,
 		`mc.yaml:23:15: error: $.spec.config.storage.files[1].path: path "/etc/a\x1b[2Jb" has a control character`+refuses,
+		`mc.yaml:25:15: error: $.spec.config.storage.files[2].path: path /var/lib/mcotui/journal.db is in /var/lib/mcotui, the mcotui agent's state directory (its journal, snapshots and backups): a config must not write the agent's own records`+refuses,
 	)
 }
 
