@@ -217,10 +217,10 @@ func TestCorruptJournalIsAClearError(t *testing.T) {
 func TestNewerSchemaRefused(t *testing.T) {
 	j := openTemp(t)
 	db, _ := bolt.Open(j.Path(), 0o600, nil)
-	db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(keySchema, []byte("2")) })
+	db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(keySchema, []byte("3")) })
 	db.Close()
 	_, err := Open(j.Path(), Options{})
-	if err == nil || !strings.Contains(err.Error(), `schema version "2"`) {
+	if err == nil || !strings.Contains(err.Error(), `schema version "3"`) {
 		t.Fatalf("err = %v", err)
 	}
 }
