@@ -21,6 +21,11 @@ func (a *Agent) stepPrepare(ctx context.Context, r *run) error {
 	// the next process runs Prepare again.
 	a.failpoint(FailAfterBegin)
 	p := r.plan
+	// Whatever the agent would refuse is refused now, before the node is cordoned and
+	// its pods evicted for an update that would write nothing.
+	if err := a.ap.refuse(p); err != nil {
+		return err
+	}
 	if err := a.cfg.Cluster.Annotate(ctx, map[string]string{nodeanno.StateKey: nodeanno.StateWorking, nodeanno.ReasonKey: ""}); err != nil {
 		return err
 	}
@@ -349,6 +354,13 @@ func (a *Agent) stepUncordon(ctx context.Context, r *run) error {
 
 func (a *Agent) stepComplete(ctx context.Context, r *run) error {
 	p := r.plan
+	// The journal must be able to record the end before the cluster is told the node
+	// is Updated: a full state filesystem would otherwise leave the node Updated in the
+	// cluster and in progress in the journal, retried forever. Rewriting the record
+	// fails the way Finish would.
+	if err := a.record(r); err != nil {
+		return err
+	}
 	if err := a.cfg.Cluster.SetConditions(ctx, p.To, phase.ResumedIn(p.To)); err != nil {
 		return err
 	}

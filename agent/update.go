@@ -296,7 +296,8 @@ func (a *Agent) supersede(ctx context.Context, r *run) error {
 
 // failed handles a step's error. A step that may have written to the host is rolled
 // back and the update ends Failed, to be tried again as a new update after a backoff;
-// so does a refusal before the first write (Snapshot), with nothing to roll back. Any
+// so does a refusal (a *RefusedError in Prepare, before the cordon, or anything in
+// Snapshot, before the first write), with nothing to roll back. Any
 // other step (an API call, the drain, the reboot request, validation after the reboot)
 // leaves the update active: it is retried from the same step.
 func (a *Agent) failed(ctx context.Context, r *run, ph string, cause error) error {
@@ -312,6 +313,8 @@ func (a *Agent) failed(ctx context.Context, r *run, ph string, cause error) erro
 		for _, o := range r.plan.OrigCreated {
 			_ = a.ap.dropOrig(o)
 		}
+		return a.finishFailed(ctx, r, report)
+	case ph == phasePrepare && errors.As(cause, new(*RefusedError)):
 		return a.finishFailed(ctx, r, report)
 	}
 	a.degrade(ctx, r.plan.To, report)

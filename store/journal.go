@@ -489,7 +489,7 @@ func (j *Journal) wrap(err error) error {
 			ce.Path = j.path
 		}
 		return err
-	case hostWriteError(err):
+	case IsHostWriteError(err):
 		return &UnwritableError{Path: j.path, Err: err}
 	case errors.Is(err, bolterrors.ErrInvalid), errors.Is(err, bolterrors.ErrChecksum),
 		errors.Is(err, bolterrors.ErrVersionMismatch), errors.Is(err, bolterrors.ErrInvalidMapping):

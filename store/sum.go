@@ -115,9 +115,9 @@ func (e *UnwritableError) Error() string {
 
 func (e *UnwritableError) Unwrap() error { return e.Err }
 
-// hostWriteError reports whether err is the host refusing a write: a full, over-quota,
-// read-only or failing filesystem.
-func hostWriteError(err error) bool {
+// IsHostWriteError reports whether err is the host refusing a write: a full,
+// over-quota, read-only or failing filesystem.
+func IsHostWriteError(err error) bool {
 	for _, e := range []error{syscall.ENOSPC, syscall.EDQUOT, syscall.EROFS, syscall.EIO, syscall.EFBIG} {
 		if errors.Is(err, e) {
 			return true
