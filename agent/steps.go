@@ -74,8 +74,10 @@ func (a *Agent) stepDrain(ctx context.Context, r *run) error {
 	if err := a.cfg.Cluster.SetConditions(ctx, p.To, phase.Executing(), phase.Draining(drainer, current)); err != nil {
 		return err
 	}
+	// The time already spent draining is the journal's, on the monotonic clock: a
+	// restart does not reset it, and a wall clock set back does not stretch it.
 	cur, _ := r.u.Current()
-	deadline := cur.Started.Add(a.cfg.DrainTimeout)
+	spent := cur.Duration(a.cfg.Journal.Clock())
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -93,7 +95,7 @@ func (a *Agent) stepDrain(ctx context.Context, r *run) error {
 		a.cfg.Cluster.Event(corev1.EventTypeWarning, "DrainFailed", err.Error())
 		a.degrade(ctx, p.To, err)
 	}
-	timer := time.AfterFunc(max(deadline.Sub(a.cfg.Now()), 0), reportTimeout)
+	timer := time.AfterFunc(max(a.cfg.DrainTimeout-spent, 0), reportTimeout)
 	defer timer.Stop()
 
 	// Watch for a new desired config while the drain waits on budgets.

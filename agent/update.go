@@ -238,7 +238,7 @@ func (a *Agent) enter(r *run, name, message string) error {
 	}
 	if n := len(u.Phases); n > 1 {
 		prev := u.Phases[n-2]
-		a.cfg.Metrics.observe(prev.Name, prev.Duration(prev.Finished))
+		a.cfg.Metrics.observe(prev.Name, prev.Duration(prev.Finished, prev.FinishedMono))
 	}
 	r.u = u
 	a.cfg.Cluster.Event(corev1.EventTypeNormal, name, message)
@@ -369,7 +369,7 @@ func (a *Agent) done(ctx context.Context, r *run) error {
 		return err
 	}
 	if cur, ok := r.u.Current(); ok {
-		a.cfg.Metrics.observe(cur.Name, a.cfg.Now().Sub(cur.Started))
+		a.cfg.Metrics.observe(cur.Name, cur.Duration(a.cfg.Journal.Clock()))
 	}
 	a.cfg.Metrics.finished(string(store.ResultDone))
 	a.cfg.Metrics.setPhase(phaseIdle)

@@ -538,3 +538,40 @@ func TestRevertedDesiredUncordonsAfterFailure(t *testing.T) {
 	s.run("", func() bool { return !s.c.unschedulable() && s.c.annotation(nodeanno.StateKey) == nodeanno.StateDone })
 	s.requireFiles(configA(t))
 }
+
+// TestDrainTimeoutIgnoresClockSetBack: the drain's timeout counts the time spent in the
+// phase on the monotonic clock. With the wall clock set back an hour between a restart
+// and the drain's start, NodeDegraded came an hour late.
+func TestDrainTimeoutIgnoresClockSetBack(t *testing.T) {
+	s := newScenario(t, configA(t), configC(t))
+	s.c.drainGate = make(chan struct{})
+	s.c.blocked = []phase.Blocker{{Pod: "default/web-0", Budgets: []string{"default/web-pdb"}}}
+	s.c.pods = []string{"default/web-0"}
+	s.c.setDesired(cfgC)
+	draining := func() bool {
+		u, ok, err := s.h.journal.Active()
+		cur, _ := u.Current()
+		return err == nil && ok && cur.Name == phaseDrain
+	}
+	if ended := s.run("", draining); ended != "until" {
+		t.Fatalf("ended %s before the drain", ended)
+	}
+	// The next process starts with the wall clock an hour behind the journal's stamps.
+	back := func() time.Time { return time.Now().Add(-time.Hour) }
+	j, err := store.Open(s.h.journal.Path(), store.Options{Now: back, Mono: store.ReadMono})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.h.journal = j
+	a := s.agent("")
+	a.cfg.Now = back
+	a.cfg.DrainTimeout = 300 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = a.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	kubetest.Eventually(t, 20*time.Second, "the drain timeout in NodeDegraded", func() (bool, string) {
+		c := s.c.condition(phase.NodeDegraded)
+		return c.Status == metav1.ConditionTrue && strings.Contains(c.Message, "failed to drain node worker-0 after 300ms"), fmt.Sprintf("NodeDegraded %s: %s", c.Status, c.Message)
+	})
+}

@@ -63,8 +63,8 @@ type CorruptError struct {
 }
 
 func (e *CorruptError) Error() string {
-	return fmt.Sprintf("journal %s is damaged: %v (the agent stopped before acting on it and changes nothing more on the host; "+
-		"`mcotui journal` shows what can still be read. To recover, move the file aside (mv %s %s.damaged): the agent starts a new journal "+
+	return fmt.Sprintf("journal %s is damaged: %v (the agent stopped before acting on it and changes nothing more on the host. "+
+		"To recover, move the file aside (mv %s %s.damaged): the agent starts a new journal "+
 		"and takes the node from its current config to its desired one again)", e.Path, e.Err, e.Path, e.Path)
 }
 
@@ -77,6 +77,10 @@ type Options struct {
 	LockTimeout time.Duration
 	// Now is the clock stamped on transitions. Nil means time.Now.
 	Now func() time.Time
+	// Mono reads the monotonic clock that durations are measured with. Nil means
+	// ReadMono, unless Now is set (a test's clock), in which case durations are
+	// measured with Now alone.
+	Mono func() *Mono
 	// Node, when set, is the node the journal belongs to: Open refuses a journal
 	// holding another node's update (a state directory copied from, or shared with,
 	// another node), since resuming it would apply that node's plan here.
@@ -89,6 +93,7 @@ type Journal struct {
 	path    string
 	timeout time.Duration
 	now     func() time.Time
+	mono    func() *Mono
 	// node, when set, is the only node whose updates the journal may hold.
 	node string
 }
@@ -101,9 +106,15 @@ func Open(path string, opt Options) (*Journal, error) {
 }
 
 func open(path string, opt Options, upgradeIt bool) (*Journal, error) {
-	j := &Journal{path: path, timeout: opt.LockTimeout, now: opt.Now, node: opt.Node}
+	j := &Journal{path: path, timeout: opt.LockTimeout, now: opt.Now, mono: opt.Mono, node: opt.Node}
 	if j.timeout == 0 {
 		j.timeout = 5 * time.Second
+	}
+	if j.mono == nil {
+		j.mono = ReadMono
+		if j.now != nil {
+			j.mono = func() *Mono { return nil }
+		}
 	}
 	if j.now == nil {
 		j.now = time.Now
@@ -323,7 +334,7 @@ func (j *Journal) Begin(u Update) (Update, error) {
 			return err
 		}
 		u.ID = seq
-		u.Started = j.now().UTC()
+		u.Started, u.StartedMono = j.Clock()
 		u.Result = ResultInProgress
 		if err := put(tx, u, nil); err != nil {
 			return err
@@ -378,8 +389,9 @@ func (j *Journal) Record(id uint64, fn func(u *Update, now time.Time) error) (Up
 
 // Enter starts phase name of update id with message, ending the phase before it.
 func (j *Journal) Enter(id uint64, name, message string) (Update, error) {
+	mono := j.mono()
 	return j.Record(id, func(u *Update, now time.Time) error {
-		u.enter(name, message, now)
+		u.enter(name, message, now, mono)
 		return nil
 	})
 }
@@ -389,11 +401,12 @@ func (j *Journal) Finish(id uint64, result Result, message string) error {
 	if !result.Finished() {
 		return fmt.Errorf("finish update %d: %q is not a final result", id, result)
 	}
+	mono := j.mono()
 	_, err := j.Record(id, func(u *Update, now time.Time) error {
-		u.endPhase(now)
+		u.endPhase(now, mono)
 		u.Result = result
 		u.Message = message
-		u.Finished = now
+		u.Finished, u.FinishedMono = now, mono
 		return nil
 	})
 	return err
