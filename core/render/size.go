@@ -8,15 +8,15 @@ import (
 	"strings"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+
+	"github.com/mcotui/mcotui/core/manifest"
 )
 
-// Sizes that bound a rendered MachineConfig. The API server keeps each object in one
-// etcd value, and etcd refuses a request over its --max-request-bytes, 1.5 MiB by
-// default: a larger rendered config is never created, and the pool would wait for it
-// with no word of why. WarnSize is where a config comes near enough to say so.
+// Sizes that bound a rendered MachineConfig (manifest.MaxObjectSize): a larger one is
+// never created, and the pool would wait for it with no word of why.
 const (
-	MaxSize  = 3 << 19 // 1.5 MiB
-	WarnSize = 1 << 20 // 1 MiB
+	MaxSize  = manifest.MaxObjectSize
+	WarnSize = manifest.WarnObjectSize
 )
 
 // TooLargeError says a pool's rendered config is larger than the API server stores.

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/base64"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -64,4 +65,37 @@ storage:
 `, base64.StdEncoding.EncodeToString(bomb)))
 	check(t, "mc.yaml", data,
 		"mc.yaml:15:11: error: $.spec.config.storage.files[0].contents: file /etc/bomb: contents: it decompresses to more than 67108864 bytes, the limit of one file (the agent's --max-file-size); the mcotui agent refuses such a config")
+}
+
+// TestObjectSizeChecked: a MachineConfig larger than the API server stores is an error
+// (validate had accepted configs 8 times over it without a word), one over 1 MiB a
+// warning, each at the object; a small one says nothing of its size.
+func TestObjectSizeChecked(t *testing.T) {
+	sized := func(n int) string {
+		return mc(fmt.Sprintf(`
+ignition:
+  version: 3.5.0
+storage:
+  files:
+  - path: /etc/big
+    contents: {source: "data:,%s"}
+`, strings.Repeat("a", n)))
+	}
+	find := func(data, want string) string {
+		for _, p := range File("mc.yaml", []byte(data)) {
+			if strings.Contains(p.Message, want) {
+				return p.Severity.String()
+			}
+		}
+		return ""
+	}
+	if sev := find(sized(2<<20), "more than the 1572864 the API server stores in one object"); sev != "error" {
+		t.Errorf("a 2 MiB MachineConfig: severity %q, want an error", sev)
+	}
+	if sev := find(sized(1100<<10), "near the 1572864 the API server stores in one object"); sev != "warning" {
+		t.Errorf("a 1.1 MiB MachineConfig: severity %q, want a warning", sev)
+	}
+	if sev := find(sized(100<<10), "the API server stores in one object"); sev != "" {
+		t.Errorf("a 100 KiB MachineConfig: %s about its size", sev)
+	}
 }
