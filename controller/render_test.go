@@ -3,6 +3,7 @@ package controller_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/prometheus/client_golang/prometheus"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -152,7 +153,8 @@ func TestRollbackPin(t *testing.T) {
 	applyMC(t, v1)
 	nodes := createNodes(t, "pin", old, "", "")
 	startFakeAgent(t, "pin", 100*time.Millisecond)
-	startController(t, "lease-pin", "pin-a")
+	reg := prometheus.NewRegistry()
+	startController(t, "lease-pin", "pin-a", withMetrics(reg))
 	waitRolledOut(t, "pin", old, nodes, 30*time.Second)
 	v2 := machineConfig(t, "00-pin", "pin", "/etc/pin", "v2")
 	cur := expectedRendered(t, pool, v2)
@@ -161,7 +163,9 @@ func TestRollbackPin(t *testing.T) {
 
 	setPin(t, "pin", old, cur)
 	waitRolledOut(t, "pin", old, nodes, 30*time.Second)
-	time.Sleep(time.Second) // time for the render loop to have rolled it forward wrongly
+	// One more render of every pool (a MachineConfig no pool selects changed), after
+	// which a wrong roll forward would be there to see.
+	settle(t, reg, "render", func() { applyMC(t, machineConfig(t, "99-pin-poke", "pin-poke-none", "/etc/poke", time.Now().String())) })
 	if p := getPool(t, "pin"); p.Spec.Configuration.Name != old {
 		t.Fatalf("pinned pool: spec.configuration %s, want %s", p.Spec.Configuration.Name, old)
 	}
