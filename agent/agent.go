@@ -154,7 +154,7 @@ func New(cfg Config) (*Agent, error) {
 		cfg.Arch = runtime.GOARCH
 	}
 	a.ap = &applier{root: cfg.Root, systemd: cfg.Systemd, os: cfg.OS, stateDir: cfg.StateDir, limits: cfg.Limits,
-		cmdline: cfg.CmdlineFile, arch: cfg.Arch}
+		cmdline: cfg.CmdlineFile, arch: cfg.Arch, own: ownPaths(cfg.StateDir, cfg.Journal.Path())}
 	a.armWritePoint()
 	return a, nil
 }
@@ -194,7 +194,16 @@ func (a *Agent) Run(ctx context.Context) error {
 		}
 		var ce *store.CorruptError
 		if errors.As(err, &ce) {
+			// The journal cannot be trusted: the agent stops, and says so on the node
+			// first, since nothing else will.
+			a.reportJournal(ctx, err)
 			return err
+		}
+		if store.IsHostWriteError(err) {
+			// The agent cannot record its work (the journal, the layout, snapshots:
+			// the state filesystem is full or read-only): the node must not look
+			// healthy, or Updated, while it waits for space. Retried below.
+			a.reportJournal(ctx, err)
 		}
 		if err == nil && (failures > 0 || unchecked) && a.clearRetry(ctx, failures > 0) {
 			failures, unchecked = 0, false
@@ -225,6 +234,37 @@ func (a *Agent) Run(ctx context.Context) error {
 		case <-time.After(resync):
 		}
 	}
+}
+
+// reportJournal reports a journal the agent cannot use as the node's degraded state,
+// against the node's desired config. Best effort: the API server may be unreachable too.
+func (a *Agent) reportJournal(ctx context.Context, err error) {
+	if err := ReportJournalError(ctx, a.cfg.Cluster, a.cfg.Node, err); err != nil {
+		a.log.Warn("cannot report the journal's state to the cluster", "err", err)
+	}
+}
+
+// ReportJournalError tells the cluster that node's agent cannot use its journal (damaged,
+// another node's, unwritable): NodeDegraded with err, which names the file and the
+// recovery, the node's state annotation Degraded, and an event. The agent's command
+// calls it when the journal does not open, before it exits.
+func ReportJournalError(ctx context.Context, c Cluster, node string, err error) error {
+	n, gerr := c.Node(ctx)
+	if gerr != nil {
+		return fmt.Errorf("get node %s: %w", node, gerr)
+	}
+	desired := nodeanno.Desired(n)
+	if desired == "" {
+		desired = nodeanno.Current(n)
+	}
+	c.Event(corev1.EventTypeWarning, "StateUnusable", err.Error())
+	if serr := c.SetConditions(ctx, desired, phase.Degraded(node, err)); serr != nil {
+		return serr
+	}
+	return c.Annotate(ctx, map[string]string{
+		nodeanno.StateKey:  nodeanno.StateDegraded,
+		nodeanno.ReasonKey: truncateReason(err.Error()),
+	})
 }
 
 // publishRetry tells the node's readers that try attempt failed and the next one is due

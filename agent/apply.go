@@ -67,37 +67,68 @@ type applier struct {
 	writingFiles bool
 	// cmdline is Config.CmdlineFile; arch is Config.Arch.
 	cmdline, arch string
+	// own are the agent's own files (ownPaths), which no config may write.
+	own []string
 }
 
-// prepare checks everything that can be checked before the first write, takes the
-// snapshots and the original backups, and returns them for the journal. Nothing on the
-// host changes.
-func (ap *applier) prepare(ctx context.Context, id uint64, p *Plan) (snaps []Snapshot, origs []string, err error) {
+// RefusedError is the agent's refusal of an update's target config: what the config
+// asks that the agent never does, or what the host holds that it never touches. It is
+// found in Prepare, before the node is cordoned, and again just before the first write
+// (the host may have changed during the drain); the update ends Failed with nothing
+// written.
+type RefusedError struct {
+	Config string
+	Err    error
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("refusing the config %s, nothing was written: %v", e.Config, e.Err)
+}
+
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// refuse checks everything about p that can be checked before anything is read or
+// written, over the whole target config: the OS changes the host's tools can make, what
+// ignconfig refuses (a unit named out of the unit directory, a file on /dev, contents
+// over the limits, a bad data: URL), the agent's own state directory and binary, what
+// the host holds at the paths the update writes (a link, a FIFO, a device), and every
+// file's owner. It returns a *RefusedError or nil. Nothing on the host changes.
+func (ap *applier) refuse(p *Plan) error {
 	old, new, err := p.configs()
 	if err != nil {
-		return nil, nil, err
+		return &RefusedError{Config: p.To, Err: err}
 	}
 	if err := ap.checkOS(p.Changes, new); err != nil {
-		return nil, nil, err
+		return &RefusedError{Config: p.To, Err: err}
 	}
-	// What the config itself asks that the agent never does (a unit named out of the
-	// unit directory, a file on /dev, contents over the limits, a bad data: URL), and
-	// what the host holds that it never touches (a link, a FIFO, a device), are refused
-	// together, before anything is read or written.
 	var bad []string
 	for _, r := range ignconfig.Refusals(new.Ignition, ap.limits) {
 		bad = append(bad, r.Message)
 	}
-	paths := touchedPaths(p.Changes, old, new)
-	bad = append(bad, ap.checkPaths(paths)...)
+	bad = append(bad, ap.checkOwn(new)...)
+	bad = append(bad, ap.checkPaths(touchedPaths(p.Changes, old, new))...)
 	if len(bad) > 0 {
-		return nil, nil, fmt.Errorf("refusing the config, nothing was written: %s", strings.Join(bad, "; "))
+		return &RefusedError{Config: p.To, Err: errors.New(strings.Join(bad, "; "))}
 	}
 	// Every file's owner is worked out now, so that an unknown user fails the update
 	// before anything is written (the contents were decoded, and dropped, above).
 	if err := ap.eachFileToWrite(p, new, false, func(hostFile) error { return nil }); err != nil {
+		return &RefusedError{Config: p.To, Err: err}
+	}
+	return nil
+}
+
+// prepare checks the update again (refuse), takes the snapshots and the original
+// backups, and returns them for the journal. Nothing on the host changes.
+func (ap *applier) prepare(ctx context.Context, id uint64, p *Plan) (snaps []Snapshot, origs []string, err error) {
+	if err := ap.refuse(p); err != nil {
 		return nil, nil, err
 	}
+	old, new, err := p.configs()
+	if err != nil {
+		return nil, nil, err
+	}
+	paths := touchedPaths(p.Changes, old, new)
 	if snaps, err = ap.takeSnapshots(id, paths); err != nil {
 		return nil, nil, err
 	}

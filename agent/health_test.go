@@ -1,6 +1,13 @@
 package agent
 
-import "testing"
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/mcotui/mcotui/platform/kube/kubetest"
+)
 
 // TestHealthReadiness: ready only between the journal's opening (with the API server
 // reached) and its closing, in whatever order the first two come.
@@ -29,10 +36,25 @@ func TestHealthReadiness(t *testing.T) {
 	}
 }
 
-// TestNilHealth: an agent without a Health (Config.Health unset) records nothing.
-func TestNilHealth(t *testing.T) {
-	var h *Health
-	h.APIReached()
+// TestAgentHealth: an agent given a Health says it has reached the API server (the
+// command says when the journal is open), so that /readyz answers ready; one without a
+// Health (Config.Health unset, as in the other tests) updates its node all the same.
+func TestAgentHealth(t *testing.T) {
+	s := newScenario(t, configA(t), configB(t))
+	s.c.setDesired(cfgB)
+	if ended := s.run("", s.done); ended != "until" {
+		t.Fatalf("an agent without a Health: ended %s, want the update done", ended)
+	}
+	h := &Health{}
 	h.JournalOpened()
-	h.JournalClosed()
+	a := s.agent("")
+	a.cfg.Health = h
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = a.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	kubetest.Eventually(t, 20*time.Second, "the agent's Health ready", func() (bool, string) {
+		err := h.Ready()
+		return err == nil, fmt.Sprint(err)
+	})
 }

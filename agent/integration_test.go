@@ -483,7 +483,13 @@ func TestIntegrationDriftDetectedAndCleared(t *testing.T) {
 	n.await("the agent to create the MachineConfigNode", func(*corev1.Node) bool {
 		return n.mcnCondition(phase.Updated).Status == metav1.ConditionTrue
 	})
-	time.Sleep(200 * time.Millisecond) // the watch is set up before the first check reports
+	// The update is over in the journal: the next sync starts the drift monitor, which
+	// finds an edit made before it started by its first check, and one made after by its
+	// watch, set up before that check.
+	kubetest.Eventually(t, 30*time.Second, "the update finished in the journal", func() (bool, string) {
+		_, active, err := n.h.journal.Active()
+		return err == nil && !active, fmt.Sprintf("active %v, %v", active, err)
+	})
 	writeHostFile(t, n.h.dir, "/etc/mcotui/b.conf", "b=edited by hand\n", 0o600)
 	n.await("drift", func(node *corev1.Node) bool {
 		return nodeanno.State(node) == nodeanno.StateDegraded &&

@@ -12,20 +12,26 @@ import (
 	"golang.org/x/sys/unix"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/mcotui/mcotui/core/disruption"
 	"github.com/mcotui/mcotui/core/ignconfig"
 	"github.com/mcotui/mcotui/core/mctest"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
+	"github.com/mcotui/mcotui/store"
 )
 
 // Hostile hosts and configs: what is on the host or in a config must not hang the agent,
 // run it out of memory, or lead a write outside the files the config names.
 
 // refused runs the scenario's agent until the node is degraded and returns the reason
-// annotation, checking that the host did not change.
+// annotation, checking that the host did not change and that the node was neither
+// cordoned nor drained: under MCO's default policy every such update would drain, and a
+// refusal must come before that.
 func (s *scenario) refused(mutate func()) string {
 	s.t.Helper()
-	before := snapshotTree(s.t, s.h.dir)
+	s.c.policy = disruption.DefaultPolicy()
+	s.c.pods = []string{"default/web-0"}
+	before := snapshotTree(s.t, s.h.dir, s.h.stateDir)
 	mutate()
 	var reason string
 	degraded := func() bool {
@@ -39,8 +45,24 @@ func (s *scenario) refused(mutate func()) string {
 	if ended := s.run("", degraded); ended != "until" {
 		s.t.Fatalf("ended %s, want the update refused", ended)
 	}
-	if after := snapshotTree(s.t, s.h.dir); after != before {
+	if after := snapshotTree(s.t, s.h.dir, s.h.stateDir); after != before {
 		s.t.Fatalf("a refused config changed the host:\nbefore %s\nafter  %s", before, after)
+	}
+	s.c.mu.Lock()
+	cordons, drains, evicted := s.c.cordons, s.c.drains, s.c.evicted
+	s.c.mu.Unlock()
+	if cordons != 0 || drains != 0 || len(evicted) != 0 {
+		s.t.Fatalf("a refused config cordoned the node %d times, drained it %d, evicted %v; journal %s", cordons, drains, evicted, s.journalText())
+	}
+	// The agent tries again after its backoff: every try ends in Prepare.
+	all, err := s.h.journal.List()
+	if err != nil || len(all) == 0 || all[0].Result != store.ResultFailed {
+		s.t.Fatalf("journal %v, %v: want the first update Failed", all, err)
+	}
+	for _, u := range all {
+		if u.Reached(phaseCordon) || u.Reached(phaseSnapshot) {
+			s.t.Fatalf("update %d went past Prepare: %s", u.ID, s.journalText())
+		}
 	}
 	return reason
 }
@@ -172,4 +194,57 @@ func TestDecodedSizeLimits(t *testing.T) {
 			t.Fatalf("reason %q", reason)
 		}
 	})
+}
+
+// TestOwnStateRefused: a config with a file at the agent's journal (which the agent
+// wrote over its own journal, after a drain, then said the host was unchanged) or its
+// binary is refused in Prepare: by the default state directory's name, by the agent's
+// --state-dir as the host sees it, and through a link on the host into it. The journal
+// still records the refused update afterwards.
+func TestOwnStateRefused(t *testing.T) {
+	cases := []struct {
+		name, path, want string
+		host             func(t *testing.T, s *scenario)
+	}{
+		{"default", "/var/lib/mcotui/journal.db", "is in /var/lib/mcotui, the mcotui agent's state directory", nil},
+		{"binary", "/usr/bin/mcotui", "the mcotui agent's binary", nil},
+		{"state-dir", "/srv/agent/journal.db", "the mcotui agent's own /srv/agent", nil},
+		{"link", "/etc/mcotui/via/journal.db", "leads, through links on the host, to", func(t *testing.T, s *scenario) {
+			if err := os.MkdirAll(filepath.Join(s.h.dir, "etc/mcotui"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("/srv/agent", filepath.Join(s.h.dir, "etc/mcotui/via")); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			mc := configB(t)
+			evil := ownedBy(mctest.MachineConfig(t, "rendered-worker-own", mctest.Config{Files: []mctest.File{
+				{Path: "/etc/mcotui/a.conf", Data: "a=2\n", Mode: 0o644},
+				{Path: c.path, Data: "not a journal\n", Mode: 0o644},
+			}, SSHKeys: []string{keyOld}}), testPool(testPoolUID))
+			s := newScenario(t, configA(t), mc, evil)
+			// The state directory inside the host's root, as the DaemonSet has it
+			// (--root /rootfs --state-dir /rootfs/var/lib/mcotui).
+			s.h.stateDir = filepath.Join(s.h.dir, "srv/agent")
+			j, err := store.Open(filepath.Join(s.h.stateDir, store.FileName), store.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.h.journal = j
+			if c.host != nil {
+				c.host(t, s)
+			}
+			reason := s.refused(func() { s.c.setDesired(evil.Name) })
+			if !strings.Contains(reason, c.want) || !strings.Contains(reason, c.path) {
+				t.Fatalf("reason %q, want it to name %s and say %q", reason, c.path, c.want)
+			}
+			all, err := s.h.journal.List()
+			if err != nil || len(all) == 0 || all[len(all)-1].To != evil.Name {
+				t.Fatalf("journal after the refusal: %v, %v", all, err)
+			}
+		})
+	}
 }

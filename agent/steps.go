@@ -21,6 +21,11 @@ func (a *Agent) stepPrepare(ctx context.Context, r *run) error {
 	// the next process runs Prepare again.
 	a.failpoint(FailAfterBegin)
 	p := r.plan
+	// Whatever the agent would refuse is refused now, before the node is cordoned and
+	// its pods evicted for an update that would write nothing.
+	if err := a.ap.refuse(p); err != nil {
+		return err
+	}
 	if err := a.cfg.Cluster.Annotate(ctx, map[string]string{nodeanno.StateKey: nodeanno.StateWorking, nodeanno.ReasonKey: ""}); err != nil {
 		return err
 	}
@@ -69,8 +74,10 @@ func (a *Agent) stepDrain(ctx context.Context, r *run) error {
 	if err := a.cfg.Cluster.SetConditions(ctx, p.To, phase.Executing(), phase.Draining(drainer, current)); err != nil {
 		return err
 	}
+	// The time already spent draining is the journal's, on the monotonic clock: a
+	// restart does not reset it, and a wall clock set back does not stretch it.
 	cur, _ := r.u.Current()
-	deadline := cur.Started.Add(a.cfg.DrainTimeout)
+	spent := cur.Duration(a.cfg.Journal.Clock())
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -88,7 +95,7 @@ func (a *Agent) stepDrain(ctx context.Context, r *run) error {
 		a.cfg.Cluster.Event(corev1.EventTypeWarning, "DrainFailed", err.Error())
 		a.degrade(ctx, p.To, err)
 	}
-	timer := time.AfterFunc(max(deadline.Sub(a.cfg.Now()), 0), reportTimeout)
+	timer := time.AfterFunc(max(a.cfg.DrainTimeout-spent, 0), reportTimeout)
 	defer timer.Stop()
 
 	// Watch for a new desired config while the drain waits on budgets.
@@ -349,6 +356,13 @@ func (a *Agent) stepUncordon(ctx context.Context, r *run) error {
 
 func (a *Agent) stepComplete(ctx context.Context, r *run) error {
 	p := r.plan
+	// The journal must be able to record the end before the cluster is told the node
+	// is Updated: a full state filesystem would otherwise leave the node Updated in the
+	// cluster and in progress in the journal, retried forever. Rewriting the record
+	// fails the way Finish would.
+	if err := a.record(r); err != nil {
+		return err
+	}
 	if err := a.cfg.Cluster.SetConditions(ctx, p.To, phase.ResumedIn(p.To)); err != nil {
 		return err
 	}

@@ -238,7 +238,7 @@ func (a *Agent) enter(r *run, name, message string) error {
 	}
 	if n := len(u.Phases); n > 1 {
 		prev := u.Phases[n-2]
-		a.cfg.Metrics.observe(prev.Name, prev.Duration(prev.Finished))
+		a.cfg.Metrics.observe(prev.Name, prev.Duration(prev.Finished, prev.FinishedMono))
 	}
 	r.u = u
 	a.cfg.Cluster.Event(corev1.EventTypeNormal, name, message)
@@ -296,7 +296,8 @@ func (a *Agent) supersede(ctx context.Context, r *run) error {
 
 // failed handles a step's error. A step that may have written to the host is rolled
 // back and the update ends Failed, to be tried again as a new update after a backoff;
-// so does a refusal before the first write (Snapshot), with nothing to roll back. Any
+// so does a refusal (a *RefusedError in Prepare, before the cordon, or anything in
+// Snapshot, before the first write), with nothing to roll back. Any
 // other step (an API call, the drain, the reboot request, validation after the reboot)
 // leaves the update active: it is retried from the same step.
 func (a *Agent) failed(ctx context.Context, r *run, ph string, cause error) error {
@@ -312,6 +313,8 @@ func (a *Agent) failed(ctx context.Context, r *run, ph string, cause error) erro
 		for _, o := range r.plan.OrigCreated {
 			_ = a.ap.dropOrig(o)
 		}
+		return a.finishFailed(ctx, r, report)
+	case ph == phasePrepare && errors.As(cause, new(*RefusedError)):
 		return a.finishFailed(ctx, r, report)
 	}
 	a.degrade(ctx, r.plan.To, report)
@@ -366,7 +369,7 @@ func (a *Agent) done(ctx context.Context, r *run) error {
 		return err
 	}
 	if cur, ok := r.u.Current(); ok {
-		a.cfg.Metrics.observe(cur.Name, a.cfg.Now().Sub(cur.Started))
+		a.cfg.Metrics.observe(cur.Name, cur.Duration(a.cfg.Journal.Clock()))
 	}
 	a.cfg.Metrics.finished(string(store.ResultDone))
 	a.cfg.Metrics.setPhase(phaseIdle)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -491,12 +492,15 @@ func TestSupersededBeforeWritingStartsOver(t *testing.T) {
 
 // snapshotTree describes every file under dir (path, mode, owner, contents' length and
 // hash), to show that nothing changed.
-func snapshotTree(t *testing.T, dir string) string {
+func snapshotTree(t *testing.T, dir string, skip ...string) string {
 	t.Helper()
 	var b strings.Builder
 	err := filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
 		if err != nil {
 			return err
+		}
+		if slices.Contains(skip, p) {
+			return filepath.SkipDir
 		}
 		rel, _ := filepath.Rel(dir, p)
 		fmt.Fprintf(&b, "%s %v", rel, info.Mode())
@@ -533,4 +537,41 @@ func TestRevertedDesiredUncordonsAfterFailure(t *testing.T) {
 	s.c.setDesired(cfgA)
 	s.run("", func() bool { return !s.c.unschedulable() && s.c.annotation(nodeanno.StateKey) == nodeanno.StateDone })
 	s.requireFiles(configA(t))
+}
+
+// TestDrainTimeoutIgnoresClockSetBack: the drain's timeout counts the time spent in the
+// phase on the monotonic clock. With the wall clock set back an hour between a restart
+// and the drain's start, NodeDegraded came an hour late.
+func TestDrainTimeoutIgnoresClockSetBack(t *testing.T) {
+	s := newScenario(t, configA(t), configC(t))
+	s.c.drainGate = make(chan struct{})
+	s.c.blocked = []phase.Blocker{{Pod: "default/web-0", Budgets: []string{"default/web-pdb"}}}
+	s.c.pods = []string{"default/web-0"}
+	s.c.setDesired(cfgC)
+	draining := func() bool {
+		u, ok, err := s.h.journal.Active()
+		cur, _ := u.Current()
+		return err == nil && ok && cur.Name == phaseDrain
+	}
+	if ended := s.run("", draining); ended != "until" {
+		t.Fatalf("ended %s before the drain", ended)
+	}
+	// The next process starts with the wall clock an hour behind the journal's stamps.
+	back := func() time.Time { return time.Now().Add(-time.Hour) }
+	j, err := store.Open(s.h.journal.Path(), store.Options{Now: back, Mono: store.ReadMono})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.h.journal = j
+	a := s.agent("")
+	a.cfg.Now = back
+	a.cfg.DrainTimeout = 300 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = a.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	kubetest.Eventually(t, 20*time.Second, "the drain timeout in NodeDegraded", func() (bool, string) {
+		c := s.c.condition(phase.NodeDegraded)
+		return c.Status == metav1.ConditionTrue && strings.Contains(c.Message, "failed to drain node worker-0 after 300ms"), fmt.Sprintf("NodeDegraded %s: %s", c.Status, c.Message)
+	})
 }

@@ -221,3 +221,48 @@ func TestRolloutSoaksBetweenNodes(t *testing.T) {
 	waitDone(t, target, nodes[1])
 	waitHeld(t, "ps", corev1.ConditionFalse, "AsExpected", "")
 }
+
+// An invalid spec.maxUnavailable makes the pool Degraded with the reason (and Updating
+// False), and gives out no target and no UpdateInProgress taint; it had been only an
+// Event, the pool saying "All nodes are updating" and its nodes tainted. A valid value
+// lets the rollout go on.
+func TestInvalidMaxUnavailableDegradesThePool(t *testing.T) {
+	ctx := kubetest.Context(t)
+	pool := createPool(t, "pmu", ptr.To(intstr.FromString("ten")), false)
+	v1 := machineConfig(t, "00-pmu", "pmu", "/etc/pmu", "v1")
+	target := expectedRendered(t, pool, v1)
+	nodes := createNodes(t, "pmu", "rendered-pmu-old", "", "")
+	startFakeAgent(t, "pmu", 100*time.Millisecond)
+	rec := recordNodes(t, "pmu")
+	rec.expect(target)
+	applyMC(t, v1)
+	startController(t, "lease-pmu", "pmu-ctrl")
+
+	kubetest.Eventually(t, time.Minute, "pool pmu Degraded InvalidMaxUnavailable", func() (bool, string) {
+		p := getPool(t, "pmu")
+		deg, upd := poolCondition(p, mcfgv1.MachineConfigPoolDegraded), poolCondition(p, mcfgv1.MachineConfigPoolUpdating)
+		return p.Spec.Configuration.Name == target && deg != nil && deg.Status == corev1.ConditionTrue && deg.Reason == rollout.ReasonInvalidMaxUnavailable &&
+			strings.Contains(deg.Message, "machineconfigpool pmu: spec.maxUnavailable ten") &&
+			upd != nil && upd.Status == corev1.ConditionFalse, condString(p)
+	})
+	// The status is written after the taints in the same sync, so none was given out by
+	// then; and none after, since every sync of the pool skips them.
+	for _, name := range nodes {
+		if n := getNode(t, name); rollout.HasUpdateInProgressTaint(n) || nodeanno.Desired(n) == target {
+			t.Errorf("node %s of a pool with an invalid maxUnavailable: desired %s, taints %v", name, nodeanno.Desired(n), n.Spec.Taints)
+		}
+	}
+	if _, _, order, _ := rec.report(); len(order) != 0 {
+		t.Fatalf("with an invalid maxUnavailable the controller targeted %v", order)
+	}
+	patch := []byte(`{"spec":{"maxUnavailable":1}}`)
+	if _, err := env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Patch(ctx, "pmu", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, target, nodes...)
+	kubetest.Eventually(t, time.Minute, "pool pmu not Degraded", func() (bool, string) {
+		p := getPool(t, "pmu")
+		deg := poolCondition(p, mcfgv1.MachineConfigPoolDegraded)
+		return deg != nil && deg.Status == corev1.ConditionFalse, condString(p)
+	})
+}

@@ -3,6 +3,8 @@ package controller_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/prometheus/client_golang/prometheus"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -151,7 +153,8 @@ func TestRollbackPin(t *testing.T) {
 	applyMC(t, v1)
 	nodes := createNodes(t, "pin", old, "", "")
 	startFakeAgent(t, "pin", 100*time.Millisecond)
-	startController(t, "lease-pin", "pin-a")
+	reg := prometheus.NewRegistry()
+	startController(t, "lease-pin", "pin-a", withMetrics(reg))
 	waitRolledOut(t, "pin", old, nodes, 30*time.Second)
 	v2 := machineConfig(t, "00-pin", "pin", "/etc/pin", "v2")
 	cur := expectedRendered(t, pool, v2)
@@ -160,7 +163,9 @@ func TestRollbackPin(t *testing.T) {
 
 	setPin(t, "pin", old, cur)
 	waitRolledOut(t, "pin", old, nodes, 30*time.Second)
-	time.Sleep(time.Second) // time for the render loop to have rolled it forward wrongly
+	// One more render of every pool (a MachineConfig no pool selects changed), after
+	// which a wrong roll forward would be there to see.
+	settle(t, reg, "render", func() { applyMC(t, machineConfig(t, "99-pin-poke", "pin-poke-none", "/etc/poke", time.Now().String())) })
 	if p := getPool(t, "pin"); p.Spec.Configuration.Name != old {
 		t.Fatalf("pinned pool: spec.configuration %s, want %s", p.Spec.Configuration.Name, old)
 	}
@@ -191,4 +196,29 @@ func TestRollbackPin(t *testing.T) {
 	if p := getPool(t, "pin"); p.Spec.Configuration.Name != next {
 		t.Fatalf("after a pin to a missing config: spec.configuration %s, want %s", p.Spec.Configuration.Name, next)
 	}
+}
+
+// TestRenderTooLargeDegraded: MachineConfigs each of which the API server stores, but
+// whose rendered config it would not, make the pool RenderDegraded naming the largest;
+// the controller had logged it and stopped, the pool with no condition and no Event.
+func TestRenderTooLargeDegraded(t *testing.T) {
+	createPool(t, "huge", nil, false)
+	rnd := rand.New(rand.NewPCG(1, 2))
+	noise := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = "0123456789abcdef"[rnd.IntN(16)]
+		}
+		return string(b)
+	}
+	for _, name := range []string{"10-huge-a", "20-huge-b", "30-huge-c", "40-huge-d"} {
+		applyMC(t, machineConfig(t, name, "huge", "/etc/"+name, noise(450<<10)))
+	}
+	startController(t, "lease-huge", "huge-a")
+	kubetest.Eventually(t, 30*time.Second, "RenderDegraded naming the largest sources", func() (bool, string) {
+		p := getPool(t, "huge")
+		c := poolCondition(p, mcfgv1.MachineConfigPoolRenderDegraded)
+		return c != nil && c.Status == corev1.ConditionTrue && strings.Contains(c.Message, "more than the 1.50 MiB the API server stores in one object") &&
+			strings.Contains(c.Message, "the largest contributors are "), condString(p)
+	})
 }

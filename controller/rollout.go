@@ -481,6 +481,11 @@ func (d *Driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) 
 	}
 	now := d.clock.Now()
 	opts, hold := d.policyOptions(ctx, st, now)
+	if _, err := rollout.MaxUnavailable(p, len(st.Nodes)); err != nil {
+		// No target and no taint until it is fixed; the status says Degraded, with the
+		// reason (rollout.Status), and the hold's event names it.
+		hold = policyHold{Reason: reasonInvalidRollout, Message: err.Error() + "; no node is targeted until it is fixed", Invalid: true}
+	}
 	tr.mark("policy")
 	var step rollout.Step
 	stepping := !hold.Invalid && (mayStep == nil || mayStep(st))
@@ -502,8 +507,10 @@ func (d *Driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) 
 	// A node this step targets is left out: its target's patch sets its final taints,
 	// where the taint added here would be taken off again at once (a write per node of
 	// the first step, and the first step waited for every other node's).
-	if err := d.syncTaints(ctx, memo, p, st.Nodes, step.Targets); err != nil {
-		errs = append(errs, err)
+	if !hold.Invalid {
+		if err := d.syncTaints(ctx, memo, p, st.Nodes, step.Targets); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	tr.mark("taints")
 	if stepping {

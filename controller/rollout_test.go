@@ -3,6 +3,7 @@ package controller_test
 import (
 	"context"
 	"fmt"
+	"github.com/prometheus/client_golang/prometheus"
 	"slices"
 	"strings"
 	"sync"
@@ -270,7 +271,8 @@ func TestPausedPoolGetsNoTargets(t *testing.T) {
 	applyMC(t, v1)
 	nodes := createNodes(t, "pause", old, "", "")
 	startFakeAgent(t, "pause", 100*time.Millisecond)
-	startController(t, "lease-pause", "pause-a")
+	reg := prometheus.NewRegistry()
+	startController(t, "lease-pause", "pause-a", withMetrics(reg))
 	waitRolledOut(t, "pause", old, nodes, 30*time.Second)
 
 	setPaused(t, "pause", true)
@@ -283,7 +285,9 @@ func TestPausedPoolGetsNoTargets(t *testing.T) {
 		return p.Spec.Configuration.Name == target && c != nil && c.Status == corev1.ConditionFalse &&
 			c.Message == "Pool is paused; will not update to MachineConfig "+target, condString(p)
 	})
-	time.Sleep(2 * time.Second) // time enough for the controller to have done something wrong
+	// One more reconciliation of the paused pool, after which a wrong target would be
+	// there to see.
+	settle(t, reg, "rollout", pokeNode(t, nodes[0]))
 	for _, name := range nodes {
 		if d := nodeanno.Desired(getNode(t, name)); d != old {
 			t.Fatalf("node %s of the paused pool was targeted to %s", name, d)
@@ -454,7 +458,8 @@ func TestUpdateInProgressTaint(t *testing.T) {
 	old := expectedRendered(t, pool, v1)
 	applyMC(t, v1)
 	nodes := createNodes(t, "taint", old, "", "")
-	startController(t, "lease-taint", "taint-a")
+	reg := prometheus.NewRegistry()
+	startController(t, "lease-taint", "taint-a", withMetrics(reg))
 	waitRolledOut(t, "taint", old, nodes, 30*time.Second)
 	for _, name := range nodes {
 		if n := getNode(t, name); rollout.HasUpdateInProgressTaint(n) {
@@ -494,7 +499,7 @@ func TestUpdateInProgressTaint(t *testing.T) {
 		p := getPool(t, "taint")
 		return rollout.DoneAt(getNode(t, nodes[0]), target) && p.Status.UpdatedMachineCount == 1 && p.Status.UnavailableMachineCount == 0, condString(p)
 	})
-	time.Sleep(time.Second) // time for the controller to have done something wrong
+	settle(t, reg, "rollout", pokeNode(t, nodes[1]))
 	if n := getNode(t, nodes[1]); !rollout.HasUpdateInProgressTaint(n) || nodeanno.Desired(n) != old {
 		t.Errorf("paused pool: taint-1 desired %s taints %v; want it left as it was, tainted", nodeanno.Desired(n), n.Spec.Taints)
 	}

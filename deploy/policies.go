@@ -183,9 +183,14 @@ func agentPolicies(ns string) []any {
 
 	event := policy(EventPolicy, rules("", []admissionv1.OperationType{admissionv1.Create, admissionv1.Update}, "events"), nil,
 		admissionv1.Validation{
-			Expression: "object.involvedObject.kind == 'Node' && object.involvedObject.name == variables.nodeName",
+			// An update is checked on the event as it was too: else the agent could
+			// patch an event about another node into one about itself.
+			Expression: "object.involvedObject.kind == 'Node' && object.involvedObject.name == variables.nodeName && " +
+				"(request.operation != 'UPDATE' || (oldObject.involvedObject.kind == 'Node' && oldObject.involvedObject.name == variables.nodeName))",
 			MessageExpression: "'the mcotui agent of node ' + variables.nodeName + ' may record events only about its own Node, not about ' + " +
-				"object.involvedObject.kind + ' ' + object.involvedObject.name",
+				"(request.operation == 'UPDATE' && !(oldObject.involvedObject.kind == 'Node' && oldObject.involvedObject.name == variables.nodeName) ? " +
+				"oldObject.involvedObject.kind + ' ' + oldObject.involvedObject.name + ' (an event about it cannot be made one about ' + variables.nodeName + ')' : " +
+				"object.involvedObject.kind + ' ' + object.involvedObject.name)",
 		},
 	)
 

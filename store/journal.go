@@ -35,8 +35,9 @@ import (
 )
 
 // SchemaVersion is the layout of the journal this code writes. A journal written by a
-// newer schema is refused rather than misread.
-const SchemaVersion = 1
+// newer schema is refused rather than misread. Schema 2 checksums every value (sum.go);
+// a schema 1 journal is read as it is and upgraded by Open.
+const SchemaVersion = 2
 
 // FileName is the journal's name in the agent's state directory.
 const FileName = "journal.db"
@@ -64,8 +65,9 @@ type CorruptError struct {
 }
 
 func (e *CorruptError) Error() string {
-	return fmt.Sprintf("journal %s is damaged: %v (the host was not changed; move the file aside to start a new journal, "+
-		"after which the agent validates the node against its current config)", e.Path, e.Err)
+	return fmt.Sprintf("journal %s is damaged: %v (the agent stopped before acting on it and changes nothing more on the host. "+
+		"To recover, move the file aside (mv %s %s.damaged): the agent starts a new journal "+
+		"and takes the node from its current config to its desired one again)", e.Path, e.Err, e.Path, e.Path)
 }
 
 func (e *CorruptError) Unwrap() error { return e.Err }
@@ -77,6 +79,14 @@ type Options struct {
 	LockTimeout time.Duration
 	// Now is the clock stamped on transitions. Nil means time.Now.
 	Now func() time.Time
+	// Mono reads the monotonic clock that durations are measured with. Nil means
+	// ReadMono, unless Now is set (a test's clock), in which case durations are
+	// measured with Now alone.
+	Mono func() *Mono
+	// Node, when set, is the node the journal belongs to: Open refuses a journal
+	// holding another node's update (a state directory copied from, or shared with,
+	// another node), since resuming it would apply that node's plan here.
+	Node string
 }
 
 // Journal is the agent's journal file. It is safe for use by one process at a time per
@@ -85,15 +95,28 @@ type Journal struct {
 	path    string
 	timeout time.Duration
 	now     func() time.Time
+	mono    func() *Mono
+	// node, when set, is the only node whose updates the journal may hold.
+	node string
 }
 
 // Open opens the journal at path, creating it if it does not exist, and checks that it
 // is whole and of a schema this code understands: its pages are verified with plain
 // reads before bbolt maps the file (see verify), then every record is read.
 func Open(path string, opt Options) (*Journal, error) {
-	j := &Journal{path: path, timeout: opt.LockTimeout, now: opt.Now}
+	return open(path, opt, true)
+}
+
+func open(path string, opt Options, upgradeIt bool) (*Journal, error) {
+	j := &Journal{path: path, timeout: opt.LockTimeout, now: opt.Now, mono: opt.Mono, node: opt.Node}
 	if j.timeout == 0 {
 		j.timeout = 5 * time.Second
+	}
+	if j.mono == nil {
+		j.mono = ReadMono
+		if j.now != nil {
+			j.mono = func() *Mono { return nil }
+		}
 	}
 	if j.now == nil {
 		j.now = time.Now
@@ -126,7 +149,43 @@ func Open(path string, opt Options) (*Journal, error) {
 	if err != nil {
 		return nil, j.wrap(err)
 	}
+	if j.node != "" {
+		if err := j.checkNode(); err != nil {
+			return nil, err
+		}
+	}
+	if upgradeIt {
+		if err := j.update(upgrade); err != nil {
+			return nil, j.wrap(err)
+		}
+	}
 	return j, nil
+}
+
+// ForeignError says the journal holds updates of another node.
+type ForeignError struct {
+	Path, Node, Other string
+	ID                uint64
+}
+
+func (e *ForeignError) Error() string {
+	return fmt.Sprintf("journal %s is node %s's, not %s's (update %d is of node %s): nothing was read from it or done; "+
+		"was the state directory copied from another node? Move the file aside on this node (mv %s %s.%s) to start a new journal, "+
+		"after which the agent validates the node against its current config", e.Path, e.Other, e.Node, e.ID, e.Other, e.Path, e.Path, e.Other)
+}
+
+// checkNode refuses a journal whose updates name another node than j.node.
+func (j *Journal) checkNode() error {
+	all, err := j.List()
+	if err != nil {
+		return err
+	}
+	for _, u := range all {
+		if u.Node != "" && u.Node != j.node {
+			return &ForeignError{Path: j.path, Node: j.node, Other: u.Node, ID: u.ID}
+		}
+	}
+	return nil
 }
 
 // unreadable says why the journal file cannot be read. It is not damage: the file may
@@ -162,7 +221,8 @@ func OpenExisting(path string, opt Options) (*Journal, error) {
 		}
 		return nil, unreadable(path, err)
 	}
-	return Open(path, opt)
+	// A reader leaves a schema 1 journal as it is: only the agent writes the journal.
+	return open(path, opt, false)
 }
 
 // Path is the journal's file.
@@ -193,7 +253,7 @@ func create(path string, timeout time.Duration) error {
 				return err
 			}
 		}
-		return meta.Put(keySchema, []byte(fmt.Sprint(SchemaVersion)))
+		return meta.Put(keySchema, fmt.Append(nil, SchemaVersion))
 	})
 	if cerr := db.Close(); err == nil {
 		err = cerr
@@ -213,15 +273,22 @@ func create(path string, timeout time.Duration) error {
 // bbolt's Tx.Check), where with turns memory faults into errors.
 func walk(tx *bolt.Tx) error {
 	h := crc32.NewIEEE() // reads every byte of every value, overflow pages included
-	return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
+	err := tx.ForEach(func(name []byte, b *bolt.Bucket) error {
 		return b.ForEach(func(k, v []byte) error {
 			if v == nil && b.Bucket(k) == nil {
 				return fmt.Errorf("bucket %s: key %x has no value", name, k)
 			}
-			h.Write(v)
+			if bytes.Equal(name, bucketMeta) && !bytes.Equal(k, keyActive) {
+				h.Write(v)
+				return nil
+			}
+			if _, err := value(tx, name, k); err != nil {
+				return &CorruptError{Err: err}
+			}
 			return nil
 		})
 	})
+	return err
 }
 
 func checkSchema(tx *bolt.Tx) error {
@@ -230,7 +297,7 @@ func checkSchema(tx *bolt.Tx) error {
 		return errors.New("missing buckets: not an mcotui journal")
 	}
 	v := string(meta.Get(keySchema))
-	if v != fmt.Sprint(SchemaVersion) {
+	if v != "1" && v != fmt.Sprint(SchemaVersion) {
 		return fmt.Errorf("schema version %q, this mcotui reads version %d: use the mcotui that wrote it", v, SchemaVersion)
 	}
 	return nil
@@ -242,20 +309,26 @@ func checkSchema(tx *bolt.Tx) error {
 func (j *Journal) Begin(u Update) (Update, error) {
 	err := j.update(func(tx *bolt.Tx) error {
 		meta, updates := tx.Bucket(bucketMeta), tx.Bucket(bucketUpdates)
-		if id := meta.Get(keyActive); id != nil {
+		id, err := value(tx, bucketMeta, keyActive)
+		if err != nil {
+			return &CorruptError{Path: j.path, Err: err}
+		}
+		if len(id) == 8 {
 			return fmt.Errorf("begin update to %s: %w (update %d)", u.To, ErrActive, binary.BigEndian.Uint64(id))
+		} else if id != nil {
+			return &CorruptError{Path: j.path, Err: fmt.Errorf("active update key is %d bytes", len(id))}
 		}
 		seq, err := updates.NextSequence()
 		if err != nil {
 			return err
 		}
 		u.ID = seq
-		u.Started = j.now().UTC()
+		u.Started, u.StartedMono = j.Clock()
 		u.Result = ResultInProgress
 		if err := put(tx, u, nil); err != nil {
 			return err
 		}
-		return meta.Put(keyActive, key(u.ID))
+		return meta.Put(keyActive, stored(tx, key(u.ID)))
 	})
 	if err != nil {
 		return Update{}, j.wrap(err)
@@ -305,8 +378,9 @@ func (j *Journal) Record(id uint64, fn func(u *Update, now time.Time) error) (Up
 
 // Enter starts phase name of update id with message, ending the phase before it.
 func (j *Journal) Enter(id uint64, name, message string) (Update, error) {
+	mono := j.mono()
 	return j.Record(id, func(u *Update, now time.Time) error {
-		u.enter(name, message, now)
+		u.enter(name, message, now, mono)
 		return nil
 	})
 }
@@ -316,11 +390,12 @@ func (j *Journal) Finish(id uint64, result Result, message string) error {
 	if !result.Finished() {
 		return fmt.Errorf("finish update %d: %q is not a final result", id, result)
 	}
+	mono := j.mono()
 	_, err := j.Record(id, func(u *Update, now time.Time) error {
-		u.endPhase(now)
+		u.endPhase(now, mono)
 		u.Result = result
 		u.Message = message
-		u.Finished = now
+		u.Finished, u.FinishedMono = now, mono
 		return nil
 	})
 	return err
@@ -333,14 +408,16 @@ func (j *Journal) Active() (Update, bool, error) {
 		found bool
 	)
 	err := j.view(func(tx *bolt.Tx) error {
-		id := tx.Bucket(bucketMeta).Get(keyActive)
+		id, err := value(tx, bucketMeta, keyActive)
+		if err != nil {
+			return &CorruptError{Path: j.path, Err: err}
+		}
 		if id == nil {
 			return nil
 		}
 		if len(id) != 8 {
 			return &CorruptError{Path: j.path, Err: fmt.Errorf("active update key is %d bytes", len(id))}
 		}
-		var err error
 		u, err = get(tx, binary.BigEndian.Uint64(id), true)
 		found = err == nil
 		return err
@@ -355,7 +432,11 @@ func (j *Journal) Active() (Update, bool, error) {
 func (j *Journal) List() ([]Update, error) {
 	var out []Update
 	err := j.view(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketUpdates).ForEach(func(k, v []byte) error {
+		return tx.Bucket(bucketUpdates).ForEach(func(k, _ []byte) error {
+			v, err := value(tx, bucketUpdates, k)
+			if err != nil {
+				return &CorruptError{Path: j.path, Err: err}
+			}
 			u, err := Decode(v)
 			if err != nil {
 				return &CorruptError{Path: j.path, Err: fmt.Errorf("update %x: %w", k, err)}
@@ -406,7 +487,12 @@ func (j *Journal) wrap(err error) error {
 	var ce *CorruptError
 	switch {
 	case errors.As(err, &ce):
+		if ce.Path == "" {
+			ce.Path = j.path
+		}
 		return err
+	case IsHostWriteError(err):
+		return &UnwritableError{Path: j.path, Err: err}
 	case errors.Is(err, bolterrors.ErrInvalid), errors.Is(err, bolterrors.ErrChecksum),
 		errors.Is(err, bolterrors.ErrVersionMismatch), errors.Is(err, bolterrors.ErrInvalidMapping):
 		return &CorruptError{Path: j.path, Err: err}
@@ -424,7 +510,10 @@ func key(id uint64) []byte {
 
 // get reads update id, with its Data when withData is set.
 func get(tx *bolt.Tx, id uint64, withData bool) (Update, error) {
-	v := tx.Bucket(bucketUpdates).Get(key(id))
+	v, err := value(tx, bucketUpdates, key(id))
+	if err != nil {
+		return Update{}, &CorruptError{Err: err}
+	}
 	if v == nil {
 		return Update{}, fmt.Errorf("update %d not found", id)
 	}
@@ -434,7 +523,11 @@ func get(tx *bolt.Tx, id uint64, withData bool) (Update, error) {
 	}
 	if withData {
 		// Copied: bbolt's slices are valid only inside the transaction.
-		if d := tx.Bucket(bucketData).Get(key(id)); d != nil {
+		d, err := value(tx, bucketData, key(id))
+		if err != nil {
+			return Update{}, &CorruptError{Err: err}
+		}
+		if d != nil {
 			u.Data = append(json.RawMessage(nil), d...)
 		}
 	}
@@ -449,7 +542,7 @@ func put(tx *bolt.Tx, u Update, old []byte) error {
 	if err != nil {
 		return fmt.Errorf("encode update %d: %w", u.ID, err)
 	}
-	if err := tx.Bucket(bucketUpdates).Put(key(u.ID), v); err != nil {
+	if err := tx.Bucket(bucketUpdates).Put(key(u.ID), stored(tx, v)); err != nil {
 		return err
 	}
 	if bytes.Equal(u.Data, old) {
@@ -458,7 +551,7 @@ func put(tx *bolt.Tx, u Update, old []byte) error {
 	if len(u.Data) == 0 {
 		return tx.Bucket(bucketData).Delete(key(u.ID))
 	}
-	return tx.Bucket(bucketData).Put(key(u.ID), u.Data)
+	return tx.Bucket(bucketData).Put(key(u.ID), stored(tx, u.Data))
 }
 
 // prune deletes the oldest updates beyond keep, with their data. Keys are big-endian

@@ -56,7 +56,7 @@ func TestUpdateLifecycle(t *testing.T) {
 	if cur, _ := active.Current(); cur.Name != "AppliedFilesAndOS" || !cur.Finished.IsZero() {
 		t.Fatalf("current phase = %+v, want open AppliedFilesAndOS", cur)
 	}
-	if d := active.Phases[0].Duration(time.Time{}); d != time.Second {
+	if d := active.Phases[0].Duration(time.Time{}, nil); d != time.Second {
 		t.Fatalf("UpdatePrepared took %s, want 1s (closed when Cordoned began)", d)
 	}
 	if string(active.Data) != `{"plan":1}` {
@@ -217,10 +217,10 @@ func TestCorruptJournalIsAClearError(t *testing.T) {
 func TestNewerSchemaRefused(t *testing.T) {
 	j := openTemp(t)
 	db, _ := bolt.Open(j.Path(), 0o600, nil)
-	db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(keySchema, []byte("2")) })
+	db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(keySchema, []byte("3")) })
 	db.Close()
 	_, err := Open(j.Path(), Options{})
-	if err == nil || !strings.Contains(err.Error(), `schema version "2"`) {
+	if err == nil || !strings.Contains(err.Error(), `schema version "3"`) {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -343,5 +343,40 @@ func TestVerifyRefusesPagesBboltWouldTrust(t *testing.T) {
 	must(t, os.WriteFile(path, seed, 0o600))
 	if err := verify(path); err != nil {
 		t.Fatalf("verify refused the sound seed journal: %v", err)
+	}
+}
+
+// TestClockSetBack: a wall clock set back during a phase neither stops the journal (a
+// phase that ends, by the wall clock, before it started was refused as damage) nor
+// makes a duration negative; with the monotonic clock the duration is the true one.
+func TestClockSetBack(t *testing.T) {
+	wall := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	var mono int64
+	j, err := Open(filepath.Join(t.TempDir(), FileName), Options{
+		Now:  func() time.Time { return wall },
+		Mono: func() *Mono { return &Mono{Boot: "b1", Nanos: mono} },
+	})
+	must(t, err)
+	u, err := j.Begin(Update{To: "rendered-worker-b"})
+	must(t, err)
+	_, err = j.Enter(u.ID, "Drain", "")
+	must(t, err)
+	wall = wall.Add(-time.Hour) // set back
+	mono += int64(5 * time.Second)
+	if _, err := j.Enter(u.ID, "Snapshot", ""); err != nil {
+		t.Fatalf("Enter after the clock was set back: %v", err)
+	}
+	must(t, j.Finish(u.ID, ResultDone, ""))
+	all, err := j.List()
+	must(t, err)
+	if d := all[0].Phases[0].Duration(time.Time{}, nil); d != 5*time.Second {
+		t.Errorf("Drain took %s by the monotonic clock, want 5s", d)
+	}
+	// Without monotonic readings (a journal of schema 1, another boot), the wall
+	// clock's difference, never below zero.
+	p := all[0].Phases[0]
+	p.StartedMono, p.FinishedMono = nil, nil
+	if d := p.Duration(time.Time{}, nil); d != 0 {
+		t.Errorf("Drain took %s by a wall clock set back, want 0", d)
 	}
 }

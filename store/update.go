@@ -47,6 +47,10 @@ type Update struct {
 	Result   Result    `json:"result"`
 	Message  string    `json:"message,omitempty"`
 	Phases   []Phase   `json:"phases,omitempty"`
+	// StartedMono and FinishedMono are the monotonic clock at Started and Finished
+	// (Mono), which durations are measured with.
+	StartedMono  *Mono `json:"startedMono,omitempty"`
+	FinishedMono *Mono `json:"finishedMono,omitempty"`
 
 	// Data is the agent's own record of the update: the plan and the target config, so
 	// that nothing after the start needs the API to know where it is going. The journal
@@ -60,14 +64,9 @@ type Phase struct {
 	Started  time.Time `json:"started"`
 	Finished time.Time `json:"finished,omitzero"`
 	Message  string    `json:"message,omitempty"`
-}
-
-// Duration is how long the phase took, or has taken until now if it is still open.
-func (p Phase) Duration(now time.Time) time.Duration {
-	if p.Finished.IsZero() {
-		return now.Sub(p.Started)
-	}
-	return p.Finished.Sub(p.Started)
+	// StartedMono and FinishedMono: as Update's.
+	StartedMono  *Mono `json:"startedMono,omitempty"`
+	FinishedMono *Mono `json:"finishedMono,omitempty"`
 }
 
 // Current is the phase the update is in: the last one entered.
@@ -88,14 +87,15 @@ func (u Update) Reached(name string) bool {
 	return false
 }
 
-func (u *Update) enter(name, message string, now time.Time) {
-	u.endPhase(now)
-	u.Phases = append(u.Phases, Phase{Name: name, Started: now, Message: message})
+func (u *Update) enter(name, message string, now time.Time, mono *Mono) {
+	u.endPhase(now, mono)
+	u.Phases = append(u.Phases, Phase{Name: name, Started: now, Message: message, StartedMono: mono})
 }
 
-func (u *Update) endPhase(now time.Time) {
+func (u *Update) endPhase(now time.Time, mono *Mono) {
 	if n := len(u.Phases); n > 0 && u.Phases[n-1].Finished.IsZero() {
 		u.Phases[n-1].Finished = now
+		u.Phases[n-1].FinishedMono = mono
 	}
 }
 
@@ -125,12 +125,11 @@ func (u Update) validate() error {
 	case u.Result.Finished() != !u.Finished.IsZero():
 		return fmt.Errorf("update %d: result %s does not match its finish time", u.ID, u.Result)
 	}
+	// A phase may end, by the wall clock, before it started: the clock was set back
+	// in between. That is no damage, and must not stop the journal.
 	for i, p := range u.Phases {
 		if p.Name == "" || p.Started.IsZero() {
 			return fmt.Errorf("update %d: phase %d has no name or start time", u.ID, i)
-		}
-		if !p.Finished.IsZero() && p.Finished.Before(p.Started) {
-			return fmt.Errorf("update %d: phase %s finished before it started", u.ID, p.Name)
 		}
 	}
 	return nil

@@ -267,6 +267,19 @@ func TestInstallPoliciesConfineTheAgent(t *testing.T) {
 	if err := event("Node", a); err != nil {
 		t.Errorf("A records an event on A: %v", err)
 	}
+	// An event about B, recorded by someone else, cannot be patched by A into one about
+	// A (the policy checked only the new object).
+	evB, err := env.Kube.CoreV1().Events("default").Create(ctx, &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{GenerateName: "policy-b-"},
+		InvolvedObject: corev1.ObjectReference{Kind: "Node", Name: b, APIVersion: "v1"},
+		Reason:         "Updated", Message: "B's own", Type: corev1.EventTypeNormal,
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = kc.CoreV1().Events("default").Patch(ctx, evB.Name, types.MergePatchType,
+		mergePatch(t, map[string]any{"involvedObject": map[string]any{"name": a}, "message": "taken over"}), metav1.PatchOptions{})
+	refused(t, "A patches an event about B into one about A", err, deploy.EventPolicy, "not about Node "+b+" (an event about it cannot be made one about "+a+")")
 
 	// The agent's service account with a token bound to no pod carries no node: every
 	// write is refused, saying why.

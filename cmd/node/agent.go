@@ -198,16 +198,21 @@ func runAgent(ctx context.Context, s cmdutil.IOStreams, o *AgentOptions) error {
 	if err != nil {
 		return cmdutil.UsageErr(fmt.Errorf("--root: %w", err))
 	}
-	journal, err := store.Open(filepath.Join(o.stateDir, store.FileName), store.Options{})
-	if err != nil {
-		return err
-	}
-	health.JournalOpened()
 	cluster, err := nodeagent.NewNodeAgent(ctx, restCfg, o.node, o.pool, nodeagent.NodeAgentOptions{Logger: log})
 	if err != nil {
 		return err
 	}
 	defer cluster.Close()
+	journal, err := store.Open(filepath.Join(o.stateDir, store.FileName), store.Options{Node: o.node})
+	if err != nil {
+		// Damaged, another node's, unwritable: the cluster is told before the agent
+		// exits, or the node would look healthy while nothing updates it.
+		if rerr := agent.ReportJournalError(ctx, cluster, o.node, err); rerr != nil {
+			log.Error("cannot report the journal's state to the cluster", "err", rerr)
+		}
+		return err
+	}
+	health.JournalOpened()
 	systemd, err := host.NewSystemd(ctx, host.WithBusAddress(o.busAddress))
 	if err != nil {
 		return err

@@ -1,21 +1,29 @@
 package node
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcotui/mcotui/agent"
 	"github.com/mcotui/mcotui/cmd/cmdutil"
 	"github.com/mcotui/mcotui/cmd/internal/cmdtest"
 	"github.com/mcotui/mcotui/core/ignconfig"
+	"github.com/mcotui/mcotui/core/nodeanno"
+	"github.com/mcotui/mcotui/store"
 )
 
 func TestAgentFlagErrors(t *testing.T) {
@@ -149,5 +157,58 @@ func TestAgentSafeDefaults(t *testing.T) {
 	}
 	if code, _, errOut := mcotui.Cmd(t, "agent", "--node", "w", "--max-file-size", "lots"); code != cmdutil.ExitUsage || !strings.Contains(errOut, `"lots" is not a size`) {
 		t.Fatalf("exit %d: %s", code, errOut)
+	}
+}
+
+// TestAgentReportsDamagedJournal: an agent whose journal does not open (here, a
+// checksum that no longer matches) exits with the error, and first says so on its node:
+// state Degraded, the reason naming the journal and the recovery, NodeDegraded on its
+// MachineConfigNode. It had exited telling the cluster nothing.
+func TestAgentReportsDamagedJournal(t *testing.T) {
+	env := cluster.Env(t)
+	ctx := t.Context()
+	const node = "w-damaged-journal"
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node, Annotations: map[string]string{
+		nodeanno.CurrentConfigKey: "rendered-worker-a", nodeanno.DesiredConfigKey: "rendered-worker-a", nodeanno.StateKey: nodeanno.StateDone}}}
+	if _, err := env.Kube.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	j, err := store.Open(filepath.Join(state, store.FileName), store.Options{Node: node})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.Begin(store.Update{Node: node, From: "rendered-worker-a", To: "rendered-worker-bbbb"}); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(j.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw = bytes.ReplaceAll(raw, []byte("rendered-worker-bbbb"), []byte("rendered-worker-bbbc"))
+	if err := os.WriteFile(j.Path(), raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := mcotui.Cmd(t, "agent", "--node", node, "--root", dir, "--state-dir", state,
+		"--kubeconfig", env.KubeconfigPath, "--metrics-addr", "")
+	if code != cmdutil.ExitError || !strings.Contains(errOut, "is damaged") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	got, err := env.Kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reason := got.Annotations[nodeanno.ReasonKey]
+	if got.Annotations[nodeanno.StateKey] != nodeanno.StateDegraded || !strings.Contains(reason, j.Path()+" is damaged") || !strings.Contains(reason, "does not match its checksum") {
+		t.Fatalf("node state %q, reason %q: want Degraded naming the damaged journal", got.Annotations[nodeanno.StateKey], reason)
+	}
+	mcn, err := env.MachineConfig.MachineconfigurationV1().MachineConfigNodes().Get(ctx, node, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := meta.FindStatusCondition(mcn.Status.Conditions, string(mcfgv1.MachineConfigNodeNodeDegraded))
+	if c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "is damaged") {
+		t.Fatalf("NodeDegraded %+v", c)
 	}
 }

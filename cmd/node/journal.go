@@ -126,7 +126,7 @@ func journalReport(updates []store.Update, now time.Time) []journalUpdate {
 			ju.Finished = &f
 		}
 		for _, p := range u.Phases {
-			jp := journalPhase{Name: p.Name, Started: p.Started, DurationSeconds: p.Duration(now).Seconds(), Message: p.Message}
+			jp := journalPhase{Name: p.Name, Started: p.Started, DurationSeconds: p.Duration(now, store.ReadMono()).Seconds(), Message: p.Message}
 			if !p.Finished.IsZero() {
 				f := p.Finished
 				jp.Finished = &f
@@ -139,10 +139,7 @@ func journalReport(updates []store.Update, now time.Time) []journalUpdate {
 }
 
 func updateDuration(u store.Update, now time.Time) time.Duration {
-	if u.Finished.IsZero() {
-		return now.Sub(u.Started)
-	}
-	return u.Finished.Sub(u.Started)
+	return u.Duration(now, store.ReadMono())
 }
 
 // writeJournalText writes one block per update: a header line, then its phases.
@@ -166,7 +163,7 @@ func writeJournalText(w io.Writer, updates []store.Update, now time.Time) {
 		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		for _, p := range u.Phases {
-			d := roundDuration(p.Duration(now))
+			d := roundDuration(p.Duration(now, store.ReadMono()))
 			if p.Finished.IsZero() {
 				d += " (running)"
 			}

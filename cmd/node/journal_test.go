@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -124,5 +125,86 @@ func TestJournalNotAFileIsNotDamaged(t *testing.T) {
 			strings.Contains(errOut, "damaged") || strings.Contains(errOut, "aside") {
 			t.Errorf("%s: exit %d: %s", kind, code, errOut)
 		}
+	}
+}
+
+// TestJournalNeverNegative: a wall clock set back between a phase's start and end (and
+// no monotonic readings to go by) shows as no time, not as a negative duration.
+func TestJournalNeverNegative(t *testing.T) {
+	dir := t.TempDir()
+	clock := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	j, err := store.Open(filepath.Join(dir, store.FileName), store.Options{Now: func() time.Time {
+		clock = clock.Add(-time.Hour)
+		return clock
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := j.Begin(store.Update{Node: "worker-0", To: "rendered-worker-b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"Prepare", "Drain"} {
+		if _, err := j.Enter(u.ID, p, ""); err != nil {
+			t.Fatalf("Enter %s with the clock set back: %v", p, err)
+		}
+	}
+	if err := j.Finish(u.ID, store.ResultDone, ""); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := mcotui.Cmd(t, "journal", "--state-dir", dir, "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var got []journalUpdate
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range got {
+		if u.DurationSeconds < 0 {
+			t.Errorf("update %d took %vs", u.ID, u.DurationSeconds)
+		}
+		for _, p := range u.Phases {
+			if p.DurationSeconds < 0 {
+				t.Errorf("phase %s took %vs", p.Name, p.DurationSeconds)
+			}
+		}
+	}
+	_, text, _ := mcotui.Cmd(t, "journal", "--state-dir", dir)
+	if strings.Contains(text, "took -") || strings.Contains(text, " -1h") {
+		t.Errorf("negative duration in:\n%s", text)
+	}
+}
+
+// TestJournalExplainsDamage: `mcotui journal` on a journal whose record no longer
+// matches its checksum says it is damaged, where, and how to recover; and the recovery
+// it gives works (the agent's Open makes a new journal).
+func TestJournalExplainsDamage(t *testing.T) {
+	dir := journalWithUpdates(t)
+	p := filepath.Join(dir, store.FileName)
+	raw, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, bytes.ReplaceAll(raw, []byte("rendered-worker-c"), []byte("rendered-worker-d")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := mcotui.Cmd(t, "journal", "--state-dir", dir)
+	if code != cmdutil.ExitError {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{p + " is damaged", "does not match its checksum", "mv " + p + " " + p + ".damaged"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr %q, want it to contain %q", errOut, want)
+		}
+	}
+	if err := os.Rename(p, p+".damaged"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Open(p, store.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := mcotui.Cmd(t, "journal", "--state-dir", dir); code != 0 || out != "No updates in the journal.\n" {
+		t.Fatalf("after the recovery: exit %d: %s%s", code, out, errOut)
 	}
 }

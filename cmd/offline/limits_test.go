@@ -2,6 +2,7 @@ package offline
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,6 +44,37 @@ func TestInputCap(t *testing.T) {
 		t.Errorf("validate -: exit %d: %s", code, errOut.String())
 	}
 	if code, _, errOut := mcotui.Cmd(t, "validate", "--max-input-size", "8Ki", big); code == cmdutil.ExitError && strings.Contains(errOut, "more than") {
+		t.Errorf("under the cap: exit %d: %s", code, errOut)
+	}
+}
+
+// TestTotalInputCap: validate holds its inputs together, so they are capped together, at
+// 4 times --max-input-size: past it, exit 1 and a message, not exit 2 (the usage code)
+// after gigabytes; render says the same.
+func TestTotalInputCap(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile(diffDir + "old.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for i := range 5 {
+		p := filepath.Join(dir, fmt.Sprintf("mc%d.yaml", i))
+		padded := append(append([]byte{}, data...), []byte("# "+strings.Repeat("x", 2000)+"\n")...)
+		if err := os.WriteFile(p, padded, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, p)
+	}
+	code, _, errOut := mcotui.Cmd(t, append([]string{"validate", "--max-input-size", "4Ki"}, names...)...)
+	if code != cmdutil.ExitError || !strings.Contains(errOut, "are more than 16384 bytes together, 4 times --max-input-size") || strings.Contains(errOut, "goroutine") {
+		t.Errorf("validate: exit %d: %s", code, errOut)
+	}
+	code, _, errOut = mcotui.Cmd(t, "render", "--max-input-size", "4Ki", "--pool", "worker", dir)
+	if code != cmdutil.ExitError || !strings.Contains(errOut, "are more than 16384 bytes together") {
+		t.Errorf("render: exit %d: %s", code, errOut)
+	}
+	if code, _, errOut := mcotui.Cmd(t, append([]string{"validate", "--max-input-size", "8Ki"}, names...)...); strings.Contains(errOut, "together") {
 		t.Errorf("under the cap: exit %d: %s", code, errOut)
 	}
 }

@@ -134,6 +134,7 @@ type inputFile struct {
 // command before it reports anything.
 func readInputs(names []string, stdin io.Reader, max int64) ([]inputFile, error) {
 	files := make([]inputFile, 0, len(names))
+	var total int64
 	for _, name := range names {
 		var data []byte
 		var err error
@@ -148,6 +149,11 @@ func readInputs(names []string, stdin io.Reader, max int64) ([]inputFile, error)
 		}
 		if err != nil {
 			return nil, readError(name, err)
+		}
+		// The inputs are held together until checked: past the total cap, a run of
+		// many files took gigabytes and died, under a memory limit, with a stack trace.
+		if total += int64(len(data)); total > manifestfile.TotalMax(max) {
+			return nil, &manifestfile.TotalTooLargeError{Names: "given", Max: manifestfile.TotalMax(max)}
 		}
 		files = append(files, inputFile{name: name, data: data})
 	}
@@ -176,11 +182,12 @@ func addMaxInput(c *cobra.Command, n *int64) {
 	c.Flags().Var(cmdutil.SizeFlag{N: n}, "max-input-size", "refuse an input file bigger than this (exit 1); a MachineConfig is at most 1.5 MiB in etcd")
 }
 
-// tooLarge reports whether err is an input over --max-input-size: a refusal of the
-// input (exit 1), not a usage error.
+// tooLarge reports whether err is an input, or all of them, over --max-input-size: a
+// refusal of the input (exit 1), not a usage error.
 func tooLarge(err error) bool {
 	var tl *manifestfile.TooLargeError
-	return errors.As(err, &tl)
+	var ttl *manifestfile.TotalTooLargeError
+	return errors.As(err, &tl) || errors.As(err, &ttl)
 }
 
 func isDir(name string) bool {

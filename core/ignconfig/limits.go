@@ -100,7 +100,8 @@ func hasControl(s string) bool {
 }
 
 // CheckFilePath refuses a storage.files path the agent does not write: one with a
-// control character, or under /dev, /proc or /sys.
+// control character, under /dev, /proc or /sys, or one of the agent's own files
+// (CheckAgentPath).
 func CheckFilePath(p string) error {
 	if hasControl(p) {
 		return fmt.Errorf("path %q has a control character", p)
@@ -109,6 +110,39 @@ func CheckFilePath(p string) error {
 	for _, d := range specialDirs {
 		if clean == d || strings.HasPrefix(clean, d+"/") {
 			return fmt.Errorf("path %s is under %s, a kernel filesystem: its entries are devices, processes and kernel settings, not files a MachineConfig manages", p, d)
+		}
+	}
+	return CheckAgentPath(p)
+}
+
+// AgentStateDir is where the mcotui agent keeps its journal, snapshots and original
+// backups on a node (its --state-dir under --root, by default).
+const AgentStateDir = "/var/lib/mcotui"
+
+// agentBinaries are where the mcotui binary is installed on a host: the image's
+// entrypoint and a hand install.
+var agentBinaries = []string{"/usr/bin/mcotui", "/usr/local/bin/mcotui"}
+
+// CheckAgentPath refuses a path that is the agent's own: its state directory or anything
+// in it, or its binary. A config that wrote there would overwrite the journal that
+// records the update (the agent then resumes from whatever the file holds) or the
+// program doing the update. own names more such paths, as one agent has them (its
+// --state-dir and its executable, seen from the host's root); validate and render,
+// which know no node, check the defaults only.
+func CheckAgentPath(p string, own ...string) error {
+	clean := path.Clean(p)
+	under := func(dir string) bool { return clean == dir || strings.HasPrefix(clean, dir+"/") }
+	if under(AgentStateDir) {
+		return fmt.Errorf("path %s is in %s, the mcotui agent's state directory (its journal, snapshots and backups): a config must not write the agent's own records", p, AgentStateDir)
+	}
+	for _, b := range agentBinaries {
+		if clean == b {
+			return fmt.Errorf("path %s is the mcotui agent's binary: a config must not replace the program applying it", p)
+		}
+	}
+	for _, o := range own {
+		if o != "" && under(path.Clean(o)) {
+			return fmt.Errorf("path %s is the mcotui agent's own %s: a config must not write the agent's own state or binary", p, o)
 		}
 	}
 	return nil

@@ -45,12 +45,13 @@ func TestCheckUnitName(t *testing.T) {
 }
 
 func TestCheckFilePath(t *testing.T) {
-	for _, p := range []string{"/etc/x", "/devices/x", "/var/lib/sysx", "/etc/dev"} {
+	for _, p := range []string{"/etc/x", "/devices/x", "/var/lib/sysx", "/etc/dev", "/var/lib/mcotui-test/x", "/usr/bin/mcotui2"} {
 		if err := CheckFilePath(p); err != nil {
 			t.Errorf("CheckFilePath(%q) = %v", p, err)
 		}
 	}
-	for _, p := range []string{"/dev/zero", "/dev", "/proc/sysrq-trigger", "/sys/kernel/x", "/etc/a\x1b]0;x\x07", "/etc/\u0085"} {
+	for _, p := range []string{"/dev/zero", "/dev", "/proc/sysrq-trigger", "/sys/kernel/x", "/etc/a\x1b]0;x\x07", "/etc/\u0085",
+		"/var/lib/mcotui/journal.db", "/var/lib/mcotui", "/var/lib/mcotui/updates/1/x", "/usr/bin/mcotui", "/usr/local/bin/mcotui"} {
 		if err := CheckFilePath(p); err == nil {
 			t.Errorf("CheckFilePath(%q) = nil, want an error", p)
 		}
@@ -134,5 +135,20 @@ func TestLimitCheckedWhileDecoding(t *testing.T) {
 	src := "data:;base64," + strings.Repeat("QUFB", 1<<20) // 3 MiB decoded
 	if _, err := DecodedSize(file(&src, nil, nil), 1<<20); !errors.As(err, new(*TooLargeError)) || !strings.Contains(err.Error(), "its data: URL holds more than") {
 		t.Fatalf("long data: URL = %v", err)
+	}
+}
+
+// TestCheckAgentPath: the agent's own state and binary, as it names them, are refused,
+// and the message names the path; its neighbours are not.
+func TestCheckAgentPath(t *testing.T) {
+	err := CheckAgentPath("/var/lib/mcotui/journal.db")
+	if err == nil || !strings.Contains(err.Error(), "/var/lib/mcotui/journal.db is in /var/lib/mcotui, the mcotui agent's state directory") {
+		t.Errorf("CheckAgentPath(journal.db) = %v", err)
+	}
+	if err := CheckAgentPath("/srv/state/journal.db", "/srv/state"); err == nil || !strings.Contains(err.Error(), "/srv/state") {
+		t.Errorf("CheckAgentPath under its own --state-dir = %v", err)
+	}
+	if err := CheckAgentPath("/srv/statex", "/srv/state", ""); err != nil {
+		t.Errorf("CheckAgentPath(/srv/statex) = %v", err)
 	}
 }

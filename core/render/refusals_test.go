@@ -12,9 +12,11 @@ import (
 // directory (it landed in /etc/cron.d) or a file on /dev is an error naming it.
 func TestRenderRefusesWhatTheAgentRefuses(t *testing.T) {
 	for name, ign := range map[string]string{
-		"unit":   `{"ignition":{"version":"3.5.0"},"systemd":{"units":[{"name":"../../../etc/cron.d/evil.service","contents":"x"}]}}`,
-		"dropin": `{"ignition":{"version":"3.5.0"},"systemd":{"units":[{"name":"a.service","dropins":[{"name":"../../x.conf","contents":"x"}]}]}}`,
-		"dev":    `{"ignition":{"version":"3.5.0"},"storage":{"files":[{"path":"/dev/sda","contents":{"source":"data:,x"}}]}}`,
+		"unit":    `{"ignition":{"version":"3.5.0"},"systemd":{"units":[{"name":"../../../etc/cron.d/evil.service","contents":"x"}]}}`,
+		"dropin":  `{"ignition":{"version":"3.5.0"},"systemd":{"units":[{"name":"a.service","dropins":[{"name":"../../x.conf","contents":"x"}]}]}}`,
+		"dev":     `{"ignition":{"version":"3.5.0"},"storage":{"files":[{"path":"/dev/sda","contents":{"source":"data:,x"}}]}}`,
+		"journal": `{"ignition":{"version":"3.5.0"},"storage":{"files":[{"path":"/var/lib/mcotui/journal.db","contents":{"source":"data:,x"}}]}}`,
+		"binary":  `{"ignition":{"version":"3.5.0"},"storage":{"files":[{"path":"/usr/bin/mcotui","contents":{"source":"data:,x"}}]}}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			pool := newPool("worker", roleSelector("worker"))

@@ -153,6 +153,13 @@ func render(pool *mcfgv1.MachineConfigPool, mcs []*mcfgv1.MachineConfig, r *rend
 	if err != nil {
 		return nil, fmt.Errorf("pool %q: %w", pool.Name, err)
 	}
+	w, err := checkSize(pool.Name, rendered, ordered)
+	if err != nil {
+		return nil, err
+	}
+	if w != "" {
+		warnings = append(warnings, w)
+	}
 	for i, w := range warnings {
 		warnings[i] = fmt.Sprintf("pool %q: %s", pool.Name, w)
 	}

@@ -11,6 +11,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// ReasonInvalidMaxUnavailable is the reason of Degraded and Updating for a pool whose
+// spec.maxUnavailable is neither an integer nor a percentage, or negative.
+const ReasonInvalidMaxUnavailable = "InvalidMaxUnavailable"
+
 // Status computes the pool's status from its member nodes the way MCO's node controller
 // does (pkg/controller/node/status.go calculateStatus), so that `kubectl get mcp` shows
 // the same UPDATED, UPDATING, DEGRADED and count columns as on OpenShift:
@@ -29,7 +33,9 @@ import (
 //     degraded status on sync" and message `Node <n> is reporting: "<reason>"` for each
 //     degraded node that gives a reason, joined by ", ".
 //   - Degraded is True when NodeDegraded or RenderDegraded (see SetRenderDegraded) is,
-//     with NodeDegraded's message.
+//     with NodeDegraded's message; and when spec.maxUnavailable is invalid (reason
+//     ReasonInvalidMaxUnavailable, MaxUnavailable's error), in which case Updating is
+//     False: no node is given the target until it is fixed.
 //
 // A condition whose status does not change keeps its lastTransitionTime; one that is
 // unchanged altogether is left as it is. Everything else in the pool's status (cert
@@ -76,6 +82,7 @@ func status(c *Memo, pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, now m
 	status.DegradedMachineCount = int32(len(degraded))
 
 	line := "MachineConfig " + target
+	_, invalid := MaxUnavailable(pool, int(machines))
 	if updated == machines && ready == machines && unavail == 0 {
 		setCondition(&status, mcfgv1.MachineConfigPoolUpdated, corev1.ConditionTrue, "", "All nodes are updated with "+line, now)
 		setCondition(&status, mcfgv1.MachineConfigPoolUpdating, corev1.ConditionFalse, "", "", now)
@@ -84,6 +91,9 @@ func status(c *Memo, pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, now m
 		setCondition(&status, mcfgv1.MachineConfigPoolUpdated, corev1.ConditionFalse, "", "", now)
 		if pool.Spec.Paused {
 			setCondition(&status, mcfgv1.MachineConfigPoolUpdating, corev1.ConditionFalse, "", pausedMessage(target), now)
+		} else if invalid != nil {
+			setCondition(&status, mcfgv1.MachineConfigPoolUpdating, corev1.ConditionFalse, ReasonInvalidMaxUnavailable,
+				"No node is updating to "+line+": "+invalid.Error(), now)
 		} else {
 			setCondition(&status, mcfgv1.MachineConfigPoolUpdating, corev1.ConditionTrue, "", "All nodes are updating to "+line, now)
 		}
@@ -105,9 +115,18 @@ func status(c *Memo, pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, now m
 	}
 
 	renderDegraded := isTrue(pool.Status.Conditions, mcfgv1.MachineConfigPoolRenderDegraded)
-	if len(degraded) > 0 || renderDegraded {
+	switch {
+	case invalid != nil:
+		// No node can be given the target: the pool cannot make progress until its
+		// spec is fixed, which is what Degraded says.
+		msg := invalid.Error()
+		if nodeDegradedMessage != "" {
+			msg += "; " + nodeDegradedMessage
+		}
+		setCondition(&status, mcfgv1.MachineConfigPoolDegraded, corev1.ConditionTrue, ReasonInvalidMaxUnavailable, msg, now)
+	case len(degraded) > 0 || renderDegraded:
 		setCondition(&status, mcfgv1.MachineConfigPoolDegraded, corev1.ConditionTrue, "", nodeDegradedMessage, now)
-	} else {
+	default:
 		setCondition(&status, mcfgv1.MachineConfigPoolDegraded, corev1.ConditionFalse, "", "", now)
 	}
 	return status

@@ -71,6 +71,7 @@ func (c *checker) apiVersion(doc manifest.Document, want string) {
 // Ignition config.
 func (c *checker) machineConfig(doc manifest.Document) {
 	c.roleLabel(doc)
+	c.objectSize(doc)
 	spec := resolve(manifest.Lookup(doc.Root, "spec"))
 	if spec == nil || spec.Kind != yaml.MappingNode {
 		return // no spec, or one DecodeObject refused
@@ -87,6 +88,23 @@ func (c *checker) machineConfig(doc manifest.Document) {
 		c.add(Warning, fips, path{"spec", "fips"}, "fips %s", firstBootOnly)
 	}
 	c.config(spec)
+}
+
+// objectSize refuses a MachineConfig larger than the API server stores in one object,
+// and warns about one near it: as JSON, as the API server would hold it.
+func (c *checker) objectSize(doc manifest.Document) {
+	js, err := manifest.ToJSON(doc.Root)
+	if err != nil {
+		return // reported where it is found
+	}
+	switch n := len(js); {
+	case n > manifest.MaxObjectSize:
+		c.add(Error, doc.Root, path{}, "the MachineConfig is %d bytes as JSON, more than the %d the API server stores in one object (etcd's default request limit): "+
+			"split it, move large files out, or compress their contents (gzip)", n, manifest.MaxObjectSize)
+	case n > manifest.WarnObjectSize:
+		c.add(Warning, doc.Root, path{}, "the MachineConfig is %d bytes as JSON, near the %d the API server stores in one object; "+
+			"its pool's rendered config, which holds it and every other of the pool's, must fit there too", n, manifest.MaxObjectSize)
+	}
 }
 
 // roleLabel warns when no standard pool selects the MachineConfig: the master and worker

@@ -31,6 +31,21 @@ func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("%s is more than %d bytes, the most an input may hold (--max-input-size); a MachineConfig is at most 1.5 MiB in etcd", e.Name, e.Max)
 }
 
+// TotalTooLargeError says the input files together are bigger than their cap, 4 times
+// the cap of one: each file may be near a MachineConfig's limit, but hundreds of them
+// would take gigabytes to decode.
+type TotalTooLargeError struct {
+	Names string
+	Max   int64
+}
+
+func (e *TotalTooLargeError) Error() string {
+	return fmt.Sprintf("the inputs %s are more than %d bytes together, 4 times --max-input-size: check them in parts, or raise --max-input-size", e.Names, e.Max)
+}
+
+// TotalMax is the cap on all the inputs of one command, given the cap of one.
+func TotalMax(max int64) int64 { return 4 * max }
+
 // Read returns what the file name holds, refusing one of more than max bytes at once
 // (from its size, before reading) and any other the moment the read passes max: a FIFO
 // or standard input are read only that far.
@@ -83,8 +98,8 @@ func LoadMax(max int64, paths ...string) ([]manifest.Document, error) {
 			if err != nil {
 				return nil, fmt.Errorf("read manifest: %w", err)
 			}
-			if total += int64(len(data)); total > 4*max {
-				return nil, fmt.Errorf("the manifests in %s are more than %d bytes together, 4 times --max-input-size", strings.Join(paths, " "), 4*max)
+			if total += int64(len(data)); total > TotalMax(max) {
+				return nil, &TotalTooLargeError{Names: "in " + strings.Join(paths, " "), Max: TotalMax(max)}
 			}
 			ds, err := manifest.Decode(f, data)
 			if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -245,6 +246,51 @@ func TestPerAddrLimit(t *testing.T) {
 		var client *gossh.Client
 		if client, err = s.dial("alice", s.admin); err == nil {
 			client.Close()
+			break
+		}
+		if t.Context().Err() != nil {
+			t.Fatalf("no connection after one was closed: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestUnauthenticatedLimit: connections that have not proven a key are capped over all
+// addresses (one address alone is held to fewer by MaxConnsPerAddr); one that has
+// opened a session no longer counts, so a user gets in while raw connections hold the
+// rest.
+func TestUnauthenticatedLimit(t *testing.T) {
+	s := startServer(t, func(o *Options) { o.Limits.MaxUnauthenticated = 2; o.Limits.MaxConnsPerAddr = 8 })
+	raw := func() (net.Conn, error) {
+		c, err := net.Dial("tcp", s.addr)
+		if err != nil {
+			return nil, err
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		line := make([]byte, 8)
+		if _, err := io.ReadFull(c, line); err != nil || string(line) != "SSH-2.0-" {
+			return nil, fmt.Errorf("version line %q: %v", line, err)
+		}
+		return c, nil
+	}
+	first, err := raw()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A user's session, which proves its key, leaves the count.
+	s.open(t, "alice", s.admin).waitFor(t, "mcotui-managed")
+	if _, err := raw(); err != nil {
+		t.Fatalf("a second unauthenticated connection beside a user's session: %v", err)
+	}
+	if _, err := raw(); err == nil {
+		t.Fatal("a third unauthenticated connection was let in")
+	}
+	if !strings.Contains(s.log.String(), "too many unauthenticated connections") {
+		t.Errorf("the refusal was not logged: %s", s.log.String())
+	}
+	_ = first.Close()
+	for {
+		if _, err = raw(); err == nil {
 			break
 		}
 		if t.Context().Err() != nil {

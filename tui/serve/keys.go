@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -234,5 +235,26 @@ func checkFileModes(what, path string, uid int) (fs.FileInfo, error) {
 	if sys, ok := fi.Sys().(*syscall.Stat_t); ok && sys.Uid != 0 && int(sys.Uid) != uid {
 		return nil, fmt.Errorf("%s %s is owned by uid %d, not by the server's user (uid %d) or root: chown %d %s", what, path, sys.Uid, uid, uid, path)
 	}
+	if err := checkDirModes(what, filepath.Dir(path), uid); err != nil {
+		return nil, err
+	}
 	return fi, nil
+}
+
+// checkDirModes refuses the directory of such a file as StrictModes does: one that
+// others than its owner can write could have the file replaced under it, whatever the
+// file's own modes. A sticky directory (/tmp) is allowed: there only the file's owner
+// may rename or remove it.
+func checkDirModes(what, dir string, uid int) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("%s directory: %w", what, err)
+	}
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 && fi.Mode()&fs.ModeSticky == 0 {
+		return fmt.Errorf("%s directory %s is writable by group or others (mode %04o), so they could replace the file: chmod go-w %s", what, dir, perm, dir)
+	}
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok && sys.Uid != 0 && int(sys.Uid) != uid {
+		return fmt.Errorf("%s directory %s is owned by uid %d, not by the server's user (uid %d) or root: chown %d %s", what, dir, sys.Uid, uid, uid, dir)
+	}
+	return nil
 }

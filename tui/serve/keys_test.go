@@ -144,6 +144,28 @@ func TestFileModes(t *testing.T) {
 	if _, err := checkFileModes("authorized keys", dir, os.Getuid()); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("a directory: %v", err)
 	}
+	// The file's directory too: one others can write could have the file replaced.
+	if err := os.Chown(path, os.Getuid(), -1); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := checkFileModes("authorized keys", path, os.Getuid()); err == nil || !strings.Contains(err.Error(), "directory "+dir+" is writable by group or others") || !strings.Contains(err.Error(), "chmod go-w "+dir) {
+		t.Errorf("a directory others can write: %v", err)
+	}
+	if err := os.Chmod(dir, 0o777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := checkFileModes("authorized keys", path, os.Getuid()); err != nil {
+		t.Errorf("a sticky directory, as /tmp: %v", err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestTwoRoles(t *testing.T) {

@@ -25,6 +25,11 @@ type Limits struct {
 	// MaxConnsPerAddr is how many connections one remote address may hold at once,
 	// counted from accept, so connections that never finish the handshake count too.
 	MaxConnsPerAddr int
+	// MaxUnauthenticated is how many connections may be open at once, over all
+	// addresses, that have not proven a key: each holds a goroutine and buffers until
+	// HandshakeTimeout, and many addresses together would pass MaxConnsPerAddr (sshd's
+	// MaxStartups).
+	MaxUnauthenticated int
 	// HandshakeTimeout closes a connection that has not authenticated by then.
 	HandshakeTimeout time.Duration
 	// IdleTimeout closes a connection on which the client has sent no input (no
@@ -39,13 +44,14 @@ type Limits struct {
 // DefaultLimits are the limits of `mcotui serve` unless flags say otherwise.
 func DefaultLimits() Limits {
 	return Limits{
-		MaxWidth:         500,
-		MaxHeight:        300,
-		MaxSessions:      32,
-		MaxConnsPerAddr:  8,
-		HandshakeTimeout: 20 * time.Second,
-		IdleTimeout:      30 * time.Minute,
-		MaxSessionTime:   12 * time.Hour,
+		MaxWidth:           500,
+		MaxHeight:          300,
+		MaxSessions:        32,
+		MaxConnsPerAddr:    8,
+		MaxUnauthenticated: 64,
+		HandshakeTimeout:   20 * time.Second,
+		IdleTimeout:        30 * time.Minute,
+		MaxSessionTime:     12 * time.Hour,
 	}
 }
 
@@ -66,6 +72,7 @@ func (l Limits) withDefaults() Limits {
 	fill(&l.MaxHeight, d.MaxHeight)
 	fill(&l.MaxSessions, d.MaxSessions)
 	fill(&l.MaxConnsPerAddr, d.MaxConnsPerAddr)
+	fill(&l.MaxUnauthenticated, d.MaxUnauthenticated)
 	fillD(&l.HandshakeTimeout, d.HandshakeTimeout)
 	fillD(&l.IdleTimeout, d.IdleTimeout)
 	fillD(&l.MaxSessionTime, d.MaxSessionTime)
@@ -85,6 +92,9 @@ type connection struct {
 	ctx  ssh.Context
 
 	lastInput atomic.Int64 // unix nanoseconds of the client's last input
+	// authed is set, under the server's mu, once the connection has proven a key and
+	// opened a session: it no longer counts against MaxUnauthenticated.
+	authed    bool
 	closeOnce sync.Once
 	idle, max *time.Timer
 
@@ -108,7 +118,13 @@ func (s *Server) accept(ctx ssh.Context, nc net.Conn) net.Conn {
 		s.log.Warn("refused a connection: too many from its address", "remote", nc.RemoteAddr().String(), "limit", s.limits.MaxConnsPerAddr)
 		return nil // the ssh package closes it
 	}
+	if s.unauthenticated >= s.limits.MaxUnauthenticated {
+		s.mu.Unlock()
+		s.log.Warn("refused a connection: too many unauthenticated connections", "remote", nc.RemoteAddr().String(), "limit", s.limits.MaxUnauthenticated)
+		return nil
+	}
 	s.perAddr[addr]++
+	s.unauthenticated++
 	c := &connection{Conn: nc, srv: s, addr: addr, ctx: ctx, sessions: map[*session]struct{}{}}
 	s.conns[c] = struct{}{}
 	s.mu.Unlock()
@@ -149,9 +165,25 @@ func (c *connection) Close() error {
 		if s.perAddr[c.addr]--; s.perAddr[c.addr] <= 0 {
 			delete(s.perAddr, c.addr)
 		}
+		if !c.authed {
+			s.unauthenticated--
+		}
 		s.mu.Unlock()
 	})
 	return err
+}
+
+// authenticated takes the connection out of the unauthenticated count, once.
+func (c *connection) authenticated() {
+	s := c.srv
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !c.authed {
+		c.authed = true
+		if _, open := s.conns[c]; open {
+			s.unauthenticated--
+		}
+	}
 }
 
 // touch records input from the client.
@@ -272,6 +304,9 @@ func (s *Server) guard(next ssh.Handler) ssh.Handler {
 			wish.Fatalln(sess, "mcotui: your key is not (or no longer) authorized")
 			return
 		}
+		// The handshake is over, the key's signature checked (the key callback alone
+		// is also asked about keys a client merely offers, and public keys are public).
+		c.authenticated()
 		s.mu.Lock()
 		if s.sessions >= s.limits.MaxSessions {
 			s.mu.Unlock()

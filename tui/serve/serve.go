@@ -81,7 +81,9 @@ type Server struct {
 	subscriptions map[ssh.Session]func() // each session's, until its program ends
 	conns         map[*connection]struct{}
 	perAddr       map[string]int // open connections by remote host
-	sessions      int            // sessions running
+	// unauthenticated counts the open connections that have not proven a key.
+	unauthenticated int
+	sessions        int // sessions running
 }
 
 // New returns a server with its host key and authorized keys loaded.
