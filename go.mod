@@ -25,8 +25,8 @@ require (
 	github.com/godbus/dbus/v5 v5.1.0
 	github.com/google/go-containerregistry v0.22.1
 	github.com/json-iterator/go v1.1.12
-	github.com/openshift/api v0.0.0-20251015095338-264e80a2b6e7
-	github.com/openshift/client-go v0.0.0-20251015124057-db0dee36e235
+	github.com/openshift/api v0.0.0-20260813212709-d4bb0b443cb8
+	github.com/openshift/client-go v0.0.0-20260806041845-b74fb348f1e7
 	github.com/prometheus/client_golang v1.24.0
 	github.com/prometheus/client_model v0.6.2
 	github.com/spf13/cobra v1.10.2
