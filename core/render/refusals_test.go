@@ -15,6 +15,9 @@ func TestRenderRefusesWhatTheAgentRefuses(t *testing.T) {
 		"unit":   `{"ignition":{"version":"3.5.0"},"systemd":{"units":[{"name":"../../../etc/cron.d/evil.service","contents":"x"}]}}`,
 		"dropin": `{"ignition":{"version":"3.5.0"},"systemd":{"units":[{"name":"a.service","dropins":[{"name":"../../x.conf","contents":"x"}]}]}}`,
 		"dev":    `{"ignition":{"version":"3.5.0"},"storage":{"files":[{"path":"/dev/sda","contents":{"source":"data:,x"}}]}}`,
+		// MCO's TestValidateIgnition: mode 0o1777 (1023) is refused; MCO's render
+		// controller runs that check on every source (ValidateMachineConfig).
+		"sticky mode": `{"ignition":{"version":"3.5.0"},"storage":{"files":[{"path":"/etc/testfileconfig","mode":1023,"contents":{"source":"data:,greatconfigstuff"}}]}}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			pool := newPool("worker", roleSelector("worker"))
