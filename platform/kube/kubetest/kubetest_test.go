@@ -436,7 +436,7 @@ func TestDefaultCRDsOf2026(t *testing.T) {
 
 	t.Run("OSImageStream and a pool's stream", func(t *testing.T) {
 		const digest = "@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-		stream, err := mcfg.OSImageStreams().Create(ctx, &mcfgv1.OSImageStream{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}}, metav1.CreateOptions{})
+		stream, err := mcfg.OSImageStreams().Create(ctx, &mcfgv1.OSImageStream{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}, Spec: mcfgv1.OSImageStreamSpec{DefaultStream: "rhel-10"}}, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatalf("create OSImageStream cluster: %v", err)
 		}
@@ -457,7 +457,7 @@ func TestDefaultCRDsOf2026(t *testing.T) {
 		if len(stream.Status.AvailableStreams) != 2 || stream.Status.DefaultStream != "rhel-10" {
 			t.Fatalf("the API server kept status %+v", stream.Status)
 		}
-		_, err = mcfg.OSImageStreams().Create(ctx, &mcfgv1.OSImageStream{ObjectMeta: metav1.ObjectMeta{Name: "second"}}, metav1.CreateOptions{})
+		_, err = mcfg.OSImageStreams().Create(ctx, &mcfgv1.OSImageStream{ObjectMeta: metav1.ObjectMeta{Name: "second"}, Spec: mcfgv1.OSImageStreamSpec{DefaultStream: "rhel-10"}}, metav1.CreateOptions{})
 		requireInvalid(t, err, "")
 
 		pool := &mcfgv1.MachineConfigPool{
