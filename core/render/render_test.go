@@ -502,6 +502,29 @@ func TestMergeSpecRules(t *testing.T) {
 			}
 		},
 	}, {
+		// MCO's TestMergeMachineConfigs merges a spec 2.2 MachineConfig ("v2") with
+		// spec 3 ones, and TestParseAndConvert drops its duplicate SSH keys: old
+		// clusters still carry spec 2.2 MachineConfigs, and MCO renders them.
+		name: "a spec 2.2 MachineConfig is converted and merged",
+		in: []*mcfgv1.MachineConfig{
+			newMC("passwd", "worker", withIgn(`{"ignition":{"version":"3.5.0"},"passwd":{"users":[{"name":"core","passwordHash":"testpass"}]}}`)),
+			newMC("v2", "worker", withIgn(`{"ignition":{"version":"2.2.0"},"passwd":{"users":[{"name":"core","sshAuthorizedKeys":["5678","5678","abc"]}]},
+				"storage":{"files":[{"filesystem":"root","path":"/etc/v2","mode":420,"contents":{"source":"data:,v2"}}]}}`)),
+		},
+		check: func(t *testing.T, spec mcfgv1.MachineConfigSpec) {
+			cfg := ignOf(t, spec)
+			if cfg.Ignition.Version != ignconfig.Version || len(cfg.Passwd.Users) != 1 {
+				t.Fatalf("merged config: %s", spec.Config.Raw)
+			}
+			u := cfg.Passwd.Users[0]
+			if keys := fmt.Sprint(u.SSHAuthorizedKeys); keys != "[5678 abc]" || u.PasswordHash == nil || *u.PasswordHash != "testpass" {
+				t.Errorf("core user: keys %s password %v, want [5678 abc] and testpass", keys, u.PasswordHash)
+			}
+			if f := fileOf(t, cfg, "/etc/v2"); source(f) != "data:,v2" || f.Overwrite == nil || !*f.Overwrite {
+				t.Errorf("/etc/v2 = %s overwrite %v, want data:,v2 overwrite true", source(f), f.Overwrite)
+			}
+		},
+	}, {
 		// MCO's TestIgnitionMergeCompressed: a gzipped file, then the same path with
 		// plain "hello world"; the merged file decodes to "hello world".
 		name: "gzip then plain: the merged file decodes to the plain contents",
