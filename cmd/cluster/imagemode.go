@@ -1,0 +1,147 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/printers"
+
+	"github.com/mcotui/mcotui/core/imagemode"
+	"github.com/mcotui/mcotui/platform/kube"
+)
+
+// imageModeObjects are the MachineOSConfigs and MachineOSBuilds of a cluster, or the
+// error of listing them.
+type imageModeObjects struct {
+	configs []*mcfgv1.MachineOSConfig
+	builds  []*mcfgv1.MachineOSBuild
+	err     error
+}
+
+// listImageMode lists the MachineOSConfigs and MachineOSBuilds. A cluster that does
+// not serve them (no MCO, or OpenShift before 4.16) has none; so has one that serves
+// them to nobody allowed to list them, which is not this command's business to fail on.
+func listImageMode(ctx context.Context, c *kube.Clients) imageModeObjects {
+	api := c.MachineConfig.MachineconfigurationV1()
+	var out imageModeObjects
+	moscs, err := api.MachineOSConfigs().List(ctx, metav1.ListOptions{})
+	switch {
+	case apierrors.IsNotFound(err) || apierrors.IsForbidden(err):
+		return out
+	case err != nil:
+		return imageModeObjects{err: fmt.Errorf("list machineosconfigs: %w", err)}
+	}
+	for i := range moscs.Items {
+		out.configs = append(out.configs, &moscs.Items[i])
+	}
+	mosbs, err := api.MachineOSBuilds().List(ctx, metav1.ListOptions{})
+	switch {
+	case apierrors.IsNotFound(err) || apierrors.IsForbidden(err):
+	case err != nil:
+		return imageModeObjects{err: fmt.Errorf("list machineosbuilds: %w", err)}
+	default:
+		for i := range mosbs.Items {
+			out.builds = append(out.builds, &mosbs.Items[i])
+		}
+	}
+	return out
+}
+
+// writeImageMode prints, when image mode is on for any of pools (only pool's, when
+// set): what each such pool waits for, in MCO's words; the MachineOSConfigs; and their
+// MachineOSBuilds, newest first, with `oc get machineosbuilds`'s columns and the pool,
+// rendered config and duration.
+func writeImageMode(w io.Writer, pools []*mcfgv1.MachineConfigPool, im imageModeObjects, pool string, now time.Time) error {
+	var configs []*mcfgv1.MachineOSConfig
+	for _, m := range im.configs {
+		if pool == "" || m.Spec.MachineConfigPool.Name == pool {
+			configs = append(configs, m)
+		}
+	}
+	if len(configs) == 0 {
+		return nil
+	}
+	byName := map[string]*mcfgv1.MachineOSConfig{}
+	for _, m := range configs {
+		byName[m.Name] = m
+	}
+	var waits []string
+	for _, p := range pools {
+		mosc := imagemode.ConfigFor(p.Name, configs)
+		if mosc == nil {
+			continue
+		}
+		updated := p.Status.Configuration.Name == p.Spec.Configuration.Name && p.Status.UpdatedMachineCount == p.Status.MachineCount
+		if msg := imagemode.Waiting(p, mosc, imagemode.CurrentBuild(mosc, p.Spec.Configuration.Name, im.builds), updated); msg != "" {
+			waits = append(waits, fmt.Sprintf("  %s\t%s", p.Name, msg))
+		}
+	}
+	fmt.Fprintln(w)
+	if len(waits) > 0 {
+		fmt.Fprintln(w, "Image mode (MCO builds the OS image; the pool waits on the build):")
+		tw := printers.GetNewTabWriter(w)
+		for _, l := range waits {
+			fmt.Fprintln(tw, escapeLine(l))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+	}
+	tw := printers.GetNewTabWriter(w)
+	fmt.Fprintln(tw, strings.Join(imagemode.ConfigColumns, "\t"))
+	for _, m := range configs {
+		var build *mcfgv1.MachineOSBuild
+		for _, p := range pools {
+			if p.Name == m.Spec.MachineConfigPool.Name {
+				build = imagemode.CurrentBuild(m, p.Spec.Configuration.Name, im.builds)
+			}
+		}
+		fmt.Fprintln(tw, strings.Join(escapeStrings(imagemode.ConfigRow(m, build, now)), "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var builds []*mcfgv1.MachineOSBuild
+	for _, b := range im.builds {
+		if _, ok := byName[b.Spec.MachineOSConfig.Name]; ok {
+			builds = append(builds, b)
+		}
+	}
+	if len(builds) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(builds, func(a, b *mcfgv1.MachineOSBuild) int {
+		if c := b.CreationTimestamp.Compare(a.CreationTimestamp.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	fmt.Fprintln(w)
+	tw = printers.GetNewTabWriter(w)
+	fmt.Fprintln(tw, strings.Join(imagemode.BuildColumns, "\t"))
+	for _, b := range builds {
+		fmt.Fprintln(tw, strings.Join(escapeStrings(imagemode.BuildRow(b, byName[b.Spec.MachineOSConfig.Name], now)), "\t"))
+	}
+	return tw.Flush()
+}
+
+func escapeStrings(cells []string) []string {
+	out := make([]string, len(cells))
+	for i, c := range cells {
+		out[i] = escapeCells([]any{c})[0].(string)
+	}
+	return out
+}
+
+// escapeLine escapes a line whose cells are separated by tabs.
+func escapeLine(l string) string {
+	return strings.Join(escapeStrings(strings.Split(l, "\t")), "\t")
+}
