@@ -14,6 +14,7 @@ import (
 	"k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/mcotui/mcotui/core/imagemode"
+	"github.com/mcotui/mcotui/core/osstream"
 	"github.com/mcotui/mcotui/platform/kube"
 )
 
@@ -144,4 +145,60 @@ func escapeStrings(cells []string) []string {
 // escapeLine escapes a line whose cells are separated by tabs.
 func escapeLine(l string) string {
 	return strings.Join(escapeStrings(strings.Split(l, "\t")), "\t")
+}
+
+// getOSImageStreams reads the OSImageStream singleton: nil on a cluster that does not
+// serve it (OpenShift before OSStreams, or no MCO) or has none.
+func getOSImageStreams(ctx context.Context, c *kube.Clients) (*mcfgv1.OSImageStream, error) {
+	s, err := c.MachineConfig.MachineconfigurationV1().OSImageStreams().Get(ctx, osstream.SingletonName, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err) || apierrors.IsForbidden(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("get osimagestream %s: %w", osstream.SingletonName, err)
+	}
+	return s, nil
+}
+
+// writeOSStreams prints the cluster's OS image streams, the default marked, and the
+// stream each of pools uses (osstream.EffectiveName: its own, a custom pool's
+// inherited from worker, else the default).
+func writeOSStreams(w io.Writer, pools []*mcfgv1.MachineConfigPool, all []*mcfgv1.MachineConfigPool, s *mcfgv1.OSImageStream) error {
+	if s == nil || len(s.Status.AvailableStreams) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	tw := printers.GetNewTabWriter(w)
+	fmt.Fprintln(tw, "STREAM\tDEFAULT\tOSIMAGE\tEXTENSIONSIMAGE")
+	for _, set := range s.Status.AvailableStreams {
+		def := ""
+		if set.Name == s.Status.DefaultStream {
+			def = "yes"
+		}
+		fmt.Fprintln(tw, strings.Join(escapeStrings([]string{set.Name, def, string(set.OSImage), string(set.OSExtensionsImage)}), "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var worker *mcfgv1.MachineConfigPool
+	for _, p := range all {
+		if p.Name == "worker" {
+			worker = p
+		}
+	}
+	fmt.Fprintln(w)
+	tw = printers.GetNewTabWriter(w)
+	fmt.Fprintln(tw, "POOL\tSTREAM\tFROM")
+	for _, p := range pools {
+		name, from := osstream.EffectiveName(p, worker), "spec.osImageStream"
+		switch {
+		case p.Spec.OSImageStream.Name != "":
+		case name != "":
+			from = "worker pool"
+		default:
+			name, from = s.Status.DefaultStream, "default"
+		}
+		fmt.Fprintln(tw, strings.Join(escapeStrings([]string{p.Name, name, from}), "\t"))
+	}
+	return tw.Flush()
 }

@@ -157,7 +157,22 @@ func (o *StatusOptions) Run(ctx context.Context) error {
 	if im.err != nil {
 		return im.err
 	}
-	return writeImageMode(o.IOStreams.Out, tp.pools, im, o.Pool, o.Now())
+	if err := writeImageMode(o.IOStreams.Out, tp.pools, im, o.Pool, o.Now()); err != nil {
+		return err
+	}
+	streams, err := getOSImageStreams(ctx, clients)
+	if err != nil || streams == nil {
+		return err
+	}
+	// A custom pool inherits worker's stream: with POOL set, worker is not among the
+	// pools read.
+	all := tp.pools
+	if o.Pool != "" && o.Pool != "worker" {
+		if w, err := clients.MachineConfig.MachineconfigurationV1().MachineConfigPools().Get(ctx, "worker", metav1.GetOptions{}); err == nil {
+			all = append([]*mcfgv1.MachineConfigPool{w}, all...)
+		}
+	}
+	return writeOSStreams(o.IOStreams.Out, tp.pools, all, streams)
 }
 
 // readFeeds lists the KubeletConfigs and ContainerRuntimeConfigs feeding pools (only

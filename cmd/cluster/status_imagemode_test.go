@@ -91,3 +91,48 @@ func TestStatusImageMode(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusOSStreams: with the OSImageStream singleton, status lists the cluster's
+// streams (the default marked) and the stream each pool uses: its own, a custom pool's
+// inherited from worker, else the default.
+func TestStatusOSStreams(t *testing.T) {
+	env := cluster.Env(t)
+	ctx := kubetest.Context(t)
+	api := env.MachineConfig.MachineconfigurationV1()
+	const digest = "@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	s, err := api.OSImageStreams().Create(ctx, &mcfgv1.OSImageStream{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}, Spec: mcfgv1.OSImageStreamSpec{DefaultStream: "rhel-10"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = api.OSImageStreams().Delete(context.Background(), "cluster", metav1.DeleteOptions{}) })
+	s.Status = mcfgv1.OSImageStreamStatus{DefaultStream: "rhel-10", AvailableStreams: []mcfgv1.OSImageStreamSet{
+		{Name: "rhel-9", OSImage: "quay.example.com/rhel-coreos" + digest, OSExtensionsImage: "quay.example.com/ext" + digest},
+		{Name: "rhel-10", OSImage: "quay.example.com/rhel-coreos-10" + digest, OSExtensionsImage: "quay.example.com/ext-10" + digest},
+	}}
+	if _, err := api.OSImageStreams().UpdateStatus(ctx, s, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []*mcfgv1.MachineConfigPool{
+		{ObjectMeta: metav1.ObjectMeta{Name: "worker"}, Spec: mcfgv1.MachineConfigPoolSpec{OSImageStream: mcfgv1.OSImageStreamReference{Name: "rhel-9"}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "gpu"}},
+	} {
+		if _, err := api.MachineConfigPools().Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = api.MachineConfigPools().Delete(context.Background(), p.Name, metav1.DeleteOptions{}) })
+	}
+	code, got, stderr := runMcotui(t, env, "status", "gpu")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"STREAM    DEFAULT   OSIMAGE",
+		"rhel-10   yes       quay.example.com/rhel-coreos-10@sha256:",
+		"POOL   STREAM   FROM",
+		"gpu    rhel-9   worker pool",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("status lacks %q:\n%s", want, got)
+		}
+	}
+}
