@@ -7,6 +7,7 @@ package imagemode
 import (
 	"cmp"
 	"slices"
+	"strings"
 	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
@@ -189,4 +190,24 @@ func age(t metav1.Time, now time.Time) string {
 		return "<unknown>"
 	}
 	return duration.HumanDuration(now.Sub(t.Time))
+}
+
+// PoolWait reads what MCO's Updating message on pool says of its image build (the
+// messages of Waiting): a short word for a table cell ("build" while the pool waits for
+// its build to start or finish, "failed" when the build stopped the update) and
+// whether the pool waits on a build at all.
+func PoolWait(pool *mcfgv1.MachineConfigPool) (word string, waiting bool) {
+	for _, c := range pool.Status.Conditions {
+		if c.Type != mcfgv1.MachineConfigPoolUpdating {
+			continue
+		}
+		switch m := c.Message; {
+		case strings.Contains(m, "OS image build failure"), strings.Contains(m, "OS image build being interrupted"),
+			strings.Contains(m, "OS image build failed"), strings.Contains(m, "OS image build was interrupted"):
+			return "failed", true
+		case strings.Contains(m, "OS image build"):
+			return "build", true
+		}
+	}
+	return "", false
 }

@@ -86,3 +86,22 @@ func TestBuildRow(t *testing.T) {
 		t.Errorf("state %s", s)
 	}
 }
+
+// TestPoolWait reads MCO's Updating messages (TestCalculateStatus's) back into a word.
+func TestPoolWait(t *testing.T) {
+	for msg, want := range map[string]string{
+		"Pool is waiting for OS image build to complete (mosb: mosb-1)":    "build",
+		"Pool is paused; OS image build in progress (mosb: mosb-1)":        "build",
+		"Pool is waiting for a new OS image build to start (mosc: mosc-1)": "build",
+		"Pool update stopped due to OS image build failure (mosb: mosb-1)": "failed",
+		"Pool is paused; OS image build was interrupted (mosb: mosb-1)":    "failed",
+		"All nodes are updating to MachineConfig rendered-worker-1":        "",
+		"Pool is waiting for nodes to apply OS image (mosb: mosb-1)":       "",
+	} {
+		p := &mcfgv1.MachineConfigPool{}
+		p.Status.Conditions = []mcfgv1.MachineConfigPoolCondition{{Type: mcfgv1.MachineConfigPoolUpdating, Status: "True", Message: msg}}
+		if got, waiting := PoolWait(p); got != want || waiting != (want != "") {
+			t.Errorf("%q: %q %t, want %q", msg, got, waiting, want)
+		}
+	}
+}
