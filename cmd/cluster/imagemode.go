@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/printers"
 
+	"github.com/mcotui/mcotui/cmd/cmdutil"
 	"github.com/mcotui/mcotui/core/imagemode"
 	"github.com/mcotui/mcotui/core/osstream"
 	"github.com/mcotui/mcotui/platform/kube"
@@ -201,4 +202,65 @@ func writeOSStreams(w io.Writer, pools []*mcfgv1.MachineConfigPool, all []*mcfgv
 		fmt.Fprintln(tw, strings.Join(escapeStrings([]string{p.Name, name, from}), "\t"))
 	}
 	return tw.Flush()
+}
+
+// followBuild is rollout --wait's first part on an image mode pool (one with a
+// MachineOSConfig): MCO builds the pool's OS image before any node is given it, so the
+// build is followed first, a line each time its state changes, until it succeeds (done
+// true: follow the nodes next) or fails or is interrupted (exit 1, in MCO's words), or
+// timeout passes (exit 2). A pool without a MachineOSConfig, or a cluster that does not
+// serve them, has no build to follow.
+func followBuild(ctx context.Context, w io.Writer, c *kube.Clients, poolName string, timeout, interval time.Duration) (rest time.Duration, err error) {
+	deadline := time.Now().Add(timeout)
+	last := ""
+	for {
+		im := listImageMode(ctx, c)
+		if im.err != nil {
+			return 0, im.err
+		}
+		mosc := imagemode.ConfigFor(poolName, im.configs)
+		if mosc == nil {
+			if last == "" {
+				return timeout, nil // no build: the whole timeout is the nodes'
+			}
+			return time.Until(deadline), nil
+		}
+		pool, err := c.MachineConfig.MachineconfigurationV1().MachineConfigPools().Get(ctx, poolName, metav1.GetOptions{})
+		if err != nil {
+			return 0, fmt.Errorf("get machineconfigpool %s: %w", poolName, err)
+		}
+		build := imagemode.CurrentBuild(mosc, pool.Spec.Configuration.Name, im.builds)
+		state := imagemode.Initial
+		line := "Image build: " + imagemode.Waiting(pool, mosc, build, false)
+		if build != nil {
+			state = imagemode.BuildState(build)
+			line = fmt.Sprintf("Image build %s of %s: %s", build.Name, build.Spec.MachineConfig.Name, state)
+			if d := imagemode.Duration(build, time.Now()); d != "" {
+				line += " (" + d + ")"
+			}
+		}
+		if key := fmt.Sprint(build != nil, state); key != last {
+			last = key
+			fmt.Fprintln(w, escapeLine(line))
+		}
+		switch state {
+		case imagemode.Succeeded:
+			if img := build.Status.DigestedImagePushSpec; img != "" {
+				fmt.Fprintln(w, escapeLine("Image: "+string(img)))
+			}
+			return time.Until(deadline), nil
+		case imagemode.Failed, imagemode.Interrupted:
+			fmt.Fprintln(w, escapeLine(imagemode.Waiting(pool, mosc, build, false)))
+			return 0, cmdutil.ExitCode(exitRolloutDegraded)
+		}
+		if time.Now().After(deadline) {
+			fmt.Fprintf(w, "timed out after %s waiting for the OS image build\n", timeout)
+			return 0, cmdutil.ExitCode(exitRolloutTimeout)
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(interval):
+		}
+	}
 }

@@ -267,10 +267,17 @@ func startDriving(ctx context.Context, c *kube.Clients, pool string, o *RolloutO
 	})
 }
 
-// follow follows the rollout (controller.Follow) to its end, as rollout --wait's exit
-// status: 0 updated, 1 a node failed, 2 timed out.
+// follow follows the rollout (controller.Follow) to its end, after the pool's OS image
+// build when it has one (followBuild), as rollout --wait's exit status: 0 updated, 1 a
+// node or the build failed, 2 timed out.
 func follow(ctx context.Context, w io.Writer, c *kube.Clients, pool string, o *RolloutOptions, d *controller.Driving) error {
-	end, err := controller.Follow(ctx, w, c, pool, controller.FollowOptions{Timeout: o.Timeout, Interval: o.Interval, Driving: d})
+	// An image mode pool's nodes wait for MCO's OS image build: follow it first.
+	rest, err := followBuild(ctx, w, c, pool, o.Timeout, o.Interval)
+	if err != nil {
+		return err
+	}
+	rest = max(rest, time.Millisecond) // the time left is spent: Follow times out at once
+	end, err := controller.Follow(ctx, w, c, pool, controller.FollowOptions{Timeout: rest, Interval: o.Interval, Driving: d})
 	switch {
 	case err != nil:
 		return err

@@ -19,61 +19,7 @@ import (
 // get machineosbuilds` prints, plus pool, rendered config and duration.
 func TestStatusImageMode(t *testing.T) {
 	env := cluster.Env(t)
-	ctx := kubetest.Context(t)
-	api := env.MachineConfig.MachineconfigurationV1()
-	pool, err := api.MachineConfigPools().Create(ctx, &mcfgv1.MachineConfigPool{
-		ObjectMeta: metav1.ObjectMeta{Name: "layered"},
-		Spec: mcfgv1.MachineConfigPoolSpec{
-			MachineConfigSelector: &metav1.LabelSelector{MatchLabels: map[string]string{mcfgv1.MachineConfigRoleLabelKey: "layered"}},
-			NodeSelector:          &metav1.LabelSelector{MatchLabels: map[string]string{"node-role.kubernetes.io/layered": ""}},
-			Configuration:         mcfgv1.MachineConfigPoolStatusConfiguration{ObjectReference: corev1.ObjectReference{Name: "rendered-layered-1"}},
-		},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = api.MachineConfigPools().Delete(context.Background(), pool.Name, metav1.DeleteOptions{}) })
-	mosc, err := api.MachineOSConfigs().Create(ctx, &mcfgv1.MachineOSConfig{
-		ObjectMeta: metav1.ObjectMeta{Name: "layered"},
-		Spec: mcfgv1.MachineOSConfigSpec{
-			MachineConfigPool:       mcfgv1.MachineConfigPoolReference{Name: "layered"},
-			ImageBuilder:            mcfgv1.MachineOSImageBuilder{ImageBuilderType: mcfgv1.JobBuilder},
-			RenderedImagePushSecret: mcfgv1.ImageSecretObjectReference{Name: "push"},
-			RenderedImagePushSpec:   "registry.example.com/ocl/os-image:latest",
-			Containerfile:           []mcfgv1.MachineOSContainerfile{{ContainerfileArch: mcfgv1.NoArch, Content: "FROM configs AS final\n"}},
-		},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = api.MachineOSConfigs().Delete(context.Background(), mosc.Name, metav1.DeleteOptions{}) })
-	mosb, err := api.MachineOSBuilds().Create(ctx, &mcfgv1.MachineOSBuild{
-		ObjectMeta: metav1.ObjectMeta{Name: "layered-4a5b6c"},
-		Spec: mcfgv1.MachineOSBuildSpec{
-			MachineConfig:         mcfgv1.MachineConfigReference{Name: "rendered-layered-1"},
-			MachineOSConfig:       mcfgv1.MachineOSConfigReference{Name: "layered"},
-			RenderedImagePushSpec: "registry.example.com/ocl/os-image:layered-4a5b6c",
-		},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = api.MachineOSBuilds().Delete(context.Background(), mosb.Name, metav1.DeleteOptions{}) })
-	started := metav1.NewTime(time.Now().Add(-2 * time.Minute))
-	mosb.Status = mcfgv1.MachineOSBuildStatus{
-		BuildStart: &started,
-		Conditions: []metav1.Condition{
-			{Type: "Prepared", Status: metav1.ConditionTrue, Reason: "Prepared", Message: "Build Prepared and Pending", LastTransitionTime: started},
-			{Type: "Building", Status: metav1.ConditionTrue, Reason: "Building", Message: "Image Build In Progress", LastTransitionTime: started},
-			{Type: "Succeeded", Status: metav1.ConditionFalse, Reason: "Building", Message: "Image Build In Progress", LastTransitionTime: started},
-			{Type: "Interrupted", Status: metav1.ConditionFalse, Reason: "Building", Message: "Image Build In Progress", LastTransitionTime: started},
-			{Type: "Failed", Status: metav1.ConditionFalse, Reason: "Building", Message: "Image Build In Progress", LastTransitionTime: started},
-		},
-	}
-	if _, err := api.MachineOSBuilds().UpdateStatus(ctx, mosb, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-
+	imageModePool(t, env, "layered", "layered-4a5b6c", "Building")
 	code, got, stderr := runMcotui(t, env, "status", "layered")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -89,6 +35,90 @@ func TestStatusImageMode(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("status lacks %q:\n%s", want, got)
 		}
+	}
+}
+
+// TestRolloutWaitFollowsBuild: rollout --wait on an image mode pool follows MCO's OS
+// image build before the nodes: a failed build ends it with exit 1 and MCO's words.
+func TestRolloutWaitFollowsBuild(t *testing.T) {
+	env := cluster.Env(t)
+	imageModePool(t, env, "oclwait", "oclwait-1f2e3d", "Failed")
+	code, out, errOut := runMcotui(t, env, "rollout", "oclwait", "--wait", "--timeout", "30s", "--poll-interval", "100ms")
+	if code != exitRolloutDegraded {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitRolloutDegraded, out, errOut)
+	}
+	for _, want := range []string{
+		"Image build oclwait-1f2e3d of rendered-oclwait-1: Failed (2m",
+		"Pool update stopped due to OS image build failure (mosb: oclwait-1f2e3d)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// imageModePool creates pool name with a rendered config, its MachineOSConfig and a
+// build of that config named build whose state is Building or Failed, started two
+// minutes ago; all deleted when the test ends.
+func imageModePool(t *testing.T, env *kubetest.Env, name, build, state string) {
+	t.Helper()
+	ctx := kubetest.Context(t)
+	api := env.MachineConfig.MachineconfigurationV1()
+	pool, err := api.MachineConfigPools().Create(ctx, &mcfgv1.MachineConfigPool{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: mcfgv1.MachineConfigPoolSpec{
+			MachineConfigSelector: &metav1.LabelSelector{MatchLabels: map[string]string{mcfgv1.MachineConfigRoleLabelKey: name}},
+			NodeSelector:          &metav1.LabelSelector{MatchLabels: map[string]string{"node-role.kubernetes.io/" + name: ""}},
+			Configuration:         mcfgv1.MachineConfigPoolStatusConfiguration{ObjectReference: corev1.ObjectReference{Name: "rendered-" + name + "-1"}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = api.MachineConfigPools().Delete(context.Background(), pool.Name, metav1.DeleteOptions{}) })
+	mosc, err := api.MachineOSConfigs().Create(ctx, &mcfgv1.MachineOSConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: mcfgv1.MachineOSConfigSpec{
+			MachineConfigPool:       mcfgv1.MachineConfigPoolReference{Name: name},
+			ImageBuilder:            mcfgv1.MachineOSImageBuilder{ImageBuilderType: mcfgv1.JobBuilder},
+			RenderedImagePushSecret: mcfgv1.ImageSecretObjectReference{Name: "push"},
+			RenderedImagePushSpec:   "registry.example.com/ocl/os-image:latest",
+			Containerfile:           []mcfgv1.MachineOSContainerfile{{ContainerfileArch: mcfgv1.NoArch, Content: "FROM configs AS final\n"}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = api.MachineOSConfigs().Delete(context.Background(), mosc.Name, metav1.DeleteOptions{}) })
+	mosb, err := api.MachineOSBuilds().Create(ctx, &mcfgv1.MachineOSBuild{
+		ObjectMeta: metav1.ObjectMeta{Name: build},
+		Spec: mcfgv1.MachineOSBuildSpec{
+			MachineConfig:         mcfgv1.MachineConfigReference{Name: "rendered-" + name + "-1"},
+			MachineOSConfig:       mcfgv1.MachineOSConfigReference{Name: name},
+			RenderedImagePushSpec: mcfgv1.ImageTagFormat("registry.example.com/ocl/os-image:" + build),
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = api.MachineOSBuilds().Delete(context.Background(), mosb.Name, metav1.DeleteOptions{}) })
+	started := metav1.NewTime(time.Now().Add(-2 * time.Minute))
+	cond := func(t string) metav1.Condition {
+		st := metav1.ConditionFalse
+		if t == "Prepared" || t == state {
+			st = metav1.ConditionTrue
+		}
+		return metav1.Condition{Type: t, Status: st, Reason: state, Message: "Image Build " + state, LastTransitionTime: started}
+	}
+	mosb.Status = mcfgv1.MachineOSBuildStatus{BuildStart: &started}
+	for _, t := range []string{"Prepared", "Building", "Succeeded", "Interrupted", "Failed"} {
+		mosb.Status.Conditions = append(mosb.Status.Conditions, cond(t))
+	}
+	if state != "Building" {
+		mosb.Status.BuildEnd = &metav1.Time{Time: started.Add(2 * time.Minute)}
+	}
+	if _, err := api.MachineOSBuilds().UpdateStatus(ctx, mosb, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }
 
