@@ -18,7 +18,7 @@ import (
 // spec.irreconcilableValidationOverrides.storage [Disks] lets a disks change through;
 // the node takes the rest of the config without touching its disks and reports the
 // difference in its MachineConfigNode's status.irreconcilableChanges, which the CRD
-// keeps (the Default feature set's CRD would drop both fields).
+// keeps (the Default CRD of OpenShift before 2026 would drop both fields).
 func TestIntegrationDisksOverrideReportedInMachineConfigNode(t *testing.T) {
 	n := newLiveNode(t, "it-disks", nil, false)
 	ctx := kubetest.Context(t)
@@ -39,7 +39,7 @@ func TestIntegrationDisksOverrideReportedInMachineConfigNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := mcfg.Spec.IrreconcilableValidationOverrides.Storage; len(got) != 1 {
-		t.Fatalf("the API server kept overrides %v: is the MachineConfiguration CRD the TechPreviewNoUpgrade one?", got)
+		t.Fatalf("the API server kept overrides %v: does the MachineConfiguration CRD predate irreconcilableValidationOverrides?", got)
 	}
 
 	n.start()

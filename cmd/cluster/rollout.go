@@ -269,11 +269,18 @@ func startDriving(ctx context.Context, c *kube.Clients, pool string, o *RolloutO
 	})
 }
 
-// follow follows the rollout (followRollout) to its end, as rollout --wait's exit
-// status: 0 updated, 1 a node failed, 2 timed out. driving, when not nil, receives
-// the error of this process's drive.
+// follow follows the rollout (followRollout) to its end, after the pool's OS image
+// build when it has one (followBuild), as rollout --wait's exit status: 0 updated, 1 a
+// node or the build failed, 2 timed out. driving, when not nil, receives the error of
+// this process's drive.
 func follow(ctx context.Context, w io.Writer, c *kube.Clients, pool string, o *RolloutOptions, driving <-chan error) error {
-	end, err := followRollout(ctx, w, c, pool, followOptions{Timeout: o.Timeout, Interval: o.Interval, Driving: driving})
+	// An image mode pool's nodes wait for MCO's OS image build: follow it first.
+	rest, err := followBuild(ctx, w, c, pool, o.Timeout, o.Interval)
+	if err != nil {
+		return err
+	}
+	rest = max(rest, time.Millisecond) // the time left is spent: the follow times out at once
+	end, err := followRollout(ctx, w, c, pool, followOptions{Timeout: rest, Interval: o.Interval, Driving: driving})
 	switch {
 	case err != nil:
 		return err

@@ -134,6 +134,8 @@ func (o *StatusOptions) Run(ctx context.Context) error {
 	defer cancel()
 	listed := make(chan feedSources, 1)
 	go func() { listed <- listFeedSources(feedCtx, clients) }()
+	imageMode := make(chan imageModeObjects, 1)
+	go func() { imageMode <- listImageMode(feedCtx, clients) }()
 	tp := newStatusTables(o.IOStreams.Out, o.Output == "wide", o.Now())
 	if err := kube.StreamStatus(ctx, clients, o.Pool, tp.page); err != nil {
 		return err
@@ -145,12 +147,32 @@ func (o *StatusOptions) Run(ctx context.Context) error {
 	if src.err != nil {
 		return src.err
 	}
-	feeds := generated.Feeds(tp.pools, src.kubelet, src.runtime, o.Pool)
-	if len(feeds) == 0 {
-		return nil
+	if feeds := generated.Feeds(tp.pools, src.kubelet, src.runtime, o.Pool); len(feeds) > 0 {
+		fmt.Fprintln(o.IOStreams.Out)
+		if err := writeFeedTable(o.IOStreams.Out, feeds); err != nil {
+			return err
+		}
 	}
-	fmt.Fprintln(o.IOStreams.Out)
-	return writeFeedTable(o.IOStreams.Out, feeds)
+	im := <-imageMode
+	if im.err != nil {
+		return im.err
+	}
+	if err := writeImageMode(o.IOStreams.Out, tp.pools, im, o.Pool, o.Now()); err != nil {
+		return err
+	}
+	streams, err := getOSImageStreams(ctx, clients)
+	if err != nil || streams == nil {
+		return err
+	}
+	// A custom pool inherits worker's stream: with POOL set, worker is not among the
+	// pools read.
+	all := tp.pools
+	if o.Pool != "" && o.Pool != "worker" {
+		if w, err := clients.MachineConfig.MachineconfigurationV1().MachineConfigPools().Get(ctx, "worker", metav1.GetOptions{}); err == nil {
+			all = append([]*mcfgv1.MachineConfigPool{w}, all...)
+		}
+	}
+	return writeOSStreams(o.IOStreams.Out, tp.pools, all, streams)
 }
 
 // readFeeds lists the KubeletConfigs and ContainerRuntimeConfigs feeding pools (only

@@ -58,8 +58,9 @@ them: a changed file takes the actions of the policy with the longest path that 
 file or a directory above it, a changed unit those of the policy with its exact name,
 the core user's credentials the sshkey policy. A change no policy covers, and any change
 of OS image, kernel arguments, kernel type, extensions or FIPS, means Reboot. Reboot
-and Drain drain the node, and so does Special (registries.conf), which mcotui does not
-narrow down the way MCO does for added digest mirrors.
+and Drain drain the node, and so does Special (registries.conf) unless, as MCO decides,
+the change only adds registries or mirrors that pull by digest only, or appends
+unqualified search registries.
 
 Last, whether a running node can make the change at all. It cannot when the change
 touches passwd groups, users other than core, core user fields other than
@@ -187,7 +188,8 @@ type diffReport struct {
 	// nodes do not make and report in MachineConfigNode status.irreconcilableChanges.
 	Irreconcilable []mcfgv1.IrreconcilableChangeDiff `json:"irreconcilableChanges"`
 
-	causes []disruption.Cause // for the text report only
+	causes    []disruption.Cause // for the text report only
+	drainNote string
 }
 
 func diff(old, cur configdiff.Config, spec operatorv1.MachineConfigurationSpec) diffReport {
@@ -206,7 +208,7 @@ func diff(old, cur configdiff.Config, spec operatorv1.MachineConfigurationSpec) 
 		// change, which none accepts, is a reason).
 		r.Irreconcilable = append(r.Irreconcilable, configdiff.IrreconcilableChanges(configdiff.LayoutOf(old), configdiff.LayoutOf(cur))...)
 		d := disruption.Evaluate(disruption.Merge(disruption.DefaultPolicy(), spec.NodeDisruptionPolicy), r.Changes)
-		r.Actions, r.Drain, r.causes = d.Actions, d.Drain, d.Causes
+		r.Actions, r.Drain, r.causes, r.drainNote = d.Actions, d.Drain, d.Causes, d.DrainNote
 	}
 	return r
 }
@@ -378,7 +380,11 @@ func writeDiffText(w io.Writer, old, cur configdiff.Config, r diffReport) {
 			tw.Flush()
 		}
 		fmt.Fprintf(w, "Actions: %s\n", esc(disruption.Join(r.Actions)))
-		fmt.Fprintf(w, "Drain:   %s\n\n", yesNo(r.Drain))
+		if r.drainNote != "" {
+			fmt.Fprintf(w, "Drain:   %s (%s)\n\n", yesNo(r.Drain), esc(r.drainNote))
+		} else {
+			fmt.Fprintf(w, "Drain:   %s\n\n", yesNo(r.Drain))
+		}
 		fmt.Fprintln(w, "Reconcilable: yes, a running node can apply this change.")
 		if len(r.Irreconcilable) > 0 {
 			fmt.Fprintln(w, "\nNot applied to running nodes (accepted by spec.irreconcilableValidationOverrides; only new nodes get them,")

@@ -18,6 +18,7 @@ import (
 	"github.com/mcotui/mcotui/cmd/cmdutil"
 	"github.com/mcotui/mcotui/core/generated"
 	"github.com/mcotui/mcotui/core/manifest"
+	"github.com/mcotui/mcotui/core/osstream"
 	"github.com/mcotui/mcotui/core/render"
 	"github.com/mcotui/mcotui/platform/manifestfile"
 )
@@ -181,6 +182,7 @@ func renderPoolWith(docs []manifest.Document, poolName string, base *generated.K
 	var pools []*mcfgv1.MachineConfigPool
 	var mcs []*mcfgv1.MachineConfig
 	var in generated.Inputs
+	var streams *mcfgv1.OSImageStream
 	// Names are unique in a cluster; a name given twice makes the result depend on which
 	// one wins, so it is an error, not a silent last-wins.
 	where := map[string]manifest.Document{}
@@ -194,6 +196,8 @@ func renderPoolWith(docs []manifest.Document, poolName string, base *generated.K
 			in.KubeletConfigs = append(in.KubeletConfigs, o)
 		case *mcfgv1.ContainerRuntimeConfig:
 			in.ContainerRuntimeConfigs = append(in.ContainerRuntimeConfigs, o)
+		case *mcfgv1.OSImageStream:
+			streams = o
 		default:
 			continue
 		}
@@ -235,7 +239,19 @@ func renderPoolWith(docs []manifest.Document, poolName string, base *generated.K
 	}
 	mcs = append(mcs, gen...)
 
-	r, err := render.Render(pools[i], mcs)
+	// With an OSImageStream among the inputs, the pool renders against its stream,
+	// as MCO renders with OSStreams on.
+	var stream *mcfgv1.OSImageStreamSet
+	if streams != nil {
+		var worker *mcfgv1.MachineConfigPool
+		if w := slices.IndexFunc(pools, func(p *mcfgv1.MachineConfigPool) bool { return p.Name == render.WorkerPool }); w >= 0 {
+			worker = pools[w]
+		}
+		if stream, err = osstream.Set(streams, osstream.EffectiveName(pools[i], worker)); err != nil {
+			return nil, fmt.Errorf("%s: pool %q: %w", renderPosition(where[manifest.KindOSImageStream+"/"+streams.Name]), poolName, err)
+		}
+	}
+	r, err := render.RenderStream(pools[i], mcs, stream)
 	if err == nil {
 		r.Warnings = append(warnings, r.Warnings...)
 	}

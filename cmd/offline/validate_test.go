@@ -21,6 +21,9 @@ const td = "testdata/validate/"
 
 const firstBoot = "applies only when a machine is first provisioned; a running node cannot change it (mcotui and MCO refuse such a change)"
 
+// spec2 is the warning on a spec 2.2 config, which MCO converts (TestParseAndConvert).
+const spec2 = "Ignition spec 2.2.0 is converted to spec 3.5.0 as MCO converts it: of duplicate files and units the last one wins, the core user's SSH keys are merged without duplicates; write spec 3 to apply exactly what you write"
+
 func TestValidateReports(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -86,15 +89,15 @@ func TestValidateReports(t *testing.T) {
 		files: []string{"ign-2.2.0.json", "ign-3.6.0.json", "mc-versions.yaml"},
 		code:  1,
 		stdout: []string{
-			td + "ign-2.2.0.json:1:26: error: $.ignition.version: Ignition spec 2.2.0 is not supported: use a spec version from 3.0.0 to 3.5.0 (translate spec 2 configs to spec 3)",
+			td + "ign-2.2.0.json:1:26: warning: $.ignition.version: " + spec2,
 			td + "ign-3.6.0.json:1:26: error: $.ignition.version: Ignition spec 3.6.0 is not supported: use a spec version from 3.0.0 to 3.5.0",
-			td + "mc-versions.yaml:11:16: error: $.spec.config.ignition.version: Ignition spec 2.2.0 is not supported: use a spec version from 3.0.0 to 3.5.0 (translate spec 2 configs to spec 3)",
+			td + "mc-versions.yaml:11:16: warning: $.spec.config.ignition.version: " + spec2,
 			td + "mc-versions.yaml:22:16: error: $.spec.config.ignition.version: must be a string, not a number",
 			td + "mc-versions.yaml:31:11: error: $.spec.config.ignition.version: Ignition config has no spec version: use a spec version from 3.0.0 to 3.5.0",
 			td + "mc-versions.yaml:40:11: error: $.spec.config: must be an Ignition config: an object with ignition.version and the sections to apply",
 			td + "mc-versions.yaml:50:9: warning: $.spec.fips: fips " + firstBoot,
 		},
-		stderr: "6 errors, 1 warning in 3 files\n",
+		stderr: "4 errors, 3 warnings in 3 files\n",
 	}, {
 		name:  "warnings only exit 0",
 		files: []string{"multi.yaml", "raw-ignition.yaml", "empty.yaml"},

@@ -32,6 +32,8 @@
 //     release's limit; SetSkewCondition reports it.
 //
 // Everything here is pure: the controller lists, fetches and patches; this package
-// decides. ControlPlaneMachineSets and Cluster API resources are not managed; their
-// counts in the condition messages are always 0 of 0.
+// decides. For ControlPlaneMachineSets, CPMSMode reads the manager (All or None;
+// Partial refused as MCO's CEL refuses it) and ReconcileCPMS decides the patch of the
+// template; the controller does not apply them yet, and Cluster API resources are not
+// managed: their counts in the condition messages are always 0 of 0.
 package bootimage

@@ -76,6 +76,9 @@ type Changes struct {
 	KernelType *StringChange `json:"kernelType,omitempty"`
 	Extensions *ListChange   `json:"extensions,omitempty"`
 	FIPS       *BoolChange   `json:"fips,omitempty"`
+	// RegistriesConf is set when RegistriesConfPath is among Files: whether MCO would
+	// apply that change without a drain.
+	RegistriesConf *RegistriesConfChange `json:"registriesConf,omitempty"`
 }
 
 // Empty reports whether there is nothing to do on a node.
@@ -196,6 +199,9 @@ func Compute(old, new Config) Changes {
 	}
 	if old.FIPS != new.FIPS {
 		c.FIPS = &BoolChange{Old: old.FIPS, New: new.FIPS}
+	}
+	if slices.Contains(c.Files.All(), RegistriesConfPath) {
+		c.RegistriesConf = registriesConfChange(old.Ignition.Storage.Files, new.Ignition.Storage.Files)
 	}
 	return c
 }

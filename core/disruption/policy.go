@@ -272,6 +272,10 @@ type Decision struct {
 	Actions []operatorv1.NodeDisruptionPolicyStatusAction
 	// Drain says whether the node is drained before the change is applied.
 	Drain bool
+	// DrainNote says why a Special action (registries.conf) drains or not, as a
+	// phrase ("/etc/containers/registries.conf: registry x was removed"); empty
+	// otherwise.
+	DrainNote string
 	// Causes say which change asked for which actions, in evaluation order. When an OS
 	// level change forces a reboot, only those changes are listed.
 	Causes []Cause
@@ -308,9 +312,11 @@ func Actions(p Policy, c configdiff.Changes) ([]operatorv1.NodeDisruptionPolicyS
 //  4. a Reboot anywhere makes [Reboot] the whole list; None next to other actions is
 //     dropped, and None alone collapses to one None.
 //
-// The node drains when the actions include Reboot, Drain or Special. MCO looks into
-// registries.conf for Special and skips the drain when the change only adds digest
-// mirrors; mcotui always drains for Special, which is never less safe.
+// The node drains when the actions include Reboot or Drain, as MCO's daemon decides
+// (pkg/daemon/drain.go isDrainRequiredForNodeDisruptionActions). Special alone drains
+// unless c.RegistriesConf says the registries.conf change is one MCO applies without a
+// drain (added digest-only mirrors or registries, appended unqualified search
+// registries); without that verdict it drains, which is never less safe.
 //
 // Two things are deliberately more exact than MCO: files and units are visited in sorted
 // order (MCO walks a Go map, so its action order varies between runs), and when several
@@ -365,13 +371,18 @@ func Evaluate(p Policy, c configdiff.Changes) Decision {
 	}
 
 	d := Decision{Actions: combine(causes), Causes: causes}
-	d.Drain = slices.ContainsFunc(d.Actions, func(a operatorv1.NodeDisruptionPolicyStatusAction) bool {
-		switch a.Type {
-		case operatorv1.RebootStatusAction, operatorv1.DrainStatusAction, operatorv1.SpecialStatusAction:
-			return true
+	switch {
+	case slices.ContainsFunc(d.Actions, isType(operatorv1.RebootStatusAction)), slices.ContainsFunc(d.Actions, isType(operatorv1.DrainStatusAction)):
+		d.Drain = true
+	case slices.ContainsFunc(d.Actions, isType(operatorv1.SpecialStatusAction)):
+		d.Drain = c.RegistriesConf == nil || !c.RegistriesConf.Safe
+		switch {
+		case !d.Drain:
+			d.DrainNote = ContainerRegistryConfPath + " only adds digest-only mirrors or registries, or search registries at the end"
+		case c.RegistriesConf != nil:
+			d.DrainNote = ContainerRegistryConfPath + ": " + c.RegistriesConf.Reason
 		}
-		return false
-	})
+	}
 	return d
 }
 

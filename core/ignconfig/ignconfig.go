@@ -1,13 +1,17 @@
 // Package ignconfig parses the Ignition configs that MachineConfigs carry. Every spec
 // from 3.0 to 3.5 is accepted and translated to 3.5, the version rendered configs use,
-// through Ignition's own parsers, so its validation is the validation users get.
+// through Ignition's own parsers, so its validation is the validation users get. Spec
+// 2.0 to 2.2, which clusters installed before OpenShift 4.6 still carry, is converted
+// to 3.5 as MCO converts it.
 package ignconfig
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
+	igerrors "github.com/coreos/ignition/v2/config/shared/errors"
 	"github.com/coreos/ignition/v2/config/v3_5"
 	"github.com/coreos/ignition/v2/config/v3_5/types"
 	"github.com/coreos/vcontext/report"
@@ -24,9 +28,16 @@ func Empty() types.Config {
 
 // Parse parses a raw Ignition config of spec 3.0 to 3.5 and returns it as 3.5 with
 // Ignition's report. err is non-nil when the config cannot be used; the report then says
-// why, with positions in raw.
+// why, with positions in raw. A spec 2.0 to 2.2 config is converted to 3.5 as MCO
+// converts it (see parseSpec2); its errors wrap ErrSpec2.
 func Parse(raw []byte) (types.Config, report.Report, error) {
-	return v3_5.ParseCompatibleVersion(raw)
+	cfg, rpt, err := v3_5.ParseCompatibleVersion(raw)
+	if errors.Is(err, igerrors.ErrUnknownVersion) {
+		if cfg2, rpt2, err2, ok := parseSpec2(raw); ok {
+			return cfg2, rpt2, err2
+		}
+	}
+	return cfg, rpt, err
 }
 
 // FromMachineConfig returns the Ignition config a MachineConfig carries, or Empty when

@@ -148,6 +148,18 @@ func CheckAgentPath(p string, own ...string) error {
 	return nil
 }
 
+// CheckFileMode refuses a storage.files mode with the setuid, setgid or sticky bit
+// (above 0777), as MCO's ValidateIgnition refuses it, in its words (helpers.go
+// validateIgn3FileModes, after https://bugzilla.redhat.com/show_bug.cgi?id=2038240).
+// Ignition itself only warns: spec 3.5 does not apply them. Directories are not
+// checked, as MCO does not check them.
+func CheckFileMode(f types.File) error {
+	if f.Mode == nil || *f.Mode <= 0o777 {
+		return nil
+	}
+	return fmt.Errorf("invalid mode %#o for %s, cannot exceed %#o: MCO refuses setuid, setgid and sticky bits on files; drop them from the mode", *f.Mode, f.Path, 0o777)
+}
+
 // Refusal is one reason the agent refuses a config, at the config's field (an Ignition
 // context path such as storage, files, 3, path; empty for the config as a whole).
 type Refusal struct {
@@ -159,7 +171,7 @@ func (r Refusal) Error() string { return r.Message }
 
 // Refusals lists everything in cfg the agent refuses beyond Ignition's own validation:
 // unit and drop-in names that leave their directory, file paths with control characters
-// or on kernel filesystems, contents that decode to more than lim.File bytes, and files
+// or on kernel filesystems, file modes with setuid, setgid or sticky bits, contents that decode to more than lim.File bytes, and files
 // that decode to more than lim.Total bytes together. Contents are decoded one file at a
 // time and counted, never held. Zero limits are the defaults.
 func Refusals(cfg types.Config, lim Limits) []Refusal {
@@ -169,6 +181,9 @@ func Refusals(cfg types.Config, lim Limits) []Refusal {
 	for i, f := range cfg.Storage.Files {
 		if err := CheckFilePath(f.Path); err != nil {
 			out = append(out, Refusal{Path: []any{"storage", "files", i, "path"}, Message: err.Error()})
+		}
+		if err := CheckFileMode(f); err != nil {
+			out = append(out, Refusal{Path: []any{"storage", "files", i, "mode"}, Message: err.Error()})
 		}
 		n, err := DecodedSize(f, lim.File)
 		if err != nil {

@@ -96,6 +96,39 @@ func TestRefusals(t *testing.T) {
 	}
 }
 
+// TestFileModeSpecialBitsRefused is MCO's TestValidateIgnition
+// (pkg/controller/common/helpers_test.go): a file of mode 420 (0644) is valid; the same
+// file with mode 0o1777 is refused ("file modes do not have special bits (sticky,
+// setuid, setgid) set"). Setuid and setgid alone are refused too, and a directory's
+// mode is not checked, as in MCO.
+func TestFileModeSpecialBitsRefused(t *testing.T) {
+	src := "data:,greatconfigstuff"
+	for _, tt := range []struct {
+		mode int
+		want string
+	}{
+		{420, ""},
+		{0o777, ""},
+		{0o1777, "invalid mode 01777 for /etc/testfileconfig, cannot exceed 0777"},
+		{0o4755, "invalid mode 04755 for /etc/testfileconfig, cannot exceed 0777"},
+		{0o2755, "invalid mode 02755 for /etc/testfileconfig, cannot exceed 0777"},
+	} {
+		var cfg types.Config
+		f := file(&src, nil, nil)
+		f.Path, f.Mode = "/etc/testfileconfig", &tt.mode
+		cfg.Storage.Files = []types.File{f}
+		dirMode := 0o1777
+		cfg.Storage.Directories = []types.Directory{{Node: types.Node{Path: "/var/tmp/x"}, DirectoryEmbedded1: types.DirectoryEmbedded1{Mode: &dirMode}}}
+		got := Refusals(cfg, Limits{})
+		switch {
+		case tt.want == "" && len(got) != 0:
+			t.Errorf("mode %#o refused: %v", tt.mode, got)
+		case tt.want != "" && (len(got) != 1 || !strings.HasPrefix(got[0].Message, tt.want) || fmtPath(got[0].Path) != "storage.files.0.mode"):
+			t.Errorf("mode %#o: refusals %v, want one at storage.files.0.mode starting %q", tt.mode, got, tt.want)
+		}
+	}
+}
+
 func fmtPath(p []any) string {
 	var s []string
 	for _, e := range p {

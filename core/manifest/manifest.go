@@ -29,6 +29,9 @@ const (
 	// MachineConfigs (core/generated), which render predicts.
 	KindKubeletConfig          = "KubeletConfig"
 	KindContainerRuntimeConfig = "ContainerRuntimeConfig"
+	// KindOSImageStream is the OS image streams singleton, whose streams render puts
+	// in a pool's rendered config.
+	KindOSImageStream = "OSImageStream"
 )
 
 // Document is one object read from a manifest file.
@@ -119,6 +122,8 @@ func DecodeObject(file string, index int, root *yaml.Node) (Document, error) {
 		d.Object = &mcfgv1.KubeletConfig{}
 	case KindContainerRuntimeConfig:
 		d.Object = &mcfgv1.ContainerRuntimeConfig{}
+	case KindOSImageStream:
+		d.Object = &mcfgv1.OSImageStream{}
 	default:
 		return d, nil
 	}

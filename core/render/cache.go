@@ -47,7 +47,12 @@ func NewCache() *Cache {
 // Render is Render, with the sources' parses, and what is known of the merged
 // config's items, from the cache.
 func (c *Cache) Render(pool *mcfgv1.MachineConfigPool, mcs []*mcfgv1.MachineConfig) (*Rendered, error) {
-	return render(pool, mcs, &renderer{parse: c.parse, items: c})
+	return render(pool, mcs, &renderer{parse: c.parse, items: c}, nil)
+}
+
+// RenderStream is RenderStream, with the cache.
+func (c *Cache) RenderStream(pool *mcfgv1.MachineConfigPool, mcs []*mcfgv1.MachineConfig, stream *mcfgv1.OSImageStreamSet) (*Rendered, error) {
+	return render(pool, mcs, &renderer{parse: c.parse, items: c}, stream)
 }
 
 // item is what the cache knows of the item of kind whose JSON is js, or nil.

@@ -9,9 +9,13 @@ import (
 // folder merges a sequence of Ignition configs with exactly the result of
 //
 //	out := base
-//	for _, c := range rest { out = v3_5.Merge(out, c) }
+//	for _, c := range rest {
+//		every file of c without compression gets compression ""
+//		out = v3_5.Merge(out, c)
+//		every file of out with compression "" gets none
+//	}
 //
-// which is what MCO does, in time linear in the total size of the configs instead of
+// which is what MCO does (helpers.go MergeMachineConfigs), in time linear in the total size of the configs instead of
 // quadratic. v3_5.Merge walks (and transcribes) every item of the accumulated config
 // on every step; a pool of 200 MachineConfigs with 5,000 files took seconds that way.
 //
@@ -29,12 +33,21 @@ import (
 // All other fields stay in a skeleton config merged by v3_5.Merge itself; they are
 // small, and no list there shares a key group with the indexed ones. TestFolderIsMerge
 // checks the equivalence on random sequences that collide on every rule.
+//
+// The compression steps are MCO's fix for coreos/butane#332: Ignition merges a file's
+// source and compression as separate fields, so a later config that replaces a gzipped
+// file with plain contents would keep compression: gzip on them, and the node would be
+// told to gunzip plain text. The empty compression of the later file wins the merge and
+// is then dropped.
 type folder struct {
 	skeleton types.Config
 	files    keyed[types.File]
 	links    keyed[types.Link]
 	dirs     keyed[types.Directory]
 	units    keyed[types.Unit]
+	// merged says a later config has been merged in: the first merge also drops an
+	// empty compression that the base config itself gave a file.
+	merged bool
 }
 
 func newFolder(base types.Config) *folder {
@@ -54,11 +67,23 @@ func (f *folder) add(c types.Config, base bool) {
 			f.dirs.add(d.Path, d)
 		}
 	}
+	if !base && !f.merged {
+		f.merged = true
+		for i := range f.files.items {
+			clearEmptyCompression(&f.files.items[i])
+		}
+	}
 	for _, it := range c.Storage.Files {
+		if !base && it.Contents.Compression == nil {
+			it.Contents.Compression = &noCompression
+		}
 		if !f.files.mergeIn(it.Path, it) {
 			f.dirs.drop(it.Path)
 			f.links.drop(it.Path)
 			f.files.add(it.Path, it)
+		}
+		if !base {
+			clearEmptyCompression(f.files.get(it.Path))
 		}
 	}
 	for _, l := range c.Storage.Links {
@@ -78,6 +103,17 @@ func (f *folder) add(c types.Config, base bool) {
 		f.skeleton = c
 	} else {
 		f.skeleton = v3_5.Merge(f.skeleton, c)
+	}
+}
+
+// noCompression is the compression MCO gives a later config's file that has none, so
+// that it replaces an earlier file's. Only its address is stored, never written through.
+var noCompression = ""
+
+// clearEmptyCompression drops an empty compression, as MCO does after each merge.
+func clearEmptyCompression(file *types.File) {
+	if c := file.Contents.Compression; c != nil && *c == "" {
+		file.Contents.Compression = nil
 	}
 }
 
@@ -108,6 +144,9 @@ func (l *keyed[T]) mergeIn(k string, child T) bool {
 	}
 	return ok
 }
+
+// get returns the item with key k, which the list must have.
+func (l *keyed[T]) get(k string) *T { return &l.items[l.at[k]] }
 
 func (l *keyed[T]) add(k string, item T) {
 	if l.at == nil {

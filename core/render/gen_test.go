@@ -29,6 +29,17 @@ func drawFile(t *rapid.T, path string) types.File {
 	// refuses overwrite: true without contents, and MCO's default is true.
 	if f.Overwrite == nil || *f.Overwrite || rapid.Bool().Draw(t, "contents") {
 		src := "data:," + genData.Draw(t, "data")
+		// Gzipped contents, or plain ones with an empty or no compression: what
+		// merging them in turn does to the pair is the point.
+		switch rapid.IntRange(0, 3).Draw(t, "compression") {
+		case 0:
+			empty := ""
+			f.Contents.Compression = &empty
+		case 1:
+			src = "data:;base64,H4sIAAAAAAAAA0vLz+cCAKhlMn4EAAAA" // gzip of "foo\n"
+			gz := "gzip"
+			f.Contents.Compression = &gz
+		}
 		f.Contents.Source = &src
 	}
 	if rapid.Bool().Draw(t, "owner") {

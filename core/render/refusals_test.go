@@ -17,6 +17,9 @@ func TestRenderRefusesWhatTheAgentRefuses(t *testing.T) {
 		"dev":     `{"ignition":{"version":"3.5.0"},"storage":{"files":[{"path":"/dev/sda","contents":{"source":"data:,x"}}]}}`,
 		"journal": `{"ignition":{"version":"3.5.0"},"storage":{"files":[{"path":"/var/lib/mcotui/journal.db","contents":{"source":"data:,x"}}]}}`,
 		"binary":  `{"ignition":{"version":"3.5.0"},"storage":{"files":[{"path":"/usr/bin/mcotui","contents":{"source":"data:,x"}}]}}`,
+		// MCO's TestValidateIgnition: mode 0o1777 (1023) is refused; MCO's render
+		// controller runs that check on every source (ValidateMachineConfig).
+		"sticky mode": `{"ignition":{"version":"3.5.0"},"storage":{"files":[{"path":"/etc/testfileconfig","mode":1023,"contents":{"source":"data:,greatconfigstuff"}}]}}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			pool := newPool("worker", roleSelector("worker"))

@@ -40,6 +40,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/mcotui/mcotui/core/ignconfig"
+	"github.com/mcotui/mcotui/core/osstream"
 )
 
 // Names MCO gives meaning to when rendering.
@@ -119,7 +120,16 @@ type Rendered struct {
 // Render selects pool's MachineConfigs among mcs, merges them and names the result.
 // The order of mcs does not matter. Every error names the pool.
 func Render(pool *mcfgv1.MachineConfigPool, mcs []*mcfgv1.MachineConfig) (*Rendered, error) {
-	return render(pool, mcs, &renderer{parse: parseSource})
+	return render(pool, mcs, &renderer{parse: parseSource}, nil)
+}
+
+// RenderStream is Render against the OS image stream the pool uses (MCO's OSStreams;
+// osstream.Set of the OSImageStream and osstream.EffectiveName): the stream's OS and
+// extensions images are the defaults that a MachineConfig's osImageURL and
+// baseOSExtensionsContainerImage override, and on a RHEL 10 stream a config that makes
+// runc CRI-O's default runtime is refused with MCO's message. A nil stream is Render.
+func RenderStream(pool *mcfgv1.MachineConfigPool, mcs []*mcfgv1.MachineConfig, stream *mcfgv1.OSImageStreamSet) (*Rendered, error) {
+	return render(pool, mcs, &renderer{parse: parseSource}, stream)
 }
 
 // parseFunc parses and validates one source's Ignition config, and says whether
@@ -136,7 +146,7 @@ func parseSource(raw []byte) (types.Config, report.Report, error, error) {
 	return cfg, rpt, nil, ignconfig.Refuse(cfg, ignconfig.DefaultLimits())
 }
 
-func render(pool *mcfgv1.MachineConfigPool, mcs []*mcfgv1.MachineConfig, r *renderer) (*Rendered, error) {
+func render(pool *mcfgv1.MachineConfigPool, mcs []*mcfgv1.MachineConfig, r *renderer, stream *mcfgv1.OSImageStreamSet) (*Rendered, error) {
 	selected, err := Select(pool, mcs)
 	if err != nil {
 		return nil, err
@@ -145,9 +155,22 @@ func render(pool *mcfgv1.MachineConfigPool, mcs []*mcfgv1.MachineConfig, r *rend
 	if err != nil {
 		return nil, fmt.Errorf("pool %q: %w", pool.Name, err)
 	}
-	spec, warnings, err := merge(ordered, Defaults{}, r)
+	var defaults Defaults
+	if stream != nil {
+		defaults = Defaults{OSImageURL: string(stream.OSImage), BaseOSExtensionsContainerImage: string(stream.OSExtensionsImage)}
+	}
+	spec, warnings, err := merge(ordered, defaults, r)
 	if err != nil {
 		return nil, fmt.Errorf("pool %q: %w", pool.Name, err)
+	}
+	if stream != nil && osstream.IsRHEL10(stream.Name) {
+		cfg, _, err := ignconfig.Parse(spec.Config.Raw)
+		if err != nil {
+			return nil, fmt.Errorf("pool %q: parse the merged config: %w", pool.Name, err)
+		}
+		if err := osstream.CheckRunc(pool.Name, stream.Name, cfg); err != nil {
+			return nil, err
+		}
 	}
 	rendered, err := r.newRendered(pool.Name, spec)
 	if err != nil {

@@ -473,6 +473,74 @@ func TestMergeSpecRules(t *testing.T) {
 				t.Errorf("osImageURL %q extensions image %q, want the defaults", spec.OSImageURL, spec.BaseOSExtensionsContainerImage)
 			}
 		},
+	}, {
+		// MCO's TestMergeMachineConfigs (pkg/controller/common/helpers_test.go), the
+		// case "custom pool configuration can overwrite base pool configuration": worker
+		// "ddd" gzips /etc/test2, infra "ccc" replaces it with plain contents. Merged,
+		// the file is the plain contents with no compression (coreos/butane#332).
+		name: "a later plain file clears an earlier gzip compression",
+		in: []*mcfgv1.MachineConfig{
+			newMC("ccc", "infra", withIgn(`{"ignition":{"version":"3.5.0"},"storage":{"files":[
+				{"path":"/etc/test2","mode":420,"user":{"name":"root"},"contents":{"source":"data:,new"}}]}}`)),
+			newMC("aaa", "worker", withIgn(`{"ignition":{"version":"3.5.0"},"storage":{"files":[
+				{"path":"/etc/test1","mode":420,"user":{"name":"root"},"contents":{"source":"data:,old"}}]}}`)),
+			newMC("bbb", "worker", withIgn(`{"ignition":{"version":"3.5.0"},"storage":{"files":[
+				{"path":"/etc/test1","mode":420,"user":{"name":"root"},"contents":{"source":"data:,new"}}]}}`)),
+			newMC("ddd", "worker", withIgn(`{"ignition":{"version":"3.5.0"},"storage":{"files":[
+				{"path":"/etc/test2","mode":420,"user":{"name":"root"},"contents":{"compression":"gzip","source":"data:;base64,H4sIAAAAAAAAA8vPSQEA5dRdPwMAAAA="}}]}}`)),
+		},
+		check: func(t *testing.T, spec mcfgv1.MachineConfigSpec) {
+			cfg := ignOf(t, spec)
+			for _, path := range []string{"/etc/test1", "/etc/test2"} {
+				f := fileOf(t, cfg, path)
+				if source(f) != "data:,new" || f.Contents.Compression != nil {
+					t.Errorf("%s = %s compression %v, want data:,new without compression", path, source(f), f.Contents.Compression)
+				}
+			}
+			if strings.Contains(string(spec.Config.Raw), "compression") {
+				t.Errorf("the rendered config still names a compression: %s", spec.Config.Raw)
+			}
+		},
+	}, {
+		// MCO's TestMergeMachineConfigs merges a spec 2.2 MachineConfig ("v2") with
+		// spec 3 ones, and TestParseAndConvert drops its duplicate SSH keys: old
+		// clusters still carry spec 2.2 MachineConfigs, and MCO renders them.
+		name: "a spec 2.2 MachineConfig is converted and merged",
+		in: []*mcfgv1.MachineConfig{
+			newMC("passwd", "worker", withIgn(`{"ignition":{"version":"3.5.0"},"passwd":{"users":[{"name":"core","passwordHash":"testpass"}]}}`)),
+			newMC("v2", "worker", withIgn(`{"ignition":{"version":"2.2.0"},"passwd":{"users":[{"name":"core","sshAuthorizedKeys":["5678","5678","abc"]}]},
+				"storage":{"files":[{"filesystem":"root","path":"/etc/v2","mode":420,"contents":{"source":"data:,v2"}}]}}`)),
+		},
+		check: func(t *testing.T, spec mcfgv1.MachineConfigSpec) {
+			cfg := ignOf(t, spec)
+			if cfg.Ignition.Version != ignconfig.Version || len(cfg.Passwd.Users) != 1 {
+				t.Fatalf("merged config: %s", spec.Config.Raw)
+			}
+			u := cfg.Passwd.Users[0]
+			if keys := fmt.Sprint(u.SSHAuthorizedKeys); keys != "[5678 abc]" || u.PasswordHash == nil || *u.PasswordHash != "testpass" {
+				t.Errorf("core user: keys %s password %v, want [5678 abc] and testpass", keys, u.PasswordHash)
+			}
+			if f := fileOf(t, cfg, "/etc/v2"); source(f) != "data:,v2" || f.Overwrite == nil || !*f.Overwrite {
+				t.Errorf("/etc/v2 = %s overwrite %v, want data:,v2 overwrite true", source(f), f.Overwrite)
+			}
+		},
+	}, {
+		// MCO's TestIgnitionMergeCompressed: a gzipped file, then the same path with
+		// plain "hello world"; the merged file decodes to "hello world".
+		name: "gzip then plain: the merged file decodes to the plain contents",
+		in: []*mcfgv1.MachineConfig{
+			newMC("00-gz", "worker", withIgn(`{"ignition":{"version":"3.5.0"},"storage":{"files":[
+				{"path":"/etc/testfileconfig","mode":420,"contents":{"compression":"gzip","source":"data:;base64,H4sIAAAAAAAAA0vLz+cCAKhlMn4EAAAA"}}]}}`)),
+			newMC("01-plain", "worker", withIgn(`{"ignition":{"version":"3.5.0"},"storage":{"files":[
+				{"path":"/etc/testfileconfig","mode":420,"contents":{"source":"data:,hello%20world"}}]}}`)),
+		},
+		check: func(t *testing.T, spec mcfgv1.MachineConfigSpec) {
+			f := fileOf(t, ignOf(t, spec), "/etc/testfileconfig")
+			data, err := ignconfig.Contents(f)
+			if err != nil || string(data) != "hello world" {
+				t.Errorf("/etc/testfileconfig decodes to %q (%v), want hello world", data, err)
+			}
+		},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

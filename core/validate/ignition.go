@@ -14,7 +14,8 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// minVersion is the oldest Ignition spec that ignconfig.Parse accepts.
+// minVersion is the oldest Ignition spec 3 that ignconfig.Parse accepts; it converts
+// spec 2.0 to 2.2 as well.
 const minVersion = "3.0.0"
 
 // ignition checks the Ignition config at node cfg, reached from its document's root by
@@ -32,6 +33,11 @@ func (c *checker) ignition(cfg *yaml.Node, at path, file []byte) {
 	parsed, rpt, err := ignconfig.Parse(raw)
 	if errors.Is(err, ignerrors.ErrUnknownVersion) || errors.Is(err, ignerrors.ErrInvalidVersion) {
 		c.version(cfg, at, err)
+		return
+	}
+	if v := resolve(manifest.Lookup(cfg, "ignition", "version")); v != nil && ignconfig.IsSpec2(v.Value) {
+		c.spec2(cfg, v, at, parsed, rpt, err)
+		c.provisionOnly(cfg, at)
 		return
 	}
 	for _, e := range rpt.Entries {
@@ -52,6 +58,32 @@ func (c *checker) refusals(cfg *yaml.Node, at path, parsed types.Config) {
 	for _, r := range ignconfig.Refusals(parsed, ignconfig.DefaultLimits()) {
 		rel, _ := contextPath(r.Path)
 		c.add(Error, locate(cfg, rel, false), at.with(rel...), "%s; the mcotui agent refuses such a config", r.Message)
+	}
+}
+
+// spec2 records what converting the spec 2 config at cfg (version node v) to spec 3
+// found. The conversion merges duplicates and reorders lists, so the converted config's
+// paths do not lead back into the file: its problems are reported at the config.
+func (c *checker) spec2(cfg, v *yaml.Node, at path, parsed types.Config, rpt report.Report, err error) {
+	c.add(Warning, v, at.with("ignition", "version"), "Ignition spec %s is converted to spec %s as MCO converts it: of duplicate files and units the last one wins, the core user's SSH keys are merged without duplicates; write spec 3 to apply exactly what you write", v.Value, ignconfig.Version)
+	for _, e := range rpt.Entries {
+		sev := Warning
+		if e.Kind == report.Error {
+			sev = Error
+		}
+		msg := friendly(e.Message)
+		if p := e.Context.String(); p != "" && p != "$" {
+			msg = fmt.Sprintf("converted to spec %s: %s: %s", ignconfig.Version, p, msg)
+		}
+		c.add(sev, cfg, at, "%s", msg)
+	}
+	if err != nil && !rpt.IsFatal() {
+		c.add(Error, cfg, at, "%v", err)
+	}
+	if err == nil {
+		for _, r := range ignconfig.Refusals(parsed, ignconfig.DefaultLimits()) {
+			c.add(Error, cfg, at, "converted to spec %s: %s; the mcotui agent refuses such a config", ignconfig.Version, r.Message)
+		}
 	}
 }
 
@@ -109,7 +141,7 @@ func (c *checker) version(cfg *yaml.Node, at path, err error) {
 	case v.Kind != yaml.ScalarNode || v.Value == "" || errors.Is(err, ignerrors.ErrInvalidVersion):
 		c.add(Error, v, at, "%q is not an Ignition spec version: %s", v.Value, want)
 	case strings.HasPrefix(v.Value, "1.") || strings.HasPrefix(v.Value, "2."):
-		c.add(Error, v, at, "Ignition spec %s is not supported: %s (translate spec 2 configs to spec 3)", v.Value, want)
+		c.add(Error, v, at, "Ignition spec %s is not supported: %s (MCO converts spec %s only; translate other spec 2 configs to spec 3)", v.Value, want, strings.Join(ignconfig.Spec2Versions, ", "))
 	default:
 		c.add(Error, v, at, "Ignition spec %s is not supported: %s", v.Value, want)
 	}

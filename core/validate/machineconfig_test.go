@@ -81,9 +81,14 @@ func TestIgnitionVersions(t *testing.T) {
 		})
 	}
 	tests := []struct{ name, cfg, want string }{{
-		name: "spec 2",
+		// MCO's TestParseAndConvert: a spec 2.2 config is converted, not refused.
+		name: "spec 2.2 is converted",
 		cfg:  "ignition:\n  version: 2.2.0\n",
-		want: "mc.yaml:10:16: error: $.spec.config.ignition.version: Ignition spec 2.2.0 is not supported: use a spec version from 3.0.0 to 3.5.0 (translate spec 2 configs to spec 3)",
+		want: "mc.yaml:10:16: warning: $.spec.config.ignition.version: Ignition spec 2.2.0 is converted to spec 3.5.0 as MCO converts it: of duplicate files and units the last one wins, the core user's SSH keys are merged without duplicates; write spec 3 to apply exactly what you write",
+	}, {
+		name: "spec 2.3 MCO does not read",
+		cfg:  "ignition:\n  version: 2.3.0\n",
+		want: "mc.yaml:10:16: error: $.spec.config.ignition.version: Ignition spec 2.3.0 is not supported: use a spec version from 3.0.0 to 3.5.0 (MCO converts spec 2.0.0, 2.1.0, 2.2.0 only; translate other spec 2 configs to spec 3)",
 	}, {
 		name: "newer than mcotui reads",
 		cfg:  "ignition:\n  version: 3.6.0\n",
@@ -106,6 +111,15 @@ func TestIgnitionVersions(t *testing.T) {
 			check(t, "mc.yaml", mc(tt.cfg), tt.want)
 		})
 	}
+}
+
+// TestSpec2ConversionRefusesOtherUsers: MCO's removeIgnDuplicateFilesUnitsUsers refuses
+// a spec 2 config with a user other than core, in its words.
+func TestSpec2ConversionRefusesOtherUsers(t *testing.T) {
+	check(t, "mc.yaml", mc("ignition:\n  version: 2.2.0\npasswd:\n  users:\n  - name: core\n  - name: admin\n"),
+		"mc.yaml:9:5: error: $.spec.config: unexpected user with name: admin. Only core user is supported",
+		"mc.yaml:10:16: warning: $.spec.config.ignition.version: Ignition spec 2.2.0 is converted to spec 3.5.0 as MCO converts it: of duplicate files and units the last one wins, the core user's SSH keys are merged without duplicates; write spec 3 to apply exactly what you write",
+		`mc.yaml:14:9: warning: $.spec.config.passwd.users[1]: user "admin" applies only when a machine is first provisioned; a running node cannot change it (mcotui and MCO refuse such a change); of users, only the core user's sshAuthorizedKeys and passwordHash can change`)
 }
 
 func TestDocuments(t *testing.T) {

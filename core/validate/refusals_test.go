@@ -41,6 +41,27 @@ storage:
 	)
 }
 
+// TestSpecialModeBitsRefused is MCO's TestValidateIgnition: a file of mode 0o1777 is
+// an error, not only Ignition's warning; 0644 is fine.
+func TestSpecialModeBitsRefused(t *testing.T) {
+	const refuses = "; the mcotui agent refuses such a config"
+	check(t, "mc.yaml", mc(`
+ignition:
+  version: 3.5.0
+storage:
+  files:
+  - path: /etc/testfileconfig
+    mode: 01777
+    contents: {source: "data:,greatconfigstuff"}
+  - path: /etc/plain
+    mode: 0644
+    contents: {source: "data:,x"}
+`),
+		`mc.yaml:14:15: warning: $.spec.config.storage.files[0].mode: setuid/setgid/sticky bits are not supported or functional in spec versions older than 3.6.0`,
+		`mc.yaml:14:15: error: $.spec.config.storage.files[0].mode: invalid mode 01777 for /etc/testfileconfig, cannot exceed 0777: MCO refuses setuid, setgid and sticky bits on files; drop them from the mode`+refuses,
+	)
+}
+
 // TestOversizedContentsRefused: a gzip bomb small enough for etcd but over the agent's
 // limit of one file is an error, found without decompressing it whole.
 func TestOversizedContentsRefused(t *testing.T) {

@@ -17,22 +17,24 @@ import (
 	"strings"
 )
 
-// crds are the manifests installed, relative to the module's root: the Default feature
-// set where OpenShift ships one per feature set, as a cluster without feature gates
-// serves, except MachineConfigNode (TechPreviewNoUpgrade) and MachineConfiguration
-// (DevPreviewNoUpgrade): mcotui implements the IrreconcilableMachineConfig feature
-// (spec.irreconcilableValidationOverrides, status.irreconcilableChanges) and MCO's boot
-// image skew (spec.bootImageSkewEnforcement, status.bootImageSkewEnforcementStatus),
-// whose fields only those manifests carry at this module version; the Default ones
-// would have the API server drop them.
+// crds are the manifests installed, relative to the module's root: where OpenShift ships
+// one per feature set or topology, the Default feature set of a self-managed
+// (SelfManagedHA) cluster, as OpenShift serves without feature gates. Since openshift/api
+// of 2026-08 those carry every field mcotui reads and writes (IrreconcilableMachineConfig,
+// boot image skew, ManagedBootImagesCPMS and OSStreams are Default); MachineOSConfig,
+// MachineOSBuild and OSImageStream are installed so that `mcotui status` and the TUI find
+// them served (empty) on a cluster without MCO.
 var crds = []string{
 	"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfigs.crd.yaml",
-	"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfigpools.crd.yaml",
-	"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfignodes-TechPreviewNoUpgrade.crd.yaml",
+	"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfigpools-SelfManagedHA.crd.yaml",
+	"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfignodes-SelfManagedHA-Default.crd.yaml",
 	"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_pinnedimagesets.crd.yaml",
-	"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_kubeletconfigs.crd.yaml",
+	"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_kubeletconfigs-Default.crd.yaml",
 	"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_containerruntimeconfigs.crd.yaml",
-	"operator/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfigurations-DevPreviewNoUpgrade.crd.yaml",
+	"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineosconfigs.crd.yaml",
+	"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineosbuilds.crd.yaml",
+	"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_osimagestreams-SelfManagedHA.crd.yaml",
+	"operator/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfigurations.crd.yaml",
 }
 
 const (

@@ -15,24 +15,28 @@ import (
 const openshiftAPIModule = "github.com/openshift/api"
 
 // CRDFiles are the manifests installed into every control plane, relative to the root of
-// the github.com/openshift/api module. Where OpenShift ships one manifest per feature set,
-// the Default one is what a cluster without feature gates serves, except for
-// MachineConfigNode (TechPreviewNoUpgrade) and MachineConfiguration
-// (DevPreviewNoUpgrade): mcotui implements the IrreconcilableMachineConfig feature
-// (spec.irreconcilableValidationOverrides, status.irreconcilableChanges) and MCO's boot
-// image skew (spec.bootImageSkewEnforcement, status.bootImageSkewEnforcementStatus),
-// whose fields only those manifests carry at this module version. The same files as
-// `mcotui install` (deploy/gencrds).
+// the github.com/openshift/api module. Where OpenShift ships one manifest per feature set
+// or topology, it is the Default feature set of a self-managed (SelfManagedHA) cluster:
+// what OpenShift serves without feature gates. Since openshift/api of 2026-08 those carry
+// everything mcotui reads and writes (IrreconcilableMachineConfig, boot image skew,
+// ManagedBootImagesCPMS, OSStreams are Default), including the image mode objects
+// MachineOSConfig and MachineOSBuild, and the OSImageStream singleton. The same files as
+// `mcotui install` (deploy/gencrds), plus OpenShift's Machine API ones that the boot image
+// tests patch.
 func CRDFiles() []string {
 	return []string{
 		"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfigs.crd.yaml",
-		"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfigpools.crd.yaml",
-		"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfignodes-TechPreviewNoUpgrade.crd.yaml",
+		"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfigpools-SelfManagedHA.crd.yaml",
+		"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfignodes-SelfManagedHA-Default.crd.yaml",
 		"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_pinnedimagesets.crd.yaml",
-		"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_kubeletconfigs.crd.yaml",
+		"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_kubeletconfigs-Default.crd.yaml",
 		"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_containerruntimeconfigs.crd.yaml",
-		"operator/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfigurations-DevPreviewNoUpgrade.crd.yaml",
+		"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineosconfigs.crd.yaml",
+		"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineosbuilds.crd.yaml",
+		"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_osimagestreams-SelfManagedHA.crd.yaml",
+		"operator/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfigurations.crd.yaml",
 		"machine/v1beta1/zz_generated.crd-manifests/0000_10_machine-api_01_machinesets-Default.crd.yaml",
+		"machine/v1/zz_generated.crd-manifests/0000_10_control-plane-machine-set_01_controlplanemachinesets-Default.crd.yaml",
 	}
 }
 

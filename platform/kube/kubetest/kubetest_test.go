@@ -383,3 +383,132 @@ func TestBoundToNodeCarriesTheNodeName(t *testing.T) {
 		t.Errorf("pod-name claim %v, want [%s]", got, creds.Pod.Name)
 	}
 }
+
+// TestDefaultCRDsOf2026 checks that the control plane serves OpenShift's Default CRDs of
+// 2026, whose schema carries what mcotui reads: the image mode objects with their CEL
+// rules, the OSImageStream singleton and a pool's stream, and control-plane boot images
+// in MachineConfiguration (All or None only).
+func TestDefaultCRDsOf2026(t *testing.T) {
+	ctx := kubetest.Context(t)
+	mcfg := env.MachineConfig.MachineconfigurationV1()
+
+	t.Run("MachineOSConfig named after its pool", func(t *testing.T) {
+		mosc := &mcfgv1.MachineOSConfig{
+			ObjectMeta: metav1.ObjectMeta{Name: "layered"},
+			Spec: mcfgv1.MachineOSConfigSpec{
+				MachineConfigPool:       mcfgv1.MachineConfigPoolReference{Name: "other"},
+				ImageBuilder:            mcfgv1.MachineOSImageBuilder{ImageBuilderType: mcfgv1.JobBuilder},
+				RenderedImagePushSecret: mcfgv1.ImageSecretObjectReference{Name: "push"},
+				RenderedImagePushSpec:   "registry.example.com/ocl/os-image:latest",
+				Containerfile:           []mcfgv1.MachineOSContainerfile{{ContainerfileArch: mcfgv1.NoArch, Content: "FROM configs AS final\n"}},
+			},
+		}
+		_, err := mcfg.MachineOSConfigs().Create(ctx, mosc, metav1.CreateOptions{})
+		requireInvalid(t, err, "")
+		if !strings.Contains(err.Error(), "MachineOSConfig name must match the referenced MachineConfigPool name") {
+			t.Fatalf("error does not carry the CRD's CEL message: %v", err)
+		}
+		mosc.Spec.MachineConfigPool.Name = "layered"
+		if _, err := mcfg.MachineOSConfigs().Create(ctx, mosc, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create MachineOSConfig layered: %v", err)
+		}
+		cleanup(t, "MachineOSConfig layered", func(ctx context.Context) error {
+			return mcfg.MachineOSConfigs().Delete(ctx, "layered", metav1.DeleteOptions{})
+		})
+	})
+
+	t.Run("MachineOSBuild served", func(t *testing.T) {
+		mosb := &mcfgv1.MachineOSBuild{
+			ObjectMeta: metav1.ObjectMeta{Name: "layered-build-1"},
+			Spec: mcfgv1.MachineOSBuildSpec{
+				MachineConfig:         mcfgv1.MachineConfigReference{Name: "rendered-layered-1"},
+				MachineOSConfig:       mcfgv1.MachineOSConfigReference{Name: "layered"},
+				RenderedImagePushSpec: "registry.example.com/ocl/os-image:layered-build-1",
+			},
+		}
+		if _, err := mcfg.MachineOSBuilds().Create(ctx, mosb, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create MachineOSBuild: %v", err)
+		}
+		cleanup(t, "MachineOSBuild layered-build-1", func(ctx context.Context) error {
+			return mcfg.MachineOSBuilds().Delete(ctx, "layered-build-1", metav1.DeleteOptions{})
+		})
+	})
+
+	t.Run("OSImageStream and a pool's stream", func(t *testing.T) {
+		const digest = "@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+		stream, err := mcfg.OSImageStreams().Create(ctx, &mcfgv1.OSImageStream{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}, Spec: mcfgv1.OSImageStreamSpec{DefaultStream: "rhel-10"}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("create OSImageStream cluster: %v", err)
+		}
+		cleanup(t, "OSImageStream cluster", func(ctx context.Context) error {
+			return mcfg.OSImageStreams().Delete(ctx, "cluster", metav1.DeleteOptions{})
+		})
+		stream.Status = mcfgv1.OSImageStreamStatus{
+			DefaultStream: "rhel-10",
+			AvailableStreams: []mcfgv1.OSImageStreamSet{
+				{Name: "rhel-9", OSImage: "quay.example.com/os/rhel-coreos" + digest, OSExtensionsImage: "quay.example.com/os/rhel-coreos-extensions" + digest},
+				{Name: "rhel-10", OSImage: "quay.example.com/os/rhel-coreos-10" + digest, OSExtensionsImage: "quay.example.com/os/rhel-coreos-10-extensions" + digest},
+			},
+		}
+		stream, err = mcfg.OSImageStreams().UpdateStatus(ctx, stream, metav1.UpdateOptions{})
+		if err != nil {
+			t.Fatalf("write OSImageStream status: %v", err)
+		}
+		if len(stream.Status.AvailableStreams) != 2 || stream.Status.DefaultStream != "rhel-10" {
+			t.Fatalf("the API server kept status %+v", stream.Status)
+		}
+		_, err = mcfg.OSImageStreams().Create(ctx, &mcfgv1.OSImageStream{ObjectMeta: metav1.ObjectMeta{Name: "second"}, Spec: mcfgv1.OSImageStreamSpec{DefaultStream: "rhel-10"}}, metav1.CreateOptions{})
+		requireInvalid(t, err, "")
+
+		pool := &mcfgv1.MachineConfigPool{
+			ObjectMeta: metav1.ObjectMeta{Name: "mcp-stream"},
+			Spec: mcfgv1.MachineConfigPoolSpec{
+				MachineConfigSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"machineconfiguration.openshift.io/role": "worker"}},
+				NodeSelector:          &metav1.LabelSelector{MatchLabels: map[string]string{"node-role.kubernetes.io/stream": ""}},
+				OSImageStream:         mcfgv1.OSImageStreamReference{Name: "rhel-9"},
+			},
+		}
+		got, err := mcfg.MachineConfigPools().Create(ctx, pool, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("create pool with a stream: %v", err)
+		}
+		cleanup(t, "MachineConfigPool mcp-stream", func(ctx context.Context) error {
+			return mcfg.MachineConfigPools().Delete(ctx, "mcp-stream", metav1.DeleteOptions{})
+		})
+		if got.Spec.OSImageStream.Name != "rhel-9" {
+			t.Fatalf("the API server dropped spec.osImageStream: %+v", got.Spec.OSImageStream)
+		}
+	})
+
+	t.Run("control-plane boot images All or None", func(t *testing.T) {
+		// A dry run: MachineConfiguration cluster is shared with other tests.
+		mc := &operatorv1.MachineConfiguration{
+			ObjectMeta: metav1.ObjectMeta{Name: "cluster"},
+			Spec: operatorv1.MachineConfigurationSpec{
+				StaticPodOperatorSpec: operatorv1.StaticPodOperatorSpec{OperatorSpec: operatorv1.OperatorSpec{ManagementState: operatorv1.Managed}},
+				NodeDisruptionPolicy:  operatorv1.NodeDisruptionPolicyConfig{SSHKey: operatorv1.NodeDisruptionPolicySpecSSHKey{Actions: []operatorv1.NodeDisruptionPolicySpecAction{{Type: operatorv1.NoneSpecAction}}}},
+				ManagedBootImages: operatorv1.ManagedBootImages{MachineManagers: []operatorv1.MachineManager{{
+					Resource: operatorv1.ControlPlaneMachineSets,
+					APIGroup: operatorv1.MachineAPI,
+					Selection: operatorv1.MachineManagerSelector{Mode: operatorv1.Partial, Partial: &operatorv1.PartialSelector{
+						MachineResourceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}}}},
+				}}},
+			},
+		}
+		dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+		mc.Name = "dry-run-cpms"
+		_, err := env.Operator.OperatorV1().MachineConfigurations().Create(ctx, mc, dry)
+		requireInvalid(t, err, "")
+		if !strings.Contains(err.Error(), "Only All or None selection mode is permitted for ControlPlaneMachineSets") {
+			t.Fatalf("error does not carry the CRD's CEL message: %v", err)
+		}
+		mc.Spec.ManagedBootImages.MachineManagers[0].Selection = operatorv1.MachineManagerSelector{Mode: operatorv1.All}
+		got, err := env.Operator.OperatorV1().MachineConfigurations().Create(ctx, mc, dry)
+		if err != nil {
+			t.Fatalf("dry-run create with controlplanemachinesets All: %v", err)
+		}
+		if m := got.Spec.ManagedBootImages.MachineManagers; len(m) != 1 || m[0].Resource != operatorv1.ControlPlaneMachineSets {
+			t.Fatalf("the API server kept machine managers %+v", m)
+		}
+	})
+}

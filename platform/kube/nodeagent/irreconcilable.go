@@ -16,11 +16,12 @@ import (
 )
 
 // ErrIrreconcilableChangesDropped says the API server dropped
-// status.irreconcilableChanges: its MachineConfigNode CRD is the Default feature set's,
-// which has the field only behind OpenShift's IrreconcilableMachineConfig feature gate.
+// status.irreconcilableChanges: its MachineConfigNode CRD predates the field, which
+// OpenShift's IrreconcilableMachineConfig feature gate kept out of the Default CRD until
+// 2026 (OpenShift 4.18 to 4.21 serve it only with TechPreviewNoUpgrade).
 var ErrIrreconcilableChangesDropped = errors.New("the API server dropped MachineConfigNode status.irreconcilableChanges: " +
-	"its MachineConfigNode CRD lacks the field (OpenShift's Default feature set leaves it out; " +
-	"the TechPreviewNoUpgrade CRD, which `mcotui install` applies, has it)")
+	"its MachineConfigNode CRD lacks the field (the Default CRD of OpenShift before 2026 leaves it out; " +
+	"the CRD `mcotui install` applies has it)")
 
 // ValidationOverrides is spec.irreconcilableValidationOverrides of MachineConfiguration
 // "cluster", or none without that object or its CRD. On a MachineConfiguration CRD of

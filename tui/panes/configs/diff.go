@@ -129,6 +129,9 @@ func DiffText(st *styles.Styles, d model.Diff, width int) string {
 	if d.Decision.Drain {
 		drain = st.Warn.Render("yes")
 	}
+	if d.Decision.DrainNote != "" {
+		drain += "  " + st.Dim.Render(d.Decision.DrainNote)
+	}
 	line("  %s %s", st.Label.Render("drain  "), drain)
 	if len(d.Decision.Causes) > 0 {
 		w := 0

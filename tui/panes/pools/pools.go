@@ -16,6 +16,7 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/mcotui/mcotui/core/imagemode"
 	"github.com/mcotui/mcotui/core/policy"
 	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/tui/common"
@@ -349,6 +350,15 @@ func (m *Model) row(p *model.Pool, now time.Time, plain bool) string {
 		case colUpdated:
 			b.WriteString(paint(condStyle(st, p.Updated, "True"), p.Updated, w))
 		case colUpdating:
+			// An image mode pool waiting on its OS image build says so, not just True.
+			if word, ok := poolWait(p); ok {
+				style := st.Warn
+				if word == "failed" {
+					style = st.Error
+				}
+				b.WriteString(paint(style, word, w))
+				break
+			}
 			b.WriteString(paint(condStyle(st, p.Updating, ""), p.Updating, w))
 		case colDegraded:
 			b.WriteString(paint(condStyle(st, p.Degraded, "False"), p.Degraded, w))
@@ -450,3 +460,11 @@ func (m *Model) FullHelp() [][]key.Binding {
 }
 
 var _ common.Component = (*Model)(nil)
+
+// poolWait is imagemode.PoolWait of p's object, when the store has it.
+func poolWait(p *model.Pool) (string, bool) {
+	if p.Obj == nil {
+		return "", false
+	}
+	return imagemode.PoolWait(p.Obj)
+}

@@ -164,3 +164,40 @@ func TestPoolsPolicyNotes(t *testing.T) {
 		t.Errorf("worker: want the hold alone:\n%s", got)
 	}
 }
+
+// TestPoolsImageBuildWait: an image mode pool whose Updating message (MCO's, in its
+// TestCalculateStatus words) says it waits on its OS image build shows "build" in the
+// UPDATING column, not a bare True, and the message as its note.
+func TestPoolsImageBuildWait(t *testing.T) {
+	ev := fixture.Small()
+	const msg = "Pool is waiting for OS image build to complete (mosb: infra-4a5b6c)"
+	for _, e := range ev {
+		p := e.Pool
+		if p == nil || p.Name != "infra" {
+			continue
+		}
+		p.Spec.Paused = false
+		for i := range p.Status.Conditions {
+			if p.Status.Conditions[i].Type == mcfgv1.MachineConfigPoolUpdating {
+				p.Status.Conditions[i].Status, p.Status.Conditions[i].Message = corev1.ConditionTrue, msg
+			}
+		}
+	}
+	c := tuitest.Common(false, ev)
+	p := pools.New(c)
+	p.SetFocused(true)
+	p.SetSize(200, p.Height())
+	v := tuitest.Plain(p.View())
+	var row string
+	for _, l := range strings.Split(v, "\n") {
+		if f := strings.Fields(l); len(f) > 2 && (f[0] == "infra" || f[1] == "infra") {
+			row = l
+		}
+	}
+	if !strings.Contains(row, " build ") {
+		t.Errorf("infra's row does not say build:\n%s", v)
+	}
+	if !strings.Contains(v, msg) {
+		t.Errorf("no note with MCO's message:\n%s", v)
+	}
+}

@@ -1,0 +1,71 @@
+package bootimage_test
+
+import (
+	"strings"
+	"testing"
+
+	machinev1 "github.com/openshift/api/machine/v1"
+	operatorv1 "github.com/openshift/api/operator/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mcotui/mcotui/core/bootimage"
+)
+
+// cpmsOf wraps the AWS MachineSet fixture's machine template in a
+// ControlPlaneMachineSet, as openshift-machine-api/cluster holds it.
+func cpmsOf(t *testing.T) *machinev1.ControlPlaneMachineSet {
+	ms := awsMachineSet(t)
+	c := &machinev1.ControlPlaneMachineSet{ObjectMeta: metav1.ObjectMeta{Name: "cluster", Namespace: bootimage.MachineAPINamespace, Annotations: ms.Annotations}}
+	c.Spec.Template.MachineType = machinev1.OpenShiftMachineV1Beta1MachineType
+	c.Spec.Template.OpenShiftMachineV1Beta1Machine = &machinev1.OpenShiftMachineV1Beta1MachineTemplate{
+		ObjectMeta: machinev1.ControlPlaneMachineSetTemplateObjectMeta{Labels: ms.Spec.Template.Labels},
+		Spec:       ms.Spec.Template.Spec,
+	}
+	return c
+}
+
+// TestReconcileCPMS: the control-plane template's AMI is replaced as a MachineSet's
+// would be, by a merge patch of the ControlPlaneMachineSet's template (MCO's
+// cpms_helpers.go); owner references and other OS streams are skipped.
+func TestReconcileCPMS(t *testing.T) {
+	r, err := bootimage.ReconcileCPMS(cpmsOf(t), loadStream(t), aws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"spec":{"template":{"machines_v1beta1_machine_openshift_io":{"spec":{"providerSpec":{"value":{"ami":{"id":"` + awsUSEast1 + `"}}}}}}}}`
+	if r.Outcome != bootimage.Patch || string(r.Patch) != want || r.Current != awsOldAMI {
+		t.Errorf("result %+v\npatch %s\nwant  %s", r, r.Patch, want)
+	}
+
+	owned := cpmsOf(t)
+	owned.OwnerReferences = []metav1.OwnerReference{{Kind: "HostedControlPlane", Name: "hcp"}}
+	if r, err := bootimage.ReconcileCPMS(owned, loadStream(t), aws); err != nil || r.Outcome != bootimage.Skipped || r.Skip.Reason != bootimage.SkipOwnerReference {
+		t.Errorf("owned: %+v, %v", r, err)
+	}
+	rhel10 := cpmsOf(t)
+	rhel10.Labels = map[string]string{bootimage.OSStreamLabel: "rhel-10"}
+	if r, err := bootimage.ReconcileCPMS(rhel10, loadStream(t), aws); err != nil || r.Outcome != bootimage.Skipped || r.Skip.Reason != bootimage.SkipOSStream {
+		t.Errorf("rhel-10 stream: %+v, %v", r, err)
+	}
+}
+
+// TestCPMSMode: None without a manager (MCO's operator default), All or None as set,
+// Partial refused with the CRD's CEL message.
+func TestCPMSMode(t *testing.T) {
+	cpms := func(mode operatorv1.MachineManagerSelectorMode) []operatorv1.MachineManager {
+		return []operatorv1.MachineManager{
+			{Resource: operatorv1.MachineSets, APIGroup: operatorv1.MachineAPI, Selection: operatorv1.MachineManagerSelector{Mode: operatorv1.Partial}},
+			{Resource: operatorv1.ControlPlaneMachineSets, APIGroup: operatorv1.MachineAPI, Selection: operatorv1.MachineManagerSelector{Mode: mode}},
+		}
+	}
+	if m, err := bootimage.CPMSMode(nil); m != operatorv1.None || err != nil {
+		t.Errorf("no manager: %s %v", m, err)
+	}
+	if m, err := bootimage.CPMSMode(cpms(operatorv1.All)); m != operatorv1.All || err != nil {
+		t.Errorf("All: %s %v", m, err)
+	}
+	_, err := bootimage.CPMSMode(cpms(operatorv1.Partial))
+	if err == nil || !strings.Contains(err.Error(), "machineManagers[1].selection.mode \"Partial\": Only All or None selection mode is permitted for ControlPlaneMachineSets") {
+		t.Errorf("Partial: %v", err)
+	}
+}
