@@ -102,6 +102,7 @@ Every change asks for confirmation and says what it writes, as on a real cluster
 	fl.IntVar(&o.Sim.Nodes, "nodes", demo.DefaultNodes, fmt.Sprintf("number of nodes, three of them masters (%d to %d; past %d, stand-ins without agents)", demo.MinNodes, demo.MaxNodes, demo.MaxAgents))
 	fl.Float64Var(&o.Sim.Speed, "speed", 1, fmt.Sprintf("how much faster than a real cluster (%g to %g)", demo.MinSpeed, demo.MaxSpeed))
 	fl.Uint64Var(&o.Sim.Seed, "seed", 1, "seed of the timings' jitter and of which worker fails")
+	fl.BoolVar(&o.Sim.OpenShiftNames, "openshift-names", false, "name the nodes as an OpenShift installer does on a cloud (ci-ln-ds73n5t-72292-9xsm9-worker-a-xyz12) rather than worker-0")
 	fl.StringVar(&o.LogFile, "log", "", "append the log of the controller, the agents and the TUI to this file (default: discarded)")
 	return cmd
 }

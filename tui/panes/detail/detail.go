@@ -230,8 +230,10 @@ func (m *Model) document(n *model.Node) string {
 	switch {
 	case n.AdminCordoned:
 		sched = st.Warn.Render("no: cordoned by an administrator, and stays cordoned after the update")
+	case n.Unschedulable && nodeanno.CordonedBy(n.Obj) == "" && nodeanno.MCOCordoned(n.Obj):
+		sched = "no: cordoned by MCO's drain controller for the update, uncordoned when it completes"
 	case n.Unschedulable:
-		sched = "no: cordoned by " + n.Obj.Annotations[nodeanno.CordonedByKey]
+		sched = "no: cordoned by " + nodeanno.CordonedBy(n.Obj)
 	case n.Obj == nil:
 		sched = st.Dim.Render("(no Node object)")
 	}

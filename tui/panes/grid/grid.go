@@ -172,8 +172,10 @@ func (m *Model) Sync(ch model.Changes) {
 		return
 	}
 	nw, pw := m.list.NameWidth(), m.list.PoolWidth()
+	pre, suf := m.list.SharedEnds()
 	m.list.Sync(ch.Nodes)
-	if m.notePinned(ch.Nodes) || m.list.NameWidth() != nw || m.list.PoolWidth() != pw {
+	pre2, suf2 := m.list.SharedEnds()
+	if m.notePinned(ch.Nodes) || m.list.NameWidth() != nw || m.list.PoolWidth() != pw || pre != pre2 || suf != suf2 {
 		m.relayout()
 	}
 	m.reselect()
@@ -422,13 +424,14 @@ func (m *Model) render(n *model.Node, plain bool) (pre, post string) {
 	m.cells(&b, func(i, w int) {
 		switch {
 		case i == colName:
+			pre, suf := m.list.SharedEnds()
 			if n.Degraded && !plain {
 				var nb strings.Builder
-				layout.Fit(&nb, n.Name, w)
+				layout.FitName(&nb, n.Name, w, pre, suf)
 				b.WriteString(st.Error.Render(nb.String()))
 				return
 			}
-			layout.Fit(&b, n.Name, w)
+			layout.FitName(&b, n.Name, w, pre, suf)
 		case i == colPool:
 			layout.Fit(&b, n.Pool, w)
 		case i == colStatus:
