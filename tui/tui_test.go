@@ -45,6 +45,9 @@ type scenario struct {
 	// openshift is the fixture as on OpenShift (fixture.SmallOpenShift): 40-character
 	// node names, cordoned by MCO's drain controller.
 	openshift bool
+	// stale: the waiting drain has failed, and the worker pool's status does not yet
+	// count it.
+	stale bool
 }
 
 func ctrl(r rune) tea.Msg { return tea.KeyPressMsg{Code: r, Mod: tea.ModCtrl} }
@@ -124,6 +127,8 @@ var scenarios = []scenario{
 	// still tell its node apart, in the grid and in the preview's waves.
 	{name: "openshift-grid", openshift: true},
 	{name: "openshift-preview", openshift: true, managed: true, input: tuitest.Seq(poolAt(2), tuitest.Typed("P"))},
+	// A degraded node beside a pool status that still says 0 degraded (issue 36).
+	{name: "stale-pool-status", stale: true, input: poolAt(2)},
 	{name: "openshift-detail-mco-cordoned", openshift: true, input: tuitest.Seq(tuitest.Typed("/gw5sd"), tuitest.Special(tea.KeyEnter, tea.KeyEnter)), title: "node " + fixture.OpenShiftName(fixture.DrainingNode)},
 
 	// The embedder's narration (the demo's story): only the latest message shows, cut to
@@ -154,6 +159,10 @@ func newScenarioUI(sc scenario) (*UI, *model.ChanSource) {
 			info = fixture.ManagedInfo
 		}
 		src = model.NewChanSource(info, fixture.SmallOpenShift(), 16)
+	}
+	if sc.stale {
+		small := fixture.Small()
+		src = model.NewChanSource(fixture.Info, append(small, nodesOnly(degradeWaiting(small))...), 16)
 	}
 	opts := Options{Clock: fixture.Clock(fixture.Now), NoColor: sc.noColor, Refresh: -1, NoticeTimeout: -1, ReadOnly: sc.readOnly}
 	opts.Actions = &tuitest.Actions{}
