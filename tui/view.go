@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcotui/mcotui/tui/internal/layout"
 	"github.com/mcotui/mcotui/tui/model"
+	"github.com/mcotui/mcotui/tui/panes/grid"
 	helppane "github.com/mcotui/mcotui/tui/panes/help"
 	"github.com/mcotui/mcotui/tui/styles"
 )
@@ -404,6 +405,7 @@ func (u *UI) helpGroups() []helppane.Group {
 		helppane.FromBindings("Nodes", flatten(u.grid.FullHelp()[1:])...),
 		helppane.FromBindings("Configs", k.Diff, k.Mark, k.PrevPool, k.NextPool),
 		glyphs,
+		helppane.Pairs("Phase columns", grid.PhaseLegend()...),
 		filter,
 		cmds,
 	)

@@ -227,3 +227,72 @@ func sortArrow(desc bool) string {
 	}
 	return "▴"
 }
+
+// TestGridOpenShiftNames: on OpenShift's 40-character names (33 shared) every row reads
+// differently at every width, CURRENT and DESIRED read differently wherever the node's
+// configs differ, IN PHASE stays at 80 columns, and at 200 STATUS says what kubectl
+// says (SchedulingDisabled) while the phase headers stay short.
+func TestGridOpenShiftNames(t *testing.T) {
+	for _, w := range []int{80, 100, 120, 160, 200} {
+		t.Run(itoa(w), func(t *testing.T) {
+			c := tuitest.Common(false, fixture.SmallOpenShift())
+			g := grid.New(c)
+			g.SetSize(w, 16)
+			lines := strings.Split(tuitest.Plain(g.View()), "\n")
+			header := lines[1]
+			col := func(title string) int { // in cells, as the rows are read
+				i := strings.Index(header, title)
+				if i < 0 {
+					return -1
+				}
+				return len([]rune(header[:i]))
+			}
+			names := map[string]bool{}
+			for _, l := range lines[2:] {
+				if strings.TrimSpace(l) == "" {
+					continue
+				}
+				name := strings.Fields(l)[0]
+				if names[name] {
+					t.Errorf("two rows read %q:\n%s", name, strings.Join(lines, "\n"))
+				}
+				names[name] = true
+				if cur, des := col("CURRENT"), col("DESIRED"); cur > 0 && des > 0 {
+					r := []rune(l)
+					cv, dv := strings.TrimSpace(string(r[cur:des])), strings.TrimSpace(string(r[des:]))
+					n := c.Store.Node(nodeNamed(c, name))
+					if n != nil && n.Current != n.Desired && cv == dv {
+						t.Errorf("%s: CURRENT and DESIRED both read %q", n.Name, cv)
+					}
+				}
+			}
+			if len(names) != c.Store.Len() {
+				t.Errorf("%d rows, %d nodes", len(names), c.Store.Len())
+			}
+			if !strings.Contains(header, "IN PHASE") {
+				t.Errorf("no IN PHASE at %d columns: %q", w, header)
+			}
+			if strings.Contains(header, "PREPARED") || strings.Contains(header, "UNCORDONED") {
+				t.Errorf("phase columns of one glyph under long titles: %q", header)
+			}
+			if w == 200 && !strings.Contains(strings.Join(lines, "\n"), "Ready,SchedulingDisabled") {
+				t.Errorf("STATUS at 200 columns is not kubectl's:\n%s", strings.Join(lines, "\n"))
+			}
+		})
+	}
+}
+
+// nodeNamed is the node whose name a cut cell shows, by its end.
+func nodeNamed(c *common.Common, cell string) string {
+	end := cell[strings.LastIndex(cell, "…")+len("…"):]
+	if !strings.Contains(cell, "…") {
+		end = cell
+	}
+	found := ""
+	c.Store.Each(func(n *model.Node) {
+		if strings.HasSuffix(n.Name, end) {
+			found = n.Name
+		}
+	})
+	return found
+}
