@@ -25,6 +25,9 @@ import (
 // eventsTimeout bounds one read of an object's Events.
 const eventsTimeout = 10 * time.Second
 
+// eventsRefresh is how often the detail re-reads its node's Events while it shows.
+const eventsRefresh = 5 * time.Second
+
 // The results of the describe's and the detail's reads of Events.
 type (
 	// describeMsg opens a describe once the object's Events are read.
@@ -120,6 +123,7 @@ func (u *UI) describe() tea.Cmd {
 		return nil
 	}
 	events, ctx := u.opts.Events, u.life
+	u.eventsPending = true
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, eventsTimeout)
 		defer cancel()

@@ -161,10 +161,10 @@ func (u *UI) command(text string) tea.Cmd {
 				u.promptErr = fmt.Sprintf("no node %q", arg)
 				return nil
 			}
-			u.open(arg)
+			return u.open(arg)
 		case verb == "detail":
 			if n := u.grid.Selected(); n != nil {
-				u.open(n.Name)
+				return u.open(n.Name)
 			} else if u.detail.Name() != "" {
 				u.showDetail = true
 				u.setFocus(paneNodes)

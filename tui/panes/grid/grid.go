@@ -172,6 +172,18 @@ func (m *Model) Selected() *model.Node {
 	return m.list.At(m.cursor)
 }
 
+// Select puts the cursor on the named node and reports whether it is shown (in scope
+// and matching the filter).
+func (m *Model) Select(name string) bool {
+	i := m.list.Index(name)
+	if i < 0 {
+		return false
+	}
+	m.cursor, m.selected = i, name
+	m.clamp()
+	return true
+}
+
 // Sync applies one batch of store changes.
 func (m *Model) Sync(ch model.Changes) {
 	if ch.Pools {
