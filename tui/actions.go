@@ -8,6 +8,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mcotui/mcotui/core/disruption"
@@ -17,6 +18,7 @@ import (
 	"github.com/mcotui/mcotui/tui/common"
 	"github.com/mcotui/mcotui/tui/dialog"
 	"github.com/mcotui/mcotui/tui/model"
+	"github.com/mcotui/mcotui/tui/panes/configs"
 )
 
 // actionDoneMsg is the outcome of a confirmed action.
@@ -189,7 +191,16 @@ func (u *UI) actionKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		}
 		return nil, true
 	case key.Matches(msg, k.Rollback):
-		if p := u.currentPool(); p != nil {
+		p := u.currentPool()
+		switch {
+		case p == nil:
+		case u.view == viewConfigs && u.configs.Pool() == p.Name && u.configs.Selected() != "" &&
+			u.configs.Selected() != p.Obj.Spec.Configuration.Name && u.configs.Selected() != p.Obj.Annotations[rollout.RollbackToAnnotation]:
+			// In the configs view R takes the pool back to the config chosen, any
+			// earlier one: after a rollout completed and broke something, the most
+			// common incident.
+			u.rollbackTo(p, u.configs.Selected())
+		default:
 			u.rollback(p)
 		}
 		return nil, true
@@ -222,7 +233,25 @@ func (u *UI) rollback(p *model.Pool) {
 	}
 	target, err := rollout.RollbackTarget(p.Obj)
 	if err != nil {
-		u.setNotice(err.Error(), true)
+		u.setNotice(err.Error()+"; or choose an earlier config in the configs view (c) and press "+u.c.Keys.Rollback.Help().Key, true)
+		return
+	}
+	u.rollbackTo(p, target)
+}
+
+// rollbackTo asks to confirm pinning the pool to target, one of its rendered configs,
+// from which the rollout takes every node there. A pool pinned already keeps the
+// rollback-from of its pin: what its MachineConfigs render to.
+func (u *UI) rollbackTo(p *model.Pool, target string) {
+	if p.Obj == nil {
+		return
+	}
+	from := p.Obj.Spec.Configuration.Name
+	if pinned := p.Obj.Annotations[rollout.RollbackFromAnnotation]; pinned != "" && p.Obj.Annotations[rollout.RollbackToAnnotation] != "" {
+		from = pinned
+	}
+	if target == from {
+		u.setNotice(fmt.Sprintf("pool %s already targets %s", p.Name, target), true)
 		return
 	}
 	nodes := u.nodesOf(p.Name)
@@ -237,7 +266,17 @@ func (u *UI) rollback(p *model.Pool) {
 		u.setNotice(err.Error(), true)
 		return
 	}
-	u.request(action.RollbackRequest(p.Name, target, p.Obj.Spec.Configuration.Name, toGo, budget))
+	req := action.RollbackRequest(p.Name, target, from, toGo, budget)
+	// What each node does on the way back, by the rules the agent acts on: the
+	// rollback's preview.
+	if d, err := u.c.Store.Diff(from, target); err == nil {
+		drain := "no drain"
+		if d.Decision.Drain {
+			drain = "drained first"
+		}
+		req.Effects = append(req.Effects, fmt.Sprintf("Each node, %s: %s.", drain, ansi.Strip(configs.Actions(u.c.Styles, d.Decision))))
+	}
+	u.request(req)
 }
 
 // preview opens the pool's rollout forecast, from which enter starts it.

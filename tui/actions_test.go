@@ -201,3 +201,57 @@ func TestRollbackPinRemoved(t *testing.T) {
 		t.Fatalf("calls %q, want %q", got, want)
 	}
 }
+
+// TestRollbackAfterCompletedRollout: once a pool's rollout has completed (status and
+// spec on the same config) R on the pool has nothing to go back to, but the configs
+// view lists the earlier rendered configs, and R there takes the pool back to the one
+// chosen: a confirmation that says what each node does, then the pin.
+func TestRollbackAfterCompletedRollout(t *testing.T) {
+	ev := fixture.Small()
+	for _, e := range ev {
+		if p := e.Pool; p != nil && p.Name == "worker" {
+			p.Status.Configuration.Name = fixture.WorkerNew
+		}
+	}
+	src := model.NewChanSource(fixture.ManagedInfo, ev, 16)
+	t.Cleanup(src.Close)
+	acts := &tuitest.Actions{}
+	ui := New(src, Options{Clock: fixture.Clock(fixture.Now), Refresh: -1, NoticeTimeout: -1, Actions: acts})
+	drive(ui, tea.WindowSizeMsg{Width: 120, Height: 40})
+	drive(ui, tuitest.Seq(poolAt(2), tuitest.Typed("R"))...)
+	if got := confirmTitle(ui); got != "" {
+		t.Fatalf("R on a completed pool asks %q", got)
+	}
+	if !strings.Contains(ui.notice, "configs view") {
+		t.Errorf("the notice does not point to the configs view: %q", ui.notice)
+	}
+	drive(ui, tuitest.Seq(tuitest.Special(tea.KeyEscape), tuitest.Typed(":configs worker"), tuitest.Special(tea.KeyEnter))...)
+	for range 4 {
+		if ui.configs.Selected() == fixture.WorkerOld {
+			break
+		}
+		drive(ui, tuitest.Typed("k")...)
+	}
+	if ui.configs.Selected() != fixture.WorkerOld {
+		t.Fatalf("the configs view does not list %s:\n%s", fixture.WorkerOld, tuitest.Plain(ui.View().Content))
+	}
+	drive(ui, tuitest.Typed("R")...)
+	if got := confirmTitle(ui); got != "Roll back pool worker" {
+		t.Fatalf("confirmation %q (notice %q)", got, ui.notice)
+	}
+	view := strings.Join(strings.Fields(tuitest.Plain(ui.View().Content)), " ")
+	for _, want := range []string{
+		"spec.configuration.name: " + fixture.WorkerNew + " →",
+		"annotation " + rollout.RollbackToAnnotation + ": " + fixture.WorkerOld,
+		"annotation " + rollout.RollbackFromAnnotation + ": " + fixture.WorkerNew,
+		"Each node, no drain: Reload crio.service.",
+	} {
+		if !strings.Contains(view, want) {
+			t.Errorf("the confirmation does not say %q:\n%s", want, view)
+		}
+	}
+	drive(ui, tuitest.Typed("y")...)
+	if got, want := acts.Calls(), []string{"RollBack worker " + fixture.WorkerOld + " " + fixture.WorkerNew}; !slices.Equal(got, want) {
+		t.Fatalf("calls %q, want %q", got, want)
+	}
+}
