@@ -3,6 +3,7 @@ package controller_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -104,6 +105,20 @@ func TestLeaseHolder(t *testing.T) {
 	}
 	if _, held, err := controller.LeaseHolder(ctx, env.Kube, leaseNamespace(t), "no-such-lease", time.Now()); err != nil || held {
 		t.Fatalf("missing lease: held %t err %v", held, err)
+	}
+}
+
+// TestPoolDriverHolderNoNamespace: the TUI's driver says a Lease whose namespace does
+// not exist cannot be taken, before the drive is confirmed, rather than "not held".
+func TestPoolDriverHolderNoNamespace(t *testing.T) {
+	ctx := kubetest.Context(t)
+	d := controller.NewPoolDriver(ctx, clients(t), "no-such-namespace-36", "tui-test", slog.New(slog.DiscardHandler))
+	if _, held, err := d.Holder(ctx); err == nil || held || !strings.Contains(err.Error(), "namespace no-such-namespace-36 does not exist") {
+		t.Fatalf("Holder in a missing namespace: held %t err %v", held, err)
+	}
+	d = controller.NewPoolDriver(ctx, clients(t), leaseNamespace(t), "tui-test", slog.New(slog.DiscardHandler))
+	if _, held, err := d.Holder(ctx); err != nil || held {
+		t.Fatalf("Holder of a free Lease: held %t err %v", held, err)
 	}
 }
 

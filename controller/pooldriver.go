@@ -7,6 +7,9 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/mcotui/mcotui/platform/kube"
 )
 
@@ -53,9 +56,18 @@ func (d *PoolDriver) Identity() string { return d.identity }
 // Lease is the namespace/name of the Lease the driver drives on.
 func (d *PoolDriver) Lease() string { return d.namespace + "/" + LeaseName }
 
-// Holder is who holds the driver's Lease now (LeaseHolder).
+// Holder is who holds the driver's Lease now (LeaseHolder). A Lease that cannot exist,
+// its namespace missing, is an error: a drive would be confirmed and then fail to take
+// it. (A namespace the caller may not read is not: the drive will say.)
 func (d *PoolDriver) Holder(ctx context.Context) (holder string, held bool, err error) {
-	return LeaseHolder(ctx, d.clients.Kube, d.namespace, LeaseName, time.Now())
+	holder, held, err = LeaseHolder(ctx, d.clients.Kube, d.namespace, LeaseName, time.Now())
+	if err != nil || held || holder != "" {
+		return holder, held, err
+	}
+	if _, err := d.clients.Kube.CoreV1().Namespaces().Get(ctx, d.namespace, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		return "", false, fmt.Errorf("namespace %s does not exist, so no Lease can be taken in it: install mcotui's controller there (mcotui install), or give the namespace it runs in", d.namespace)
+	}
+	return "", false, nil
 }
 
 // Drive drives pool with DrivePool until ctx or the driver's context ends, or the

@@ -304,7 +304,7 @@ func (u *UI) preview(p *model.Pool) {
 		}
 		return previewText(st, fc, updating, u.currentOf, width)
 	})
-	start := func() tea.Cmd {
+	propose := func() tea.Cmd {
 		step, err := rollout.Plan(p.Obj, nodes, rollout.Options{})
 		switch {
 		case err != nil:
@@ -323,6 +323,7 @@ func (u *UI) preview(p *model.Pool) {
 		u.c.Post(common.RequestMsg{Request: action.RolloutRequest(step, u.currentOf)})
 		return nil
 	}
+	start := func() tea.Cmd { return u.checkLeaseThen(p.Name, propose) }
 	// A start that cannot work is not offered: a paused pool targets no node, and one
 	// whose every node is at the target has nothing to roll out.
 	if err != nil || p.Paused || (len(fc.Waves) == 0 && len(fc.Blocked) == 0) {

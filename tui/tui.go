@@ -470,6 +470,8 @@ func (u *UI) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case leaseCheckedMsg:
 		u.leaseChecked(msg)
 		return u, nil
+	case leaseThenMsg:
+		return u, u.leaseThen(msg)
 	case tea.KeyPressMsg:
 		return u, u.key(msg)
 	case tea.MouseWheelMsg:
