@@ -172,15 +172,34 @@ func (o *DemoOptions) Run(ctx context.Context) error {
 	if err := os.Mkdir(opts.Dir, 0o700); err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	d, err := demo.Start(ctx, opts)
-	if err != nil {
-		return err
+	// The TUI opens at once, on the API server as the simulation seeds it: seeding
+	// takes seconds (about 15 at 2,000 nodes), which would otherwise be a blank terminal.
+	sendLatest(narration, fmt.Sprintf("Seeding the simulated cluster: %d nodes, their pools and workloads…", opts.Nodes))
+	type started struct {
+		d   *demo.Demo
+		err error
 	}
+	start := make(chan started, 1)
+	go func() {
+		d, err := demo.Start(ctx, opts)
+		if err != nil {
+			cancel() // the TUI quits, and the error says why
+		}
+		start <- started{d, err}
+	}()
 	tuiOpts := &TUIOptions{IOStreams: s, Kube: cmdutil.KubeFlags{Kubeconfig: kubeconfig}, LogFile: o.LogFile, Narration: narration}
 	tuiErr := tuiOpts.Run(ctx)
+	userQuit := ctx.Err() == nil
 	cancel()
+	st := <-start
+	switch {
+	case st.err != nil && (userQuit || errors.Is(st.err, context.Canceled)):
+		return tuiErr // quit while it seeded: the seeding stopped because of it
+	case st.err != nil:
+		return st.err
+	}
 	// The simulation's own failure explains a TUI that stopped because of it.
-	if err := d.Wait(); err != nil {
+	if err := st.d.Wait(); err != nil {
 		return err
 	}
 	return tuiErr
