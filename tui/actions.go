@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -83,7 +84,93 @@ func (u *UI) done(m actionDoneMsg) {
 	u.setNotice(m.msg, false)
 }
 
-func (u *UI) setNotice(s string, isErr bool) { u.notice, u.noticeErr = s, isErr }
+func (u *UI) setNotice(s string, isErr bool) {
+	u.notice, u.noticeErr = s, isErr
+	if s == "" {
+		return
+	}
+	// Every notice is kept for :messages: the line shows one, cut to the width, and
+	// only until the next key.
+	if n := len(u.messages); n > 0 && u.messages[n-1].text == s {
+		return
+	}
+	if len(u.messages) >= maxMessages {
+		u.messages = slices.Delete(u.messages, 0, len(u.messages)-maxMessages+1)
+	}
+	u.messages = append(u.messages, message{at: u.c.Clock.Now(), text: s, err: isErr})
+}
+
+// maxMessages bounds the notice history (:messages).
+const maxMessages = 200
+
+// message is a notice as :messages lists it.
+type message struct {
+	at   time.Time
+	text string
+	err  bool
+}
+
+// openMessages shows every notice of the session, oldest first, whole and wrapped.
+func (u *UI) openMessages() {
+	msgs := slices.Clone(u.messages)
+	st := u.c.Styles
+	u.openDialog(dialog.NewDocument(u.c, "Messages", func(width int) string {
+		if len(msgs) == 0 {
+			return st.Dim.Render("No messages yet: the outcome of each action, and each refusal, is kept here.")
+		}
+		var b strings.Builder
+		for _, m := range msgs {
+			stamp := m.at.UTC().Format("15:04:05Z") + " "
+			style := st.Dim
+			if m.err {
+				style = st.Error
+			}
+			for i, l := range strings.Split(wrapWords(m.text, max(20, width-len(stamp))), "\n") {
+				if i == 0 {
+					b.WriteString(st.Label.Render(stamp))
+				} else {
+					b.WriteString(strings.Repeat(" ", len(stamp)))
+				}
+				b.WriteString(style.Render(l))
+				b.WriteByte('\n')
+			}
+		}
+		return strings.TrimRight(b.String(), "\n")
+	}).Wide())
+}
+
+// wrapWords wraps s at spaces to width cells, cutting only a word longer than the
+// width: names (rendered-worker-…, node names) stay whole, unlike ansi.Wrap, which
+// breaks at hyphens.
+func wrapWords(s string, width int) string {
+	var b strings.Builder
+	for i, para := range strings.Split(s, "\n") {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		col := 0
+		for j, w := range strings.Fields(para) {
+			ww := ansi.StringWidth(w)
+			if j > 0 && col+1+ww > width {
+				b.WriteByte('\n')
+				col = 0
+			} else if j > 0 {
+				b.WriteByte(' ')
+				col++
+			}
+			for ww > width {
+				cut := ansi.Truncate(w, width, "")
+				b.WriteString(cut + "\n")
+				col = 0
+				w = w[len(cut):]
+				ww = ansi.StringWidth(w)
+			}
+			b.WriteString(w)
+			col += ww
+		}
+	}
+	return b.String()
+}
 
 // currentPool is the pool a pool action applies to: the pools pane's selection when it
 // has focus, else the pool the grid is scoped to, else the pool of the node shown or

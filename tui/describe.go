@@ -77,10 +77,9 @@ func (u *UI) showYAML() {
 		u.setNotice("y shows the YAML of the selected pool or node: select one", true)
 		return
 	}
+	// Whole lines, as kubectl prints them (valid YAML to copy); w wraps them.
 	text := textsafe.EscapeLines(strings.Join(docs, "---\n"))
-	u.openDialog(dialog.NewDocument(u.c, title+" (YAML)", func(width int) string {
-		return ansi.Wrap(strings.TrimRight(text, "\n"), width, "")
-	}))
+	u.openDialog(dialog.NewText(u.c, title+" (YAML)", text, false))
 }
 
 // toYAML is obj as kubectl get -o yaml prints it: with its kind, which informers drop.
@@ -136,7 +135,7 @@ var errNoEvents = fmt.Errorf("this session reads no Events")
 
 func (u *UI) openDescribe(msg describeMsg) {
 	events := "\n" + eventsText(u.c, msg.events, msg.err)
-	u.openDialog(dialog.NewDocument(u.c, msg.title, msg.body(events)))
+	u.openDialog(dialog.NewDocument(u.c, msg.title, msg.body(events)).Wide())
 }
 
 // nodeEvents reads the Events of the node the detail opens, and of its

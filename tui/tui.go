@@ -167,6 +167,8 @@ type UI struct {
 	life context.Context
 	end  context.CancelFunc
 
+	messages []message // every notice so far, for :messages
+
 	// eventsRead is when the detail's Events were last read (zero: not yet), and
 	// eventsPending whether a read is under way: the detail re-reads them every
 	// eventsRefresh while it shows.
