@@ -121,7 +121,7 @@ func (u *UI) setFilter(f model.Filter) {
 var verbs = map[string]string{
 	"q": "quit", "quit": "quit", "q!": "quit",
 	"pools": "pools", "pool": "pools", "mcp": "pools", "machineconfigpool": "pools", "machineconfigpools": "pools",
-	"all": "all",
+	"all":     "all",
 	"configs": "configs", "config": "configs", "mc": "configs", "machineconfig": "configs", "machineconfigs": "configs", "rendered": "configs",
 	"bootimages": "bootimages", "bootimage": "bootimages", "bi": "bootimages", "machinesets": "bootimages", "machineset": "bootimages", "ms": "bootimages",
 	"nodes": "nodes", "node": "nodes", "no": "nodes", "grid": "nodes", "mcn": "nodes", "machineconfignode": "nodes", "machineconfignodes": "nodes",
