@@ -346,7 +346,8 @@ func (u *UI) helpGroups() []helppane.Group {
 	k := u.c.Keys
 	glyphs := helppane.Pairs("Phase glyphs",
 		styles.GlyphDone, "True: done",
-		styles.GlyphInProgress, "in progress, or waiting",
+		styles.GlyphInProgress, "in progress",
+		styles.GlyphWaiting, "waiting (a drain held by a budget; retried)",
 		styles.GlyphFailed, "failed: node degraded",
 		styles.GlyphNotStarted, "False: not started, or not needed",
 		styles.GlyphBehind, "behind the pool's target",

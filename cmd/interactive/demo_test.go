@@ -131,9 +131,10 @@ func TestDemoInTmuxRollsOutToEveryNode(t *testing.T) {
 // by PodDisruptionBudgets (the demo's shop workloads hold every drain of its second
 // rollout until a replacement runs): with the grid filtered to `/waiting`, every capture
 // until a waiting node has been seen (and a few after) must show that node with no ✗
-// and its drain ↻, and a status line whose counts are the pools' own NOW and DEGRADED#
-// columns summed. The bug this guards against drew the waiting drain ✗ and counted it
-// degraded while the pool said DEGRADED# 0.
+// and its drain ⧖ (waiting, unlike ↻, a phase that moves), and a status line whose
+// counts agree with the pools' NOW and DEGRADED# columns (or a starred DEGRADED#). The
+// bug this guards against drew the waiting drain ✗ and counted it degraded while the
+// pool said DEGRADED# 0.
 func TestDemoInTmuxWaitingDrainIsNotDegraded(t *testing.T) {
 	tmuxBin, err := exec.LookPath("tmux")
 	if err != nil {
@@ -196,13 +197,13 @@ func TestDemoInTmuxWaitingDrainIsNotDegraded(t *testing.T) {
 		rows := gridRows(out)
 		// Any phase may wait (an apply the agent retries before the node degrades, as
 		// the demo's bad update does): each waiting node is drawn with its waiting
-		// phase ↻ and no ✗; the captures counted are those with a drain waiting.
+		// phase ⧖ and no ✗; the captures counted are those with a drain waiting.
 		drains := 0
 		for _, r := range rows {
-			if slices.Contains(r.phases, "✗") || !slices.Contains(r.phases, "↻") {
-				fail("waiting node %s drawn %v, want its waiting phase ↻ and no ✗", r.name, r.phases)
+			if slices.Contains(r.phases, "✗") || !slices.Contains(r.phases, "⧖") {
+				fail("waiting node %s drawn %v, want its waiting phase ⧖ and no ✗", r.name, r.phases)
 			}
-			if r.phases[2] == "↻" {
+			if r.phases[2] == "⧖" {
 				drains++
 			}
 		}

@@ -424,7 +424,7 @@ func (m *Model) relayout() {
 		}
 		t := layout.Title(cols[i], m.short)
 		if i == sortColumn(m.list.Query().Sort) && len(t) < w {
-			t += sortArrow(m.list.Query().Desc)
+			t += columnArrow(m.list.Query().Sort, m.list.Query().Desc)
 		}
 		layout.Fit(&b, t, w)
 	})
@@ -496,6 +496,11 @@ func (m *Model) render(n *model.Node, plain bool) (pre, post string) {
 				g = styles.GlyphBehind
 				if !plain {
 					g = st.Behind
+				}
+			} else if c.Waiting {
+				g = styles.GlyphWaiting
+				if !plain {
+					g = st.Waiting
 				}
 			} else if c.Present {
 				if plain {
@@ -655,14 +660,22 @@ func (m *Model) empty() string {
 	return fmt.Sprintf("No nodes in pool %s.", q.Pool)
 }
 
-// sortArrow points the way the rows go: ▴ ascending (a to z, 1 to 10, oldest first
-// for the time in phase), ▾ descending. Both are of neutral East Asian width, unlike
-// ↑ and ↓.
+// sortArrow points the way the rows go: ▴ ascending (a to z, 1 to 10), ▾ descending.
+// Both are of neutral East Asian width, unlike ↑ and ↓.
 func sortArrow(desc bool) string {
 	if desc {
 		return "▾"
 	}
 	return "▴"
+}
+
+// columnArrow is the arrow of sort key k as the column reads: sorting by the time a
+// node entered its phase, oldest first, shows IN PHASE longest first, descending.
+func columnArrow(k model.SortKey, desc bool) string {
+	if k == model.SortAge {
+		desc = !desc
+	}
+	return sortArrow(desc)
 }
 
 // sortColumn is the grid column a sort key orders by, for the header's arrow; -1 for
@@ -696,13 +709,13 @@ func (m *Model) title() string {
 	if q.Pool != "" {
 		scope = "pool " + q.Pool
 	}
-	dir := sortArrow(q.Desc)
+	dir := columnArrow(q.Sort, q.Desc)
 	left := fmt.Sprintf(" Nodes: %s  %d/%d  sort: %s %s", scope, k.shown, k.total, q.Sort, dir)
 	if !q.Filter.IsZero() {
 		left += "  filter: " + q.Filter.String()
 	}
-	legend := fmt.Sprintf("%s done  %s in progress or waiting  %s failed  %s not started  %s behind target ",
-		styles.GlyphDone, styles.GlyphInProgress, styles.GlyphFailed, styles.GlyphNotStarted, styles.GlyphBehind)
+	legend := fmt.Sprintf("%s done  %s in progress  %s waiting  %s failed  %s not started  %s behind target ",
+		styles.GlyphDone, styles.GlyphInProgress, styles.GlyphWaiting, styles.GlyphFailed, styles.GlyphNotStarted, styles.GlyphBehind)
 	style := m.c.Styles.Title
 	if m.focused {
 		style = m.c.Styles.TitleFocused

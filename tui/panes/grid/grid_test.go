@@ -181,7 +181,8 @@ func TestGridPinnedColumn(t *testing.T) {
 }
 
 // TestGridSortByColumn: each column's shift+letter sorts by that column, the header
-// marks it with an arrow that says which way, and the same key again reverses it.
+// marks it with an arrow that says which way its values go down the rows (IN PHASE,
+// longest first, descends), and the same key again reverses it.
 func TestGridSortByColumn(t *testing.T) {
 	for _, tc := range []struct {
 		key, column, first string
@@ -205,27 +206,24 @@ func TestGridSortByColumn(t *testing.T) {
 			if got := strings.Fields(strings.Split(tuitest.Plain(g.View()), "\n")[2])[0]; got != tc.first {
 				t.Errorf("%s: first row %s, want %s", tc.key, got, tc.first)
 			}
+			first, second := "▴", "▾"
+			if tc.column == "IN PHASE" {
+				first, second = second, first
+			}
 			header := strings.Split(tuitest.Plain(g.View()), "\n")[1]
-			if tc.column != "" && !strings.Contains(header, tc.column+"▴") {
-				t.Errorf("%s: header %q does not mark %s ascending", tc.key, header, tc.column)
+			if tc.column != "" && !strings.Contains(header, tc.column+first) {
+				t.Errorf("%s: header %q does not mark %s %s", tc.key, header, tc.column, first)
 			}
 			desc := g.Query().Desc
 			g.Update(key(tc.key))
 			if g.Query().Desc == desc {
 				t.Errorf("%s again: not reversed", tc.key)
 			}
-			if header := strings.Split(tuitest.Plain(g.View()), "\n")[1]; tc.column != "" && !strings.Contains(header, tc.column+sortArrow(g.Query().Desc)) {
-				t.Errorf("%s twice: header %q does not mark %s descending", tc.key, header, tc.column)
+			if header := strings.Split(tuitest.Plain(g.View()), "\n")[1]; tc.column != "" && !strings.Contains(header, tc.column+second) {
+				t.Errorf("%s twice: header %q does not mark %s %s", tc.key, header, tc.column, second)
 			}
 		})
 	}
-}
-
-func sortArrow(desc bool) string {
-	if desc {
-		return "▾"
-	}
-	return "▴"
 }
 
 // TestGridOpenShiftNames: on OpenShift's 40-character names (33 shared) every row reads
@@ -295,4 +293,27 @@ func nodeNamed(c *common.Common, cell string) string {
 		}
 	})
 	return found
+}
+
+// TestGridWaitingApartFromInProgress: a drain waiting on a budget (the agent retries
+// it) and a drain under way are drawn with different glyphs, in every colour mode.
+func TestGridWaitingApartFromInProgress(t *testing.T) {
+	for _, color := range []bool{true, false} {
+		c := tuitest.Common(color, fixture.Small())
+		g := grid.New(c)
+		g.SetSize(200, 16)
+		rows := map[string]string{}
+		for _, l := range strings.Split(tuitest.Plain(g.View()), "\n") {
+			if f := strings.Fields(l); len(f) > 0 {
+				rows[f[0]] = l
+			}
+		}
+		waiting, draining := rows[fixture.WaitingNode], rows[fixture.DrainingNode]
+		if !strings.Contains(waiting, "⧖") || strings.Contains(waiting, "↻") {
+			t.Errorf("colour %v: the waiting drain is drawn %q", color, waiting)
+		}
+		if !strings.Contains(draining, "↻") || strings.Contains(draining, "⧖") {
+			t.Errorf("colour %v: the drain under way is drawn %q", color, draining)
+		}
+	}
 }
