@@ -293,6 +293,23 @@ func (u *UI) actionKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		return nil, true
 	case key.Matches(msg, k.Drive):
 		return u.driveKey(), true
+	case key.Matches(msg, k.EvictPod, k.DeletePod):
+		n := u.currentNode()
+		switch {
+		case n == nil:
+		case len(n.Blockers) == 0:
+			u.setNotice(fmt.Sprintf("node %s: no pod holds its drain back", n.Name), true)
+		default:
+			// The first blocker: the detail lists them all, and a drain evicts them
+			// in turn.
+			b := n.Blockers[0]
+			if key.Matches(msg, k.EvictPod) {
+				u.request(action.EvictPodRequest(n.Name, b.Pod, b.Budgets))
+			} else {
+				u.request(action.DeletePodRequest(n.Name, b.Pod, b.Budgets))
+			}
+		}
+		return nil, true
 	case key.Matches(msg, k.Retry):
 		n := u.currentNode()
 		switch {

@@ -59,6 +59,11 @@ func TestActionsAskThenAct(t *testing.T) {
 			"RollBack worker " + fixture.WorkerOld + " " + fixture.WorkerNew},
 		{"retry", true, tuitest.Seq(tuitest.Typed("/degraded"), tuitest.Special(tea.KeyEnter), tuitest.Typed("r")),
 			"Retry node " + fixture.BlockedNode, "state: Degraded → Working", "Retry master " + fixture.BlockedNode},
+		// From a blocked drain (issue 36), on OpenShift too: the pod that holds it.
+		{"evict the blocking pod", false, tuitest.Seq(tuitest.Typed("/degraded"), tuitest.Special(tea.KeyEnter, tea.KeyEnter), tuitest.Typed("v")),
+			"Evict pod default/web-0", "Budgets covering it: default/web.", "EvictPod default/web-0"},
+		{"delete the blocking pod", false, tuitest.Seq(tuitest.Typed("/degraded"), tuitest.Special(tea.KeyEnter, tea.KeyEnter), []tea.Msg{ctrl('k')}),
+			"Delete pod default/web-0", "Budgets this overrides: default/web.", "DeletePod default/web-0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

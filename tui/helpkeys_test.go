@@ -66,6 +66,9 @@ func TestEveryHelpKeyDoesWhatItSays(t *testing.T) {
 			return u.dialog != nil && strings.Contains(tuitest.Plain(u.View().Content), "selector:") && tuitest.Plain(u.View().Content) != before
 		}},
 		"Actions (each asks to confirm)/D": {setup: poolAt(2), ok: title("Drive the rollout of pool worker")},
+		// The degraded node's drain is blocked by default/web-0.
+		"Actions (each asks to confirm)/v":      {setup: tuitest.Seq(typed("/degraded"), special(tea.KeyEnter)), ok: title("Evict pod default/web-0")},
+		"Actions (each asks to confirm)/ctrl+k": {setup: tuitest.Seq(typed("/degraded"), special(tea.KeyEnter)), keys: []tea.Msg{ctrl('k')}, ok: title("Delete pod default/web-0")},
 
 		"Move/↑/k":    {setup: typed("jj"), ok: func(u *UI, _ string, _ tea.Cmd) bool { return selected(u) == "ci-ln-9xsm9-infra-b-q8k2m" }},
 		"Move/↓/j":    {ok: func(u *UI, _ string, _ tea.Cmd) bool { return selected(u) == "ci-ln-9xsm9-infra-b-q8k2m" }},

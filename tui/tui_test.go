@@ -127,6 +127,8 @@ var scenarios = []scenario{
 	// still tell its node apart, in the grid and in the preview's waves.
 	{name: "openshift-grid", openshift: true},
 	{name: "openshift-preview", openshift: true, managed: true, input: tuitest.Seq(poolAt(2), tuitest.Typed("P"))},
+	// From a blocked drain to the pod that holds it (issue 36).
+	{name: "evict-blocking-pod-confirm", input: tuitest.Seq(tuitest.Typed("/degraded"), tuitest.Special(tea.KeyEnter, tea.KeyEnter), tuitest.Typed("v")), title: "Evict pod default/web-0"},
 	// A degraded node beside a pool status that still says 0 degraded (issue 36).
 	{name: "stale-pool-status", stale: true, input: poolAt(2)},
 	{name: "openshift-detail-mco-cordoned", openshift: true, input: tuitest.Seq(tuitest.Typed("/gw5sd"), tuitest.Special(tea.KeyEnter, tea.KeyEnter)), title: "node " + fixture.OpenShiftName(fixture.DrainingNode)},

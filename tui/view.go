@@ -392,6 +392,8 @@ func (u *UI) helpGroups() []helppane.Group {
 		{k.BootImageMode, "b m", "boot image mode"},
 		{k.EditSelector, "b e", "Partial selector"},
 		{k.Drive, "D", "drive the pool's rollout from here, or stop"},
+		{k.EvictPod, "v", "evict the pod holding a node's drain"},
+		{k.DeletePod, "ctrl+k", "delete that pod, past its budget"},
 	} {
 		if a.b.Enabled() {
 			acts.Entries = append(acts.Entries, helppane.Entry{Key: a.key, Desc: a.desc})

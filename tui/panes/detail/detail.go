@@ -421,7 +421,7 @@ func cells(b *strings.Builder, widths []int, f func(col, width int)) {
 // ShortHelp implements help.KeyMap.
 func (m *Model) ShortHelp() []key.Binding {
 	k := m.c.Keys
-	return []key.Binding{k.Up, k.Down, k.PageDown, k.Retry, k.YAML, k.Describe, k.Back, k.Command, k.Help, k.Quit}
+	return []key.Binding{k.Up, k.Down, k.PageDown, k.Retry, k.EvictPod, k.YAML, k.Describe, k.Back, k.Command, k.Help, k.Quit}
 }
 
 // FullHelp implements help.KeyMap.
