@@ -108,6 +108,20 @@ func TestLeaseHolder(t *testing.T) {
 	}
 }
 
+// TestDriveSessionHolderNoNamespace: the TUI's drive session says a Lease whose namespace does
+// not exist cannot be taken, before the drive is confirmed, rather than "not held".
+func TestDriveSessionHolderNoNamespace(t *testing.T) {
+	ctx := kubetest.Context(t)
+	d := controller.NewDriveSession(ctx, clients(t), controller.DriveOptions{Identity: "tui-test", Namespace: "no-such-namespace-36"})
+	if _, held, err := d.Holder(ctx); err == nil || held || !strings.Contains(err.Error(), "namespace no-such-namespace-36 does not exist") {
+		t.Fatalf("Holder in a missing namespace: held %t err %v", held, err)
+	}
+	d = controller.NewDriveSession(ctx, clients(t), controller.DriveOptions{Identity: "tui-test", Namespace: leaseNamespace(t)})
+	if _, held, err := d.Holder(ctx); err != nil || held {
+		t.Fatalf("Holder of a free Lease: held %t err %v", held, err)
+	}
+}
+
 // TestLeadEndsWhenWorkFails: work that fails while the Lease is held ends the election
 // with its error and releases the Lease at once, for another candidate to take.
 func TestLeadEndsWhenWorkFails(t *testing.T) {

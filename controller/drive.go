@@ -147,8 +147,19 @@ func (s *DriveSession) Identity() string { return s.opts.Identity }
 func (s *DriveSession) Lease() string { return s.opts.Namespace + "/" + s.opts.LeaseName }
 
 // Holder is who holds the session's Lease now (kube.LeaseHolder).
+//
+// A Lease that cannot exist, its namespace missing, is an error: a drive would be
+// confirmed and then fail to take it. (A namespace the caller may not read is not: the
+// drive will say.)
 func (s *DriveSession) Holder(ctx context.Context) (holder string, held bool, err error) {
-	return kube.LeaseHolder(ctx, s.clients.Kube, s.opts.Namespace, s.opts.LeaseName, s.opts.Clock.Now())
+	holder, held, err = kube.LeaseHolder(ctx, s.clients.Kube, s.opts.Namespace, s.opts.LeaseName, s.opts.Clock.Now())
+	if err != nil || held || holder != "" {
+		return holder, held, err
+	}
+	if _, err := s.clients.Kube.CoreV1().Namespaces().Get(ctx, s.opts.Namespace, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		return "", false, fmt.Errorf("namespace %s does not exist, so no Lease can be taken in it: install mcotui's controller there (mcotui install), or give the namespace it runs in", s.opts.Namespace)
+	}
+	return "", false, nil
 }
 
 // Wait waits until every drive has ended and released the Lease, and refuses any drive

@@ -484,7 +484,7 @@ func (d *Driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) 
 	if _, err := rollout.MaxUnavailable(p, len(st.Nodes)); err != nil {
 		// No target and no taint until it is fixed; the status says Degraded, with the
 		// reason (rollout.Status), and the hold's event names it.
-		hold = policyHold{Reason: reasonInvalidRollout, Message: err.Error() + "; no node is targeted until it is fixed", Invalid: true}
+		hold = policyHold{Hold: rollout.Hold{Reason: reasonInvalidRollout, Message: err.Error() + "; no node is targeted until it is fixed", Invalid: true}}
 	}
 	tr.mark("policy")
 	var step rollout.Step

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mcotui/mcotui/core/disruption"
@@ -18,6 +20,7 @@ import (
 	"github.com/mcotui/mcotui/tui/common"
 	"github.com/mcotui/mcotui/tui/dialog"
 	"github.com/mcotui/mcotui/tui/model"
+	"github.com/mcotui/mcotui/tui/panes/configs"
 )
 
 // actionDoneMsg is the outcome of a confirmed action.
@@ -82,7 +85,93 @@ func (u *UI) done(m actionDoneMsg) {
 	u.setNotice(m.msg, false)
 }
 
-func (u *UI) setNotice(s string, isErr bool) { u.notice, u.noticeErr = s, isErr }
+func (u *UI) setNotice(s string, isErr bool) {
+	u.notice, u.noticeErr = s, isErr
+	if s == "" {
+		return
+	}
+	// Every notice is kept for :messages: the line shows one, cut to the width, and
+	// only until the next key.
+	if n := len(u.messages); n > 0 && u.messages[n-1].text == s {
+		return
+	}
+	if len(u.messages) >= maxMessages {
+		u.messages = slices.Delete(u.messages, 0, len(u.messages)-maxMessages+1)
+	}
+	u.messages = append(u.messages, message{at: u.c.Clock.Now(), text: s, err: isErr})
+}
+
+// maxMessages bounds the notice history (:messages).
+const maxMessages = 200
+
+// message is a notice as :messages lists it.
+type message struct {
+	at   time.Time
+	text string
+	err  bool
+}
+
+// openMessages shows every notice of the session, oldest first, whole and wrapped.
+func (u *UI) openMessages() {
+	msgs := slices.Clone(u.messages)
+	st := u.c.Styles
+	u.openDialog(dialog.NewDocument(u.c, "Messages", func(width int) string {
+		if len(msgs) == 0 {
+			return st.Dim.Render("No messages yet: the outcome of each action, and each refusal, is kept here.")
+		}
+		var b strings.Builder
+		for _, m := range msgs {
+			stamp := m.at.UTC().Format("15:04:05Z") + " "
+			style := st.Dim
+			if m.err {
+				style = st.Error
+			}
+			for i, l := range strings.Split(wrapWords(m.text, max(20, width-len(stamp))), "\n") {
+				if i == 0 {
+					b.WriteString(st.Label.Render(stamp))
+				} else {
+					b.WriteString(strings.Repeat(" ", len(stamp)))
+				}
+				b.WriteString(style.Render(l))
+				b.WriteByte('\n')
+			}
+		}
+		return strings.TrimRight(b.String(), "\n")
+	}).Wide())
+}
+
+// wrapWords wraps s at spaces to width cells, cutting only a word longer than the
+// width: names (rendered-worker-…, node names) stay whole, unlike ansi.Wrap, which
+// breaks at hyphens.
+func wrapWords(s string, width int) string {
+	var b strings.Builder
+	for i, para := range strings.Split(s, "\n") {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		col := 0
+		for j, w := range strings.Fields(para) {
+			ww := ansi.StringWidth(w)
+			if j > 0 && col+1+ww > width {
+				b.WriteByte('\n')
+				col = 0
+			} else if j > 0 {
+				b.WriteByte(' ')
+				col++
+			}
+			for ww > width {
+				cut := ansi.Truncate(w, width, "")
+				b.WriteString(cut + "\n")
+				col = 0
+				w = w[len(cut):]
+				ww = ansi.StringWidth(w)
+			}
+			b.WriteString(w)
+			col += ww
+		}
+	}
+	return b.String()
+}
 
 // currentPool is the pool a pool action applies to: the pools pane's selection when it
 // has focus, else the pool the grid is scoped to, else the pool of the node shown or
@@ -190,12 +279,38 @@ func (u *UI) actionKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		}
 		return nil, true
 	case key.Matches(msg, k.Rollback):
-		if p := u.currentPool(); p != nil {
+		p := u.currentPool()
+		switch {
+		case p == nil:
+		case u.view == viewConfigs && u.configs.Pool() == p.Name && u.configs.Selected() != "" &&
+			u.configs.Selected() != p.Obj.Spec.Configuration.Name && u.configs.Selected() != p.Obj.Annotations[rollout.RollbackToAnnotation]:
+			// In the configs view R takes the pool back to the config chosen, any
+			// earlier one: after a rollout completed and broke something, the most
+			// common incident.
+			u.rollbackTo(p, u.configs.Selected())
+		default:
 			u.rollback(p)
 		}
 		return nil, true
 	case key.Matches(msg, k.Drive):
 		return u.driveKey(), true
+	case key.Matches(msg, k.EvictPod, k.DeletePod):
+		n := u.currentNode()
+		switch {
+		case n == nil:
+		case len(n.Blockers) == 0:
+			u.setNotice(fmt.Sprintf("node %s: no pod holds its drain back", n.Name), true)
+		default:
+			// The first blocker: the detail lists them all, and a drain evicts them
+			// in turn.
+			b := n.Blockers[0]
+			if key.Matches(msg, k.EvictPod) {
+				u.request(action.EvictPodRequest(n.Name, b.Pod, b.Budgets))
+			} else {
+				u.request(action.DeletePodRequest(n.Name, b.Pod, b.Budgets))
+			}
+		}
+		return nil, true
 	case key.Matches(msg, k.Retry):
 		n := u.currentNode()
 		switch {
@@ -223,7 +338,25 @@ func (u *UI) rollback(p *model.Pool) {
 	}
 	target, err := rollout.RollbackTarget(p.Obj)
 	if err != nil {
-		u.setNotice(err.Error(), true)
+		u.setNotice(err.Error()+"; or choose an earlier config in the configs view (c) and press "+u.c.Keys.Rollback.Help().Key, true)
+		return
+	}
+	u.rollbackTo(p, target)
+}
+
+// rollbackTo asks to confirm pinning the pool to target, one of its rendered configs,
+// from which the rollout takes every node there. A pool pinned already keeps the
+// rollback-from of its pin: what its MachineConfigs render to.
+func (u *UI) rollbackTo(p *model.Pool, target string) {
+	if p.Obj == nil {
+		return
+	}
+	from := p.Obj.Spec.Configuration.Name
+	if pinned := p.Obj.Annotations[rollout.RollbackFromAnnotation]; pinned != "" && p.Obj.Annotations[rollout.RollbackToAnnotation] != "" {
+		from = pinned
+	}
+	if target == from {
+		u.setNotice(fmt.Sprintf("pool %s already targets %s", p.Name, target), true)
 		return
 	}
 	nodes := u.nodesOf(p.Name)
@@ -238,7 +371,17 @@ func (u *UI) rollback(p *model.Pool) {
 		u.setNotice(err.Error(), true)
 		return
 	}
-	u.request(action.RollbackRequest(p.Name, target, p.Obj.Spec.Configuration.Name, toGo, budget))
+	req := action.RollbackRequest(p.Name, target, from, toGo, budget)
+	// What each node does on the way back, by the rules the agent acts on: the
+	// rollback's preview.
+	if d, err := u.c.Store.Diff(from, target); err == nil {
+		drain := "no drain"
+		if d.Decision.Drain {
+			drain = "drained first"
+		}
+		req.Effects = append(req.Effects, fmt.Sprintf("Each node, %s: %s.", drain, ansi.Strip(configs.Actions(u.c.Styles, d.Decision))))
+	}
+	u.request(req)
 }
 
 // preview opens the pool's rollout forecast, from which enter starts it.
@@ -272,7 +415,7 @@ func (u *UI) preview(p *model.Pool) {
 		}
 		return previewText(st, fc, updating, u.currentOf, width)
 	})
-	start := func() tea.Cmd {
+	propose := func() tea.Cmd {
 		opts, hold := rollout.PolicyOptions(p.Obj, u.c.Clock.Now(), nil)
 		if hold.Invalid {
 			u.setNotice(hold.Message, true)
@@ -297,6 +440,7 @@ func (u *UI) preview(p *model.Pool) {
 		u.c.Post(common.RequestMsg{Request: action.RolloutRequest(step, u.currentOf)})
 		return nil
 	}
+	start := func() tea.Cmd { return u.checkLeaseThen(p.Name, propose) }
 	// A start that cannot work is not offered: a paused pool targets no node, and one
 	// whose every node is at the target has nothing to roll out.
 	if err != nil || p.Paused || (len(fc.Waves) == 0 && len(fc.Blocked) == 0) {

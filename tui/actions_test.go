@@ -59,6 +59,11 @@ func TestActionsAskThenAct(t *testing.T) {
 			"RollBack worker " + fixture.WorkerOld + " " + fixture.WorkerNew},
 		{"retry", true, tuitest.Seq(tuitest.Typed("/degraded"), tuitest.Special(tea.KeyEnter), tuitest.Typed("r")),
 			"Retry node " + fixture.BlockedNode, "state: Degraded → Working", "Retry master " + fixture.BlockedNode},
+		// From a blocked drain (issue 36), on OpenShift too: the pod that holds it.
+		{"evict the blocking pod", false, tuitest.Seq(tuitest.Typed("/degraded"), tuitest.Special(tea.KeyEnter, tea.KeyEnter), tuitest.Typed("v")),
+			"Evict pod default/web-0", "Budgets covering it: default/web.", "EvictPod default/web-0"},
+		{"delete the blocking pod", false, tuitest.Seq(tuitest.Typed("/degraded"), tuitest.Special(tea.KeyEnter, tea.KeyEnter), []tea.Msg{ctrl('k')}),
+			"Delete pod default/web-0", "Budgets this overrides: default/web.", "DeletePod default/web-0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -198,6 +203,60 @@ func TestRollbackPinRemoved(t *testing.T) {
 	}
 	drive(ui, tuitest.Typed("y")...)
 	if got, want := acts.Calls(), []string{"RollForward worker " + fixture.WorkerOld}; !slices.Equal(got, want) {
+		t.Fatalf("calls %q, want %q", got, want)
+	}
+}
+
+// TestRollbackAfterCompletedRollout: once a pool's rollout has completed (status and
+// spec on the same config) R on the pool has nothing to go back to, but the configs
+// view lists the earlier rendered configs, and R there takes the pool back to the one
+// chosen: a confirmation that says what each node does, then the pin.
+func TestRollbackAfterCompletedRollout(t *testing.T) {
+	ev := fixture.Small()
+	for _, e := range ev {
+		if p := e.Pool; p != nil && p.Name == "worker" {
+			p.Status.Configuration.Name = fixture.WorkerNew
+		}
+	}
+	src := model.NewChanSource(fixture.ManagedInfo, ev, 16)
+	t.Cleanup(src.Close)
+	acts := &tuitest.Actions{}
+	ui := New(src, Options{Clock: fixture.Clock(fixture.Now), Refresh: -1, NoticeTimeout: -1, Actions: acts})
+	drive(ui, tea.WindowSizeMsg{Width: 120, Height: 40})
+	drive(ui, tuitest.Seq(poolAt(2), tuitest.Typed("R"))...)
+	if got := confirmTitle(ui); got != "" {
+		t.Fatalf("R on a completed pool asks %q", got)
+	}
+	if !strings.Contains(ui.notice, "configs view") {
+		t.Errorf("the notice does not point to the configs view: %q", ui.notice)
+	}
+	drive(ui, tuitest.Seq(tuitest.Special(tea.KeyEscape), tuitest.Typed(":configs worker"), tuitest.Special(tea.KeyEnter))...)
+	for range 4 {
+		if ui.configs.Selected() == fixture.WorkerOld {
+			break
+		}
+		drive(ui, tuitest.Typed("k")...)
+	}
+	if ui.configs.Selected() != fixture.WorkerOld {
+		t.Fatalf("the configs view does not list %s:\n%s", fixture.WorkerOld, tuitest.Plain(ui.View().Content))
+	}
+	drive(ui, tuitest.Typed("R")...)
+	if got := confirmTitle(ui); got != "Roll back pool worker" {
+		t.Fatalf("confirmation %q (notice %q)", got, ui.notice)
+	}
+	view := strings.Join(strings.Fields(tuitest.Plain(ui.View().Content)), " ")
+	for _, want := range []string{
+		"spec.configuration.name: " + fixture.WorkerNew + " →",
+		"annotation " + rollout.RollbackToAnnotation + ": " + fixture.WorkerOld,
+		"annotation " + rollout.RollbackFromAnnotation + ": " + fixture.WorkerNew,
+		"Each node, no drain: Reload crio.service.",
+	} {
+		if !strings.Contains(view, want) {
+			t.Errorf("the confirmation does not say %q:\n%s", want, view)
+		}
+	}
+	drive(ui, tuitest.Typed("y")...)
+	if got, want := acts.Calls(), []string{"RollBack worker " + fixture.WorkerOld + " " + fixture.WorkerNew}; !slices.Equal(got, want) {
 		t.Fatalf("calls %q, want %q", got, want)
 	}
 }

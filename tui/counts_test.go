@@ -18,9 +18,10 @@ import (
 )
 
 // TestStatusAgreesWithPools: in every fixture state, the status line's "N updating M
-// degraded" are the pools pane's NOW and DEGRADED# columns summed, and on the small
-// cluster (whose pool status MCO would write) the nodes drawn degraded are exactly
-// those counted: a drain waiting on a budget is updating, not degraded, until the
+// degraded" are live, the nodes the grid draws updating and degraded, and the pools
+// pane's NOW column summed; the pools' DEGRADED# (their status, which lags) either sums
+// to the same or the lagging pool's cell is starred and the status line says its
+// status is behind. A drain waiting on a budget is updating, not degraded, until the
 // agent gives up on it.
 func TestStatusAgreesWithPools(t *testing.T) {
 	small := fixture.Small()
@@ -31,6 +32,7 @@ func TestStatusAgreesWithPools(t *testing.T) {
 	}{
 		{"small", small, true},
 		{"small, the waiting drain gives up", append(append([]model.Event{}, small...), degradeWaiting(small)...), true},
+		{"small, the pool's status not yet counting the waiting drain's failure", append(append([]model.Event{}, small...), nodesOnly(degradeWaiting(small))...), false},
 	}
 	large := fixture.Large(300)
 	for v := range 4 {
@@ -45,13 +47,11 @@ func TestStatusAgreesWithPools(t *testing.T) {
 		t.Run(st.name, func(t *testing.T) {
 			ui := New(model.NewChanSource(fixture.Info, st.events, 1), Options{Clock: fixture.Clock(fixture.Now), Refresh: -1, NoticeTimeout: -1})
 			drive(ui, tea.WindowSizeMsg{Width: 200, Height: 60})
-			updating, degraded := statusCounts(t, tuitest.Plain(ui.statusView()))
-			now, degN := poolColumns(t, tuitest.Plain(ui.pools.View()), len(ui.c.Store.Pools()))
-			if updating != now || degraded != degN {
-				t.Errorf("status line says %d updating %d degraded; the pools' NOW and DEGRADED# sum to %d and %d", updating, degraded, now, degN)
-			}
-			if !st.consistent {
-				return
+			status := tuitest.Plain(ui.statusView())
+			updating, degraded := statusCounts(t, status)
+			now, degN, starred := poolColumns(t, tuitest.Plain(ui.pools.View()), len(ui.c.Store.Pools()))
+			if updating != now {
+				t.Errorf("status line says %d updating; the pools' NOW sum to %d", updating, now)
 			}
 			drawn := 0
 			ui.c.Store.Each(func(n *model.Node) {
@@ -61,6 +61,16 @@ func TestStatusAgreesWithPools(t *testing.T) {
 			})
 			if drawn != degraded {
 				t.Errorf("%d nodes drawn degraded, the status line counts %d", drawn, degraded)
+			}
+			behind := strings.Contains(status, "status behind")
+			if degN != degraded && (!starred || !behind) {
+				t.Errorf("the pools' DEGRADED# sum to %d beside %d degraded nodes, and nothing says their status is behind (starred %v, status line %q)", degN, degraded, starred, status)
+			}
+			if st.consistent && (behind || starred || degN != degraded) {
+				t.Errorf("pools up to date with their nodes, yet: DEGRADED# %d, starred %v, status line %q", degN, starred, status)
+			}
+			if !st.consistent && strings.HasPrefix(st.name, "small") && !behind {
+				t.Errorf("worker's status counts 0 degraded beside a degraded node; the status line does not say so: %q", status)
 			}
 			if w := ui.c.Store.Node(fixture.WaitingNode); st.name == "small" && (w.Degraded || !w.Updating) {
 				t.Errorf("the waiting drain: degraded %v updating %v", w.Degraded, w.Updating)
@@ -93,6 +103,18 @@ func degradeWaiting(small []model.Event) []model.Event {
 	return out
 }
 
+// nodesOnly drops the pool events of ev: the nodes' change before the pool
+// controller has counted it.
+func nodesOnly(ev []model.Event) []model.Event {
+	var out []model.Event
+	for _, e := range ev {
+		if e.Kind != model.KindPool {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 var statusRE = regexp.MustCompile(`(\d+) updating  (\d+) degraded`)
 
 func statusCounts(t *testing.T, line string) (updating, degraded int) {
@@ -107,8 +129,9 @@ func statusCounts(t *testing.T, line string) (updating, degraded int) {
 }
 
 // poolColumns sums the NOW and DEGRADED# columns of the pools pane as drawn: its first
-// pools rows, under the title and header (the notes of the selected pool follow them).
-func poolColumns(t *testing.T, view string, pools int) (now, degraded int) {
+// pools rows, under the title and header (the notes of the selected pool follow them),
+// and says whether a DEGRADED# cell is starred (the pool's status is behind its nodes).
+func poolColumns(t *testing.T, view string, pools int) (now, degraded int, starred bool) {
 	t.Helper()
 	lines := strings.Split(view, "\n")
 	header := lines[1]
@@ -126,6 +149,9 @@ func poolColumns(t *testing.T, view string, pools int) (now, degraded int) {
 		} else {
 			f = strings.Fields(line[i:])[0]
 		}
+		if s, ok := strings.CutSuffix(f, "*"); ok {
+			starred, f = true, s
+		}
 		n, err := strconv.Atoi(f)
 		if err != nil {
 			t.Fatalf("%s of %q: %v", title, line, err)
@@ -139,5 +165,5 @@ func poolColumns(t *testing.T, view string, pools int) (now, degraded int) {
 		now += cell(l, "NOW")
 		degraded += cell(l, "DEGRADED#")
 	}
-	return now, degraded
+	return now, degraded, starred
 }

@@ -25,6 +25,9 @@ import (
 // eventsTimeout bounds one read of an object's Events.
 const eventsTimeout = 10 * time.Second
 
+// eventsRefresh is how often the detail re-reads its node's Events while it shows.
+const eventsRefresh = 5 * time.Second
+
 // The results of the describe's and the detail's reads of Events.
 type (
 	// describeMsg opens a describe once the object's Events are read.
@@ -74,10 +77,9 @@ func (u *UI) showYAML() {
 		u.setNotice("y shows the YAML of the selected pool or node: select one", true)
 		return
 	}
+	// Whole lines, as kubectl prints them (valid YAML to copy); w wraps them.
 	text := textsafe.EscapeLines(strings.Join(docs, "---\n"))
-	u.openDialog(dialog.NewDocument(u.c, title+" (YAML)", func(width int) string {
-		return ansi.Wrap(strings.TrimRight(text, "\n"), width, "")
-	}))
+	u.openDialog(dialog.NewText(u.c, title+" (YAML)", text, false))
 }
 
 // toYAML is obj as kubectl get -o yaml prints it: with its kind, which informers drop.
@@ -120,6 +122,7 @@ func (u *UI) describe() tea.Cmd {
 		return nil
 	}
 	events, ctx := u.opts.Events, u.life
+	u.eventsPending = true
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, eventsTimeout)
 		defer cancel()
@@ -132,7 +135,7 @@ var errNoEvents = fmt.Errorf("this session reads no Events")
 
 func (u *UI) openDescribe(msg describeMsg) {
 	events := "\n" + eventsText(u.c, msg.events, msg.err)
-	u.openDialog(dialog.NewDocument(u.c, msg.title, msg.body(events)))
+	u.openDialog(dialog.NewDocument(u.c, msg.title, msg.body(events)).Wide())
 }
 
 // nodeEvents reads the Events of the node the detail opens, and of its

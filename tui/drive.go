@@ -110,8 +110,9 @@ func (u *UI) driveKey() tea.Cmd {
 }
 
 // leaseChecked opens the drive's confirmation unless someone holds the Lease, in which
-// case it says who: a drive would only wait for them. A failed look opens the
-// confirmation anyway, saying so: the Drive checks again and refuses if it is held.
+// case it says who: a drive would only wait for them. A failed look (the Lease's
+// namespace missing, reading it forbidden) asks nothing either: the drive would fail
+// the same way once confirmed.
 func (u *UI) leaseChecked(m leaseCheckedMsg) {
 	lease := u.opts.Driver.Lease()
 	switch {
@@ -121,12 +122,59 @@ func (u *UI) leaseChecked(m leaseCheckedMsg) {
 		u.setNotice(fmt.Sprintf("pool %s: the Lease %s is held by %s, which drives the rollouts now; D again once it lets go (a controller holds it for as long as it runs)", m.pool, lease, m.holder), true)
 		return
 	case m.err != nil:
-		u.request(m.req)
-		u.setNotice(fmt.Sprintf("could not tell who holds the Lease %s: %v; the drive checks again when it starts", lease, m.err), true)
+		u.setNotice(fmt.Sprintf("could not tell who holds the Lease %s: %v; nothing was written", lease, m.err), true)
 		return
 	}
 	u.setNotice("", false)
 	u.request(m.req)
+}
+
+// leaseThenMsg is who held the Driver's Lease when a step of pool's rollout was about
+// to be proposed, with what to do if nobody did.
+type leaseThenMsg struct {
+	pool   string
+	then   func() tea.Cmd
+	holder string
+	held   bool
+	err    error
+}
+
+// checkLeaseThen runs then, which proposes writing targets to pool's nodes, only once
+// the Driver's Lease is seen free: a controller that holds it fills a freed slot
+// itself, and both writing would take the pool past its maxUnavailable. Without a
+// Driver (nothing in this process could drive) then runs at once.
+func (u *UI) checkLeaseThen(pool string, then func() tea.Cmd) tea.Cmd {
+	drv := u.opts.Driver
+	if drv == nil {
+		return then()
+	}
+	life := u.life
+	u.setNotice("Checking who holds the Lease "+drv.Lease()+"…", false)
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(life, leaseCheck)
+		defer cancel()
+		holder, held, err := drv.Holder(ctx)
+		return leaseThenMsg{pool: pool, then: then, holder: holder, held: held, err: err}
+	}
+}
+
+// leaseThen goes on with m.then if the Lease was free, or says why not and closes the
+// dialog it came from.
+func (u *UI) leaseThen(m leaseThenMsg) tea.Cmd {
+	lease := u.opts.Driver.Lease()
+	switch {
+	case u.life.Err() != nil:
+		return nil
+	case m.held:
+		u.setNotice(fmt.Sprintf("pool %s: the Lease %s is held by %s, which rolls the pool out and fills each free slot itself; nothing was written", m.pool, lease, m.holder), true)
+	case m.err != nil:
+		u.setNotice(fmt.Sprintf("could not tell who holds the Lease %s: %v; nothing was written", lease, m.err), true)
+	default:
+		u.setNotice("", false)
+		return m.then()
+	}
+	u.dialog = nil
+	return nil
 }
 
 // startDrive starts the confirmed drive of pool on the Driver's goroutine.

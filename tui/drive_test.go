@@ -73,7 +73,7 @@ func TestDriveAsksThenDrives(t *testing.T) {
 
 // TestDriveChecksTheLeaseFirst: D asks who holds the Lease before it asks to confirm.
 // Held by someone (the controller, another terminal), it says who and asks nothing;
-// when the look fails, the confirmation opens saying so, since the drive looks again.
+// when the look fails, it says so and asks nothing.
 func TestDriveChecksTheLeaseFirst(t *testing.T) {
 	d := &tuitest.Driver{HeldBy: "mcotui-controller-7f9c4d-x2x5q"}
 	ui := driverUI(t, true, d)
@@ -88,15 +88,16 @@ func TestDriveChecksTheLeaseFirst(t *testing.T) {
 		t.Fatalf("drove %v with the Lease held", pools)
 	}
 
-	d.HeldBy, d.HolderErr = "", errors.New(`leases.coordination.k8s.io "mcotui-controller" is forbidden`)
+	// A failed look (issue 36: the Lease's namespace missing) asks nothing: the drive
+	// would fail the same way after the confirmation.
+	d.HeldBy, d.HolderErr = "", errors.New(`namespace "mcotui" does not exist`)
 	drive(ui, tuitest.Typed("D")...)
-	if got := confirmTitle(ui); got != "Drive the rollout of pool worker" {
+	if got := confirmTitle(ui); got != "" {
 		t.Fatalf("after a failed look: confirmation %q, notice %q", got, ui.notice)
 	}
-	if !strings.Contains(ui.notice, "could not tell who holds the Lease mcotui/mcotui-controller") || !strings.Contains(ui.notice, "forbidden") {
+	if !strings.Contains(ui.notice, "could not tell who holds the Lease mcotui/mcotui-controller") || !strings.Contains(ui.notice, "does not exist") {
 		t.Errorf("notice %q does not say the look failed", ui.notice)
 	}
-	drive(ui, tuitest.Special(tea.KeyEscape)...)
 
 	d.HolderErr = nil
 	drive(ui, tuitest.Typed("D")...)
@@ -284,5 +285,29 @@ func TestDriveReportsAfterQuit(t *testing.T) {
 			t.Fatal("the Driver is still blocked reporting to a program that quit")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestPreviewStartChecksTheLease: the preview's start (P, then enter) proposes targets
+// only once the Lease is seen free: a controller holding it fills each freed slot
+// itself, and both writing would overrun maxUnavailable.
+func TestPreviewStartChecksTheLease(t *testing.T) {
+	d := &tuitest.Driver{HeldBy: "mcotui-controller-7f9c4d-x2x5q"}
+	ui := driverUI(t, true, d)
+	drive(ui, tuitest.Seq(poolAt(2), tuitest.Typed("P"), tuitest.Special(tea.KeyEnter))...)
+	if got := confirmTitle(ui); got != "" {
+		t.Fatalf("a confirmation %q opened while the controller holds the Lease", got)
+	}
+	if want := "held by mcotui-controller-7f9c4d-x2x5q, which rolls the pool out"; !strings.Contains(ui.notice, want) || !ui.noticeErr {
+		t.Fatalf("notice %q, want an error saying %q", ui.notice, want)
+	}
+	if ui.dialog != nil {
+		t.Error("the preview stays open after the refusal")
+	}
+
+	d.HeldBy = ""
+	drive(ui, tuitest.Seq(tuitest.Typed("P"), tuitest.Special(tea.KeyEnter))...)
+	if got := confirmTitle(ui); got != "Start the rollout of pool worker" {
+		t.Fatalf("Lease free: confirmation %q, notice %q", got, ui.notice)
 	}
 }

@@ -21,16 +21,44 @@ func previewText(st *styles.Styles, fc rollout.Forecast, updating []string, curr
 		b.WriteString(ansi.Truncate(s, width, "…"))
 		b.WriteByte('\n')
 	}
+	// list names nodes whole, wrapped under the label: names cut at the screen's edge
+	// would all read alike.
+	list := func(label string, names []string) {
+		room := max(20, width-len(label))
+		cur := fmt.Sprintf("%d: ", len(names))
+		first := true
+		flush := func() {
+			if first {
+				line(st.Label.Render(label) + cur)
+			} else {
+				line(strings.Repeat(" ", len(label)) + cur)
+			}
+			first, cur = false, ""
+		}
+		for i, n := range names {
+			if i < len(names)-1 {
+				n += ","
+			}
+			if cur != "" && !strings.HasSuffix(cur, ": ") && len(cur)+1+len(n) > room {
+				flush()
+			}
+			if cur != "" && !strings.HasSuffix(cur, ": ") {
+				cur += " "
+			}
+			cur += n
+		}
+		flush()
+	}
 	line(st.Label.Render("target         ") + fc.Target)
 	line(st.Label.Render("maxUnavailable ") + fmt.Sprintf("%d node(s) at once", fc.MaxUnavailable))
 	if fc.Paused {
 		line(st.Paused.Render("The pool is paused: this is what happens once it is resumed."))
 	}
 	if len(fc.AtTarget) > 0 {
-		line(st.Label.Render("at the target  ") + fmt.Sprintf("%d: %s", len(fc.AtTarget), strings.Join(fc.AtTarget, ", ")))
+		list("at the target  ", fc.AtTarget)
 	}
 	if len(updating) > 0 {
-		line(st.Label.Render("updating now   ") + fmt.Sprintf("%d: %s", len(updating), strings.Join(updating, ", ")))
+		list("updating now   ", updating)
 	}
 	if len(fc.Waves) == 0 && len(fc.Blocked) == 0 {
 		line("")
@@ -46,7 +74,24 @@ func previewText(st *styles.Styles, fc rollout.Forecast, updating []string, curr
 	for _, sk := range fc.Blocked {
 		nameW = max(nameW, len(sk.Node))
 	}
-	nameW = min(nameW, width/3)
+	// Names take what the other columns and a short ACTIONS leave.
+	nameW = min(nameW, max(width/3, width-zoneW-46))
+	// Cut names keep what tells them apart from the pool's other nodes.
+	names := append(append([]string(nil), fc.AtTarget...), updating...)
+	for _, w := range fc.Waves {
+		for _, n := range w.Nodes {
+			names = append(names, n.Node)
+		}
+	}
+	for _, sk := range fc.Blocked {
+		names = append(names, sk.Node)
+	}
+	pre, suf := layout.SharedEnds(names)
+	fitName := func(s string, w int) string {
+		var fb strings.Builder
+		layout.FitName(&fb, s, w, pre, suf)
+		return fb.String()
+	}
 	hash := func(c string) string {
 		if c == "" {
 			return "(none)"
@@ -89,7 +134,7 @@ func previewText(st *styles.Styles, fc rollout.Forecast, updating []string, curr
 			if n.Retry {
 				acts += st.Dim.Render("  (retry)")
 			}
-			line("  " + fit(n.Node, nameW) + "  " + fit(orDash(n.Zone), zoneW) + "  " + fit(hash(from), cfgW) + "  " + drain + "  " + acts)
+			line("  " + fitName(n.Node, nameW) + "  " + fit(orDash(n.Zone), zoneW) + "  " + fit(hash(from), cfgW) + "  " + drain + "  " + acts)
 		}
 	}
 	if len(fc.Blocked) > 0 {
@@ -101,7 +146,7 @@ func previewText(st *styles.Styles, fc rollout.Forecast, updating []string, curr
 				if j == 0 {
 					name = sk.Node
 				}
-				line("  " + fit(name, nameW) + "  " + st.Dim.Render(l))
+				line("  " + fitName(name, nameW) + "  " + st.Dim.Render(l))
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -35,7 +36,7 @@ func promptStyles(st *styles.Styles) textinput.Styles {
 }
 
 // commands are the `:` commands: where to jump, and a few verbs.
-var commands = []string{"pools", "nodes", "detail", "configs", "bootimages", "help", "all", "quit"}
+var commands = []string{"pools", "nodes", "detail", "configs", "bootimages", "messages", "help", "all", "quit"}
 
 func (u *UI) openPrompt(kind promptKind) tea.Cmd {
 	u.promptKind = kind
@@ -115,10 +116,53 @@ func (u *UI) setFilter(f model.Filter) {
 	u.grid.SetQuery(q)
 }
 
+// verbs are every word the palette knows, with k9s's resource names and short names
+// as aliases (:no, :machineconfigs, :mcp), mapped to the verb that runs them.
+var verbs = map[string]string{
+	"q": "quit", "quit": "quit", "q!": "quit",
+	"pools": "pools", "pool": "pools", "mcp": "pools", "machineconfigpool": "pools", "machineconfigpools": "pools",
+	"all":     "all",
+	"configs": "configs", "config": "configs", "mc": "configs", "machineconfig": "configs", "machineconfigs": "configs", "rendered": "configs",
+	"bootimages": "bootimages", "bootimage": "bootimages", "bi": "bootimages", "machinesets": "bootimages", "machineset": "bootimages", "ms": "bootimages",
+	"nodes": "nodes", "node": "nodes", "no": "nodes", "grid": "nodes", "mcn": "nodes", "machineconfignode": "nodes", "machineconfignodes": "nodes",
+	"detail": "detail", "help": "help", "messages": "messages", "notices": "messages",
+}
+
+// resolveVerb is the verb a typed word names: itself or its alias, else the one verb
+// it is a prefix of (:boot, :machinec), as k9s matches; ok is false when it names none
+// or several, which are returned to list.
+func resolveVerb(word string) (verb string, ok bool, candidates []string) {
+	if v, ok := verbs[word]; ok {
+		return v, true, nil
+	}
+	seen := map[string]bool{}
+	for w, v := range verbs {
+		if strings.HasPrefix(w, word) {
+			seen[v] = true
+			candidates = append(candidates, w)
+		}
+	}
+	slices.Sort(candidates)
+	if len(seen) == 1 {
+		return verbs[candidates[0]], true, nil
+	}
+	return "", false, candidates
+}
+
 // command runs a `:` command.
 func (u *UI) command(text string) tea.Cmd {
-	verb, arg, _ := strings.Cut(text, " ")
+	verb, arg, _ := strings.Cut(strings.TrimSpace(text), " ")
 	arg = strings.TrimSpace(arg)
+	if verb != "" {
+		v, ok, candidates := resolveVerb(verb)
+		switch {
+		case !ok && len(candidates) > 0:
+			u.promptErr = fmt.Sprintf("%q is ambiguous: %s", verb, strings.Join(candidates, ", "))
+			return nil
+		case ok:
+			verb = v
+		}
+	}
 	switch verb {
 	case "":
 		return nil
@@ -161,10 +205,10 @@ func (u *UI) command(text string) tea.Cmd {
 				u.promptErr = fmt.Sprintf("no node %q", arg)
 				return nil
 			}
-			u.open(arg)
+			return u.open(arg)
 		case verb == "detail":
 			if n := u.grid.Selected(); n != nil {
-				u.open(n.Name)
+				return u.open(n.Name)
 			} else if u.detail.Name() != "" {
 				u.showDetail = true
 				u.setFocus(paneNodes)
@@ -175,6 +219,8 @@ func (u *UI) command(text string) tea.Cmd {
 		}
 	case "help":
 		u.openHelp()
+	case "messages":
+		u.openMessages()
 	default:
 		u.promptErr = fmt.Sprintf("unknown command %q: try %s, pool NAME, node NAME, configs POOL", verb, strings.Join(commands, ", "))
 	}

@@ -167,6 +167,14 @@ type UI struct {
 	life context.Context
 	end  context.CancelFunc
 
+	messages []message // every notice so far, for :messages
+
+	// eventsRead is when the detail's Events were last read (zero: not yet), and
+	// eventsPending whether a read is under way: the detail re-reads them every
+	// eventsRefresh while it shows.
+	eventsRead    time.Time
+	eventsPending bool
+
 	narration       string // the latest message of Options.Narration, on one line
 	narrationClosed bool
 
@@ -420,11 +428,12 @@ func (u *UI) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return u, u.waitForEvents()
 	case tickMsg:
 		u.detail.Tick()
-		return u, u.tick()
+		return u, tea.Batch(u.tick(), u.refreshEvents(u.c.Clock.Now()))
 	case describeMsg:
 		u.openDescribe(msg)
 		return u, nil
 	case nodeEventsMsg:
+		u.eventsPending, u.eventsRead = false, u.c.Clock.Now()
 		u.detail.SetEvents(msg.name, eventsText(u.c, msg.events, msg.err))
 		return u, nil
 	case noticeExpiredMsg:
@@ -439,8 +448,7 @@ func (u *UI) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 		u.scope(msg.Pool)
 		return u, nil
 	case common.OpenNodeMsg:
-		u.open(msg.Name)
-		return u, u.nodeEvents(msg.Name)
+		return u, u.open(msg.Name)
 	case common.OpenDialogMsg:
 		u.openDialog(msg.Dialog)
 		return u, nil
@@ -464,6 +472,8 @@ func (u *UI) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case leaseCheckedMsg:
 		u.leaseChecked(msg)
 		return u, nil
+	case leaseThenMsg:
+		return u, u.leaseThen(msg)
 	case tea.KeyPressMsg:
 		return u, u.key(msg)
 	case tea.MouseWheelMsg:
@@ -539,11 +549,31 @@ func (u *UI) scope(pool string) {
 	u.setFocus(paneNodes)
 }
 
-// open shows a node's detail in place of the grid.
-func (u *UI) open(name string) {
+// open shows a node's detail in place of the grid, and reads its Events. The grid's
+// cursor moves to the node, widening the grid to every pool and no filter if the node
+// is not shown, so that what the next key does (y, r) is done to the node on screen.
+func (u *UI) open(name string) tea.Cmd {
+	if !u.grid.Select(name) {
+		q := u.grid.Query()
+		q.Pool, q.Filter = "", model.Filter{}
+		u.grid.SetQuery(q)
+		u.pools.SetScope("")
+		u.grid.Select(name)
+	}
 	u.detail.SetNode(name)
 	u.showDetail = true
 	u.setFocus(paneNodes)
+	u.eventsRead = time.Time{}
+	return u.nodeEvents(name)
+}
+
+// refreshEvents re-reads the Events of the node the detail shows, every eventsRefresh
+// while it shows: a drain's retries and an update's steps keep adding to them.
+func (u *UI) refreshEvents(now time.Time) tea.Cmd {
+	if !u.showDetail || u.eventsPending || u.detail.Name() == "" || u.eventsRead.IsZero() || now.Sub(u.eventsRead) < eventsRefresh {
+		return nil
+	}
+	return u.nodeEvents(u.detail.Name())
 }
 
 // focused is the component keys go to.

@@ -42,6 +42,12 @@ type scenario struct {
 	// shows is text to wait for before quitting, when the screen reaches it through a
 	// command other than a pane's (the narration's).
 	shows string
+	// openshift is the fixture as on OpenShift (fixture.SmallOpenShift): 40-character
+	// node names, cordoned by MCO's drain controller.
+	openshift bool
+	// stale: the waiting drain has failed, and the worker pool's status does not yet
+	// count it.
+	stale bool
 }
 
 func ctrl(r rune) tea.Msg { return tea.KeyPressMsg{Code: r, Mod: tea.ModCtrl} }
@@ -117,6 +123,16 @@ var scenarios = []scenario{
 	{name: "describe-no-events", input: tuitest.Seq(poolAt(1), tuitest.Typed("d")), title: "Describe MachineConfigPool master"},
 	{name: "unbound-key", input: tuitest.Typed("z")},
 
+	// OpenShift's names (issue 36): 40 characters, the first 33 shared. Each row must
+	// still tell its node apart, in the grid and in the preview's waves.
+	{name: "openshift-grid", openshift: true},
+	{name: "openshift-preview", openshift: true, managed: true, input: tuitest.Seq(poolAt(2), tuitest.Typed("P"))},
+	// From a blocked drain to the pod that holds it (issue 36).
+	{name: "evict-blocking-pod-confirm", input: tuitest.Seq(tuitest.Typed("/degraded"), tuitest.Special(tea.KeyEnter, tea.KeyEnter), tuitest.Typed("v")), title: "Evict pod default/web-0"},
+	// A degraded node beside a pool status that still says 0 degraded (issue 36).
+	{name: "stale-pool-status", stale: true, input: poolAt(2)},
+	{name: "openshift-detail-mco-cordoned", openshift: true, input: tuitest.Seq(tuitest.Typed("/gw5sd"), tuitest.Special(tea.KeyEnter, tea.KeyEnter)), title: "node " + fixture.OpenShiftName(fixture.DrainingNode)},
+
 	// The embedder's narration (the demo's story): only the latest message shows, cut to
 	// the width at 120 columns, whole at 200.
 	{name: "narration", narration: storyLines, shows: "chronyd"},
@@ -138,6 +154,17 @@ func newScenarioUI(sc scenario) (*UI, *model.ChanSource) {
 	src := fixture.Source(16)
 	if sc.managed {
 		src = fixture.ManagedSource(16)
+	}
+	if sc.openshift {
+		info := fixture.Info
+		if sc.managed {
+			info = fixture.ManagedInfo
+		}
+		src = model.NewChanSource(info, fixture.SmallOpenShift(), 16)
+	}
+	if sc.stale {
+		small := fixture.Small()
+		src = model.NewChanSource(fixture.Info, append(small, nodesOnly(degradeWaiting(small))...), 16)
 	}
 	opts := Options{Clock: fixture.Clock(fixture.Now), NoColor: sc.noColor, Refresh: -1, NoticeTimeout: -1, ReadOnly: sc.readOnly}
 	opts.Actions = &tuitest.Actions{}

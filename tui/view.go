@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcotui/mcotui/tui/internal/layout"
 	"github.com/mcotui/mcotui/tui/model"
+	"github.com/mcotui/mcotui/tui/panes/grid"
 	helppane "github.com/mcotui/mcotui/tui/panes/help"
 	"github.com/mcotui/mcotui/tui/styles"
 )
@@ -260,13 +261,19 @@ func (u *UI) statusView() string {
 	case model.Disconnected:
 		healthStyle = healthStyle.Inherit(st.Error)
 	}
-	// The counts are the pools' own columns summed (UPDATINGNOW and
-	// DEGRADEDMACHINECOUNT), so the status line never says what the pools do not; a
-	// drain waiting on a budget is updating, not degraded, in both.
+	// The counts are live, from the nodes as the grid shows them (a ✗ in the grid is
+	// one degraded here), never a pool's status, which lags its nodes; a drain waiting on
+	// a budget is updating, not degraded. A pool whose status disagrees is named, as its
+	// own row is marked.
 	var updating, degraded int
+	var behind []string
 	for _, p := range u.c.Store.Pools() {
-		updating += u.c.Store.Counts(p.Name).UpdatingNow
-		degraded += int(p.DegradedCount)
+		c := u.c.Store.Counts(p.Name)
+		updating += c.UpdatingNow
+		degraded += c.DegradedNow
+		if len(p.StatusBehind(c)) > 0 {
+			behind = append(behind, p.Name)
+		}
 	}
 	left := st.StatusKey.Render(" "+orDash(u.info.Context)+" ") +
 		st.StatusValue.Render(" "+orDash(u.info.Cluster)+" │ ")
@@ -286,23 +293,35 @@ func (u *UI) statusView() string {
 		left += st.StatusKey.Render(what) + st.StatusValue.Render(" ")
 	}
 	left += healthStyle.Render(health + " ")
-	// What gives way on a narrow terminal: the clock first, then the node total; the
-	// updating and degraded counts last.
-	counts := fmt.Sprintf(" %d updating  %d degraded ", updating, degraded)
-	right := counts
+	// What gives way on a narrow terminal: the clock first, then the node total, then
+	// the updating count; the degraded count and a pool status behind last, after the
+	// left side (which is cut before them).
+	stale := ""
+	if len(behind) > 0 {
+		stale = st.Warn.Render(" status behind: "+strings.Join(behind, ",")+" ") + st.StatusBar.Render(" ")
+	}
+	n, clock := u.c.Store.Len(), u.c.Clock.Now().UTC().Format("15:04:05Z")
+	right, plain := "", ""
 	for _, r := range []string{
-		fmt.Sprintf(" %d nodes  %d updating  %d degraded  %s ", u.c.Store.Len(), updating, degraded, u.c.Clock.Now().UTC().Format("15:04:05Z")),
-		fmt.Sprintf(" %d nodes  %d updating  %d degraded ", u.c.Store.Len(), updating, degraded),
+		fmt.Sprintf(" %d nodes  %d updating  %d degraded  %s ", n, updating, degraded, clock),
+		fmt.Sprintf(" %d nodes  %d updating  %d degraded ", n, updating, degraded),
+		fmt.Sprintf(" %d updating  %d degraded ", updating, degraded),
+		fmt.Sprintf(" %d degraded ", degraded),
 	} {
-		if lipgloss.Width(left)+1+lipgloss.Width(r) <= u.width {
-			right = r
+		right, plain = stale+st.StatusBar.Render(r), r
+		if lipgloss.Width(left)+1+lipgloss.Width(right) <= u.width {
 			break
 		}
 	}
+	if room := u.width - lipgloss.Width(right) - 1; lipgloss.Width(left) > room {
+		left = ansi.Truncate(left, max(0, room), "…")
+	}
 	gap := max(1, u.width-lipgloss.Width(left)-lipgloss.Width(right))
-	// On a narrow terminal the counts and the clock give way to where the data comes
-	// from and whether it is fresh.
-	line := ansi.Truncate(left+st.StatusBar.Render(strings.Repeat(" ", gap)+right), u.width, "")
+	line := left + st.StatusBar.Render(strings.Repeat(" ", gap)) + right
+	if stale == "" {
+		line = left + st.StatusBar.Render(strings.Repeat(" ", gap)+plain)
+	}
+	line = ansi.Truncate(line, u.width, "")
 	if w := lipgloss.Width(line); w < u.width {
 		line += st.StatusBar.Render(strings.Repeat(" ", u.width-w))
 	}
@@ -327,7 +346,8 @@ func (u *UI) helpGroups() []helppane.Group {
 	k := u.c.Keys
 	glyphs := helppane.Pairs("Phase glyphs",
 		styles.GlyphDone, "True: done",
-		styles.GlyphInProgress, "in progress, or waiting",
+		styles.GlyphInProgress, "in progress",
+		styles.GlyphWaiting, "waiting (a drain held by a budget; retried)",
 		styles.GlyphFailed, "failed: node degraded",
 		styles.GlyphNotStarted, "False: not started, or not needed",
 		styles.GlyphBehind, "behind the pool's target",
@@ -372,6 +392,8 @@ func (u *UI) helpGroups() []helppane.Group {
 		{k.BootImageMode, "b m", "boot image mode"},
 		{k.EditSelector, "b e", "Partial selector"},
 		{k.Drive, "D", "drive the pool's rollout from here, or stop"},
+		{k.EvictPod, "v", "evict the pod holding a node's drain"},
+		{k.DeletePod, "ctrl+k", "delete that pod, past its budget"},
 	} {
 		if a.b.Enabled() {
 			acts.Entries = append(acts.Entries, helppane.Entry{Key: a.key, Desc: a.desc})
@@ -386,6 +408,7 @@ func (u *UI) helpGroups() []helppane.Group {
 		helppane.FromBindings("Nodes", flatten(u.grid.FullHelp()[1:])...),
 		helppane.FromBindings("Configs", k.Diff, k.Mark, k.PrevPool, k.NextPool),
 		glyphs,
+		helppane.Pairs("Phase columns", grid.PhaseLegend()...),
 		filter,
 		cmds,
 	)

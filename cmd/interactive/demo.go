@@ -102,6 +102,7 @@ Every change asks for confirmation and says what it writes, as on a real cluster
 	fl.IntVar(&o.Sim.Nodes, "nodes", demo.DefaultNodes, fmt.Sprintf("number of nodes, three of them masters (%d to %d; past %d, stand-ins without agents)", demo.MinNodes, demo.MaxNodes, demo.MaxAgents))
 	fl.Float64Var(&o.Sim.Speed, "speed", 1, fmt.Sprintf("how much faster than a real cluster (%g to %g)", demo.MinSpeed, demo.MaxSpeed))
 	fl.Uint64Var(&o.Sim.Seed, "seed", 1, "seed of the timings' jitter and of which worker fails")
+	fl.BoolVar(&o.Sim.OpenShiftNames, "openshift-names", false, "name the nodes as an OpenShift installer does on a cloud (ci-ln-ds73n5t-72292-9xsm9-worker-a-xyz12) rather than worker-0")
 	fl.StringVar(&o.LogFile, "log", "", "append the log of the controller, the agents and the TUI to this file (default: discarded)")
 	return cmd
 }
@@ -171,15 +172,34 @@ func (o *DemoOptions) Run(ctx context.Context) error {
 	if err := os.Mkdir(opts.Dir, 0o700); err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	d, err := demo.Start(ctx, opts)
-	if err != nil {
-		return err
+	// The TUI opens at once, on the API server as the simulation seeds it: seeding
+	// takes seconds (about 15 at 2,000 nodes), which would otherwise be a blank terminal.
+	sendLatest(narration, fmt.Sprintf("Seeding the simulated cluster: %d nodes, their pools and workloads…", opts.Nodes))
+	type started struct {
+		d   *demo.Demo
+		err error
 	}
+	start := make(chan started, 1)
+	go func() {
+		d, err := demo.Start(ctx, opts)
+		if err != nil {
+			cancel() // the TUI quits, and the error says why
+		}
+		start <- started{d, err}
+	}()
 	tuiOpts := &TUIOptions{IOStreams: s, Kube: cmdutil.KubeFlags{Kubeconfig: kubeconfig}, LogFile: o.LogFile, Narration: narration}
 	tuiErr := tuiOpts.Run(ctx)
+	userQuit := ctx.Err() == nil
 	cancel()
+	st := <-start
+	switch {
+	case st.err != nil && (userQuit || errors.Is(st.err, context.Canceled)):
+		return tuiErr // quit while it seeded: the seeding stopped because of it
+	case st.err != nil:
+		return st.err
+	}
 	// The simulation's own failure explains a TUI that stopped because of it.
-	if err := d.Wait(); err != nil {
+	if err := st.d.Wait(); err != nil {
 		return err
 	}
 	return tuiErr

@@ -81,14 +81,26 @@ func Reason(n *corev1.Node) string { return get(n, ReasonKey) }
 // CordonedBy is who recorded cordoning the node (CordonedByAgent), or "".
 func CordonedBy(n *corev1.Node) string { return get(n, CordonedByKey) }
 
-// AdminCordoned reports whether the node is unschedulable and mcotui did not record
-// cordoning it: someone else did, and it must stay cordoned after an update.
+// AdminCordoned reports whether the node is unschedulable and neither mcotui nor MCO
+// recorded cordoning it: someone else did, and it must stay cordoned after an update.
 func AdminCordoned(n *corev1.Node) bool {
 	if n == nil || !n.Spec.Unschedulable {
 		return false
 	}
 	_, ours := n.Annotations[CordonedByKey]
-	return !ours
+	return !ours && !MCOCordoned(n)
+}
+
+// MCOCordoned reports whether MCO's drain handshake accounts for the node being
+// cordoned: its daemon has asked for a drain (desiredDrain "drain-<rendered>"), or the
+// drain controller carried one out and has not yet uncordoned (lastAppliedDrain
+// "drain-<rendered>"). On OpenShift the drain controller cordons with these markers
+// rather than mcotui's CordonedByKey, and uncordons once the update completes.
+func MCOCordoned(n *corev1.Node) bool {
+	if n == nil || !n.Spec.Unschedulable {
+		return false
+	}
+	return strings.HasPrefix(get(n, DesiredDrainKey), "drain-") || strings.HasPrefix(get(n, LastAppliedDrainKey), "drain-")
 }
 
 // Retry is a retry the agent has scheduled: the number of the try that failed (1 for

@@ -48,6 +48,10 @@ func TestAdminCordoned(t *testing.T) {
 		{"cordoned by the agent", node(true, map[string]string{CordonedByKey: CordonedByAgent}), false},
 		{"cordoned by someone else", node(true, nil), true},
 		{"cordoned, other annotations only", node(true, map[string]string{StateKey: StateDone}), true},
+		// OpenShift: MCO's drain controller cordons with its drain handshake, not ours.
+		{"cordoned by MCO for a drain", node(true, map[string]string{DesiredDrainKey: "drain-rendered-worker-b", LastAppliedDrainKey: "uncordon-rendered-worker-a"}), false},
+		{"drained by MCO, uncordon not yet done", node(true, map[string]string{DesiredDrainKey: "uncordon-rendered-worker-b", LastAppliedDrainKey: "drain-rendered-worker-b"}), false},
+		{"cordoned after MCO uncordoned it", node(true, map[string]string{DesiredDrainKey: "uncordon-rendered-worker-b", LastAppliedDrainKey: "uncordon-rendered-worker-b"}), true},
 	} {
 		if got := AdminCordoned(c.n); got != c.want {
 			t.Errorf("%s: AdminCordoned = %t, want %t", c.name, got, c.want)

@@ -104,6 +104,16 @@ func cordonedByAgent() nodeOpt {
 	}
 }
 
+// cordonedByMCO: unschedulable, cordoned by MCO's drain controller for the update to
+// to (OpenShift's markers, not mcotui's).
+func cordonedByMCO(to string) nodeOpt {
+	return func(n *corev1.Node) {
+		n.Spec.Unschedulable = true
+		n.Annotations[nodeanno.DesiredDrainKey] = "drain-" + to
+		n.Annotations[nodeanno.LastAppliedDrainKey] = "drain-" + to
+	}
+}
+
 // cordoned: unschedulable by an administrator.
 func cordoned() nodeOpt { return func(n *corev1.Node) { n.Spec.Unschedulable = true } }
 

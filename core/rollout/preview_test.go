@@ -89,8 +89,16 @@ func TestPreviewWaves(t *testing.T) {
 			// a reaches the target but stays cordoned, so it keeps a unit of capacity.
 			name:  "an administrator's cordon stays after the wave",
 			pool:  pool(two),
-			nodes: nodes(node("a", updating(oldCfg, newCfg), cordoned()), node("b", at(oldCfg)), node("c", at(oldCfg))),
-			waves: [][]string{{"b"}, {"c"}},
+			nodes: nodes(node("a", updating(oldCfg, newCfg), cordoned()), node("b", at(oldCfg)), node("c", at(oldCfg)), node("d", at(oldCfg))),
+			waves: [][]string{{"b"}, {"c"}, {"d"}},
+		},
+		{
+			// OpenShift: MCO cordoned a for its update and uncordons it after, so a is
+			// not an administrator's and frees its unit of capacity.
+			name:  "MCO's cordon ends with the wave",
+			pool:  pool(two),
+			nodes: nodes(node("a", updating(oldCfg, newCfg), cordonedByMCO(newCfg)), node("b", at(oldCfg)), node("c", at(oldCfg)), node("d", at(oldCfg))),
+			waves: [][]string{{"b"}, {"c", "d"}},
 		},
 		{
 			name:    "a node failing at the target starves a pool of one",

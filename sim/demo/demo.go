@@ -58,6 +58,10 @@ type Options struct {
 	Speed float64
 	// Seed makes the jitter of the timings, and the worker that fails, repeatable.
 	Seed uint64
+	// OpenShiftNames names the nodes as an OpenShift installer does on a cloud
+	// (ci-ln-ds73n5t-72292-9xsm9-worker-a-xyz12: about 40 characters, all sharing a long
+	// prefix) rather than master-0 and worker-0, to see the TUI on names that long.
+	OpenShiftNames bool
 	// Dir is where the hosts' files, journals and boot ids go; a temporary directory
 	// is made (and removed by Wait) when it is empty.
 	Dir string

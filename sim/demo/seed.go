@@ -55,6 +55,36 @@ var preinstalled = []string{"kubelet.service", "crio.service", chronyUnit, expor
 
 func roleLabel(pool string) string { return "node-role.kubernetes.io/" + pool }
 
+// openShiftPrefix is what an OpenShift installer puts before every node's name: the
+// cluster's infrastructure name (a CI cluster's here).
+const openShiftPrefix = "ci-ln-ds73n5t-72292-9xsm9-"
+
+// nodeName is the name of the i-th node (masters first), pool's: master-0 and worker-0,
+// or with Options.OpenShiftNames as a cloud installer names them: masters by index,
+// workers by zone letter and a random-looking five-character suffix (repeatable: it is
+// derived from i), so only their last characters tell them apart.
+func (d *Demo) nodeName(pool string, i int) string {
+	if pool == "master" {
+		if d.opts.OpenShiftNames {
+			return fmt.Sprintf("%smaster-%d", openShiftPrefix, i)
+		}
+		return fmt.Sprintf("master-%d", i)
+	}
+	if !d.opts.OpenShiftNames {
+		return fmt.Sprintf("worker-%d", i-masters)
+	}
+	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
+	zone := zones[i%len(zones)]
+	suffix := make([]byte, 5)
+	x := uint64(i)*0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019
+	for k := range suffix {
+		x ^= x >> 29
+		x *= 0xBF58476D1CE4E5B9
+		suffix[k] = alphabet[x%uint64(len(alphabet))]
+	}
+	return fmt.Sprintf("%sworker-%c-%s", openShiftPrefix, zone[len(zone)-1], suffix)
+}
+
 // seed creates everything the story starts from, in an order that leaves no moment
 // where the controller, once started, would see a node to update.
 func (d *Demo) seed(ctx context.Context) error {
@@ -112,9 +142,9 @@ func (d *Demo) seed(ctx context.Context) error {
 	}
 	d.kubelet = newKubelet(d)
 	for i := range min(d.opts.Nodes, d.opts.Agents) {
-		pool, name := "worker", fmt.Sprintf("worker-%d", i-masters)
+		pool, name := "worker", d.nodeName("worker", i)
 		if i < masters {
-			pool, name = "master", fmt.Sprintf("master-%d", i)
+			pool, name = "master", d.nodeName("master", i)
 		}
 		n, err := d.newNode(ctx, name, pool, zones[i%len(zones)], rendered[pool])
 		if err != nil {

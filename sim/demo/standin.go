@@ -50,7 +50,7 @@ func (d *Demo) seedStandIns(ctx context.Context, first, n int, rendered *mcfgv1.
 	g.SetLimit(32)
 	for i := range n {
 		g.Go(func() error {
-			name := fmt.Sprintf("worker-%d", first+i-masters)
+			name := d.nodeName("worker", first+i)
 			return d.newStandIn(ctx, name, zones[(first+i)%len(zones)], rendered.Name)
 		})
 	}

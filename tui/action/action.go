@@ -47,6 +47,12 @@ type Actions interface {
 	// SetBootImageMode sets the selection of the Machine API MachineSets machine
 	// manager in MachineConfiguration/cluster spec.managedBootImages.
 	SetBootImageMode(ctx context.Context, sel operatorv1.MachineManagerSelector) error
+	// EvictPod asks the API server to evict a pod (policy/v1 Eviction), as a drain
+	// does: refused while its PodDisruptionBudgets allow no disruption.
+	EvictPod(ctx context.Context, namespace, name string) error
+	// DeletePod deletes a pod, which no PodDisruptionBudget holds back: the way past
+	// a budget that will not allow the drain.
+	DeletePod(ctx context.Context, namespace, name string) error
 }
 
 // Kind is a kind of action, for deciding what to offer.
@@ -61,6 +67,7 @@ const (
 	Retry    // retry a node's failed update
 	BootImageMode
 	Drive // drive a pool's rollout from this terminal while it stays open
+	Pod   // evict or delete a pod that holds a drain back
 )
 
 func (k Kind) String() string {
@@ -79,6 +86,8 @@ func (k Kind) String() string {
 		return "boot image mode"
 	case Drive:
 		return "driving a rollout"
+	case Pod:
+		return "evicting or deleting a pod"
 	}
 	return "unknown"
 }
@@ -93,7 +102,8 @@ func Offered(k Kind, mco, readOnly bool) bool {
 		return false
 	}
 	switch k {
-	case Pause, MaxUnavailable, BootImageMode:
+	case Pause, MaxUnavailable, BootImageMode, Pod:
+		// A pod holding a drain back is not MCO's to manage either.
 		return true
 	case Rollout, Rollback, Retry, Drive:
 		return !mco

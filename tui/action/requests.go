@@ -239,3 +239,53 @@ func plural(n int, what string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, what)
 }
+
+// EvictPodRequest evicts pod (namespace/name), which holds back the drain of node,
+// as the drain itself does: budgets are the PodDisruptionBudgets that cover it.
+func EvictPodRequest(node, pod string, budgets []string) Request {
+	ns, name := splitPod(pod)
+	effects := []string{"The API server evicts the pod only if its PodDisruptionBudgets allow one more disruption now (as the drain asks, and is refused); its controller then starts a replacement elsewhere."}
+	if len(budgets) > 0 {
+		effects = append(effects, "Budgets covering it: "+strings.Join(budgets, ", ")+".")
+	}
+	return Request{
+		Kind: Pod, Title: "Evict pod " + pod, Object: "Pod " + pod,
+		Changes: []string{"eviction (policy/v1): the pod is deleted gracefully, if its budgets allow"},
+		Effects: append(effects, "The drain of node "+node+" goes on once nothing else holds it."),
+		Do: func(ctx context.Context, a Actions) (string, error) {
+			if err := a.EvictPod(ctx, ns, name); err != nil {
+				return "", err
+			}
+			return "Evicted pod " + pod, nil
+		},
+	}
+}
+
+// DeletePodRequest deletes pod (namespace/name), which holds back the drain of node,
+// past its PodDisruptionBudgets.
+func DeletePodRequest(node, pod string, budgets []string) Request {
+	ns, name := splitPod(pod)
+	effects := []string{"The pod is deleted (gracefully) whatever its PodDisruptionBudgets allow: the service it backs runs one replica short until its controller starts a replacement."}
+	if len(budgets) > 0 {
+		effects = append(effects, "Budgets this overrides: "+strings.Join(budgets, ", ")+".")
+	}
+	return Request{
+		Kind: Pod, Title: "Delete pod " + pod, Object: "Pod " + pod,
+		Changes: []string{"delete, past its PodDisruptionBudgets"},
+		Effects: append(effects, "The drain of node "+node+" goes on once nothing else holds it."),
+		Do: func(ctx context.Context, a Actions) (string, error) {
+			if err := a.DeletePod(ctx, ns, name); err != nil {
+				return "", err
+			}
+			return "Deleted pod " + pod, nil
+		},
+	}
+}
+
+// splitPod splits "namespace/name"; a name alone is in "default".
+func splitPod(pod string) (namespace, name string) {
+	if ns, n, ok := strings.Cut(pod, "/"); ok {
+		return ns, n
+	}
+	return "default", pod
+}

@@ -74,6 +74,8 @@ type KeyMap struct {
 	BootImageMode  key.Binding
 	EditSelector   key.Binding
 	Drive          key.Binding // drive a pool's rollout from this terminal, or stop
+	EvictPod       key.Binding // evict the pod holding the node's drain back
+	DeletePod      key.Binding // delete it, past its budgets (k9s's ctrl-k, kill)
 }
 
 // Default returns the default keymap: vi keys and arrows, k9s's `:`, `/`, `?` and esc.
@@ -138,6 +140,8 @@ func Default() *KeyMap {
 		BootImageMode:  key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "change mode")),
 		EditSelector:   key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "edit Partial selector")),
 		Drive:          key.NewBinding(key.WithKeys("D"), key.WithHelp("D", "drive rollout/stop")),
+		EvictPod:       key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "evict the pod holding the drain")),
+		DeletePod:      key.NewBinding(key.WithKeys("ctrl+k"), key.WithHelp("ctrl+k", "delete that pod, past its budget")),
 	}
 }
 
@@ -152,6 +156,8 @@ func (k *KeyMap) actions() map[*key.Binding]action.Kind {
 		&k.BootImageMode:  action.BootImageMode,
 		&k.EditSelector:   action.BootImageMode,
 		&k.Drive:          action.Drive,
+		&k.EvictPod:       action.Pod,
+		&k.DeletePod:      action.Pod,
 	}
 }
 
@@ -167,7 +173,7 @@ func (k *KeyMap) Restrict(offered func(action.Kind) bool) {
 // Dangerous is every binding that changes the cluster, enabled or not, for tests and
 // help.
 func (k *KeyMap) Dangerous() []key.Binding {
-	return []key.Binding{k.Pause, k.MaxUnavailable, k.StartRollout, k.Rollback, k.Retry, k.BootImageMode, k.EditSelector, k.Drive}
+	return []key.Binding{k.Pause, k.MaxUnavailable, k.StartRollout, k.Rollback, k.Retry, k.BootImageMode, k.EditSelector, k.Drive, k.EvictPod, k.DeletePod}
 }
 
 // Global is the bindings that work in every pane, for help.

@@ -49,6 +49,11 @@ type List struct {
 	rows  []*Node
 
 	nameWidth, poolWidth int
+	// prefix and suffix are how many leading and trailing bytes every row's name shares
+	// (OpenShift's are "<infra id>-worker-<zone>-" and a random end): what a cut name can
+	// drop and still tell rows apart. Like the widths, they only shrink until a rebuild.
+	prefix, suffix int
+	first          string // a row's name, to compare the next with; "" when no rows
 }
 
 // NewList returns a list of every node of s, by name.
@@ -166,6 +171,7 @@ func (l *List) search(n *Node) int {
 func (l *List) rebuild() {
 	l.rows = l.rows[:0]
 	l.nameWidth, l.poolWidth = 0, 0
+	l.prefix, l.suffix, l.first = 0, 0, ""
 	l.store.Each(func(n *Node) {
 		if l.match(n) {
 			l.rows = append(l.rows, n)
@@ -178,6 +184,40 @@ func (l *List) rebuild() {
 func (l *List) widen(n *Node) {
 	l.nameWidth = max(l.nameWidth, len(n.Name))
 	l.poolWidth = max(l.poolWidth, len(n.Pool))
+	if l.first == "" {
+		l.first, l.prefix, l.suffix = n.Name, len(n.Name), len(n.Name)
+		return
+	}
+	l.prefix, l.suffix = sharedEnds(l.first, n.Name, l.prefix, l.suffix)
+}
+
+// sharedEnds narrows pre and suf, the leading and trailing bytes a and b are known to
+// share at most, to what they share, never overlapping in b.
+func sharedEnds(a, b string, pre, suf int) (int, int) {
+	pre = min(pre, len(a), len(b))
+	for i := range pre {
+		if a[i] != b[i] {
+			pre = i
+			break
+		}
+	}
+	suf = min(suf, len(a), len(b))
+	for i := range suf {
+		if a[len(a)-1-i] != b[len(b)-1-i] {
+			suf = i
+			break
+		}
+	}
+	return pre, min(suf, len(b)-pre)
+}
+
+// SharedEnds are how many leading and trailing bytes every row's name shares: a name
+// cut to fit keeps what lies between (layout.Name). Both are 0 with fewer than two rows.
+func (l *List) SharedEnds() (prefix, suffix int) {
+	if l.nameWidth == 0 || l.first == "" || len(l.rows) < 2 {
+		return 0, 0
+	}
+	return l.prefix, l.suffix
 }
 
 // Sync applies the node changes of one Store.Apply. A changed node whose sort key and

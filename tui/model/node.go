@@ -46,6 +46,9 @@ type Cell struct {
 	Present bool
 	State   phase.State
 	Since   time.Time // the condition's lastTransitionTime
+	// Waiting: in progress, and reporting what holds it (the agent retries it); drawn
+	// apart from a phase that moves.
+	Waiting bool
 }
 
 // Node is one node of the cluster joined with its MachineConfigNode, and what follows
@@ -223,6 +226,7 @@ func build(name string, obj *corev1.Node, mcn *mcfgv1.MachineConfigNode, pool fu
 		for i := 0; i < degradedColumn; i++ {
 			if n.Cells[i].State == phase.Failed {
 				n.Cells[i].State = phase.InProgress
+				n.Cells[i].Waiting = true
 				n.Waiting = true
 			}
 		}

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
@@ -33,6 +34,26 @@ func (p *Pool) Progress() float64 {
 		return 0
 	}
 	return float64(p.UpdatedCount) / float64(p.MachineCount)
+}
+
+// StatusBehind says how the pool's status lags what the TUI sees of its nodes (live,
+// the counts c): a spec the pool controller has not yet observed, a machine count that
+// is not the number of nodes listed, a degraded count that is not the number of nodes
+// degraded now. MCO and mcotui's controller sync a pool's status after its nodes, so a
+// pool a few seconds behind is normal; an operator must still not read "0 degraded"
+// beside a failed node without being told the 0 is old. Empty when it agrees.
+func (p *Pool) StatusBehind(c PoolCounts) []string {
+	var out []string
+	if p.Obj != nil && p.Obj.Generation > p.Obj.Status.ObservedGeneration {
+		out = append(out, fmt.Sprintf("generation %d not yet observed (status is of %d)", p.Obj.Generation, p.Obj.Status.ObservedGeneration))
+	}
+	if int(p.MachineCount) != c.Nodes {
+		out = append(out, fmt.Sprintf("counts %d machines, %d nodes listed", p.MachineCount, c.Nodes))
+	}
+	if int(p.DegradedCount) != c.DegradedNow {
+		out = append(out, fmt.Sprintf("counts %d degraded, %d now", p.DegradedCount, c.DegradedNow))
+	}
+	return out
 }
 
 func buildPool(obj *mcfgv1.MachineConfigPool) *Pool {

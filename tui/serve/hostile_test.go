@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"runtime"
@@ -141,13 +142,16 @@ func TestHandshakeTimeout(t *testing.T) {
 	}
 }
 
-// TestIdleTimeout: a session whose client sends nothing is ended after the idle
-// timeout, saying why, though the server keeps drawing; one whose client types
-// outlives the idle timeout twice over.
+// TestIdleTimeout: a session whose client sends nothing, and whose screen is still, is
+// ended after the idle timeout, saying why; one whose client types outlives the idle
+// timeout twice over.
 func TestIdleTimeout(t *testing.T) {
 	ctx := kubetest.Context(t)
 	const idle = 3 * time.Second
-	s := startServer(t, func(o *Options) { o.Limits.IdleTimeout = idle })
+	s := startServer(t, func(o *Options) {
+		o.Limits.IdleTimeout = idle
+		o.TUI.Refresh = -1 // no clock ticking on screen: nothing to watch
+	})
 	opened := time.Now()
 	busy := s.open(t, "alice", s.admin)
 	stop := make(chan struct{})
@@ -172,6 +176,23 @@ func TestIdleTimeout(t *testing.T) {
 		t.Fatalf("a session whose client types was ended after %s: %s", time.Since(opened).Round(time.Millisecond), busy.stderr.String())
 	case <-time.After(time.Until(opened.Add(2 * idle))):
 	}
+}
+
+// TestWatchingSessionNotIdle: a session whose client types nothing while its screen
+// changes (someone watching a rollout: here the status line's clock ticks) outlives
+// the idle timeout, and is ended at the longer watch timeout, saying why.
+func TestWatchingSessionNotIdle(t *testing.T) {
+	ctx := kubetest.Context(t)
+	const idle, watch = 2 * time.Second, 6 * time.Second
+	s := startServer(t, func(o *Options) { o.Limits.IdleTimeout, o.Limits.WatchTimeout = idle, watch })
+	opened := time.Now()
+	watching := s.openSize(t, "bob", s.readOnly, 200, 50)
+	select {
+	case <-watching.ended:
+		t.Fatalf("a watching session was ended after %s: %s", time.Since(opened).Round(time.Millisecond), watching.stderr.String())
+	case <-time.After(time.Until(opened.Add(2 * idle))):
+	}
+	watching.endedWith(ctx, t, "no input for 6s (the limit of a session that only watches)")
 }
 
 // TestMaxSessionTime: a session is ended at the session time limit however busy.
@@ -214,8 +235,8 @@ func TestSessionLimit(t *testing.T) {
 }
 
 // TestPerAddrLimit: connections one address holds, even ones that never speak SSH,
-// count against its limit; over it, a connection is closed before the handshake, and
-// once one closes the address may connect again.
+// count against its limit; over it, a connection is told why and closed before the
+// handshake, and once one closes the address may connect again.
 func TestPerAddrLimit(t *testing.T) {
 	s := startServer(t, func(o *Options) { o.Limits.MaxConnsPerAddr = 2 })
 	var held []net.Conn
@@ -239,9 +260,19 @@ func TestPerAddrLimit(t *testing.T) {
 	if !strings.Contains(s.log.String(), "too many from its address") {
 		t.Errorf("the refusal was not logged: %s", s.log.String())
 	}
+	// The refused client is told why, before the connection closes, in a line an SSH
+	// client shows (OpenSSH: "banner line 0: ..."), not only in the server's log.
+	refused, err := net.Dial("tcp", s.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	said, _ := io.ReadAll(refused)
+	_ = refused.Close()
+	if want := "mcotui: refused: 2 connections from 127.0.0.1 are open"; !strings.Contains(string(said), want) {
+		t.Errorf("the refused connection was told %q, want %q", said, want)
+	}
 	_ = held[0].Close()
 	// The server counts the closed connection out once it has seen it closed.
-	var err error
 	for {
 		var client *gossh.Client
 		if client, err = s.dial("alice", s.admin); err == nil {
@@ -448,5 +479,31 @@ func TestNoKeyInWorkingDir(t *testing.T) {
 	}
 	if entries, err := os.ReadDir(wd); err != nil || len(entries) != 0 {
 		t.Fatalf("New wrote into the working directory: %v %v", entries, err)
+	}
+}
+
+// TestDisconnectLogsNoError: a client that closes its connection mid-session is an
+// ordinary end: the server's log (slog, its one format) says how the session's program
+// stopped and holds no ERROR. (wish's program middleware logged it as an ERROR through
+// its own global logger.)
+func TestDisconnectLogsNoError(t *testing.T) {
+	log := &syncBuffer{}
+	s := startServer(t, func(o *Options) {
+		o.Logger = slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
+	tm := s.open(t, "bob", s.readOnly)
+	tm.waitFor(t, "read-only")
+	_ = tm.client.Close()
+	for !strings.Contains(log.String(), "session ended") {
+		if t.Context().Err() != nil {
+			t.Fatalf("the session's end was not logged: %s", log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(log.String(), "session program stopped") {
+		t.Errorf("how the session's program stopped is not in the server's log:\n%s", log.String())
+	}
+	if strings.Contains(log.String(), "level=ERROR") {
+		t.Errorf("a client's disconnect logged an error:\n%s", log.String())
 	}
 }

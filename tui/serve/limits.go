@@ -33,9 +33,13 @@ type Limits struct {
 	// HandshakeTimeout closes a connection that has not authenticated by then.
 	HandshakeTimeout time.Duration
 	// IdleTimeout closes a connection on which the client has sent no input (no
-	// keystroke, no resize) for that long. What the server draws and the client's
-	// keepalives do not count: a forgotten terminal holds a session like any other.
+	// keystroke, no resize) for that long, unless its screen is changing: someone
+	// watching a long rollout types nothing. The client's keepalives do not count.
 	IdleTimeout time.Duration
+	// WatchTimeout closes a connection without input for that long even though its
+	// screen changes: the longer limit of a watching session, since a forgotten
+	// terminal's screen changes too (ages tick).
+	WatchTimeout time.Duration
 	// MaxSessionTime closes a connection that long after it was accepted, however
 	// busy.
 	MaxSessionTime time.Duration
@@ -51,6 +55,7 @@ func DefaultLimits() Limits {
 		MaxUnauthenticated: 64,
 		HandshakeTimeout:   20 * time.Second,
 		IdleTimeout:        30 * time.Minute,
+		WatchTimeout:       4 * time.Hour,
 		MaxSessionTime:     12 * time.Hour,
 	}
 }
@@ -75,6 +80,8 @@ func (l Limits) withDefaults() Limits {
 	fill(&l.MaxUnauthenticated, d.MaxUnauthenticated)
 	fillD(&l.HandshakeTimeout, d.HandshakeTimeout)
 	fillD(&l.IdleTimeout, d.IdleTimeout)
+	fillD(&l.WatchTimeout, d.WatchTimeout)
+	l.WatchTimeout = max(l.WatchTimeout, l.IdleTimeout)
 	fillD(&l.MaxSessionTime, d.MaxSessionTime)
 	return l
 }
@@ -91,7 +98,8 @@ type connection struct {
 	addr string // the remote host, without the port: what MaxConnsPerAddr counts
 	ctx  ssh.Context
 
-	lastInput atomic.Int64 // unix nanoseconds of the client's last input
+	lastInput  atomic.Int64 // unix nanoseconds of the client's last input
+	lastOutput atomic.Int64 // unix nanoseconds of the last screen change sent to it
 	// authed is set, under the server's mu, once the connection has proven a key and
 	// opened a session: it no longer counts against MaxUnauthenticated.
 	authed    bool
@@ -116,6 +124,12 @@ func (s *Server) accept(ctx ssh.Context, nc net.Conn) net.Conn {
 	if s.perAddr[addr] >= s.limits.MaxConnsPerAddr {
 		s.mu.Unlock()
 		s.log.Warn("refused a connection: too many from its address", "remote", nc.RemoteAddr().String(), "limit", s.limits.MaxConnsPerAddr)
+		// Said before any SSH is spoken, as a line before the version exchange
+		// (RFC 4253 4.2 lets a server send such lines): OpenSSH prints it
+		// ("banner line 0: ...") instead of a bare connection reset. The write is
+		// bounded: a client that reads nothing does not hold the accept loop.
+		_ = nc.SetWriteDeadline(time.Now().Add(time.Second))
+		_, _ = fmt.Fprintf(nc, "mcotui: refused: %d connections from %s are open, the most one address may hold; close one and try again\r\n", s.limits.MaxConnsPerAddr, addr)
 		return nil // the ssh package closes it
 	}
 	if s.unauthenticated >= s.limits.MaxUnauthenticated {
@@ -130,6 +144,7 @@ func (s *Server) accept(ctx ssh.Context, nc net.Conn) net.Conn {
 	s.mu.Unlock()
 
 	c.lastInput.Store(time.Now().UnixNano())
+	c.lastOutput.Store(time.Now().UnixNano())
 	ctx.SetValue(connectionKey{}, c)
 	// The timers are set under the lock their callbacks take, so that a callback
 	// never sees a timer not yet set.
@@ -189,20 +204,36 @@ func (c *connection) authenticated() {
 // touch records input from the client.
 func (c *connection) touch() { c.lastInput.Store(time.Now().UnixNano()) }
 
-// checkIdle ends the connection when the client has been silent for the idle timeout,
-// and otherwise looks again when it would be.
+// shown records a screen change sent to the client.
+func (c *connection) shown() { c.lastOutput.Store(time.Now().UnixNano()) }
+
+// checkIdle ends the connection when the client has been silent for the idle timeout
+// and its screen has not changed in as long, or silent for the watch timeout; and
+// otherwise looks again when it would be.
 func (c *connection) checkIdle() {
-	timeout := c.srv.limits.IdleTimeout
+	l := c.srv.limits
 	silent := time.Since(time.Unix(0, c.lastInput.Load()))
-	if silent < timeout {
-		c.mu.Lock()
-		if !c.closed {
-			c.idle.Reset(timeout - silent)
-		}
-		c.mu.Unlock()
+	still := time.Since(time.Unix(0, c.lastOutput.Load()))
+	var next time.Duration
+	switch {
+	case silent < l.IdleTimeout:
+		next = l.IdleTimeout - silent
+	case still < l.IdleTimeout && silent < l.WatchTimeout:
+		// Watching: look again when the screen would have been still long enough,
+		// or the watch ends.
+		next = min(l.IdleTimeout-still, l.WatchTimeout-silent)
+	case still < l.IdleTimeout:
+		c.end(fmt.Sprintf("no input for %s (the limit of a session that only watches)", l.WatchTimeout))
+		return
+	default:
+		c.end(fmt.Sprintf("no input for %s", l.IdleTimeout))
 		return
 	}
-	c.end(fmt.Sprintf("no input for %s", timeout))
+	c.mu.Lock()
+	if !c.closed {
+		c.idle.Reset(next)
+	}
+	c.mu.Unlock()
 }
 
 // end cuts the connection off, saying why: each of its sessions' programs is stopped,
@@ -259,6 +290,16 @@ func (s *session) Read(p []byte) (int, error) {
 	n, err := s.Session.Read(p)
 	if n > 0 {
 		s.conn.touch()
+	}
+	return n, err
+}
+
+// Write is what the program draws: a changing screen, which keeps a watching
+// connection from idling (Limits.WatchTimeout bounds it).
+func (s *session) Write(p []byte) (int, error) {
+	n, err := s.Session.Write(p)
+	if n > 0 {
+		s.conn.shown()
 	}
 	return n, err
 }

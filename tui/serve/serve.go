@@ -19,9 +19,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -32,7 +34,7 @@ import (
 	"charm.land/wish/v2"
 	"charm.land/wish/v2/activeterm"
 	bm "charm.land/wish/v2/bubbletea"
-	"charm.land/wish/v2/recover"
+	wishrecover "charm.land/wish/v2/recover"
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/mcotui/mcotui/tui"
@@ -125,11 +127,11 @@ func New(opts Options) (*Server, error) {
 		wish.WithPublicKeyAuth(s.authenticate),
 		wish.WithMiddleware(
 			s.release,
-			bm.MiddlewareWithProgramHandler(s.program),
+			s.runProgram,
 			s.guard,
 			activeterm.Middleware(),
 			s.logSessions,
-			recover.MiddlewareWithLogger(printf{s.log}),
+			wishrecover.MiddlewareWithLogger(printf{s.log}),
 		),
 	)
 	if err != nil {
@@ -182,6 +184,58 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 	// The filter comes after MakeOptions' own, which it replaces (see session.filter).
 	popts := append(bm.MakeOptions(sess), tea.WithContext(ws.ctx), tea.WithFilter(ws.filter))
 	return tea.NewProgram(tui.New(src, opts), popts...)
+}
+
+// runProgram runs the session's program (wish's bubbletea.MiddlewareWithProgramHandler,
+// but logging through the server's slog logger: wish's logs to its own global logger,
+// in another format, and calls a client's ordinary disconnect an error).
+func (s *Server) runProgram(next ssh.Handler) ssh.Handler {
+	return func(sess ssh.Session) {
+		program := s.program(sess)
+		if program == nil {
+			next(sess)
+			return
+		}
+		_, windowChanges, ok := sess.Pty()
+		if !ok {
+			wish.Fatalln(sess, "mcotui: no terminal; connect with ssh -t")
+			return
+		}
+		ctx, cancel := context.WithCancel(sess.Context())
+		go func() {
+			// Its own goroutine, which the recover middleware cannot guard: a panic
+			// here ends this session, not the server.
+			defer func() {
+				if r := recover(); r != nil {
+					s.log.Error("panic in a session's window change handler", "user", sess.User(), "panic", r, "stack", string(debug.Stack()))
+					program.Quit()
+				}
+			}()
+			for {
+				select {
+				case <-ctx.Done():
+					program.Quit()
+					return
+				case w := <-windowChanges:
+					program.Send(tea.WindowSizeMsg{Width: w.Width, Height: w.Height})
+				}
+			}
+		}()
+		_, err := program.Run()
+		switch {
+		case err == nil:
+		case errors.Is(err, tea.ErrProgramKilled), errors.Is(err, context.Canceled), errors.Is(err, io.EOF):
+			// The client went away, or the server ended the connection: said at
+			// the session's end already.
+			s.log.Debug("session program stopped", "user", sess.User(), "remote", sess.RemoteAddr().String(), "cause", err)
+		default:
+			s.log.Error("session program failed", "user", sess.User(), "remote", sess.RemoteAddr().String(), "error", err)
+		}
+		// Kill restores the terminal if the program is still running (it panicked).
+		program.Kill()
+		cancel()
+		next(sess)
+	}
 }
 
 // release ends the session's subscription once its program has ended: the user quit,

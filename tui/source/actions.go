@@ -11,6 +11,8 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -49,6 +51,26 @@ func (a *Actions) SetPaused(ctx context.Context, pool string, paused bool) error
 		return err
 	}
 	a.log.Info("set spec.paused", "pool", pool, "paused", paused)
+	return nil
+}
+
+// EvictPod implements action.Actions with a policy/v1 Eviction, as kubectl drain
+// evicts.
+func (a *Actions) EvictPod(ctx context.Context, namespace, name string) error {
+	ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+	if err := a.c.clients.Kube.CoreV1().Pods(namespace).EvictV1(ctx, ev); err != nil {
+		return fmt.Errorf("evict pod %s/%s: %w", namespace, name, err)
+	}
+	a.log.Info("evicted a pod", "pod", namespace+"/"+name)
+	return nil
+}
+
+// DeletePod implements action.Actions.
+func (a *Actions) DeletePod(ctx context.Context, namespace, name string) error {
+	if err := a.c.clients.Kube.CoreV1().Pods(namespace).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		return fmt.Errorf("delete pod %s/%s: %w", namespace, name, err)
+	}
+	a.log.Info("deleted a pod", "pod", namespace+"/"+name)
 	return nil
 }
 

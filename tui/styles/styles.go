@@ -25,6 +25,10 @@ const (
 	// GlyphBehind marks, in the UPDATED column, a node that runs its own desired config
 	// while its pool targets another: the rollout has not reached it yet.
 	GlyphBehind = "⇣"
+	// GlyphWaiting marks a phase in progress that reports what holds it (a drain
+	// waiting on a PodDisruptionBudget, retried by the agent): not a failure, and not
+	// moving either. An hourglass of neutral width.
+	GlyphWaiting = "⧖"
 )
 
 // GlyphNarration marks the embedder's narration line (tui.Options.Narration); neutral
@@ -59,6 +63,8 @@ type Styles struct {
 	// rendered once here so that drawing a grid cell is a string copy.
 	State [4]lipgloss.Style
 	Glyph [4]string
+	// Waiting is GlyphWaiting, rendered once.
+	Waiting string
 	// Behind is GlyphBehind, rendered once.
 	Behind string
 
@@ -176,6 +182,7 @@ func New(color bool) *Styles {
 		s.Glyph[st] = s.State[st].Render(PlainGlyph(st))
 	}
 	s.Behind = s.Warn.Bold(true).Render(GlyphBehind)
+	s.Waiting = s.Warn.Render(GlyphWaiting)
 	s.BarFull = s.State[phase.Done].Render(BarFull)
 	s.BarEmpty = s.Dim.Render(BarEmpty)
 	s.BarDegraded = s.State[phase.Failed].Render(BarFull)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -184,7 +185,7 @@ func NewNodeAgent(ctx context.Context, cfg *rest.Config, node, pool string, opts
 		return nil, fmt.Errorf("node agent for node %s: watch its MachineConfigNode: %w", node, err)
 	}
 
-	a.broadcaster = record.NewBroadcaster(record.WithContext(runCtx))
+	a.broadcaster = record.NewBroadcaster(record.WithContext(runCtx), record.WithCorrelatorOptions(eventCorrelatorOptions()))
 	a.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: clients.Kube.CoreV1().Events("")})
 	a.recorder = a.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: AgentComponent, Host: node})
 
@@ -391,6 +392,23 @@ func (a *NodeAgent) patchNode(ctx context.Context, metadata, spec map[string]any
 	}
 	_, err = a.clients.Kube.CoreV1().Nodes().Patch(ctx, a.name, types.MergePatchType, body, metav1.PatchOptions{})
 	return err
+}
+
+// eventCorrelatorOptions are the agent's event recorder's: client-go's defaults but for
+// its spam filter, which by default lets a source burst 25 events about an object and
+// then one every 5 minutes, whatever their reason. One update writes about 12 Events on
+// its node (cordon, drain, apply, reboot, uncordon, ...), so after two updates with a
+// retry a node's Events would stop telling what happens to it, when an operator needs
+// them most. Here each reason has its own budget (25, then one every 10 seconds): a
+// drain retried every few seconds is still held back, an update's steps never are.
+func eventCorrelatorOptions() record.CorrelatorOptions {
+	return record.CorrelatorOptions{
+		QPS: 1. / 10,
+		SpamKeyFunc: func(e *corev1.Event) string {
+			return strings.Join([]string{e.Source.Component, e.Source.Host, e.InvolvedObject.Kind, e.InvolvedObject.Namespace,
+				e.InvolvedObject.Name, string(e.InvolvedObject.UID), e.InvolvedObject.APIVersion, e.Type, e.Reason}, "\x00")
+		},
+	}
 }
 
 // Event records an Event on the node, from component AgentComponent. eventType is

@@ -3,6 +3,7 @@ package nodeagent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"reflect"
@@ -781,5 +782,41 @@ func TestDrainCancelled(t *testing.T) {
 	}
 	if got := kubetest.PodsOn(t, env.Kube, node.Name); !slices.Equal(got, []string{ns + "/guarded"}) {
 		t.Fatalf("pods on the node after a cancelled drain: %v", got)
+	}
+}
+
+// TestEventsOfManyUpdates: three updates' worth of Events on one node (an update writes
+// about a dozen, each of its own reason) all reach the API server. client-go's default
+// spam filter allows 25 per object, then one every 5 minutes: the third update's would
+// be lost.
+func TestEventsOfManyUpdates(t *testing.T) {
+	ctx := kubetest.Context(t)
+	kubetest.CreateBareNode(t, env.Kube, "events-1", nil, nil)
+	a := newAgent(t, "events-1", "", fast(t))
+	reasons := []string{"Cordon", "Drain", "Drained", "OSUpdateStarted", "OSUpdateStaged", "PendingConfig",
+		"Reboot", "RebootDone", "Uncordon", "SetDesiredConfig", "UpdateComplete", "NodeDone"}
+	const updates = 3
+	for u := range updates {
+		for _, r := range reasons {
+			a.Event(corev1.EventTypeNormal, r, fmt.Sprintf("update %d: %s", u+1, r))
+		}
+	}
+	last := fmt.Sprintf("update %d: %s", updates, reasons[len(reasons)-1])
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		list, err := env.Kube.CoreV1().Events(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{
+			FieldSelector: fields.Set{"involvedObject.kind": "Node", "involvedObject.name": "events-1"}.String(),
+		})
+		if err != nil {
+			return false, err
+		}
+		for _, e := range list.Items {
+			if e.Message == last {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("the last update's last Event (%q) never reached the API server: %v", last, err)
 	}
 }

@@ -139,6 +139,79 @@ func Fit(b *strings.Builder, s string, w int) {
 	pad(b, w-ansi.StringWidth(s))
 }
 
+// Name is a name cut to w cells so that names which share their first pre and last suf
+// bytes (a cluster's node names: "ci-ln-ds73n5t-72292-9xsm9-worker-a-" then a random
+// end) stay apart: the shared start goes first ("…9xsm9-worker-a-xyz12"), then the
+// shared end, and only a name whose own part is wider than w is cut in the middle,
+// keeping both its ends. It is whole when it fits; the detail shows it whole always.
+func Name(name string, w, pre, suf int) string {
+	if len(name) <= w || w <= 0 || !ascii(name) {
+		return name
+	}
+	if w < 4 {
+		return name[:w]
+	}
+	pre, suf = min(pre, len(name)), min(suf, len(name))
+	if pre+suf > len(name) {
+		suf = len(name) - pre
+	}
+	// Drop the start: what is left keeps the whole distinct part.
+	if k := len(name) - (w - 1); k <= pre {
+		return Ellipsis + name[k:]
+	}
+	own := len(name) - pre - suf
+	switch {
+	case pre == 0 && own <= w-1:
+		// Names that differ at once and share their end (FQDNs): cut the end.
+		return name[:w-1] + Ellipsis
+	case own <= w-2:
+		return Ellipsis + name[pre:pre+w-2] + Ellipsis
+	}
+	// The distinct part alone is too wide: keep its start and its end.
+	lead := ""
+	if pre > 0 {
+		lead, name, w = Ellipsis, name[pre:], w-1
+	}
+	head := (w - 1) / 2
+	return lead + name[:head] + Ellipsis + name[len(name)-(w-1-head):]
+}
+
+// SharedEnds is how many leading and trailing bytes all of names share (0, 0 for fewer
+// than two), for Name.
+func SharedEnds(names []string) (pre, suf int) {
+	if len(names) < 2 {
+		return 0, 0
+	}
+	first := names[0]
+	pre, suf = len(first), len(first)
+	for _, n := range names[1:] {
+		pre = min(pre, len(n))
+		for i := range pre {
+			if first[i] != n[i] {
+				pre = i
+				break
+			}
+		}
+		suf = min(suf, len(n))
+		for i := range suf {
+			if first[len(first)-1-i] != n[len(n)-1-i] {
+				suf = i
+				break
+			}
+		}
+	}
+	return pre, min(suf, len(first)-pre)
+}
+
+// FitName is Name padded to exactly w cells, appended to b.
+func FitName(b *strings.Builder, name string, w, pre, suf int) {
+	if !ascii(name) || len(name) <= w {
+		Fit(b, name, w)
+		return
+	}
+	b.WriteString(Name(name, w, pre, suf))
+}
+
 // FitRight is Fit aligned right.
 func FitRight(b *strings.Builder, s string, w int) {
 	if n := ansi.StringWidth(s); n < w {

@@ -87,3 +87,44 @@ func TestFit(t *testing.T) {
 		t.Errorf("Lines pad = %q", got)
 	}
 }
+
+// TestNameStaysDistinct: OpenShift's node names share 35 of their 40 characters; cut to
+// any width they must still tell the nodes apart, and keep the part that does.
+func TestNameStaysDistinct(t *testing.T) {
+	names := []string{
+		"ci-ln-ds73n5t-72292-9xsm9-worker-a-xyz12",
+		"ci-ln-ds73n5t-72292-9xsm9-worker-a-xyz13",
+		"ci-ln-ds73n5t-72292-9xsm9-worker-b-q8k2m",
+		"ci-ln-ds73n5t-72292-9xsm9-worker-c-t227w",
+	}
+	pre, suf := 33, 0 // "ci-ln-ds73n5t-72292-9xsm9-worker-", up to the zones
+	for _, w := range []int{8, 12, 16, 20, 26, 39, 40} {
+		seen := map[string]string{}
+		for _, n := range names {
+			got := Name(n, w, pre, suf)
+			if cells := len([]rune(got)); cells > w {
+				t.Errorf("Name(%q, %d) = %q: %d cells", n, w, got, cells)
+			}
+			if other, dup := seen[got]; dup {
+				t.Errorf("width %d: %q and %q both read %q", w, other, n, got)
+			}
+			seen[got] = n
+		}
+	}
+	for _, tt := range []struct {
+		name        string
+		w, pre, suf int
+		want        string
+	}{
+		{"ci-ln-ds73n5t-72292-9xsm9-worker-a-xyz12", 26, 33, 0, "…2292-9xsm9-worker-a-xyz12"},
+		{"ci-ln-ds73n5t-72292-9xsm9-worker-a-xyz12", 40, 33, 0, "ci-ln-ds73n5t-72292-9xsm9-worker-a-xyz12"},
+		// Shared ends (FQDNs): the end goes.
+		{"node-17.compute.us-east-1.example.com", 12, 0, 30, "node-17.com…"},
+		// A distinct part wider than the column: both its ends stay.
+		{"ci-ln-ds73n5t-72292-9xsm9-worker-a-xyz12", 8, 6, 0, "…ds7…z12"},
+	} {
+		if got := Name(tt.name, tt.w, tt.pre, tt.suf); got != tt.want {
+			t.Errorf("Name(%q, %d, %d, %d) = %q, want %q", tt.name, tt.w, tt.pre, tt.suf, got, tt.want)
+		}
+	}
+}

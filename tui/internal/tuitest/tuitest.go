@@ -91,6 +91,16 @@ func (a *Actions) SetPaused(_ context.Context, pool string, paused bool) error {
 	return a.record("SetPaused %s %t", pool, paused)
 }
 
+// EvictPod implements action.Actions.
+func (a *Actions) EvictPod(_ context.Context, namespace, name string) error {
+	return a.record("EvictPod %s/%s", namespace, name)
+}
+
+// DeletePod implements action.Actions.
+func (a *Actions) DeletePod(_ context.Context, namespace, name string) error {
+	return a.record("DeletePod %s/%s", namespace, name)
+}
+
 // SetMaxUnavailable implements action.Actions.
 func (a *Actions) SetMaxUnavailable(_ context.Context, pool string, v intstr.IntOrString) error {
 	return a.record("SetMaxUnavailable %s %s", pool, v.String())

@@ -54,6 +54,14 @@ func (m *Model) SetPool(pool string) {
 	}
 }
 
+// Selected is the name of the rendered config under the cursor, or "".
+func (m *Model) Selected() string {
+	if mc := m.selected(); mc != nil {
+		return mc.Name
+	}
+	return ""
+}
+
 // Pool is the pool shown.
 func (m *Model) Pool() string { return m.pool }
 
@@ -319,7 +327,7 @@ func orDash(s string) string {
 // ShortHelp implements help.KeyMap.
 func (m *Model) ShortHelp() []key.Binding {
 	k := m.c.Keys
-	return []key.Binding{k.Diff, k.Mark, k.NextPool, k.Main, k.BootImages, k.Help, k.Quit}
+	return []key.Binding{k.Diff, k.Mark, k.Rollback, k.NextPool, k.Main, k.BootImages, k.Help, k.Quit}
 }
 
 // FullHelp implements help.KeyMap.

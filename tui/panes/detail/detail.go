@@ -230,8 +230,10 @@ func (m *Model) document(n *model.Node) string {
 	switch {
 	case n.AdminCordoned:
 		sched = st.Warn.Render("no: cordoned by an administrator, and stays cordoned after the update")
+	case n.Unschedulable && nodeanno.CordonedBy(n.Obj) == "" && nodeanno.MCOCordoned(n.Obj):
+		sched = "no: cordoned by MCO's drain controller for the update, uncordoned when it completes"
 	case n.Unschedulable:
-		sched = "no: cordoned by " + n.Obj.Annotations[nodeanno.CordonedByKey]
+		sched = "no: cordoned by " + nodeanno.CordonedBy(n.Obj)
 	case n.Obj == nil:
 		sched = st.Dim.Render("(no Node object)")
 	}
@@ -419,7 +421,7 @@ func cells(b *strings.Builder, widths []int, f func(col, width int)) {
 // ShortHelp implements help.KeyMap.
 func (m *Model) ShortHelp() []key.Binding {
 	k := m.c.Keys
-	return []key.Binding{k.Up, k.Down, k.PageDown, k.Retry, k.YAML, k.Describe, k.Back, k.Command, k.Help, k.Quit}
+	return []key.Binding{k.Up, k.Down, k.PageDown, k.Retry, k.EvictPod, k.YAML, k.Describe, k.Back, k.Command, k.Help, k.Quit}
 }
 
 // FullHelp implements help.KeyMap.

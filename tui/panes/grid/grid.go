@@ -17,6 +17,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/mcotui/mcotui/core/phase"
 	"github.com/mcotui/mcotui/tui/common"
 	"github.com/mcotui/mcotui/tui/internal/layout"
 	"github.com/mcotui/mcotui/tui/model"
@@ -36,12 +37,23 @@ const (
 	numCols    = colPinned + 1
 )
 
-// Phase column titles: long ones after `oc get machineconfignodes -o wide`, short ones
-// for narrow terminals.
+// Phase column titles: three letters, or two on narrow terminals. Each column holds one
+// glyph, so `oc get machineconfignodes -o wide`'s words (PREPARED, UNCORDONED) would
+// spend some hundred columns of a wide terminal on headers; the help spells them out.
 var phaseTitles = [model.NumPhases][2]string{
-	{"PREPARED", "PRE"}, {"CORDONED", "COR"}, {"DRAINED", "DRN"}, {"APPLIED", "APL"},
-	{"POSTACTION", "PST"}, {"REBOOTED", "RBT"}, {"UNCORDONED", "UNC"}, {"UPDATED", "UPD"},
-	{"RESUMED", "RES"}, {"DEGRADED", "DEG"},
+	{"PRE", "PR"}, {"COR", "CO"}, {"DRN", "DR"}, {"APL", "AP"},
+	{"PST", "PA"}, {"RBT", "RB"}, {"UNC", "UC"}, {"UPD", "UP"},
+	{"RES", "RS"}, {"DEG", "DG"},
+}
+
+// PhaseLegend is the help's key to the phase columns: each column's titles, and the
+// MachineConfigNode condition it shows.
+func PhaseLegend() []string {
+	var kv []string
+	for i, t := range phaseTitles {
+		kv = append(kv, t[0]+" "+t[1], string(phase.Columns[i]))
+	}
+	return kv
 }
 
 // Widths of the STATUS column's long and short forms: "NotReady,SchedulingDisabled" and
@@ -160,6 +172,18 @@ func (m *Model) Selected() *model.Node {
 	return m.list.At(m.cursor)
 }
 
+// Select puts the cursor on the named node and reports whether it is shown (in scope
+// and matching the filter).
+func (m *Model) Select(name string) bool {
+	i := m.list.Index(name)
+	if i < 0 {
+		return false
+	}
+	m.cursor, m.selected = i, name
+	m.clamp()
+	return true
+}
+
 // Sync applies one batch of store changes.
 func (m *Model) Sync(ch model.Changes) {
 	if ch.Pools {
@@ -172,8 +196,10 @@ func (m *Model) Sync(ch model.Changes) {
 		return
 	}
 	nw, pw := m.list.NameWidth(), m.list.PoolWidth()
+	pre, suf := m.list.SharedEnds()
 	m.list.Sync(ch.Nodes)
-	if m.notePinned(ch.Nodes) || m.list.NameWidth() != nw || m.list.PoolWidth() != pw {
+	pre2, suf2 := m.list.SharedEnds()
+	if m.notePinned(ch.Nodes) || m.list.NameWidth() != nw || m.list.PoolWidth() != pw || pre != pre2 || suf != suf2 {
 		m.relayout()
 	}
 	m.reselect()
@@ -320,16 +346,25 @@ func (m *Model) relayout() {
 	nameW := max(m.list.NameWidth(), 4)
 	m.cfgW, m.hashW = m.configWidths()
 	cfgW, hashW := m.cfgW, m.hashW
-	base := func(nameMin, cfgMin, cfgMax int) []layout.Column {
+	// A name cut to its own part (what the rows do not share, layout.Name) and a little
+	// of the shared start still tells the rows apart.
+	pre, suf := m.list.SharedEnds()
+	ownW := min(nameW, max(16, nameW-pre-suf+4))
+	base := func(nameMin, cfgMin, cfgMax int, statusMin ...int) []layout.Column {
 		cols := make([]layout.Column, numCols)
 		cols[colName] = layout.Column{Title: "NAME", Min: nameMin, Max: nameW}
-		cols[colPool] = layout.Column{Title: "POOL", Min: max(m.list.PoolWidth(), 4), Drop: 2}
+		cols[colPool] = layout.Column{Title: "POOL", Min: max(m.list.PoolWidth(), 4), Drop: 3}
 		cols[colStatus] = layout.Column{Title: "STATUS", Min: shortStatusW, Max: longStatusW}
+		if len(statusMin) > 0 {
+			cols[colStatus].Min = statusMin[0]
+		}
 		for i := range model.NumPhases {
 			cols[colPhase0+i] = layout.Column{Title: phaseTitles[i][0], Short: phaseTitles[i][1], Min: 1}
 		}
-		cols[colAge] = layout.Column{Title: "IN PHASE", Min: 5, Drop: 5}
-		cols[colCurrent] = layout.Column{Title: "CURRENT", Min: cfgMin, Max: cfgMax, Drop: 3}
+		// How long a node has been in its phase is what an incident asks first: the
+		// last column to go.
+		cols[colAge] = layout.Column{Title: "IN PHASE", Min: 5, Drop: 2}
+		cols[colCurrent] = layout.Column{Title: "CURRENT", Min: cfgMin, Max: cfgMax, Drop: 5}
 		cols[colDesired] = layout.Column{Title: "DESIRED", Min: cfgMin, Max: cfgMax, Drop: 4}
 		if m.pinned {
 			cols[colPinned] = pinnedColumn
@@ -343,10 +378,17 @@ func (m *Model) relayout() {
 	}
 	var cols []layout.Column
 	for i, cand := range [][]layout.Column{
-		base(nameW, cfgW, cfgW),
-		base(nameW, hashW, hashW),
-		base(nameW, 12, hashW),
-		base(min(nameW, 24), 12, hashW),
+		// kubectl's STATUS words, configs by hash (the hash is what tells two configs
+		// apart; the POOL column says the rest), grown to whole names if there is
+		// room left.
+		base(nameW, hashW, cfgW, longStatusW),
+		base(nameW, hashW, cfgW),
+		base(ownW, hashW, hashW),
+		base(ownW, 12, hashW),
+		base(16, 8, hashW),
+		// Narrow: columns dropped, IN PHASE last; names cut to 16 cells or more.
+		base(16, 8, hashW),
+		base(min(ownW, 12), 8, hashW),
 	} {
 		cols = cand
 		if !m.pinned {
@@ -360,9 +402,9 @@ func (m *Model) relayout() {
 		if !m.pinned {
 			m.widths = append(m.widths, 0)
 		}
-		// The first two must keep every column; the third may drop columns but must fit
-		// with the name whole; the last is taken whatever it gives.
-		if (i < 2 && whole) || (i == 2 && layout.Used(m.widths, 1) <= m.width) {
+		// The first five must keep every column; the sixth may drop columns but must
+		// fit; the last is taken whatever it gives.
+		if (i < 5 && whole) || (i == 5 && layout.Used(m.widths, 1) <= m.width) {
 			break
 		}
 	}
@@ -382,7 +424,7 @@ func (m *Model) relayout() {
 		}
 		t := layout.Title(cols[i], m.short)
 		if i == sortColumn(m.list.Query().Sort) && len(t) < w {
-			t += sortArrow(m.list.Query().Desc)
+			t += columnArrow(m.list.Query().Sort, m.list.Query().Desc)
 		}
 		layout.Fit(&b, t, w)
 	})
@@ -422,13 +464,14 @@ func (m *Model) render(n *model.Node, plain bool) (pre, post string) {
 	m.cells(&b, func(i, w int) {
 		switch {
 		case i == colName:
+			pre, suf := m.list.SharedEnds()
 			if n.Degraded && !plain {
 				var nb strings.Builder
-				layout.Fit(&nb, n.Name, w)
+				layout.FitName(&nb, n.Name, w, pre, suf)
 				b.WriteString(st.Error.Render(nb.String()))
 				return
 			}
-			layout.Fit(&b, n.Name, w)
+			layout.FitName(&b, n.Name, w, pre, suf)
 		case i == colPool:
 			layout.Fit(&b, n.Pool, w)
 		case i == colStatus:
@@ -454,6 +497,11 @@ func (m *Model) render(n *model.Node, plain bool) (pre, post string) {
 				if !plain {
 					g = st.Behind
 				}
+			} else if c.Waiting {
+				g = styles.GlyphWaiting
+				if !plain {
+					g = st.Waiting
+				}
 			} else if c.Present {
 				if plain {
 					g = styles.PlainGlyph(c.State)
@@ -465,15 +513,15 @@ func (m *Model) render(n *model.Node, plain bool) (pre, post string) {
 		case i == colAge:
 			cut = b.Len()
 		case i == colCurrent:
-			layout.Fit(&b, layout.Config(n.Current, n.Pool, w), w)
+			layout.FitName(&b, layout.Config(n.Current, n.Pool, w), w, 0, 0)
 		case i == colDesired:
 			if n.Desired != n.Current && !plain {
 				var nb strings.Builder
-				layout.Fit(&nb, layout.Config(n.Desired, n.Pool, w), w)
+				layout.FitName(&nb, layout.Config(n.Desired, n.Pool, w), w, 0, 0)
 				b.WriteString(st.Warn.Render(nb.String()))
 				return
 			}
-			layout.Fit(&b, layout.Config(n.Desired, n.Pool, w), w)
+			layout.FitName(&b, layout.Config(n.Desired, n.Pool, w), w, 0, 0)
 		case i == colPinned:
 			m.writePinned(&b, n, w, plain)
 		}
@@ -612,14 +660,22 @@ func (m *Model) empty() string {
 	return fmt.Sprintf("No nodes in pool %s.", q.Pool)
 }
 
-// sortArrow points the way the rows go: ▴ ascending (a to z, 1 to 10, oldest first
-// for the time in phase), ▾ descending. Both are of neutral East Asian width, unlike
-// ↑ and ↓.
+// sortArrow points the way the rows go: ▴ ascending (a to z, 1 to 10), ▾ descending.
+// Both are of neutral East Asian width, unlike ↑ and ↓.
 func sortArrow(desc bool) string {
 	if desc {
 		return "▾"
 	}
 	return "▴"
+}
+
+// columnArrow is the arrow of sort key k as the column reads: sorting by the time a
+// node entered its phase, oldest first, shows IN PHASE longest first, descending.
+func columnArrow(k model.SortKey, desc bool) string {
+	if k == model.SortAge {
+		desc = !desc
+	}
+	return sortArrow(desc)
 }
 
 // sortColumn is the grid column a sort key orders by, for the header's arrow; -1 for
@@ -653,13 +709,13 @@ func (m *Model) title() string {
 	if q.Pool != "" {
 		scope = "pool " + q.Pool
 	}
-	dir := sortArrow(q.Desc)
+	dir := columnArrow(q.Sort, q.Desc)
 	left := fmt.Sprintf(" Nodes: %s  %d/%d  sort: %s %s", scope, k.shown, k.total, q.Sort, dir)
 	if !q.Filter.IsZero() {
 		left += "  filter: " + q.Filter.String()
 	}
-	legend := fmt.Sprintf("%s done  %s in progress or waiting  %s failed  %s not started  %s behind target ",
-		styles.GlyphDone, styles.GlyphInProgress, styles.GlyphFailed, styles.GlyphNotStarted, styles.GlyphBehind)
+	legend := fmt.Sprintf("%s done  %s in progress  %s waiting  %s failed  %s not started  %s behind target ",
+		styles.GlyphDone, styles.GlyphInProgress, styles.GlyphWaiting, styles.GlyphFailed, styles.GlyphNotStarted, styles.GlyphBehind)
 	style := m.c.Styles.Title
 	if m.focused {
 		style = m.c.Styles.TitleFocused

@@ -181,7 +181,8 @@ func TestGridPinnedColumn(t *testing.T) {
 }
 
 // TestGridSortByColumn: each column's shift+letter sorts by that column, the header
-// marks it with an arrow that says which way, and the same key again reverses it.
+// marks it with an arrow that says which way its values go down the rows (IN PHASE,
+// longest first, descends), and the same key again reverses it.
 func TestGridSortByColumn(t *testing.T) {
 	for _, tc := range []struct {
 		key, column, first string
@@ -205,25 +206,114 @@ func TestGridSortByColumn(t *testing.T) {
 			if got := strings.Fields(strings.Split(tuitest.Plain(g.View()), "\n")[2])[0]; got != tc.first {
 				t.Errorf("%s: first row %s, want %s", tc.key, got, tc.first)
 			}
+			first, second := "▴", "▾"
+			if tc.column == "IN PHASE" {
+				first, second = second, first
+			}
 			header := strings.Split(tuitest.Plain(g.View()), "\n")[1]
-			if tc.column != "" && !strings.Contains(header, tc.column+"▴") {
-				t.Errorf("%s: header %q does not mark %s ascending", tc.key, header, tc.column)
+			if tc.column != "" && !strings.Contains(header, tc.column+first) {
+				t.Errorf("%s: header %q does not mark %s %s", tc.key, header, tc.column, first)
 			}
 			desc := g.Query().Desc
 			g.Update(key(tc.key))
 			if g.Query().Desc == desc {
 				t.Errorf("%s again: not reversed", tc.key)
 			}
-			if header := strings.Split(tuitest.Plain(g.View()), "\n")[1]; tc.column != "" && !strings.Contains(header, tc.column+sortArrow(g.Query().Desc)) {
-				t.Errorf("%s twice: header %q does not mark %s descending", tc.key, header, tc.column)
+			if header := strings.Split(tuitest.Plain(g.View()), "\n")[1]; tc.column != "" && !strings.Contains(header, tc.column+second) {
+				t.Errorf("%s twice: header %q does not mark %s %s", tc.key, header, tc.column, second)
 			}
 		})
 	}
 }
 
-func sortArrow(desc bool) string {
-	if desc {
-		return "▾"
+// TestGridOpenShiftNames: on OpenShift's 40-character names (33 shared) every row reads
+// differently at every width, CURRENT and DESIRED read differently wherever the node's
+// configs differ, IN PHASE stays at 80 columns, and at 200 STATUS says what kubectl
+// says (SchedulingDisabled) while the phase headers stay short.
+func TestGridOpenShiftNames(t *testing.T) {
+	for _, w := range []int{80, 100, 120, 160, 200} {
+		t.Run(itoa(w), func(t *testing.T) {
+			c := tuitest.Common(false, fixture.SmallOpenShift())
+			g := grid.New(c)
+			g.SetSize(w, 16)
+			lines := strings.Split(tuitest.Plain(g.View()), "\n")
+			header := lines[1]
+			col := func(title string) int { // in cells, as the rows are read
+				i := strings.Index(header, title)
+				if i < 0 {
+					return -1
+				}
+				return len([]rune(header[:i]))
+			}
+			names := map[string]bool{}
+			for _, l := range lines[2:] {
+				if strings.TrimSpace(l) == "" {
+					continue
+				}
+				name := strings.Fields(l)[0]
+				if names[name] {
+					t.Errorf("two rows read %q:\n%s", name, strings.Join(lines, "\n"))
+				}
+				names[name] = true
+				if cur, des := col("CURRENT"), col("DESIRED"); cur > 0 && des > 0 {
+					r := []rune(l)
+					cv, dv := strings.TrimSpace(string(r[cur:des])), strings.TrimSpace(string(r[des:]))
+					n := c.Store.Node(nodeNamed(c, name))
+					if n != nil && n.Current != n.Desired && cv == dv {
+						t.Errorf("%s: CURRENT and DESIRED both read %q", n.Name, cv)
+					}
+				}
+			}
+			if len(names) != c.Store.Len() {
+				t.Errorf("%d rows, %d nodes", len(names), c.Store.Len())
+			}
+			if !strings.Contains(header, "IN PHASE") {
+				t.Errorf("no IN PHASE at %d columns: %q", w, header)
+			}
+			if strings.Contains(header, "PREPARED") || strings.Contains(header, "UNCORDONED") {
+				t.Errorf("phase columns of one glyph under long titles: %q", header)
+			}
+			if w == 200 && !strings.Contains(strings.Join(lines, "\n"), "Ready,SchedulingDisabled") {
+				t.Errorf("STATUS at 200 columns is not kubectl's:\n%s", strings.Join(lines, "\n"))
+			}
+		})
 	}
-	return "▴"
+}
+
+// nodeNamed is the node whose name a cut cell shows, by its end.
+func nodeNamed(c *common.Common, cell string) string {
+	end := cell[strings.LastIndex(cell, "…")+len("…"):]
+	if !strings.Contains(cell, "…") {
+		end = cell
+	}
+	found := ""
+	c.Store.Each(func(n *model.Node) {
+		if strings.HasSuffix(n.Name, end) {
+			found = n.Name
+		}
+	})
+	return found
+}
+
+// TestGridWaitingApartFromInProgress: a drain waiting on a budget (the agent retries
+// it) and a drain under way are drawn with different glyphs, in every colour mode.
+func TestGridWaitingApartFromInProgress(t *testing.T) {
+	for _, color := range []bool{true, false} {
+		c := tuitest.Common(color, fixture.Small())
+		g := grid.New(c)
+		g.SetSize(200, 16)
+		rows := map[string]string{}
+		for _, l := range strings.Split(tuitest.Plain(g.View()), "\n") {
+			if f := strings.Fields(l); len(f) > 0 {
+				rows[f[0]] = l
+			}
+		}
+		waiting, draining := rows[fixture.WaitingNode], rows[fixture.DrainingNode]
+		if !strings.Contains(waiting, "⧖") || strings.Contains(waiting, "↻") {
+			t.Errorf("colour %v: the waiting drain is drawn %q", color, waiting)
+		}
+		if !strings.Contains(draining, "↻") || strings.Contains(draining, "⧖") {
+			t.Errorf("colour %v: the drain under way is drawn %q", color, draining)
+		}
+	}
 }

@@ -145,6 +145,10 @@ func (m *Model) notes(p *model.Pool) []note {
 	} else if sum := pol.Summary(m.c.Clock.Now()); sum != "" && !held {
 		out = append(out, note{st.Dim, "rollout policy: " + sum})
 	}
+	if behind := p.StatusBehind(m.c.Store.Counts(p.Name)); len(behind) > 0 {
+		// Said before the pin and the policy: it is why the columns above may be wrong.
+		out = append([]note{{st.Warn, "status behind its nodes (* above): " + strings.Join(behind, "; ")}}, out...)
+	}
 	if to := p.Obj.Annotations[rollout.RollbackToAnnotation]; to != "" {
 		out = append(out, note{st.Warn, "pinned to " + to + " by a rollback: " + m.c.Keys.Rollback.Help().Key + " removes the pin, and the pool rolls forward"})
 	}
@@ -363,6 +367,11 @@ func (m *Model) row(p *model.Pool, now time.Time, plain bool) string {
 		case colDegraded:
 			b.WriteString(paint(condStyle(st, p.Degraded, "False"), p.Degraded, w))
 		case colMachines:
+			// A count the nodes disagree with is marked: the pool's status is behind.
+			if int(p.MachineCount) != counts.Nodes {
+				b.WriteString(paint(st.Warn, itoa(p.MachineCount)+"*", w))
+				return
+			}
 			layout.Fit(&b, itoa(p.MachineCount), w)
 		case colReady:
 			layout.Fit(&b, itoa(p.ReadyCount), w)
@@ -373,7 +382,11 @@ func (m *Model) row(p *model.Pool, now time.Time, plain bool) string {
 			if p.DegradedCount > 0 {
 				style = st.Error
 			}
-			b.WriteString(paint(style, itoa(p.DegradedCount), w))
+			text := itoa(p.DegradedCount)
+			if int(p.DegradedCount) != counts.DegradedNow {
+				text, style = text+"*", st.Warn
+			}
+			b.WriteString(paint(style, text, w))
 		case colAge:
 			layout.Fit(&b, layout.Age(now.Sub(p.Created)), w)
 		case colProgress:
