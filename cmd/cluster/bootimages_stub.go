@@ -53,9 +53,11 @@ treat it as a secret.`,
 
   # Through a load balancer's name
   mcotui bootimages stub worker --server https://config.example.com:22623`,
-		Args:              cmdutil.UsageArgs(cobra.ExactArgs(1)),
-		ValidArgsFunction: func(c *cobra.Command, args []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) { return o.Kube.CompletePools(c, args, prefix) },
-		RunE:              cmdutil.RunE(o, runF),
+		Args: cmdutil.UsageArgs(cobra.ExactArgs(1)),
+		ValidArgsFunction: func(c *cobra.Command, args []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			return o.Kube.CompletePools(c, args, prefix)
+		},
+		RunE: cmdutil.RunE(o, runF),
 	}
 	o.Kube.Add(cmd.Flags(), f.Version)
 	cmd.Flags().StringVar(&o.Namespace, "namespace", controller.DefaultNamespace, "the namespace mcotui is installed in, which holds the config server's Secrets")
