@@ -25,6 +25,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/yaml"
 
+	"github.com/mcotui/mcotui/cmd/cmdutil"
 	"github.com/mcotui/mcotui/cmd/internal/cmdtest"
 	"github.com/mcotui/mcotui/core/firstboot"
 	"github.com/mcotui/mcotui/core/ignconfig"
@@ -327,3 +328,26 @@ func TestConfigServerRBAC(t *testing.T) {
 	forbidden("update a pool", err)
 	forbidden("delete a pool", mcs.MachineConfigPools().Delete(ctx, p.Name, metav1.DeleteOptions{}))
 }
+
+// TestConfigServerFlags: the server refuses to start without TLS or the token; stub
+// refuses a spec without httpHeaders; install refuses a service type or name it cannot
+// use. Each is a usage error naming the flag.
+func TestConfigServerFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"config-server", "--tls-cert-file", "c", "--tls-key-file", "k"}, "--token-file required"},
+		{[]string{"config-server", "--token-file", "t"}, "--tls-cert-file, --tls-key-file required"},
+		{[]string{"bootimages", "stub", "worker", "--ignition-version", "3.0.0"}, `--ignition-version "3.0.0": use 3.1.0 to 3.5.0`},
+		{[]string{"install", "--config-server", "--config-server-service-type", "ExternalName"}, `--config-server-service-type "ExternalName"`},
+		{[]string{"install", "--config-server", "--config-server-name", "not a name"}, `--config-server-name "not a name"`},
+	} {
+		code, _, errOut := configServerRunner.Cmd(t, tc.args...)
+		if code != cmdutil.ExitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%s: exit %d: %s; want usage error %q", strings.Join(tc.args, " "), code, errOut, tc.want)
+		}
+	}
+}
+
+var configServerRunner = cmdtest.NewRunner(cmdtest.Real(NewCmdConfigServer), cmdtest.Real(NewCmdBootImages), cmdtest.Real(NewCmdInstall))
