@@ -112,11 +112,11 @@ func (o *StubOptions) Run(ctx context.Context) error {
 		server = tlsSecret.Annotations[deploy.ConfigServerURLAnnotation]
 	}
 	if server == "" {
-		return fmt.Errorf("Secret %s/%s names no URL (annotation %s): give --server https://HOST:%d", o.Namespace, deploy.ConfigServerTLSSecret, deploy.ConfigServerURLAnnotation, firstboot.Port)
+		return fmt.Errorf("secret %s/%s names no URL (annotation %s): give --server https://HOST:%d", o.Namespace, deploy.ConfigServerTLSSecret, deploy.ConfigServerURLAnnotation, firstboot.Port)
 	}
 	stub, err := firstboot.Stub(server, o.Pool, tlsSecret.Data[deploy.ConfigServerCAKey], string(tokenSecret.Data[deploy.ConfigServerTokenKey]), o.Version)
 	if err != nil {
-		return fmt.Errorf("Secrets %s/%s and %s: %w", o.Namespace, deploy.ConfigServerTLSSecret, deploy.ConfigServerTokenSecret, err)
+		return fmt.Errorf("secrets %s/%s and %s: %w", o.Namespace, deploy.ConfigServerTLSSecret, deploy.ConfigServerTokenSecret, err)
 	}
 	_, err = fmt.Fprintf(o.IOStreams.Out, "%s\n", stub)
 	return err

@@ -44,7 +44,7 @@ func Stub(server, pool string, ca []byte, token string, v semver.Version) ([]byt
 		return nil, fmt.Errorf("no bootstrap token")
 	}
 	if v.LessThan(StubVersion) {
-		return nil, fmt.Errorf("Ignition spec %s has no httpHeaders to carry the bootstrap token: use %s or later", v, StubVersion)
+		return nil, fmt.Errorf("spec %s of Ignition has no httpHeaders to carry the bootstrap token: use %s or later", v, StubVersion)
 	}
 	u.Path = ConfigPath(pool)
 	cfg := ignconfig.Empty()
