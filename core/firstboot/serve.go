@@ -63,6 +63,8 @@ func Serve(rendered *mcfgv1.MachineConfig, v semver.Version) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Read from an informer, it has no kind; the file is read on its own.
+	mc.APIVersion, mc.Kind = mcfgv1.GroupVersion.String(), "MachineConfig"
 	mc.Spec.Config.Raw = empty
 	mc.Spec.Config.Object = nil
 	mc.ManagedFields = nil
