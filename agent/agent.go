@@ -365,6 +365,18 @@ func (a *Agent) sync(ctx context.Context) (again bool, err error) {
 	if haveLast && last.Result == store.ResultDone && last.To == desired {
 		current = desired
 	}
+	// A node born with its config (the config server's first-boot files) starts from it.
+	if current == "" && !haveLast {
+		if born, err := a.bornWith(); err != nil {
+			a.log.Warn("cannot read the config the node was born with", "err", err)
+		} else if born != "" {
+			if handled, again, err := a.adoptBorn(ctx, node, born, desired); handled {
+				return again, err
+			}
+		}
+	} else if current != "" {
+		a.retireBorn()
+	}
 	if desired == "" || desired == current {
 		return false, a.idle(ctx, node, current)
 	}

@@ -103,8 +103,12 @@ func policiesInForce(t *testing.T, agent *rest.Config, node string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		patch := []byte(`{"metadata":{"labels":{"mcotui.io/policy-probe":"x"}}}`)
+		// Each probe sets a new value: once one got through, the same patch again would
+		// change no label, and the policy would rightly let it pass.
+		probe := 0
 		kubetest.Eventually(t, time.Minute, "the install's admission policies in force", func() (bool, string) {
+			probe++
+			patch := []byte(fmt.Sprintf(`{"metadata":{"labels":{"mcotui.io/policy-probe":"x%d"}}}`, probe))
 			_, err := kc.CoreV1().Nodes().Patch(kubetest.Context(t), node, types.MergePatchType, patch, metav1.PatchOptions{})
 			if err == nil {
 				return false, "the agent relabelled its node"

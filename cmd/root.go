@@ -41,6 +41,7 @@ Offline tools work on manifest files and need no cluster:
 		node.NewCmdAgent(f, nil),
 		node.NewCmdJournal(f, nil),
 		cluster.NewCmdController(f, nil),
+		cluster.NewCmdConfigServer(f, nil),
 		cluster.NewCmdStatus(f, nil),
 		cluster.NewCmdRollout(f, nil),
 		cluster.NewCmdPause(f, nil),

@@ -36,6 +36,15 @@ type Options struct {
 	Version string
 	// Monitoring adds a ServiceMonitor and a PrometheusRule for the Prometheus Operator.
 	Monitoring bool
+	// ConfigServer adds the first-boot config server (configserver.go): its RBAC,
+	// Deployment and Service, and Secrets with a new CA, serving certificate and token,
+	// unless ConfigServerKeepSecrets. ConfigServerNames are the names and addresses
+	// machines reach it at (the first is the stub's URL), added to its certificate;
+	// ConfigServerServiceType is its Service's type (ClusterIP when empty).
+	ConfigServer            bool
+	ConfigServerKeepSecrets bool
+	ConfigServerNames       []string
+	ConfigServerServiceType string
 }
 
 // Names of what install creates.
@@ -82,7 +91,15 @@ func Write(w io.Writer, o Options) error {
 			fmt.Fprintln(w)
 		}
 	}
-	for _, obj := range Objects(o) {
+	objs := Objects(o)
+	if o.ConfigServer {
+		cs, err := configServerObjects(o, typeMeta, objectMeta)
+		if err != nil {
+			return fmt.Errorf("config server: %w", err)
+		}
+		objs = append(objs, cs...)
+	}
+	for _, obj := range objs {
 		b, err := manifestYAML(obj)
 		if err != nil {
 			return err
@@ -127,6 +144,16 @@ func stripCreationTimestamps(v any) {
 	}
 }
 
+func typeMeta(apiVersion, kind string) metav1.TypeMeta {
+	return metav1.TypeMeta{APIVersion: apiVersion, Kind: kind}
+}
+
+func objectMeta(name, namespace string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: map[string]string{"app.kubernetes.io/part-of": "mcotui"}}
+}
+
+// Objects are the objects install prints after the CRDs, but for the config server's
+// (whose Secrets are new at every call).
 func Objects(o Options) []any {
 	ns := o.Namespace
 	labels := func(component string) map[string]string {

@@ -6,6 +6,8 @@
 #   DIR/kubectl-v1.37.2/kubectl
 #   DIR/etcd-v3.6.16/etcd
 #   DIR/kwok-v0.8.0/kwok
+#   DIR/ignition-apply-v2.24.0/ignition-apply   Ignition's ignition-apply, which tests run
+#                                                on what the config server serves
 #   DIR/k8s-v1.37.2-etcd-v3.6.16-kwok-v0.8.0/   symlinks to all four: the one folder that
 #                                                platform/kube/kubetest and envtest use
 #
@@ -30,6 +32,9 @@ set -euo pipefail
 KUBE_VERSION=v1.37.2
 ETCD_VERSION=v3.6.16
 KWOK_VERSION=v0.8.0
+# The Ignition of go.mod (github.com/coreos/ignition/v2), whose config packages mcotui
+# uses: the tests apply what mcotui serves with the same Ignition that validated it.
+IGNITION_VERSION=v2.24.0
 
 GO=${GO:-go}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -132,17 +137,38 @@ build_kwok() {
 	rmdir "$bin"
 }
 
+# ignition-apply is Ignition's binary run under that name (it dispatches on argv[0]).
+# It needs cgo and libblkid (libblkid-dev, hack/system-deps.sh). It is built without
+# SELinux relabelling, as for a distribution without SELinux (Flatcar's build): the
+# tests' roots have no policy to relabel with. Its go.mod has no replace directives, so
+# `go install pkg@version` builds it exactly as its go.mod and go.sum say.
+build_ignition_apply() {
+	local bin
+	bin=$(mktemp -d "$DIR/.ignition.XXXXXX")
+	local pkg=github.com/coreos/ignition/v2/internal
+	if ! CGO_ENABLED=1 GOFLAGS="${GOFLAGS//-mod=readonly/}" GOBIN="$bin" "$GO" install -trimpath \
+		-ldflags "-s -w -X $pkg/version.Raw=$IGNITION_VERSION -X $pkg/distro.selinuxRelabel=false" "$pkg@$IGNITION_VERSION"; then
+		rm -rf "$bin"
+		return 1
+	fi
+	mv -f "$bin/internal" "$OUT"
+	rmdir "$bin"
+}
+
 # The module pins must match the versions above, or the stamped version would lie.
 grep -q "k8s.io/kubernetes $KUBE_VERSION" "$HERE/testbin/kube-apiserver/go.mod" ||
 	die "hack/testbin/kube-apiserver/go.mod does not require k8s.io/kubernetes $KUBE_VERSION"
 grep -q "go.etcd.io/etcd/server/v3 $ETCD_VERSION" "$HERE/testbin/etcd/go.mod" ||
 	die "hack/testbin/etcd/go.mod does not require go.etcd.io/etcd/server/v3 $ETCD_VERSION"
+grep -q "github.com/coreos/ignition/v2 $IGNITION_VERSION" "$HERE/../go.mod" ||
+	die "go.mod does not require github.com/coreos/ignition/v2 $IGNITION_VERSION: change IGNITION_VERSION to match"
 
 total=$SECONDS
 build kube-apiserver "$KUBE_VERSION" --version -- build_kube k8s.io/kubernetes/cmd/kube-apiserver
 build kubectl "$KUBE_VERSION" "version --client" -- build_kube k8s.io/kubernetes/cmd/kubectl
 build etcd "$ETCD_VERSION" --version -- build_etcd
 build kwok "$KWOK_VERSION" --version -- build_kwok
+build ignition-apply "$IGNITION_VERSION" --version -- build_ignition_apply
 
 assets="$DIR/k8s-$KUBE_VERSION-etcd-$ETCD_VERSION-kwok-$KWOK_VERSION"
 mkdir -p "$assets"

@@ -66,7 +66,7 @@ It reads only. Change the mode with ` + "`mcotui bootimages set-mode`" + `.`,
 	o.Kube.Add(cmd.Flags(), f)
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "output format: "+strings.Join(bootImageFormats, ", ")+" (default: the table)")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(bootImageFormats, cobra.ShellCompDirectiveNoFileComp))
-	cmd.AddCommand(NewCmdBootImagesSetMode(f, nil))
+	cmd.AddCommand(NewCmdBootImagesSetMode(f, nil), NewCmdBootImagesStub(f, nil))
 	return cmd
 }
 

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"net"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -53,6 +54,15 @@ With --boot-images, the controller may also update the Ignition stubs of the use
 secrets in openshift-machine-api (a Role there, which needs the namespace to exist);
 boot image updates of MachineSets need it.
 
+With --config-server, it adds the first-boot config server (mcotui config-server),
+which serves each pool's rendered config to new machines as MCO's Machine Config Server
+does: a ServiceAccount that may only read pools and MachineConfigs, a Deployment, the
+Service mcotui-config-server (port 22623), and two Secrets: a new CA with a serving
+certificate for the Service's names and each --config-server-name
+(mcotui-config-server-tls), and a new bootstrap token (mcotui-config-server-token).
+Every run makes a new CA and token: apply them once, and upgrade with
+--config-server-keep-secrets. docs/first-boot.md walks through the day-one flow.
+
 With --monitoring, it adds a ServiceMonitor and a PrometheusRule (monitoring.coreos.com/v1)
 for the Prometheus Operator, whose CRDs must be installed: alerts for a node degraded for
 15 minutes, a drain blocked past the drain timeout, a pool updating for too long, nodes
@@ -78,6 +88,10 @@ OpenShift: MCO runs there, and mcotui's agent and controller refuse to start bes
 	cmd.Flags().StringVar(&o.Manifests.Namespace, "namespace", controller.DefaultNamespace, "the namespace of mcotui's agent, controller and Lease")
 	cmd.Flags().StringVar(&o.Manifests.Image, "image", "", "the mcotui container image (default "+deploy.DefaultImage+":<this binary's version>, latest for a dev build)")
 	cmd.Flags().BoolVar(&o.Manifests.BootImages, "boot-images", false, "also let the controller upgrade Ignition stubs in openshift-machine-api (for boot image management)")
+	cmd.Flags().BoolVar(&o.Manifests.ConfigServer, "config-server", false, "also print the first-boot config server (mcotui config-server): its Deployment, Service, RBAC, and Secrets with a new CA, certificate and bootstrap token")
+	cmd.Flags().StringSliceVar(&o.Manifests.ConfigServerNames, "config-server-name", nil, "a DNS name or IP address new machines reach the config server at, added to its certificate; the first is the URL of `bootimages stub` (repeatable)")
+	cmd.Flags().StringVar(&o.Manifests.ConfigServerServiceType, "config-server-service-type", "ClusterIP", "the type of the config server's Service: ClusterIP, NodePort or LoadBalancer")
+	cmd.Flags().BoolVar(&o.Manifests.ConfigServerKeepSecrets, "config-server-keep-secrets", false, "with --config-server, leave out its Secrets, to upgrade an installation without a new CA and token (which would invalidate every stub)")
 	cmd.Flags().BoolVar(&o.Manifests.Monitoring, "monitoring", false, "also print a ServiceMonitor and a PrometheusRule with mcotui's alerts (needs the Prometheus Operator's CRDs)")
 	return cmd
 }
@@ -90,8 +104,18 @@ func (o *InstallOptions) Complete(*cobra.Command, []string) error {
 	return nil
 }
 
-// Validate checks that the namespace is a valid name.
+// Validate checks that the namespace is a valid name, and the config server's flags.
 func (o *InstallOptions) Validate() error {
+	switch o.Manifests.ConfigServerServiceType {
+	case "ClusterIP", "NodePort", "LoadBalancer":
+	default:
+		return cmdutil.UsageHelp(fmt.Errorf("--config-server-service-type %q: use ClusterIP, NodePort or LoadBalancer", o.Manifests.ConfigServerServiceType))
+	}
+	for _, n := range o.Manifests.ConfigServerNames {
+		if net.ParseIP(n) == nil && len(validation.IsDNS1123Subdomain(n)) > 0 {
+			return cmdutil.UsageHelp(fmt.Errorf("--config-server-name %q: give a DNS name or an IP address", n))
+		}
+	}
 	if msgs := validation.IsDNS1123Label(o.Manifests.Namespace); len(msgs) > 0 {
 		return cmdutil.UsageHelp(fmt.Errorf("--namespace %q: %s", o.Manifests.Namespace, strings.Join(msgs, "; ")))
 	}

@@ -206,7 +206,7 @@ func TestInstallAppliesDryRun(t *testing.T) {
 		}
 	}
 	installMonitoringCRDs(t, env)
-	out, docs := installDocs(t, "--namespace", "mcotui-dry", "--boot-images", "--monitoring")
+	out, docs := installDocs(t, "--namespace", "mcotui-dry", "--boot-images", "--monitoring", "--config-server", "--config-server-name", "config.example.com", "--config-server-name", "192.0.2.10")
 	cmd := env.KubectlCommand(ctx, "apply", "--dry-run=server", "-f", "-")
 	cmd.Stdin = strings.NewReader(out)
 	res, err := cmd.CombinedOutput()
