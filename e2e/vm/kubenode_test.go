@@ -4,7 +4,6 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
-	"crypto/rand"
 	"fmt"
 	"os"
 	"os/exec"
@@ -249,11 +248,11 @@ type kubeNode struct {
 	began, ready time.Time
 }
 
-// newKubeNode creates the Node object of a new real node named prefix plus a random
-// suffix (worker role, Done on cfgBase, as newNode's), boots a machine whose agent runs
-// as it, sets up its kubelet and runtime, and waits until the kubelet has made the Node
-// Ready. Each of opts may change the machine's Options.
-func newKubeNode(t *testing.T, prefix string, opts ...func(*Options)) *kubeNode {
+// newKubeNode creates the Node object of a new real node named name (with role
+// node-role.kubernetes.io/<role>, Done on config, as newNode's are on cfgBase), boots a
+// machine whose agent runs as it, sets up its kubelet and runtime, and waits until the
+// kubelet has made the Node Ready. Each of opts may change the machine's Options.
+func newKubeNode(t *testing.T, nodeName, role, config string, opts ...func(*Options)) *kubeNode {
 	t.Helper()
 	clusterObjects(t)
 	bins, err := FindNodeBinaries()
@@ -261,15 +260,14 @@ func newKubeNode(t *testing.T, prefix string, opts ...func(*Options)) *kubeNode 
 		t.Fatal(err)
 	}
 	ctx := t.Context()
-	nodeName := prefix + "-" + strings.ToLower(rand.Text()[:5])
 	// The admin creates the Node with its role and the agent's annotations, as a
 	// provisioner would; the kubelet takes it over when it registers. (NodeRestriction
 	// forbids a kubelet to set node-role labels itself.)
 	obj := &corev1.Node{ObjectMeta: metav1.ObjectMeta{
 		Name:   nodeName,
-		Labels: map[string]string{corev1.LabelHostname: nodeName, corev1.LabelOSStable: "linux", "node-role.kubernetes.io/worker": ""},
+		Labels: map[string]string{corev1.LabelHostname: nodeName, corev1.LabelOSStable: "linux", "node-role.kubernetes.io/" + role: ""},
 		Annotations: map[string]string{
-			nodeanno.CurrentConfigKey: cfgBase, nodeanno.DesiredConfigKey: cfgBase, nodeanno.StateKey: nodeanno.StateDone,
+			nodeanno.CurrentConfigKey: config, nodeanno.DesiredConfigKey: config, nodeanno.StateKey: nodeanno.StateDone,
 		},
 	}}
 	if _, err := env.Kube.CoreV1().Nodes().Create(ctx, obj, metav1.CreateOptions{}); err != nil {

@@ -23,6 +23,8 @@ func main() {
 		signal.Notify(term, syscall.SIGTERM, syscall.SIGINT)
 	case len(args) == 1 && args[0] == "ignore-term":
 		signal.Ignore(syscall.SIGTERM)
+		// Waiting on SIGINT alone: a wait on nothing would be a deadlock to the runtime.
+		signal.Notify(term, syscall.SIGINT)
 		fmt.Println("vmpod: ignoring SIGTERM")
 	case len(args) == 2 && args[0] == "write":
 		if err := os.WriteFile(args[1], []byte("written by vmpod\n"), 0o644); err != nil {
