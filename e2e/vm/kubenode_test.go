@@ -160,6 +160,11 @@ evictionHard:
   imagefs.available: 5%
 `
 
+// The kubelet's and the runtime's logs go to the journal at debug level, which the
+// console does not show (see hack/vmimage.sh): they talk all the time, and the harness
+// takes a silent console for a stuck guest (Options.StallTimeout). A failed test prints
+// their journals.
+
 // nodeSetup is setup.sh: the node's configuration and units, written once; %[1]s is the
 // node's name, %[2]s the registry's host, %[3]s the sandbox image, %[4]s the kubelet's
 // configuration.
@@ -216,6 +221,8 @@ cat >/etc/systemd/system/containerd.service.d/10-mcotui-test.conf <<'EOF'
 Requires=var-lib-cni.mount
 After=var-lib-cni.mount
 RequiresMountsFor=` + TestDiskMount + `
+[Service]
+SyslogLevel=debug
 EOF
 cat >/etc/systemd/system/` + kubeletUnit + ` <<'EOF'
 [Unit]
@@ -227,6 +234,7 @@ RequiresMountsFor=` + TestDiskMount + `
 ExecStart=` + guestKubelet + ` --config=` + kubeletConfigPath + ` --kubeconfig=` + guestNodeKubeconfig + ` --hostname-override=%[1]s --node-ip=` + guestNodeIP + `
 Restart=always
 RestartSec=2
+SyslogLevel=debug
 [Install]
 WantedBy=multi-user.target
 EOF
@@ -318,6 +326,19 @@ func newKubeNode(t *testing.T, nodeName, role, config string, opts ...func(*Opti
 	n.began = time.Now()
 	n.m = Start(t, o)
 	t.Logf("vm %s: booted in %s", nodeName, time.Since(n.began).Round(time.Second))
+	// Registered after Start's: runs before the machine is stopped.
+	t.Cleanup(func() {
+		if !t.Failed() || !n.m.Running() {
+			return
+		}
+		ctx, cancel := n.m.Context()
+		defer cancel()
+		for _, u := range []string{kubeletUnit, "containerd.service"} {
+			if r, err := n.m.Exec(ctx, "journalctl -u "+u+" --no-pager -n 60"); err == nil {
+				t.Logf("vm %s: journalctl -u %s:\n%s", nodeName, u, r.Stdout)
+			}
+		}
+	})
 	// The shell may answer before the test disk is mounted: starting its mount waits.
 	n.m.Run(t, "systemctl start \"$(systemd-escape -p --suffix=mount "+TestDiskMount+")\" && bash "+TestDiskMount+"/node/setup.sh")
 	n.awaitReady(true)

@@ -86,6 +86,9 @@ func TestVMExtendedRealNodeBudgetAndKubelet(t *testing.T) {
 	startKubeletController(t, name)
 	awaitAgentActive(t, m)
 
+	// What a subtest creates stays until the test ends: a MachineConfig deleted at the end
+	// of Budget would roll the node back (and reboot it) under Kubelet.
+	outer := t
 	if !t.Run("Budget", func(t *testing.T) {
 		guarded := n.pod("guarded")
 		guarded.Labels = map[string]string{"app": "guarded"}
@@ -96,7 +99,7 @@ func TestVMExtendedRealNodeBudgetAndKubelet(t *testing.T) {
 		if _, err := env.MachineConfig.MachineconfigurationV1().MachineConfigs().Create(ctx, mc, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() {
+		outer.Cleanup(func() {
 			_ = env.MachineConfig.MachineconfigurationV1().MachineConfigs().Delete(context.Background(), mc.Name, metav1.DeleteOptions{})
 		})
 		began := time.Now()

@@ -531,6 +531,9 @@ func TestVMRealNodeRebootUpdate(t *testing.T) {
 			return false, err.Error()
 		}
 		c := podCondition(dp, corev1.DisruptionTarget)
+		if id := containerID(dp); dp.Status.Phase == corev1.PodRunning && id != "" && id != daemonID {
+			t.Fatalf("the DaemonSet's pod runs again on the new boot (container %s): the kubelet's shutdown did not end it", id)
+		}
 		return dp.Status.Phase == corev1.PodSucceeded && c != nil && c.Reason == "TerminationByKubelet",
 			fmt.Sprintf("phase %s, DisruptionTarget %+v %s", dp.Status.Phase, c, containerStates(dp))
 	})
