@@ -678,6 +678,30 @@ func (m *Machine) WaitConsole(ctx context.Context, re *regexp.Regexp) (string, e
 	return match, nil
 }
 
+// ConsoleMark is where the serial console is now, for WaitConsoleSince.
+func (m *Machine) ConsoleMark() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.console.Len()
+}
+
+// WaitConsoleSince is WaitConsole for what the console said after mark (ConsoleMark),
+// whatever power-on said it.
+func (m *Machine) WaitConsoleSince(ctx context.Context, mark int, re *regexp.Regexp) (string, error) {
+	var match string
+	err := m.waitFor(ctx, func() bool {
+		match = re.FindString(m.console.String()[mark:])
+		return match != "" || !m.running
+	})
+	if err == nil && match == "" {
+		err = fmt.Errorf("QEMU exited (%v)", m.exitErr)
+	}
+	if err != nil {
+		return "", fmt.Errorf("vm %s: waiting for %q on the console: %w", m.opts.Node, re, err)
+	}
+	return match, nil
+}
+
 // Console is everything the serial console said, across power-ons.
 func (m *Machine) Console() string {
 	m.mu.Lock()

@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"fmt"
 	"log/slog"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/mcotui/mcotui/agent"
 	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/core/mctest"
 	"github.com/mcotui/mcotui/core/nodeanno"
@@ -197,6 +200,115 @@ func TestVMExtendedRealNodeBudgetAndKubelet(t *testing.T) {
 		}
 		if c := n.condition(phase.Drained); c.Message != "Node Drain Not required for this update." {
 			t.Errorf("Drained = %+v: a kubelet restart does not drain", c)
+		}
+	})
+	t.Logf("vm %s: whole test %s", name, time.Since(testBegan).Round(time.Second))
+}
+
+// cfgKubelet is cfgReboot with the kubelet's configuration changed (maxPods 317): the
+// default node disruption policy restarts kubelet.service for it, without a drain.
+const cfgKubelet = "rendered-worker-vmkubelet"
+
+func kubeletConfig(t testing.TB) *mcfgv1.MachineConfig {
+	files := append(slices.Clone(rebootFiles), mctest.File{Path: kubeletConfigPath, Data: baseKubeletConfig + "maxPods: 317\n", Mode: 0o644})
+	return mctest.MachineConfig(t, cfgKubelet, mctest.Config{Files: files, SSHKeys: []string{keyNew}, Units: []mctest.Unit{
+		{Name: "hello.service", Contents: helloUnit, Enabled: mctest.Bool(true)},
+		{Name: "example.service", Dropins: map[string]string{"10-mcotui.conf": exampleDropin}},
+		{Name: "tobemasked.service", Mask: mctest.Bool(true)},
+	}})
+}
+
+// Issue 29, test 4, on one real node whose agent is armed (on the first boot) at the
+// failpoint after the drain's first eviction:
+//
+//   - Drain: a Reboot-policy update of a node running the web pods under their budget;
+//     the power is cut after the first eviction; the node boots, the agent resumes the
+//     drain, reboots for the update and ends Done, uncordoned, the budget never broken.
+//   - KubeletRestart: a change of the kubelet's configuration; the power is cut as
+//     systemd stops the kubelet for the agent's restart; the node boots on the new
+//     configuration, the agent resumes, and ends Done with the Node Ready at 317 pods.
+func TestVMExtendedRealNodePowerCut(t *testing.T) {
+	testBegan := time.Now()
+	clusterObjects(t)
+	createRendered(t, kubeletConfig(t))
+	bin := failpointBinary(t)
+	name := "vm-cut-" + strings.ToLower(rand.Text()[:5])
+	n := newKubeNode(t, name, workerPool, cfgBase, func(o *Options) {
+		o.Binary = bin
+		o.AgentScript = armedOnce(o.Node, agent.FailDuringDrain)
+	})
+	m := n.m
+	kwokNode := kwokNodeFor(t, n)
+
+	if !t.Run("Drain", func(t *testing.T) {
+		rs, pods := webPods(t, n)
+		n.runPods(pods...)
+		web := startWebBudget(t, n, kwokNode, rs)
+		awaitAgentActive(t, m)
+		n.patch(map[string]string{nodeanno.DesiredConfigKey: cfgReboot})
+		waitCtx, cancelWait := m.Context()
+		_, err := m.WaitConsole(waitCtx, regexp.MustCompile(`MCOTUI-FAILPOINT `+regexp.QuoteMeta(agent.FailDuringDrain)+`\r?\n`))
+		cancelWait()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.PowerCut()
+		cutAt := time.Now()
+		boot := m.Boot()
+		bootCtx, cancelBoot := m.Context()
+		_, err = m.WaitBoot(bootCtx, boot) // the update's own reboot
+		cancelBoot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.awaitState(cfgReboot, nodeanno.StateDone)
+		n.awaitReady(true)
+		t.Logf("vm %s: power cut during the drain to Done and Ready %s", name, time.Since(cutAt).Round(time.Second))
+		if f := web.fewestHealthy(); f < 2 {
+			t.Errorf("the budget did not hold across the power cut: %d healthy web pods at one point, minAvailable 2", f)
+		}
+		if left := kubeletPods(t, n.name); len(left) != 0 {
+			t.Errorf("pods left on the node: %v", left)
+		}
+		if n.get().Spec.Unschedulable {
+			t.Error("the node is still cordoned")
+		}
+		if boots := m.Boots(); len(boots) != 3 {
+			t.Errorf("boots %v: want the first, the power-on after the cut, and the update's reboot", boots)
+		}
+		checkFiles(t, m, rebootFiles)
+	}) {
+		return
+	}
+
+	t.Run("KubeletRestart", func(t *testing.T) {
+		boots := len(m.Boots())
+		mark := m.ConsoleMark()
+		n.patch(map[string]string{nodeanno.DesiredConfigKey: cfgKubelet})
+		waitCtx, cancelWait := m.Context()
+		_, err := m.WaitConsoleSince(waitCtx, mark, regexp.MustCompile(`Stopping kubelet\.service`))
+		cancelWait()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.PowerCut()
+		cutAt := time.Now()
+		m.Boot()
+		n.awaitState(cfgKubelet, nodeanno.StateDone)
+		m.Await(t, "the Node Ready with 317 pods of capacity", func() (bool, string) {
+			node := n.get()
+			s, msg := nodeReady(node)
+			pods := node.Status.Capacity[corev1.ResourcePods]
+			return s == corev1.ConditionTrue && pods.Value() == 317 && node.Status.NodeInfo.BootID == m.Boots()[len(m.Boots())-1],
+				fmt.Sprintf("Ready=%s %s, capacity pods %s, boot %s", s, msg, pods.String(), node.Status.NodeInfo.BootID)
+		})
+		t.Logf("vm %s: power cut during the kubelet's restart to Done and Ready at 317 pods %s", name, time.Since(cutAt).Round(time.Second))
+		if got := len(m.Boots()); got != boots+1 {
+			t.Errorf("boots %v: want only the power-on after the cut", m.Boots())
+		}
+		checkFiles(t, m, []mctest.File{{Path: kubeletConfigPath, Data: baseKubeletConfig + "maxPods: 317\n", Mode: 0o644}})
+		if n.get().Spec.Unschedulable {
+			t.Error("the node is cordoned: a kubelet restart does not drain")
 		}
 	})
 	t.Logf("vm %s: whole test %s", name, time.Since(testBegan).Round(time.Second))

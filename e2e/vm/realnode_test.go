@@ -369,11 +369,7 @@ func TestVMRealNodeRebootUpdate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kwokNode := "vm-node-kwok-" + n.name[len(n.name)-5:]
-	if _, err := env.CreateNode(ctx, kwokNode, nil); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Kube.CoreV1().Nodes().Delete(context.Background(), kwokNode, metav1.DeleteOptions{}) })
+	kwokNode := kwokNodeFor(t, n)
 	_, err = asNode.CoreV1().Nodes().Patch(ctx, kwokNode, types.MergePatchType, []byte(`{"metadata":{"labels":{"stolen":"yes"}}}`), metav1.PatchOptions{})
 	if !apierrors.IsForbidden(err) {
 		t.Errorf("the kubelet's credentials patched another node (err %v): want Forbidden under the Node authorizer and NodeRestriction", err)
@@ -388,15 +384,7 @@ func TestVMRealNodeRebootUpdate(t *testing.T) {
 	}
 
 	// The workload.
-	rs, err := env.Kube.AppsV1().ReplicaSets(n.ns).Create(ctx, &appsv1.ReplicaSet{
-		ObjectMeta: metav1.ObjectMeta{Name: "web"},
-		Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](3), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: n.image}}}}},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rs, pods := webPods(t, n)
 	ds, err := env.Kube.AppsV1().DaemonSets(n.ns).Create(ctx, &appsv1.DaemonSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "node-daemon"},
 		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "node-daemon"}},
@@ -405,13 +393,6 @@ func TestVMRealNodeRebootUpdate(t *testing.T) {
 	}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
-	}
-	var pods []*corev1.Pod
-	for i := range 3 {
-		p := n.pod(fmt.Sprintf("web-%d", i))
-		p.Labels = map[string]string{"app": "web"}
-		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID, Controller: ptr.To(true)}}
-		pods = append(pods, p)
 	}
 	scratch := n.pod("scratch", "write", "/data/marker")
 	scratch.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
@@ -440,26 +421,7 @@ func TestVMRealNodeRebootUpdate(t *testing.T) {
 		t.Fatalf("the emptyDir's file in the guest: %q", got)
 	}
 
-	pdb, err := env.Kube.PolicyV1().PodDisruptionBudgets(n.ns).Create(ctx, &policyv1.PodDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Name: "web"},
-		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(2)),
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	web := &webSet{ns: n.ns, kwokNode: kwokNode, pdb: pdb.Name, min: 2, replicas: 3, rs: rs, fewest: 3, evictable: []string{"web-0", "web-1", "web-2"}, replaced: map[string]bool{}}
-	webCtx, stopWeb := context.WithCancel(context.Background())
-	webDone := make(chan struct{})
-	go func() { defer close(webDone); web.run(webCtx, t) }()
-	t.Cleanup(func() { stopWeb(); <-webDone })
-	m.Await(t, "the budget allowing one disruption", func() (bool, string) {
-		p, err := env.Kube.PolicyV1().PodDisruptionBudgets(n.ns).Get(ctx, pdb.Name, metav1.GetOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
-		return p.Status.DisruptionsAllowed == 1, fmt.Sprintf("%+v", p.Status)
-	})
+	web := startWebBudget(t, n, kwokNode, rs)
 
 	history := watchNode(t, n.name)
 	lease := watchLease(t, n.name)
@@ -590,6 +552,69 @@ func TestVMRealNodeRebootUpdate(t *testing.T) {
 		t.Errorf("the agent's journal: %+v, want one Done update", us)
 	}
 	t.Logf("vm %s: whole test %s", n.name, time.Since(testBegan).Round(time.Second))
+}
+
+// webPods creates the ReplicaSet "web" (3 replicas of vmpod; no controller acts on it
+// here) and returns it with its three pods for the node, to be run.
+func webPods(t *testing.T, n *kubeNode) (*appsv1.ReplicaSet, []*corev1.Pod) {
+	t.Helper()
+	rs, err := env.Kube.AppsV1().ReplicaSets(n.ns).Create(t.Context(), &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](3), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: n.image}}}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pods []*corev1.Pod
+	for i := range 3 {
+		p := n.pod(fmt.Sprintf("web-%d", i))
+		p.Labels = map[string]string{"app": "web"}
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID, Controller: ptr.To(true)}}
+		pods = append(pods, p)
+	}
+	return rs, pods
+}
+
+// startWebBudget creates the budget "web" (minAvailable 2 of the 3 web pods, running on
+// n), starts a webSet keeping it, with replacements on kwokNode, until the test ends, and
+// waits until it allows one disruption.
+func startWebBudget(t *testing.T, n *kubeNode, kwokNode string, rs *appsv1.ReplicaSet) *webSet {
+	t.Helper()
+	ctx := t.Context()
+	pdb, err := env.Kube.PolicyV1().PodDisruptionBudgets(n.ns).Create(ctx, &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(2)),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	web := &webSet{ns: n.ns, kwokNode: kwokNode, pdb: pdb.Name, min: 2, replicas: 3, rs: rs, fewest: 3, evictable: []string{"web-0", "web-1", "web-2"}, replaced: map[string]bool{}}
+	webCtx, stopWeb := context.WithCancel(context.Background())
+	webDone := make(chan struct{})
+	go func() { defer close(webDone); web.run(webCtx, t) }()
+	t.Cleanup(func() { stopWeb(); <-webDone })
+	n.m.Await(t, "the budget allowing one disruption", func() (bool, string) {
+		p, err := env.Kube.PolicyV1().PodDisruptionBudgets(n.ns).Get(ctx, pdb.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return p.Status.DisruptionsAllowed == 1, fmt.Sprintf("%+v", p.Status)
+	})
+	return web
+}
+
+// kwokNodeFor creates a kwok node beside real node n, for the replacements of its pods.
+func kwokNodeFor(t *testing.T, n *kubeNode) string {
+	t.Helper()
+	name := "vm-node-kwok-" + n.name[len(n.name)-5:]
+	if _, err := env.CreateNode(t.Context(), name, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Kube.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	return name
 }
 
 func podCondition(p *corev1.Pod, typ corev1.PodConditionType) *corev1.PodCondition {
