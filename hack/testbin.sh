@@ -8,6 +8,8 @@
 #   DIR/kwok-v0.8.0/kwok
 #   DIR/ignition-apply-v2.24.0/ignition-apply   Ignition's ignition-apply, which tests run
 #                                                on what the config server serves
+#   DIR/kubelet-v1.37.2/kubelet                 a real node's kubelet, for the VM test bed's
+#   DIR/cni-plugins-v1.9.1/{bridge,host-local,loopback}   guest (e2e/vm), not for kubetest
 #   DIR/k8s-v1.37.2-etcd-v3.6.16-kwok-v0.8.0/   symlinks to all four: the one folder that
 #                                                platform/kube/kubetest and envtest use
 #
@@ -15,14 +17,15 @@
 # nothing. Changing a version below builds only that binary, in a new folder; old folders
 # stay until removed by hand. The versions must match platform/kube/kubetest/binaries.go.
 #
-# kube-apiserver and kubectl come from hack/testbin/kube-apiserver, etcd from
-# hack/testbin/etcd: small modules of their own (go.mod and go.sum committed), so builds are
+# kube-apiserver, kubectl and kubelet come from hack/testbin/kube-apiserver, etcd from
+# hack/testbin/etcd, the CNI plugins from hack/testbin/cni: small modules of their own (go.mod and go.sum committed), so builds are
 # reproducible and `go build ./...` at the repository root never descends into them.
 # Their packages are `tool` lines, so the modules need no Go file. To move to another
 # version: change it here and in binaries.go, then in the module's folder
 #   kube-apiserver: redo the replace block from the `k8s.io/... => ./staging/...` lines of
 #                   the new k8s.io/kubernetes go.mod (all at the matching v0.x.y), then
-#                   go get -tool k8s.io/kubernetes/cmd/kube-apiserver@vX k8s.io/kubernetes/cmd/kubectl@vX
+#                   go get -tool k8s.io/kubernetes/cmd/kube-apiserver@vX k8s.io/kubernetes/cmd/kubectl@vX k8s.io/kubernetes/cmd/kubelet@vX
+#   cni:            go get -tool github.com/containernetworking/plugins/plugins/main/bridge@vX (and ipam/host-local, main/loopback)
 #   etcd:           go get go.etcd.io/etcd/server/v3@vX
 # and run `GOWORK=off go mod tidy` there.
 #
@@ -35,6 +38,7 @@ KWOK_VERSION=v0.8.0
 # The Ignition of go.mod (github.com/coreos/ignition/v2), whose config packages mcotui
 # uses: the tests apply what mcotui serves with the same Ignition that validated it.
 IGNITION_VERSION=v2.24.0
+CNI_VERSION=v1.9.1
 
 GO=${GO:-go}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -122,6 +126,14 @@ build_etcd() {
 	"$GO" -C "$HERE/testbin/etcd" build -trimpath -ldflags "-s -w" -o "$OUT" go.etcd.io/etcd/server/v3
 }
 
+# The CNI plugins stamp their version at link time too (they print it when run without
+# CNI_COMMAND).
+build_cni() { # PLUGIN-PACKAGE
+	"$GO" -C "$HERE/testbin/cni" build -trimpath \
+		-ldflags "-s -w -X github.com/containernetworking/plugins/pkg/utils/buildversion.BuildVersion=$CNI_VERSION" \
+		-o "$OUT" "github.com/containernetworking/plugins/plugins/$1"
+}
+
 # kwok's go.mod has no replace directives, so `go install pkg@version` builds it exactly as
 # its own go.mod and go.sum say (checked against the checksum database).
 build_kwok() {
@@ -162,6 +174,8 @@ grep -q "go.etcd.io/etcd/server/v3 $ETCD_VERSION" "$HERE/testbin/etcd/go.mod" ||
 	die "hack/testbin/etcd/go.mod does not require go.etcd.io/etcd/server/v3 $ETCD_VERSION"
 grep -q "github.com/coreos/ignition/v2 $IGNITION_VERSION" "$HERE/../go.mod" ||
 	die "go.mod does not require github.com/coreos/ignition/v2 $IGNITION_VERSION: change IGNITION_VERSION to match"
+grep -q "github.com/containernetworking/plugins $CNI_VERSION" "$HERE/testbin/cni/go.mod" ||
+	die "hack/testbin/cni/go.mod does not require github.com/containernetworking/plugins $CNI_VERSION"
 
 total=$SECONDS
 build kube-apiserver "$KUBE_VERSION" --version -- build_kube k8s.io/kubernetes/cmd/kube-apiserver
@@ -169,6 +183,24 @@ build kubectl "$KUBE_VERSION" "version --client" -- build_kube k8s.io/kubernetes
 build etcd "$ETCD_VERSION" --version -- build_etcd
 build kwok "$KWOK_VERSION" --version -- build_kwok
 build ignition-apply "$IGNITION_VERSION" --version -- build_ignition_apply
+# The VM test bed's node (e2e/vm): the kubelet (about 2 minutes and 2 GB of memory with
+# the build cache warm from kube-apiserver) and the CNI plugins its pods' network needs.
+build kubelet "$KUBE_VERSION" --version -- build_kube k8s.io/kubernetes/cmd/kubelet
+# The plugins share one folder: the kubelet's runtime takes a folder of plugins.
+for plugin in main/bridge ipam/host-local main/loopback; do
+	name=${plugin#*/}
+	dest="$DIR/cni-plugins-$CNI_VERSION/$name"
+	if [[ -x $dest ]]; then
+		echo "testbin: cni $name $CNI_VERSION: up to date ($dest)"
+		continue
+	fi
+	mkdir -p "$(dirname "$dest")"
+	OUT="$dest.tmp.$$" build_cni "$plugin" || die "cni $name $CNI_VERSION: build failed; see the output above"
+	out=$("$dest.tmp.$$" 2>&1 || true)
+	[[ $out == *"$CNI_VERSION"* ]] || { rm -f "$dest.tmp.$$"; die "cni $name: reports '$out', not $CNI_VERSION"; }
+	mv -f "$dest.tmp.$$" "$dest"
+	echo "testbin: cni $name $CNI_VERSION: built ($dest)"
+done
 
 assets="$DIR/k8s-$KUBE_VERSION-etcd-$ETCD_VERSION-kwok-$KWOK_VERSION"
 mkdir -p "$assets"

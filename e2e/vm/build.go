@@ -20,16 +20,24 @@ type Image struct {
 	Dir, Disk, Kernel, Initrd string
 }
 
+// testbinDir is $MCOTUI_TESTBIN, else the module's .testbin.
+func testbinDir() (string, error) {
+	if dir := os.Getenv("MCOTUI_TESTBIN"); dir != "" {
+		return dir, nil
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, ".testbin"), nil
+}
+
 // FindImage finds the guest image under $MCOTUI_TESTBIN (else the module's .testbin),
 // or says how to build it.
 func FindImage() (Image, error) {
-	dir := os.Getenv("MCOTUI_TESTBIN")
-	if dir == "" {
-		root, err := moduleRoot()
-		if err != nil {
-			return Image{}, err
-		}
-		dir = filepath.Join(root, ".testbin")
+	dir, err := testbinDir()
+	if err != nil {
+		return Image{}, err
 	}
 	d := filepath.Join(dir, "vm-"+ImageKey)
 	img := Image{Dir: d, Disk: filepath.Join(d, "disk.img"), Kernel: filepath.Join(d, "vmlinuz"), Initrd: filepath.Join(d, "initrd.img")}
@@ -39,6 +47,47 @@ func FindImage() (Image, error) {
 		}
 	}
 	return img, nil
+}
+
+// Versions of what makes the guest a real node, as hack/testbin.sh builds them: the
+// kubelet of the control plane's version, and the CNI plugins.
+const (
+	KubeletVersion = "v1.37.2"
+	CNIVersion     = "v1.9.1"
+)
+
+// CNIPlugins are the plugins the node's pod network uses (a bridge with host-local
+// addresses; the runtime sets up each pod's loopback with loopback).
+var CNIPlugins = []string{"bridge", "host-local", "loopback"}
+
+// NodeBinaries are the kubelet and the CNI plugins, built for the guest.
+type NodeBinaries struct {
+	Kubelet string
+	// CNI is the plugins' folder.
+	CNI string
+}
+
+// FindNodeBinaries finds the kubelet and the CNI plugins under $MCOTUI_TESTBIN (else the
+// module's .testbin), or says how to build them.
+func FindNodeBinaries() (NodeBinaries, error) {
+	dir, err := testbinDir()
+	if err != nil {
+		return NodeBinaries{}, err
+	}
+	b := NodeBinaries{
+		Kubelet: filepath.Join(dir, "kubelet-"+KubeletVersion, "kubelet"),
+		CNI:     filepath.Join(dir, "cni-plugins-"+CNIVersion),
+	}
+	paths := []string{b.Kubelet}
+	for _, p := range CNIPlugins {
+		paths = append(paths, filepath.Join(b.CNI, p))
+	}
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err != nil || fi.Mode()&0o111 == 0 {
+			return NodeBinaries{}, fmt.Errorf("the real node's %s is not built (%v): run `make testbin` (hack/testbin.sh builds kubelet %s and the CNI plugins %s)", p, err, KubeletVersion, CNIVersion)
+		}
+	}
+	return b, nil
 }
 
 // Tools are the host programs the test bed runs.

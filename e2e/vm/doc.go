@@ -46,6 +46,26 @@
 // first boot only with the announce action on the serial console (/dev/ttyS0): the test
 // cuts the power when the line comes, then boots the machine again.
 //
+// # A real Kubernetes node
+//
+// The TestVMRealNode* and TestVMExtendedRealNode* tests make the guest a real node
+// (kubenode_test.go), with nothing more in the image: the per-test disk carries the
+// kubelet (hack/testbin.sh builds it from k8s.io/kubernetes at the control plane's
+// version), the CNI plugins bridge, host-local and loopback, the kubelet's kubeconfig (a
+// client certificate for system:node:<name> in system:nodes; the control plane runs the
+// Node authorizer and NodeRestriction) and setup.sh, which the test runs at the first
+// boot: it configures Debian's containerd 1.6 (the systemd cgroup driver set by hand in
+// both, since containerd 1.6 does not answer the kubelet's RuntimeConfig call; the
+// sandbox image from the test's registry; CNI state on a tmpfs, as a power cut can leave
+// its files empty), a bridge network, the kubelet's configuration at kubeadm's
+// /var/lib/kubelet/config.yaml (graceful node shutdown on) and enables the units, which
+// start at every boot. Pods run e2e/vm/vmpod, a static Go program pushed as a one-layer
+// image to the test's registry (reached through a guestfwd), which is also the sandbox
+// image. There is no scheduler, no controller-manager: pods are bound with spec.nodeName,
+// and a test plays the ReplicaSet, DaemonSet and disruption controllers where it needs
+// them. The kubelet's and containerd's logs are kept off the console (at debug level in
+// the journal), so that a silent console still means a stuck guest.
+//
 // # Waiting
 //
 // This machine is slow and loaded (TCG on two shared cores), so nothing waits on a fixed

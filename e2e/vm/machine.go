@@ -52,7 +52,8 @@ type Options struct {
 	// mcotui agent --node NODE --root / --kubeconfig ... plus AgentArgs.
 	AgentScript string
 	AgentArgs   []string
-	// Files are more files for the test disk, by name under /var/lib/mcotui-test.
+	// Files are more files for the test disk, by name under /var/lib/mcotui-test; those in
+	// a folder named bin are executable.
 	Files map[string][]byte
 	// Forwards are more of the host's services the guest reaches, as it reaches the
 	// control plane: a connection to HostIP:PORT goes to the host's address (say a
@@ -268,10 +269,10 @@ func (m *Machine) makeDisks() error {
 	size := int64(16 << 20)
 	for name, data := range files {
 		mode := os.FileMode(0o644)
-		switch name {
-		case "mcotui", "agent.sh":
+		switch {
+		case name == "mcotui" || name == "agent.sh" || isExecutable(name):
 			mode = 0o755
-		case "kubeconfig":
+		case name == "kubeconfig":
 			mode = 0o600
 		}
 		p := filepath.Join(content, name)
@@ -289,6 +290,12 @@ func (m *Machine) makeDisks() error {
 		return fmt.Errorf("mke2fs the test disk: %w: %s", err, out)
 	}
 	return os.RemoveAll(content)
+}
+
+// isExecutable says whether a file of Options.Files is a program: one in a folder named
+// bin (the node's kubelet, its CNI plugins).
+func isExecutable(name string) bool {
+	return filepath.Base(filepath.Dir(name)) == "bin"
 }
 
 // guestKubeconfig rewrites the host's kubeconfig for the guest: the server is the
@@ -660,6 +667,30 @@ func (m *Machine) WaitConsole(ctx context.Context, re *regexp.Regexp) (string, e
 	var match string
 	err := m.waitFor(ctx, func() bool {
 		match = re.FindString(m.console.String()[m.powerOnAt:])
+		return match != "" || !m.running
+	})
+	if err == nil && match == "" {
+		err = fmt.Errorf("QEMU exited (%v)", m.exitErr)
+	}
+	if err != nil {
+		return "", fmt.Errorf("vm %s: waiting for %q on the console: %w", m.opts.Node, re, err)
+	}
+	return match, nil
+}
+
+// ConsoleMark is where the serial console is now, for WaitConsoleSince.
+func (m *Machine) ConsoleMark() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.console.Len()
+}
+
+// WaitConsoleSince is WaitConsole for what the console said after mark (ConsoleMark),
+// whatever power-on said it.
+func (m *Machine) WaitConsoleSince(ctx context.Context, mark int, re *regexp.Regexp) (string, error) {
+	var match string
+	err := m.waitFor(ctx, func() bool {
+		match = re.FindString(m.console.String()[mark:])
 		return match != "" || !m.running
 	})
 	if err == nil && match == "" {

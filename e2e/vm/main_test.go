@@ -27,6 +27,7 @@ func TestMain(m *testing.M) {
 		return func() {
 			cleanup()
 			failpointBuild.cleanup()
+			vmpodBuild.cleanup()
 		}, err
 	})
 }

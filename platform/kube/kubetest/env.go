@@ -159,12 +159,15 @@ func Start(ctx context.Context) (_ *Env, err error) {
 		return nil, fmt.Errorf("create the apiserver's folder: %w", err)
 	}
 
+	apiserver := &envtest.APIServer{Path: apiserverPath, CertDir: certDir, Out: apiserverLog, Err: apiserverLog}
+	apiserver.Configure().Set("authorization-mode", authorizationModes)
+	apiserver.Configure().Append("enable-admission-plugins", admissionPlugins)
 	// Paths are set explicitly, not only through BinaryAssetsDirectory, so that a
 	// KUBEBUILDER_ASSETS left in a developer's environment cannot swap in other versions.
 	e.te = &envtest.Environment{
 		BinaryAssetsDirectory: bins.Dir,
 		ControlPlane: envtest.ControlPlane{
-			APIServer:   &envtest.APIServer{Path: apiserverPath, CertDir: certDir, Out: apiserverLog, Err: apiserverLog},
+			APIServer:   apiserver,
 			Etcd:        &envtest.Etcd{Path: etcdPath, DataDir: filepath.Join(dir, etcdDataDir), Out: etcdLog, Err: etcdLog},
 			KubectlPath: bins.Kubectl,
 		},

@@ -12,12 +12,16 @@ import (
 	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/mcotui/mcotui/platform/kube/kubetest"
 )
@@ -511,4 +515,44 @@ func TestDefaultCRDsOf2026(t *testing.T) {
 			t.Fatalf("the API server kept machine managers %+v", m)
 		}
 	})
+}
+
+// TestNodeKubeconfigIsAKubelet: a node's credentials authenticate as system:node:<name>
+// in system:nodes, and the Node authorizer and NodeRestriction hold them to that node:
+// its own Node may be changed, another's not.
+func TestNodeKubeconfigIsAKubelet(t *testing.T) {
+	ctx := kubetest.Context(t)
+	own, other := "kubelet-own", "kubelet-other"
+	for _, name := range []string{own, other} {
+		kubetest.CreateBareNode(t, env.Kube, name, nil, nil)
+		cleanup(t, "node "+name, func(ctx context.Context) error {
+			return env.Kube.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{})
+		})
+	}
+	b, err := env.NodeKubeconfig(own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	review, err := kc.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := review.Status.UserInfo; u.Username != "system:node:"+own || !slices.Contains(u.Groups, kubetest.NodesGroup) {
+		t.Errorf("the node's credentials are user %q in %v", u.Username, u.Groups)
+	}
+	patch := []byte(`{"metadata":{"labels":{"example.com/touched":"yes"}}}`)
+	if _, err := kc.CoreV1().Nodes().Patch(ctx, own, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Errorf("the kubelet of %s patching its own Node: %v", own, err)
+	}
+	if _, err := kc.CoreV1().Nodes().Patch(ctx, other, types.MergePatchType, patch, metav1.PatchOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("the kubelet of %s patching node %s: %v, want Forbidden (NodeRestriction)", own, other, err)
+	}
 }
