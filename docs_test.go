@@ -1,0 +1,255 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/mcotui/mcotui/cmd"
+	"github.com/mcotui/mcotui/cmd/cmdutil"
+	"github.com/mcotui/mcotui/deploy"
+)
+
+// The documentation's examples are run or checked here, so that README.md and docs/
+// cannot drift from the program:
+//   - a ```console block is a session: each "$ mcotui ARGS" line is run in this process
+//     from the repository's root (only the commands that need no cluster), and the lines
+//     up to the next "$" are what it prints, stdout then stderr; "# exit N" after the
+//     command is its exit code (0 without);
+//   - a block after "<!-- start of: FILE -->" is the start of FILE, a golden file that a
+//     command's test checks (its "$" lines left out);
+//   - a block after "<!-- asserted in: FILE -->" has each of its lines in FILE, the test
+//     that asserts that output (its "$" lines left out);
+//   - every relative link leads to a file, and an anchor to a heading of it.
+//
+// docs/reference is generated and checked by cmd/internal/docgen.
+
+// offline are the commands a console block may run: they read files only.
+var offline = map[string]bool{"validate": true, "render": true, "diff": true, "version": true}
+
+func docFiles(t *testing.T) []string {
+	t.Helper()
+	files := []string{"README.md"}
+	for _, glob := range []string{"docs/*.md", "docs/runbooks/*.md"} {
+		m, err := filepath.Glob(glob)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
+	}
+	return files
+}
+
+type block struct {
+	file   string
+	line   int    // of the opening fence
+	lang   string // console, text, sh, ...
+	marker string // the HTML comment on the line before the fence, if any
+	lines  []string
+}
+
+func blocks(t *testing.T, file string) []block {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []block
+	var cur *block
+	prev := ""
+	for i, l := range strings.Split(string(data), "\n") {
+		switch {
+		case cur == nil && strings.HasPrefix(l, "```"):
+			cur = &block{file: file, line: i + 1, lang: strings.TrimPrefix(l, "```")}
+			if strings.HasPrefix(prev, "<!--") {
+				cur.marker = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(prev, "<!--"), "-->"))
+			}
+		case cur != nil && l == "```":
+			out = append(out, *cur)
+			cur = nil
+		case cur != nil:
+			cur.lines = append(cur.lines, l)
+		}
+		prev = l
+	}
+	if cur != nil {
+		t.Errorf("%s:%d: a code block is not closed", file, cur.line)
+	}
+	return out
+}
+
+var exitRE = regexp.MustCompile(`\s+# exit (\d+)$`)
+
+// TestDocsConsoleExamples runs every console block of README.md and docs/.
+func TestDocsConsoleExamples(t *testing.T) {
+	ran := 0
+	for _, file := range docFiles(t) {
+		for _, b := range blocks(t, file) {
+			if b.lang != "console" {
+				continue
+			}
+			for i := 0; i < len(b.lines); {
+				cmdLine := b.lines[i]
+				where := fmt.Sprintf("%s:%d", b.file, b.line+1+i)
+				if !strings.HasPrefix(cmdLine, "$ mcotui ") {
+					t.Errorf("%s: a console block's lines follow a \"$ mcotui ...\" line: %q", where, cmdLine)
+					break
+				}
+				want := []string{}
+				j := i + 1
+				for ; j < len(b.lines) && !strings.HasPrefix(b.lines[j], "$ "); j++ {
+					want = append(want, b.lines[j])
+				}
+				i = j
+				code := 0
+				if m := exitRE.FindStringSubmatch(cmdLine); m != nil {
+					code, _ = strconv.Atoi(m[1])
+					cmdLine = strings.TrimSuffix(cmdLine, m[0])
+				}
+				args := strings.Fields(strings.TrimPrefix(cmdLine, "$ mcotui "))
+				if !offline[args[0]] {
+					t.Errorf("%s: mcotui %s needs a cluster; show its output in a text block with a start-of or asserted-in marker", where, args[0])
+					continue
+				}
+				var out bytes.Buffer
+				got := cmd.Run(args, &cmdutil.Factory{
+					IOStreams: cmdutil.IOStreams{In: bytes.NewReader(nil), Out: &out, ErrOut: &out},
+					Version:   "dev",
+				})
+				ran++
+				if got != code {
+					t.Errorf("%s: mcotui %s exited %d; the docs say %d", where, strings.Join(args, " "), got, code)
+				}
+				if w := strings.Join(want, "\n") + "\n"; out.String() != w {
+					t.Errorf("%s: mcotui %s printed\n%s\nthe docs say\n%s", where, strings.Join(args, " "), out.String(), w)
+				}
+			}
+		}
+	}
+	if ran < 5 {
+		t.Errorf("ran %d console examples; README.md and docs/offline.md hold more", ran)
+	}
+}
+
+// TestDocsOutputsMatchTests checks the blocks that show a cluster command's output
+// against the golden file or the test that checks that output.
+func TestDocsOutputsMatchTests(t *testing.T) {
+	checked := 0
+	for _, file := range docFiles(t) {
+		for _, b := range blocks(t, file) {
+			kind, src, ok := strings.Cut(b.marker, ":")
+			if !ok || (kind != "start of" && kind != "asserted in") {
+				continue
+			}
+			src = strings.Fields(src)[0]
+			data, err := os.ReadFile(src)
+			if err != nil {
+				t.Errorf("%s:%d: %v", b.file, b.line, err)
+				continue
+			}
+			var shown []string
+			for _, l := range b.lines {
+				if !strings.HasPrefix(l, "$ ") {
+					shown = append(shown, l)
+				}
+			}
+			checked++
+			switch kind {
+			case "start of":
+				if !strings.HasPrefix(string(data), strings.Join(shown, "\n")+"\n") {
+					t.Errorf("%s:%d: the block is not the start of %s (regenerate that golden file, then copy it here)", b.file, b.line, src)
+				}
+			case "asserted in":
+				for _, l := range shown {
+					if strings.TrimSpace(l) != "" && !strings.Contains(string(data), l) {
+						t.Errorf("%s:%d: %q is not in %s, which should assert it", b.file, b.line, l, src)
+					}
+				}
+			}
+		}
+	}
+	if checked < 2 {
+		t.Errorf("checked %d blocks against tests; README.md holds more", checked)
+	}
+}
+
+var linkRE = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// TestDocsLinks follows every relative link of README.md and docs/ to its file and
+// heading.
+func TestDocsLinks(t *testing.T) {
+	for _, file := range docFiles(t) {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range linkRE.FindAllStringSubmatch(string(data), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			path, anchor, _ := strings.Cut(target, "#")
+			dest := file
+			if path != "" {
+				dest = filepath.Join(filepath.Dir(file), path)
+			}
+			info, err := os.Stat(dest)
+			if err != nil {
+				t.Errorf("%s: link %s: %v", file, target, err)
+				continue
+			}
+			if anchor != "" && !info.IsDir() && !hasAnchor(t, dest, anchor) {
+				t.Errorf("%s: link %s: %s has no heading with that anchor", file, target, dest)
+			}
+		}
+	}
+}
+
+// hasAnchor reports whether a heading of the markdown file has GitHub's anchor anchor.
+func hasAnchor(t *testing.T, file, anchor string) bool {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if !strings.HasPrefix(l, "#") {
+			continue
+		}
+		if slug(strings.TrimLeft(l, "# ")) == anchor {
+			return true
+		}
+	}
+	return false
+}
+
+// slug is GitHub's anchor of a heading: lower case, spaces to hyphens, punctuation
+// other than hyphens and underscores dropped.
+func slug(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(heading) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// TestDocsAlertRunbooks: every alert of mcotui install --monitoring has the heading its
+// runbook_url points at in docs/monitoring.md.
+func TestDocsAlertRunbooks(t *testing.T) {
+	for _, alert := range []string{deploy.AlertNodeDegraded, deploy.AlertDrainBlocked, deploy.AlertPoolUpdatingLong,
+		deploy.AlertAgentNotReporting, deploy.AlertNoLeader} {
+		if !hasAnchor(t, "docs/monitoring.md", strings.ToLower(alert)) {
+			t.Errorf("docs/monitoring.md has no heading %q, where the alert's runbook_url leads", alert)
+		}
+	}
+}
