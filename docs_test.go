@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
 
 	"github.com/mcotui/mcotui/cmd"
 	"github.com/mcotui/mcotui/cmd/cmdutil"
@@ -252,4 +255,61 @@ func TestDocsAlertRunbooks(t *testing.T) {
 			t.Errorf("docs/monitoring.md has no heading %q, where the alert's runbook_url leads", alert)
 		}
 	}
+}
+
+// TestDocsCommandLines parses every mcotui command line of the docs' sh and console
+// blocks against the command tree: the command exists, and so does each flag.
+func TestDocsCommandLines(t *testing.T) {
+	checked := 0
+	for _, file := range docFiles(t) {
+		for _, b := range blocks(t, file) {
+			if b.lang != "sh" && b.lang != "console" {
+				continue
+			}
+			joined := strings.ReplaceAll(strings.Join(b.lines, "\n"), "\\\n", " ")
+			for _, l := range strings.Split(joined, "\n") {
+				l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "$ "))
+				if c, _, ok := strings.Cut(l, " #"); ok {
+					l = c
+				}
+				l = strings.TrimPrefix(l, "sudo ")
+				if i := strings.Index(l, "|"); i >= 0 {
+					l = l[:i]
+				}
+				if i := strings.Index(l, "||"); i >= 0 {
+					l = l[:i]
+				}
+				for _, prefix := range []string{"bin/mcotui", "mcotui"} {
+					if l == prefix || strings.HasPrefix(l, prefix+" ") {
+						args := strings.Fields(strings.TrimPrefix(l, prefix))
+						checked++
+						if err := parses(args); err != nil {
+							t.Errorf("%s:%d: %q: %v", b.file, b.line, l, err)
+						}
+						break
+					}
+				}
+			}
+		}
+	}
+	if checked < 30 {
+		t.Errorf("checked %d command lines; the docs hold more", checked)
+	}
+}
+
+// parses finds the command args name and parses its flags, as the command line would.
+func parses(args []string) error {
+	root := cmd.NewRootCmd(&cmdutil.Factory{IOStreams: cmdutil.IOStreams{In: bytes.NewReader(nil), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}})
+	root.InitDefaultCompletionCmd()
+	c, rest, err := root.Find(args)
+	if err != nil {
+		return err
+	}
+	if err := c.ParseFlags(rest); err != nil && !errors.Is(err, pflag.ErrHelp) {
+		return fmt.Errorf("mcotui %s: %w", c.Name(), err)
+	}
+	if c == root && len(c.Flags().Args()) > 0 {
+		return fmt.Errorf("no command %q", c.Flags().Args()[0])
+	}
+	return nil
 }
