@@ -165,7 +165,7 @@ func TestRunbookNodeCommands(t *testing.T) {
 	// The retry the runbooks ask for: the state goes back to Working, and the node's
 	// agent (here one that fails every time) takes it up and fails again.
 	retry := "kubectl annotate node NODE machineconfiguration.openshift.io/state=Working --overwrite"
-	for _, rb := range []string{"degraded-unit.md", "drain-blocked.md", "full-disk.md"} {
+	for _, rb := range []string{"degraded-unit.md", "full-disk.md"} {
 		runbookCommand(t, rb, retry, r)
 	}
 	rv := getNode(t, env, failing).ResourceVersion

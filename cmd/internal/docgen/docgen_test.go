@@ -151,3 +151,17 @@ func TestManPages(t *testing.T) {
 		}
 	}
 }
+
+// TestCompletions runs the completion commands make install writes its files with.
+func TestCompletions(t *testing.T) {
+	for _, shell := range []string{"bash", "zsh", "fish"} {
+		var out, errOut bytes.Buffer
+		code := cmd.Run([]string{"completion", shell}, &cmdutil.Factory{
+			IOStreams: cmdutil.IOStreams{In: bytes.NewReader(nil), Out: &out, ErrOut: &errOut},
+			Version:   "dev",
+		})
+		if code != 0 || !strings.Contains(out.String(), "mcotui") {
+			t.Errorf("mcotui completion %s: exit %d, %d bytes: %s", shell, code, out.Len(), errOut.String())
+		}
+	}
+}
