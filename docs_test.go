@@ -6,16 +6,19 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
+	"charm.land/bubbles/v2/key"
 	"github.com/spf13/pflag"
 
 	"github.com/mcotui/mcotui/cmd"
 	"github.com/mcotui/mcotui/cmd/cmdutil"
 	"github.com/mcotui/mcotui/deploy"
+	"github.com/mcotui/mcotui/tui/keys"
 )
 
 // The documentation's examples are run or checked here, so that README.md and docs/
@@ -312,4 +315,48 @@ func parses(args []string) error {
 		return fmt.Errorf("no command %q", c.Flags().Args()[0])
 	}
 	return nil
+}
+
+// TestDocsTUIKeys: every binding of the TUI's keymap (tui/keys) is in docs/tui.md, by one
+// of its keys or its help's key, in backticks.
+func TestDocsTUIKeys(t *testing.T) {
+	data, err := os.ReadFile("docs/tui.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(data)
+	glyph := map[string]string{"up": "↑", "down": "↓", "left": "←", "right": "→", "pgdown": "pgdn"}
+	documented := func(b key.Binding) bool {
+		for _, k := range append(b.Keys(), b.Help().Key) {
+			if g, ok := glyph[k]; ok {
+				k = g
+			}
+			if strings.Contains(page, "`"+k+"`") {
+				return true
+			}
+		}
+		return false
+	}
+	km := reflect.ValueOf(keys.Default()).Elem()
+	n := 0
+	for i := range km.NumField() {
+		var bs []key.Binding
+		switch f := km.Field(i).Interface().(type) {
+		case key.Binding:
+			bs = []key.Binding{f}
+		case [7]key.Binding:
+			bs = f[:]
+		default:
+			t.Fatalf("keys.KeyMap.%s is a %T: teach this test to read it", km.Type().Field(i).Name, f)
+		}
+		for _, b := range bs {
+			n++
+			if !documented(b) {
+				t.Errorf("docs/tui.md does not document keys.KeyMap.%s (%v, %q)", km.Type().Field(i).Name, b.Keys(), b.Help().Desc)
+			}
+		}
+	}
+	if n < 40 {
+		t.Errorf("read %d bindings; the keymap has more", n)
+	}
 }
