@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -218,5 +219,57 @@ func patchNode(t *testing.T, env *kubetest.Env, name string, patch map[string]an
 	}
 	if _, err := env.Kube.CoreV1().Nodes().Patch(context.Background(), name, types.MergePatchType, b, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRunbookDrainBlocked runs the budget commands of drain-blocked.md on a budget as the
+// runbook finds it: minAvailable 1, no disruption allowed.
+func TestRunbookDrainBlocked(t *testing.T) {
+	env := cluster.Env(t)
+	ctx := kubetest.Context(t)
+	ns, err := env.CreateNamespace(ctx, "shop-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubetest.CreateBudget(t, env.Kube, ns, "cart", 0)
+	one := int32(1)
+	labels := map[string]string{"app": "cart"}
+	if _, err := env.Kube.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "cart"},
+		Spec: appsv1.DeploymentSpec{Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "cart", Image: "registry.example/cart:1"}}}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Kube.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "cart-0", Labels: labels},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "cart", Image: "registry.example/cart:1"}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r := strings.NewReplacer("-n shop", "-n "+ns)
+
+	out := shell(t, env, runbookCommand(t, "drain-blocked.md", "kubectl -n shop get pdb cart", r))
+	// NAME, MIN AVAILABLE, MAX UNAVAILABLE, ALLOWED DISRUPTIONS, AGE
+	if lines := strings.Split(out, "\n"); len(lines) < 2 || !strings.Contains(lines[0], "ALLOWED DISRUPTIONS") ||
+		len(strings.Fields(lines[1])) != 5 || strings.Fields(lines[1])[0] != "cart" || strings.Fields(lines[1])[3] != "0" {
+		t.Errorf("kubectl get pdb: %q; want cart with 0 allowed disruptions", out)
+	}
+	shell(t, env, runbookCommand(t, "drain-blocked.md", "kubectl -n shop get pods -o wide -l app=cart", r))
+
+	shell(t, env, runbookCommand(t, "drain-blocked.md", "kubectl -n shop scale deploy/cart --replicas=3", r))
+	if d, err := env.Kube.AppsV1().Deployments(ns).Get(ctx, "cart", metav1.GetOptions{}); err != nil || *d.Spec.Replicas != 3 {
+		t.Errorf("deployment cart after the scale: %v %v", d.Spec.Replicas, err)
+	}
+	shell(t, env, runbookCommand(t, "drain-blocked.md",
+		`kubectl -n shop patch pdb cart --type merge -p '{"spec":{"minAvailable":null,"maxUnavailable":1}}'`, r))
+	pdb, err := env.Kube.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "cart", metav1.GetOptions{})
+	if err != nil || pdb.Spec.MinAvailable != nil || pdb.Spec.MaxUnavailable == nil || pdb.Spec.MaxUnavailable.IntValue() != 1 {
+		t.Errorf("budget cart after the patch: %+v %v", pdb.Spec, err)
+	}
+	shell(t, env, runbookCommand(t, "drain-blocked.md", "kubectl -n shop delete pod cart-0", r))
+	if _, err := env.Kube.CoreV1().Pods(ns).Get(ctx, "cart-0", metav1.GetOptions{}); err == nil {
+		t.Error("pod cart-0 is still there after the runbook's delete")
 	}
 }
