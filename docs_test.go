@@ -360,3 +360,32 @@ func TestDocsTUIKeys(t *testing.T) {
 		t.Errorf("read %d bindings; the keymap has more", n)
 	}
 }
+
+// TestDocsMetrics: every mcotui_* metric the controller and the agent define is named in
+// docs/monitoring.md or docs/agent.md.
+func TestDocsMetrics(t *testing.T) {
+	var docs []byte
+	for _, f := range []string{"docs/monitoring.md", "docs/agent.md"} {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, data...)
+	}
+	n := 0
+	for _, src := range []string{"controller/metrics.go", "agent/metrics.go"} {
+		data, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range regexp.MustCompile(`"(mcotui_[a-z_]+)"`).FindAllSubmatch(data, -1) {
+			n++
+			if !bytes.Contains(docs, []byte("`"+string(m[1])+"`")) {
+				t.Errorf("%s defines %s; docs/monitoring.md does not document it", src, m[1])
+			}
+		}
+	}
+	if n < 12 {
+		t.Errorf("found %d metrics in the sources; they define more", n)
+	}
+}
