@@ -389,3 +389,22 @@ func TestDocsMetrics(t *testing.T) {
 		t.Errorf("found %d metrics in the sources; they define more", n)
 	}
 }
+
+// TestReadmeFrontPage: a newcomer who reads only the first screen of README.md finds the
+// two commands that matter, and the front page stays short; detail goes in docs/.
+func TestReadmeFrontPage(t *testing.T) {
+	data, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(data), "\n")
+	first := strings.Join(lines[:min(24, len(lines))], "\n")
+	for _, want := range []string{"make demo", "make test"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("README.md's first screen (24 lines) lacks %q", want)
+		}
+	}
+	if len(lines) > 200 {
+		t.Errorf("README.md has %d lines: keep it a front page (about 150) and move detail into docs/", len(lines))
+	}
+}
