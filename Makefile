@@ -12,7 +12,7 @@ export MCOTUI_TESTBIN := $(TESTBIN)
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(TESTBIN)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 
-.PHONY: all build image demo test test-crash e2e test-vm testbin k9s lint vet fmt-check staticcheck bench fuzz clean
+.PHONY: all build install docs image demo test test-crash e2e test-vm testbin k9s lint vet fmt-check staticcheck bench fuzz clean
 
 FUZZTIME ?= 1m
 
@@ -20,6 +20,26 @@ all: build
 
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o bin/mcotui .
+
+# The binary, a man page per command and the bash, zsh and fish completions, where a
+# user's system looks for them. PREFIX (default /usr/local) and DESTDIR (for packagers).
+PREFIX    ?= /usr/local
+DESTDIR   ?=
+install: build
+	install -d '$(DESTDIR)$(PREFIX)/bin' '$(DESTDIR)$(PREFIX)/share/man/man1' \
+		'$(DESTDIR)$(PREFIX)/share/bash-completion/completions' \
+		'$(DESTDIR)$(PREFIX)/share/zsh/site-functions' '$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d'
+	install -m 0755 bin/mcotui '$(DESTDIR)$(PREFIX)/bin/mcotui'
+	$(GO) run ./cmd/internal/docgen/gen -man '$(DESTDIR)$(PREFIX)/share/man/man1' -version '$(VERSION)'
+	bin/mcotui completion bash > '$(DESTDIR)$(PREFIX)/share/bash-completion/completions/mcotui'
+	bin/mcotui completion zsh > '$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_mcotui'
+	bin/mcotui completion fish > '$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/mcotui.fish'
+
+# The command reference, docs/reference/, from the command tree. A test
+# (cmd/internal/docgen) fails when a command or flag changed and this was not rerun.
+docs:
+	rm -f docs/reference/*.md
+	$(GO) run ./cmd/internal/docgen/gen -markdown docs/reference
 
 # The OCI image, without a container engine: the static binary, the build machine's CA
 # certificates (Debian's ca-certificates), a non-root user, no base image (hack/image).

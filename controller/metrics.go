@@ -20,7 +20,7 @@ import (
 	"github.com/mcotui/mcotui/core/rollout"
 )
 
-// Metric names, as README's Monitoring section lists them.
+// Metric names, as docs/monitoring.md lists them.
 const (
 	MetricLeader          = "mcotui_controller_leader"
 	MetricTargets         = "mcotui_controller_targets_total"

@@ -20,7 +20,7 @@ const (
 	metricsServiceName = "mcotui-controller-metrics"
 )
 
-// Alert names of the PrometheusRule, as README's Monitoring section documents them.
+// Alert names of the PrometheusRule, as docs/monitoring.md documents them.
 const (
 	AlertNodeDegraded      = "McotuiNodeDegraded"
 	AlertDrainBlocked      = "McotuiDrainBlocked"
@@ -65,7 +65,7 @@ func monitoringObjects(ns string) []any {
 			"annotations": map[string]any{
 				"summary":     summary,
 				"description": description,
-				"runbook_url": "https://github.com/mcotui/mcotui/blob/main/README.md#" + runbookAnchor(name),
+				"runbook_url": "https://github.com/mcotui/mcotui/blob/main/docs/monitoring.md#" + runbookAnchor(name),
 			},
 		}
 		if wait != "" {
@@ -108,6 +108,6 @@ func monitoringObjects(ns string) []any {
 	return []any{serviceMonitor, rule}
 }
 
-// runbookAnchor is the GitHub anchor of the alert's runbook heading in README
-// ("#### McotuiNodeDegraded" becomes "mcotuinodedegraded").
+// runbookAnchor is the GitHub anchor of the alert's runbook heading in docs/monitoring.md
+// ("## McotuiNodeDegraded" becomes "mcotuinodedegraded").
 func runbookAnchor(alert string) string { return strings.ToLower(alert) }

@@ -2,7 +2,7 @@
 # Runs every fuzz target of the module in turn for FUZZTIME each (default 1m).
 # go test keeps new interesting inputs in its cache; a crasher is written to the
 # package's testdata/fuzz/<Target>/ and fails the run. Copy the cache's corpus into
-# testdata (see README) to keep what a long run found.
+# testdata (see docs/testing.md) to keep what a long run found.
 #
 # Usage: hack/fuzz.sh [FUZZTIME]
 set -euo pipefail

@@ -66,7 +66,7 @@ container-runtime-config controllers do:
               keeps a MachineConfigNode per node and writes the pool's status, so that
               ` + "`kubectl get mcp`" + ` reads as on OpenShift; follows each pool's
               rollout policy (maintenance windows, health gates, order, holds: see
-              README "Rollout policy"), saying what holds it in RolloutHeld.
+              docs/controller.md), saying what holds it in RolloutHeld.
   bootimages  when the cluster serves Machine API MachineSets: points the MachineSets
               that MachineConfiguration/cluster enrolls (modes All, None, Partial) at the
               boot images of the coreos-bootimages ConfigMap and upgrades their Ignition
@@ -83,8 +83,8 @@ Several replicas may run: they elect a leader on the Lease mcotui-controller in
 configs. mcotui install prints a Deployment that runs this command.
 
 With --metrics-addr it serves Prometheus metrics (pool machine counts, rollout progress,
-targets written, workqueue depth and latency, leader status; README's Monitoring section
-lists them); with --health-addr, /healthz and /readyz for the kubelet's probes.
+targets written, workqueue depth and latency, leader status; docs/monitoring.md lists
+them); with --health-addr, /healthz and /readyz for the kubelet's probes.
 
 It refuses to start where the Machine Config Operator runs, and says what it found.`,
 		Example: `  # In the cluster (what mcotui install deploys)

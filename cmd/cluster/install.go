@@ -66,8 +66,8 @@ Every run makes a new CA and token: apply them once, and upgrade with
 With --monitoring, it adds a ServiceMonitor and a PrometheusRule (monitoring.coreos.com/v1)
 for the Prometheus Operator, whose CRDs must be installed: alerts for a node degraded for
 15 minutes, a drain blocked past the drain timeout, a pool updating for too long, nodes
-whose agent does not take up their update, and no controller leading (README's Monitoring
-section has a runbook for each).
+whose agent does not take up their update, and no controller leading (docs/monitoring.md
+has a runbook for each).
 
 Nothing is applied: the output is for review and for ` + "`kubectl apply`" + `. Do not install on
 OpenShift: MCO runs there, and mcotui's agent and controller refuse to start beside it.`,

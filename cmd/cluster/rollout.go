@@ -78,8 +78,8 @@ paused or the command ends; then it releases the Lease. A controller started mea
 waits for it, and takes over once it is released.
 
 The pool's rollout policy (mcotui.io/ annotations on the pool: maintenance windows,
-health gates, update order; on nodes: holds and priorities; see README "Rollout
-policy") orders the plan and holds the rollout as it holds the controller's: the plan
+health gates, update order; on nodes: holds and priorities; see docs/controller.md,
+"Rollout policy") orders the plan and holds the rollout as it holds the controller's: the plan
 says what the policy does now. While --wait drives, --prometheus-url is what an alert
 gate asks.
 
