@@ -75,12 +75,7 @@ func (d *Document) layoutText(width int) string {
 // NewDocument returns a document dialog. body lays the text out for a width, so that a
 // resize re-wraps it.
 func NewDocument(c *common.Common, title string, body func(width int) string) *Document {
-	vp := viewport.New()
-	k := c.Keys
-	vp.KeyMap = viewport.KeyMap{
-		Up: k.Up, Down: k.Down, PageUp: k.PageUp, PageDown: k.PageDown,
-		HalfPageUp: k.HalfUp, HalfPageDown: k.HalfDown,
-	}
+	vp := common.NewViewport(c)
 	return &Document{c: c, title: title, body: body, vp: vp}
 }
 

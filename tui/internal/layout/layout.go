@@ -349,3 +349,20 @@ func Lines(s string, h int) string {
 	}
 	return s
 }
+
+// Cells calls f for each shown column of a row (a width of 0 hides the column), with
+// its index and width, writing the one-space gap between shown columns: the row
+// builder the panes' tables share.
+func Cells(b *strings.Builder, widths []int, f func(col, width int)) {
+	first := true
+	for i, w := range widths {
+		if w == 0 {
+			continue
+		}
+		if !first {
+			b.WriteByte(' ')
+		}
+		first = false
+		f(i, w)
+	}
+}

@@ -34,12 +34,7 @@ type Model struct {
 
 // New returns the pane.
 func New(c *common.Common) *Model {
-	vp := viewport.New()
-	k := c.Keys
-	vp.KeyMap = viewport.KeyMap{
-		Up: k.Up, Down: k.Down, PageUp: k.PageUp, PageDown: k.PageDown,
-		HalfPageUp: k.HalfUp, HalfPageDown: k.HalfDown,
-	}
+	vp := common.NewViewport(c)
 	vp.FillHeight = true
 	return &Model{c: c, vp: vp}
 }

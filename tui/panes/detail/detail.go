@@ -54,12 +54,7 @@ func (m *Model) SetEvents(name, section string) {
 
 // New returns an empty detail pane.
 func New(c *common.Common) *Model {
-	vp := viewport.New()
-	k := c.Keys
-	vp.KeyMap = viewport.KeyMap{
-		Up: k.Up, Down: k.Down, PageUp: k.PageUp, PageDown: k.PageDown,
-		HalfPageUp: k.HalfUp, HalfPageDown: k.HalfDown,
-	}
+	vp := common.NewViewport(c)
 	vp.FillHeight = true
 	return &Model{c: c, vp: vp}
 }
@@ -358,7 +353,7 @@ func (m *Model) conditions(b *strings.Builder, conds []metav1.Condition, now tim
 		}
 	}
 	var hb strings.Builder
-	cells(&hb, widths, func(i, w int) { layout.Fit(&hb, cols[i].Title, w) })
+	layout.Cells(&hb, widths, func(i, w int) { layout.Fit(&hb, cols[i].Title, w) })
 	b.WriteString(st.Header.Render(hb.String()))
 	b.WriteByte('\n')
 	for _, c := range conds {
@@ -367,7 +362,7 @@ func (m *Model) conditions(b *strings.Builder, conds []metav1.Condition, now tim
 			s = phase.InProgress // waiting: see model.Node.Waiting
 		}
 		var msgLines []string
-		cells(b, widths, func(i, w int) {
+		layout.Cells(b, widths, func(i, w int) {
 			switch i {
 			case 0:
 				b.WriteByte(' ')
@@ -401,20 +396,6 @@ func (m *Model) conditions(b *strings.Builder, conds []metav1.Condition, now tim
 			b.WriteString(l)
 			b.WriteByte('\n')
 		}
-	}
-}
-
-func cells(b *strings.Builder, widths []int, f func(col, width int)) {
-	first := true
-	for i, w := range widths {
-		if w == 0 {
-			continue
-		}
-		if !first {
-			b.WriteByte(' ')
-		}
-		first = false
-		f(i, w)
 	}
 }
 

@@ -433,20 +433,8 @@ func (m *Model) relayout() {
 	clear(m.cache)
 }
 
-// cells calls f for each shown column, writing the gaps between them.
-func (m *Model) cells(b *strings.Builder, f func(col, width int)) {
-	first := true
-	for i, w := range m.widths {
-		if w == 0 {
-			continue
-		}
-		if !first {
-			b.WriteByte(' ')
-		}
-		first = false
-		f(i, w)
-	}
-}
+// cells calls f for each shown column, writing the gaps between them (layout.Cells).
+func (m *Model) cells(b *strings.Builder, f func(col, width int)) { layout.Cells(b, m.widths, f) }
 
 func padTo(s string, w int) string {
 	var b strings.Builder

@@ -256,19 +256,8 @@ func (m *Model) relayout() {
 	m.header = m.c.Styles.Header.Render(hb.String())
 }
 
-func (m *Model) cells(b *strings.Builder, f func(col, width int)) {
-	first := true
-	for i, w := range m.widths {
-		if w == 0 {
-			continue
-		}
-		if !first {
-			b.WriteByte(' ')
-		}
-		first = false
-		f(i, w)
-	}
-}
+// cells calls f for each shown column, writing the gaps between them (layout.Cells).
+func (m *Model) cells(b *strings.Builder, f func(col, width int)) { layout.Cells(b, m.widths, f) }
 
 // View implements common.Component.
 func (m *Model) View() string {
