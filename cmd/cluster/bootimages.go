@@ -99,7 +99,10 @@ func (o *BootImagesOptions) Run(ctx context.Context) error {
 	if o.Output == "json" || o.Output == "yaml" {
 		return cmdutil.PrintKubeObject(o.IOStreams.Out, o.Output, view)
 	}
-	return writeBootImages(o.IOStreams.Out, view, o.Output == "wide")
+	if err := writeBootImages(o.IOStreams.Out, view, o.Output == "wide"); err != nil {
+		return err
+	}
+	return writeCPMS(ctx, o.IOStreams.Out, clients, in, rep.Platform)
 }
 
 // SetModeOptions are `mcotui bootimages set-mode`'s.

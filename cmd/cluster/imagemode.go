@@ -27,10 +27,11 @@ type imageModeObjects struct {
 	err     error
 }
 
-// listImageMode lists the MachineOSConfigs and MachineOSBuilds. A cluster that does
+// listImageMode lists the MachineOSConfigs and, with builds and any of them, the
+// MachineOSBuilds. A cluster that does
 // not serve them (no MCO, or OpenShift before 4.16) has none; so has one that serves
 // them to nobody allowed to list them, which is not this command's business to fail on.
-func listImageMode(ctx context.Context, c *kube.Clients) imageModeObjects {
+func listImageMode(ctx context.Context, c *kube.Clients, builds bool) imageModeObjects {
 	api := c.MachineConfig.MachineconfigurationV1()
 	var out imageModeObjects
 	moscs, err := api.MachineOSConfigs().List(ctx, metav1.ListOptions{})
@@ -42,6 +43,9 @@ func listImageMode(ctx context.Context, c *kube.Clients) imageModeObjects {
 	}
 	for i := range moscs.Items {
 		out.configs = append(out.configs, &moscs.Items[i])
+	}
+	if !builds || len(out.configs) == 0 {
+		return out
 	}
 	mosbs, err := api.MachineOSBuilds().List(ctx, metav1.ListOptions{})
 	switch {
@@ -214,11 +218,18 @@ func followBuild(ctx context.Context, w io.Writer, c *kube.Clients, poolName str
 	deadline := time.Now().Add(timeout)
 	last := ""
 	for {
-		im := listImageMode(ctx, c)
+		// One list (MachineOSConfigs) on a pool without image mode, so that following
+		// its nodes starts at once.
+		im := listImageMode(ctx, c, false)
 		if im.err != nil {
 			return 0, im.err
 		}
 		mosc := imagemode.ConfigFor(poolName, im.configs)
+		if mosc != nil {
+			if im = listImageMode(ctx, c, true); im.err != nil {
+				return 0, im.err
+			}
+		}
 		if mosc == nil {
 			if last == "" {
 				return timeout, nil // no build: the whole timeout is the nodes'

@@ -135,7 +135,7 @@ func (o *StatusOptions) Run(ctx context.Context) error {
 	listed := make(chan feedSources, 1)
 	go func() { listed <- listFeedSources(feedCtx, clients) }()
 	imageMode := make(chan imageModeObjects, 1)
-	go func() { imageMode <- listImageMode(feedCtx, clients) }()
+	go func() { imageMode <- listImageMode(feedCtx, clients, true) }()
 	tp := newStatusTables(o.IOStreams.Out, o.Output == "wide", o.Now())
 	if err := kube.StreamStatus(ctx, clients, o.Pool, tp.page); err != nil {
 		return err
@@ -339,7 +339,7 @@ func (t *statusTables) page(p kube.StatusPage) error {
 	}
 	rows := make([]statustable.NodeRow, 0, len(p.MCNs)+len(p.Unlisted))
 	for _, m := range p.MCNs {
-		rows = append(rows, statustable.MCNRow(m, t.wide, t.now))
+		rows = append(rows, statustable.MCNRow(m, p.Nodes[m.Name], t.wide, t.now))
 		if len(m.Status.IrreconcilableChanges) > 0 {
 			t.irreconcilable = append(t.irreconcilable, m)
 		}

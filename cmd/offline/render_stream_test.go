@@ -62,4 +62,25 @@ func TestRenderOSImageStream(t *testing.T) {
 	if code == 0 || !strings.Contains(stderr, "MachineConfigPool worker targets a RHEL 10 OS image where runc is not available. To unblock, migrate to crun") {
 		t.Fatalf("runc on rhel-10: exit %d, stderr:\n%s", code, stderr)
 	}
+
+	// The same from a ContainerRuntimeConfig: its generated drop-in sets runc.
+	if err := os.Remove(filepath.Join(dir, "runc.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	write("pool.yaml", strings.Replace(renderWorkerPool, "  name: worker\n", "  name: worker\n  labels:\n    pools.operator.machineconfiguration.openshift.io/worker: \"\"\n", 1))
+	write("crc.yaml", `apiVersion: machineconfiguration.openshift.io/v1
+kind: ContainerRuntimeConfig
+metadata:
+  name: set-runc
+spec:
+  machineConfigPoolSelector:
+    matchLabels:
+      pools.operator.machineconfiguration.openshift.io/worker: ""
+  containerRuntimeConfig:
+    defaultRuntime: runc
+`)
+	_, stderr, code = runRender(t, "render", "--pool", "worker", dir)
+	if code == 0 || !strings.Contains(stderr, "MachineConfigPool worker targets a RHEL 10 OS image where runc is not available") {
+		t.Fatalf("ContainerRuntimeConfig runc on rhel-10: exit %d, stderr:\n%s", code, stderr)
+	}
 }

@@ -60,6 +60,10 @@ func ReconcileCPMS(cpms *machinev1.ControlPlaneMachineSet, stream *Stream, opts 
 	ms.Name, ms.Annotations = cpms.Name, cpms.Annotations
 	ms.Spec.Template.Labels = tmpl.ObjectMeta.Labels
 	ms.Spec.Template.Spec = tmpl.Spec
+	// As for MachineSets, the template's own platform wins over the cluster's.
+	if p := PlatformOf(ms); p != "" {
+		opts.Platform = p
+	}
 	res, err := Reconcile(ms, stream, opts)
 	if err != nil || res.Outcome != Patch {
 		return res, err

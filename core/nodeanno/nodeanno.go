@@ -27,6 +27,11 @@ const (
 	// DesiredConfigKey is the rendered MachineConfig the node should run, written by
 	// the controller (or the TUI driving a rollout).
 	DesiredConfigKey = Prefix + "desiredConfig"
+	// DesiredImageKey and CurrentImageKey are image mode's (On-Cluster Layering): the
+	// OS image MCO built for the node's pool, set by MCO's node controller beside
+	// desiredConfig, and the one the node booted, set by MCO's daemon.
+	DesiredImageKey = Prefix + "desiredImage"
+	CurrentImageKey = Prefix + "currentImage"
 	// StateKey is the agent's state: StateWorking, StateDone, StateDegraded or
 	// StateUnreconcilable.
 	StateKey = Prefix + "state"
@@ -71,6 +76,12 @@ func Current(n *corev1.Node) string { return get(n, CurrentConfigKey) }
 
 // Desired is the node's desired rendered config, or "" when it has none.
 func Desired(n *corev1.Node) string { return get(n, DesiredConfigKey) }
+
+// DesiredImage is the node's DesiredImageKey annotation, "" without image mode.
+func DesiredImage(n *corev1.Node) string { return get(n, DesiredImageKey) }
+
+// CurrentImage is the node's CurrentImageKey annotation, "" without image mode.
+func CurrentImage(n *corev1.Node) string { return get(n, CurrentImageKey) }
 
 // State is the node's agent state (StateWorking, ...), or "" when it has none.
 func State(n *corev1.Node) string { return get(n, StateKey) }

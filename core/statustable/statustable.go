@@ -44,9 +44,13 @@ var (
 	}
 )
 
-// pinnedHeader is the last wide column: the node's pinned-image progress in words
+// pinnedHeader is a wide column: the node's pinned-image progress in words
 // (pinned.NodeSummary).
 const pinnedHeader = "PINNEDIMAGES"
+
+// imageHeaders are the last wide columns: image mode's desired and current OS image
+// of the node (its desiredImage and currentImage annotations), empty without it.
+var imageHeaders = []string{"DESIREDIMAGE", "CURRENTIMAGE"}
 
 // PoolRow is pool p's row of the pool table, in PoolColumns; now ages it. The counts
 // are numbers, for the printer to format.
@@ -73,6 +77,7 @@ func NodeColumns(wide bool) []string {
 			h = append(h, c.header)
 		}
 		h = append(h, pinnedHeader)
+		h = append(h, imageHeaders...)
 	}
 	return h
 }
@@ -84,8 +89,9 @@ type NodeRow struct {
 	Cells []string
 }
 
-// MCNRow is the row of MachineConfigNode m.
-func MCNRow(m *mcfgv1.MachineConfigNode, wide bool, now time.Time) NodeRow {
+// MCNRow is the row of MachineConfigNode m; node, when known, gives the wide image
+// columns.
+func MCNRow(m *mcfgv1.MachineConfigNode, node *corev1.Node, wide bool, now time.Time) NodeRow {
 	current := ""
 	if m.Status.ConfigVersion != nil {
 		current = m.Status.ConfigVersion.Current
@@ -97,6 +103,7 @@ func MCNRow(m *mcfgv1.MachineConfigNode, wide bool, now time.Time) NodeRow {
 			cells = append(cells, mcnCondition(m, c.cond))
 		}
 		cells = append(cells, pinned.NodeSummary(m))
+		cells = append(cells, imageCells(node)...)
 	}
 	return NodeRow{m.Name, cells}
 }
@@ -107,8 +114,16 @@ func UnlistedRow(n *corev1.Node, pool string, wide bool, now time.Time) NodeRow 
 	cells := []string{n.Name, pool, nodeanno.Desired(n), nodeanno.Current(n), "", Age(n.CreationTimestamp, now)}
 	if wide {
 		cells = append(cells, make([]string, len(nodeWide)+1)...)
+		cells = append(cells, imageCells(n)...)
 	}
 	return NodeRow{n.Name, cells}
+}
+
+func imageCells(n *corev1.Node) []string {
+	if n == nil {
+		return []string{"", ""}
+	}
+	return []string{nodeanno.DesiredImage(n), nodeanno.CurrentImage(n)}
 }
 
 // SortRows orders rows by node name.

@@ -43,7 +43,7 @@ func TestNodeRows(t *testing.T) {
 		nodeanno.DesiredConfigKey: "rendered-worker-b", nodeanno.CurrentConfigKey: "rendered-worker-b"}}}
 
 	for _, wide := range []bool{false, true} {
-		rows := []statustable.NodeRow{statustable.MCNRow(m, wide, now), statustable.UnlistedRow(n, "worker", wide, now)}
+		rows := []statustable.NodeRow{statustable.MCNRow(m, nil, wide, now), statustable.UnlistedRow(n, "worker", wide, now)}
 		statustable.SortRows(rows)
 		cols := len(statustable.NodeColumns(wide))
 		if rows[0].Name != "a" || rows[1].Name != "b" {
@@ -63,5 +63,26 @@ func TestNodeRows(t *testing.T) {
 		if wide && rows[1].Cells[6+7] != "Unknown" { // DRAINEDNODE
 			t.Errorf("wide: DRAINEDNODE of b is %q, want Unknown", rows[1].Cells[13])
 		}
+	}
+}
+
+// TestNodeRowImages: -o wide ends with the node's image mode annotations, desiredImage
+// and currentImage (MCO's node controller and daemon write them), empty without.
+func TestNodeRowImages(t *testing.T) {
+	const desired, current = "registry.example.com/ocl/os@sha256:bb", "registry.example.com/ocl/os@sha256:aa"
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "b", Annotations: map[string]string{
+		nodeanno.DesiredImageKey: desired, nodeanno.CurrentImageKey: current}}}
+	m := &mcfgv1.MachineConfigNode{ObjectMeta: metav1.ObjectMeta{Name: "b"}}
+	cols := statustable.NodeColumns(true)
+	if got := fmt.Sprint(cols[len(cols)-2:]); got != "[DESIREDIMAGE CURRENTIMAGE]" {
+		t.Fatalf("last wide columns %s", got)
+	}
+	for _, r := range []statustable.NodeRow{statustable.MCNRow(m, n, true, now), statustable.UnlistedRow(n, "worker", true, now)} {
+		if got := fmt.Sprint(r.Cells[len(r.Cells)-2:]); got != "["+desired+" "+current+"]" {
+			t.Errorf("row %s ends %s", r.Name, got)
+		}
+	}
+	if r := statustable.MCNRow(m, nil, true, now); r.Cells[len(r.Cells)-1] != "" {
+		t.Errorf("without a node: %q", r.Cells)
 	}
 }

@@ -75,6 +75,9 @@ type StatusPage struct {
 	// and every name after those of the pages before.
 	MCNs     []*mcfgv1.MachineConfigNode
 	Unlisted []UnlistedNode
+	// Nodes are the nodes of MCNs whose names this page covers (metadata only), for
+	// what only a node's annotations say (image mode's images).
+	Nodes map[string]*corev1.Node
 }
 
 // StreamStatus reads what ReadStatus reads, for status's tables, and hands it on to
@@ -256,6 +259,14 @@ func (m *statusMerge) emit(mcnsOpen, nodesOpen bool) error {
 		return nil
 	}
 	p := StatusPage{MCNs: slices.Clip(m.mcns[:i])}
+	for _, n := range m.nodes[:j] {
+		if m.have[n.Name] {
+			if p.Nodes == nil {
+				p.Nodes = map[string]*corev1.Node{}
+			}
+			p.Nodes[n.Name] = n
+		}
+	}
 	for _, pool := range m.shown {
 		members, _ := rollout.Members(pool, m.all, m.nodes[:j])
 		for _, n := range members {

@@ -186,6 +186,16 @@ func (m *Model) document(n *model.Node) string {
 		desired = st.Warn.Render(desired)
 	}
 	field("Desired config", desired)
+	// Image mode: the OS image MCO built for the pool, and the one the node booted.
+	if n.Obj != nil {
+		if want, have := textsafe.Escape(nodeanno.DesiredImage(n.Obj)), textsafe.Escape(nodeanno.CurrentImage(n.Obj)); want != "" || have != "" {
+			field("Current image", have)
+			if want != have {
+				want = st.Warn.Render(want)
+			}
+			field("Desired image", want)
+		}
+	}
 	state := n.State
 	switch n.State {
 	case nodeanno.StateDegraded, nodeanno.StateUnreconcilable:

@@ -8,6 +8,7 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/pinned"
 	"github.com/mcotui/mcotui/tui/internal/fixture"
 	"github.com/mcotui/mcotui/tui/internal/tuitest"
@@ -127,6 +128,25 @@ func TestDetailWaitingDrain(t *testing.T) {
 	for _, bad := range []string{"failed", "blocked by"} {
 		if strings.Contains(v, bad) {
 			t.Errorf("detail of a waiting drain says %q:\n%s", bad, v)
+		}
+	}
+}
+
+// TestDetailShowsImages: on an image mode node, the detail shows the OS image it booted
+// and the one MCO built for its pool (the currentImage and desiredImage annotations).
+func TestDetailShowsImages(t *testing.T) {
+	c := tuitest.Common(false, fixture.Small())
+	n := c.Store.Node(fixture.DrainingNode).Obj.DeepCopy()
+	n.Annotations[nodeanno.CurrentImageKey] = "registry.example.com/ocl/os@sha256:aa"
+	n.Annotations[nodeanno.DesiredImageKey] = "registry.example.com/ocl/os@sha256:bb"
+	c.Store.Apply([]model.Event{model.NodeEvent(n)})
+	d := detail.New(c)
+	d.SetSize(160, 80)
+	d.SetNode(fixture.DrainingNode)
+	v := tuitest.Plain(d.View())
+	for _, want := range []string{"Current image", "registry.example.com/ocl/os@sha256:aa", "Desired image", "registry.example.com/ocl/os@sha256:bb"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("detail lacks %q:\n%s", want, v)
 		}
 	}
 }

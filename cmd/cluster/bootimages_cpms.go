@@ -1,0 +1,76 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	configv1 "github.com/openshift/api/config/v1"
+	operatorv1 "github.com/openshift/api/operator/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mcotui/mcotui/core/bootimage"
+	"github.com/mcotui/mcotui/core/textsafe"
+	"github.com/mcotui/mcotui/platform/kube"
+)
+
+// writeCPMS says what boot image management does with the ControlPlaneMachineSets of
+// bootimage.MachineAPINamespace (MCO's ManagedBootImagesCPMS): the mode of their
+// machine manager (None unless MachineConfiguration/cluster names one; Partial refused)
+// and, with All, each one's image and target. Nothing is printed on a cluster without
+// ControlPlaneMachineSets. mcotui's controller does not patch them yet; the line says so.
+func writeCPMS(ctx context.Context, w io.Writer, c *kube.Clients, in bootimage.ClusterInputs, platform configv1.PlatformType) error {
+	list, err := c.Machine.MachineV1().ControlPlaneMachineSets(bootimage.MachineAPINamespace).List(ctx, metav1.ListOptions{})
+	switch {
+	case apierrors.IsNotFound(err) || apierrors.IsForbidden(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("list controlplanemachinesets in %s: %w", bootimage.MachineAPINamespace, err)
+	}
+	if len(list.Items) == 0 {
+		return nil
+	}
+	var spec []operatorv1.MachineManager
+	if in.Configuration != nil {
+		spec = in.Configuration.Spec.ManagedBootImages.MachineManagers
+	}
+	fmt.Fprintln(w)
+	mode, err := bootimage.CPMSMode(spec)
+	if err != nil {
+		fmt.Fprintf(w, "ControlPlaneMachineSets: %s\n", textsafe.Escape(err.Error()))
+		return nil
+	}
+	if mode == operatorv1.None {
+		fmt.Fprintln(w, "ControlPlaneMachineSets: mode None, MCO's default: not managed (a controlplanemachinesets machine manager of mode All opts in)")
+		return nil
+	}
+	fmt.Fprintln(w, "ControlPlaneMachineSets: mode All (the mcotui controller does not patch them yet)")
+	if in.ConfigMap == nil {
+		fmt.Fprintf(w, "  no target: configmap %s/%s not found\n", bootimage.ConfigMapNamespace, bootimage.ConfigMapName)
+		return nil
+	}
+	stream, err := bootimage.StreamFromConfigMap(in.ConfigMap)
+	if err != nil {
+		fmt.Fprintf(w, "  no target: %s\n", textsafe.Escape(err.Error()))
+		return nil
+	}
+	arch, noArch := bootimage.ClusterArch(in.Nodes)
+	for i := range list.Items {
+		cpms := &list.Items[i]
+		r, err := bootimage.ReconcileCPMS(cpms, stream, bootimage.Options{Platform: platform, DefaultArch: arch, NoArch: noArch})
+		line := ""
+		switch {
+		case err != nil:
+			line = "error: " + err.Error()
+		case r.Outcome == bootimage.Patch:
+			line = fmt.Sprintf("NeedsUpdate from %s to %s", r.Current, r.Target)
+		case r.Outcome == bootimage.UpToDate:
+			line = "UpToDate " + r.Current
+		default:
+			line = "Skipped: " + r.Skip.Message
+		}
+		fmt.Fprintf(w, "  %s: %s\n", textsafe.Escape(cpms.Name), textsafe.Escape(line))
+	}
+	return nil
+}
