@@ -11,7 +11,6 @@ import (
 
 	"github.com/mcotui/mcotui/tui/internal/layout"
 	"github.com/mcotui/mcotui/tui/model"
-	"github.com/mcotui/mcotui/tui/panes/grid"
 	helppane "github.com/mcotui/mcotui/tui/panes/help"
 	"github.com/mcotui/mcotui/tui/styles"
 )
@@ -374,6 +373,7 @@ func (u *UI) helpGroups() []helppane.Group {
 		"configs [POOL]", "a pool's MachineConfigs and rendered configs",
 		"bootimages", "boot image modes and MachineSets",
 		"all", "show the nodes of all pools",
+		"messages", "every notice so far, whole",
 		"help", "this help",
 		"quit", "quit",
 	)
@@ -408,7 +408,6 @@ func (u *UI) helpGroups() []helppane.Group {
 		helppane.FromBindings("Nodes", flatten(u.grid.FullHelp()[1:])...),
 		helppane.FromBindings("Configs", k.Diff, k.Mark, k.PrevPool, k.NextPool),
 		glyphs,
-		helppane.Pairs("Phase columns", grid.PhaseLegend()...),
 		filter,
 		cmds,
 	)

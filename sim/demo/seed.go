@@ -75,12 +75,14 @@ func (d *Demo) nodeName(pool string, i int) string {
 	}
 	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
 	zone := zones[i%len(zones)]
+	// An affine map of i, a bijection on the 27^5 suffixes (its factor is prime to
+	// 27), spelled in base 27: random-looking, and never the same for two nodes.
+	const space = 27 * 27 * 27 * 27 * 27
+	x := (uint64(i)*7919 + 104729) % space
 	suffix := make([]byte, 5)
-	x := uint64(i)*0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019
 	for k := range suffix {
-		x ^= x >> 29
-		x *= 0xBF58476D1CE4E5B9
-		suffix[k] = alphabet[x%uint64(len(alphabet))]
+		suffix[k] = alphabet[x%27]
+		x /= 27
 	}
 	return fmt.Sprintf("%sworker-%c-%s", openShiftPrefix, zone[len(zone)-1], suffix)
 }

@@ -362,6 +362,13 @@ func (m *Model) conditions(b *strings.Builder, conds []metav1.Condition, now tim
 			msgCol += w + 1
 		}
 	}
+	// Too narrow for a message column (80 columns and a long type): each message goes
+	// under its condition, as wide as the pane, rather than cut at its edge.
+	below := layout.Used(widths, 1) > m.width
+	if below {
+		widths[len(widths)-1] = 0
+		msgCol = 4
+	}
 	var hb strings.Builder
 	layout.Cells(&hb, widths, func(i, w int) { layout.Fit(&hb, cols[i].Title, w) })
 	b.WriteString(st.Header.Render(hb.String()))
@@ -398,6 +405,9 @@ func (m *Model) conditions(b *strings.Builder, conds []metav1.Condition, now tim
 			}
 		})
 		b.WriteByte('\n')
+		if below && c.Message != "" {
+			msgLines = append([]string{""}, strings.Split(ansi.Wrap(textsafe.Escape(c.Message), max(20, m.width-msgCol), " "), "\n")...)
+		}
 		for _, l := range msgLines[min(1, len(msgLines)):] {
 			layout.Pad(b, msgCol)
 			if s == phase.Failed {

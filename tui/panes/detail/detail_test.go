@@ -150,3 +150,23 @@ func TestDetailShowsImages(t *testing.T) {
 		}
 	}
 }
+
+// TestDetailConditionMessagesWhole: at 80 columns, where a message column would be cut
+// at the pane's edge, every condition message is shown whole, under its condition.
+func TestDetailConditionMessagesWhole(t *testing.T) {
+	c := tuitest.Common(false, fixture.Small())
+	d := detail.New(c)
+	d.SetSize(80, 200)
+	d.SetNode(fixture.BlockedNode)
+	v := strings.Join(strings.Fields(tuitest.Plain(d.View())), " ")
+	for _, cond := range c.Store.Node(fixture.BlockedNode).MCN.Status.Conditions {
+		if want := strings.Join(strings.Fields(cond.Message), " "); !strings.Contains(v, want) {
+			t.Errorf("condition %s: message %q not shown whole", cond.Type, want)
+		}
+	}
+	for i, l := range strings.Split(tuitest.Plain(d.View()), "\n") {
+		if n := len([]rune(l)); n > 80 {
+			t.Errorf("line %d: %d cells, more than 80", i, n)
+		}
+	}
+}

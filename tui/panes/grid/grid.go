@@ -17,7 +17,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/mcotui/mcotui/core/phase"
 	"github.com/mcotui/mcotui/tui/common"
 	"github.com/mcotui/mcotui/tui/internal/layout"
 	"github.com/mcotui/mcotui/tui/model"
@@ -39,21 +38,11 @@ const (
 
 // Phase column titles: three letters, or two on narrow terminals. Each column holds one
 // glyph, so `oc get machineconfignodes -o wide`'s words (PREPARED, UNCORDONED) would
-// spend some hundred columns of a wide terminal on headers; the help spells them out.
+// spend some hundred columns of a wide terminal on headers; the detail names them.
 var phaseTitles = [model.NumPhases][2]string{
 	{"PRE", "PR"}, {"COR", "CO"}, {"DRN", "DR"}, {"APL", "AP"},
 	{"PST", "PA"}, {"RBT", "RB"}, {"UNC", "UC"}, {"UPD", "UP"},
 	{"RES", "RS"}, {"DEG", "DG"},
-}
-
-// PhaseLegend is the help's key to the phase columns: each column's titles, and the
-// MachineConfigNode condition it shows.
-func PhaseLegend() []string {
-	var kv []string
-	for i, t := range phaseTitles {
-		kv = append(kv, t[0]+" "+t[1], string(phase.Columns[i]))
-	}
-	return kv
 }
 
 // Widths of the STATUS column's long and short forms: "NotReady,SchedulingDisabled" and
