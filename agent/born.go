@@ -33,10 +33,9 @@ func (a *Agent) bornWith() (string, error) {
 
 // adoptBorn takes up the config a new node was born with, at the agent's first start
 // there (no currentConfig on the node, nothing in the journal), as MCO's daemon takes
-// up node-annotations.json: the node runs born already, so when it is the desired
-// config too (or none is desired yet) the files on disk are checked against it (the
-// drift monitor) and the node reports it current and Done, with no drain and no
-// reboot. A node born with an older config than the desired one is updated from born
+// up node-annotations.json: the node runs born already, so once the controller targets
+// it with born the files on disk are checked against it (the drift monitor) and the
+// node reports it current and Done, with no drain and no reboot. A node born with an older config than the desired one is updated from born
 // as usual. A born config that is not of the node's pool is not taken up: the node is
 // then treated as having no config at all. handled says whether the sync is done.
 func (a *Agent) adoptBorn(ctx context.Context, node *corev1.Node, born, desired string) (handled bool, again bool, err error) {
@@ -48,7 +47,15 @@ func (a *Agent) adoptBorn(ctx context.Context, node *corev1.Node, born, desired 
 		a.log.Warn("the config the node was born with is not its pool's; not taking it up", "config", born, "err", err)
 		return false, false, nil
 	}
-	if desired != "" && desired != born {
+	if desired == "" {
+		// Until the controller targets it, the node must stay unenrolled (no mcotui
+		// annotation): the agent may not write desiredConfig, and a node with a current
+		// config or a state but no desired one would count against the pool's
+		// maxUnavailable without being Done, and could never be targeted.
+		a.log.Info("node born with a config; waiting for its desired config", "born", born)
+		return true, false, nil
+	}
+	if desired != born {
 		a.log.Info("node born with an older config; updating it", "born", born, "desired", desired)
 		a.stopDrift()
 		return true, true, a.begin(ctx, node, born, desired)

@@ -63,14 +63,21 @@ func newBornNode(t *testing.T, name string, born *mcfgv1.MachineConfig, desired 
 	return n
 }
 
-// A node born with its pool's config starts Done on it: the files are checked, nothing
-// is journaled, drained or rebooted, and the node annotations file is retired.
+// A node born with its pool's config starts Done on it once targeted with it (at once,
+// or after the agent started): the files are checked, nothing is journaled, drained or
+// rebooted, and the node annotations file is retired.
 func TestIntegrationBornWithItsConfigStartsDone(t *testing.T) {
 	for _, desired := range []string{cfgA, ""} {
 		t.Run("desired="+desired, func(t *testing.T) {
 			n := newBornNode(t, "it-born", configA(t), desired)
 			n.runPod("web", nil)
 			stop, _ := n.start()
+			if desired == "" {
+				// Not yet targeted: the agent leaves the node unenrolled (it may not
+				// write desiredConfig), which the controller counts as an available
+				// candidate, and targets.
+				n.setDesired(cfgA)
+			}
 			n.await("Done on A", doneOn(cfgA))
 			n.await("the node annotations file retired", func(*corev1.Node) bool {
 				_, errGone := n.h.root.Stat(firstboot.NodeAnnotationsPath)

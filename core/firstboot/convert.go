@@ -280,7 +280,7 @@ func encode22(cfg types.Config) ([]byte, error) {
 			refuse("%s", what.name)
 		}
 	}
-	node := func(path string, n types.Node) node22 {
+	node := func(n types.Node) node22 {
 		// Spec 3 leaves an unset overwrite false; spec 2.2 takes it as true for files.
 		o := node22{Filesystem: "root", Path: n.Path, Overwrite: ptrOr(n.Overwrite, false)}
 		if n.User.ID != nil || n.User.Name != nil {
@@ -307,13 +307,13 @@ func encode22(cfg types.Config) ([]byte, error) {
 			// An empty file: spec 2.2 has no "no contents", only an empty source.
 			c.Source = "data:,"
 		}
-		out.Storage.Files = append(out.Storage.Files, file22{node22: node(p, f.Node), Contents: c, Mode: f.Mode})
+		out.Storage.Files = append(out.Storage.Files, file22{node22: node(f.Node), Contents: c, Mode: f.Mode})
 	}
-	for i, d := range st.Directories {
-		out.Storage.Directories = append(out.Storage.Directories, directory22{node22: node(fmt.Sprintf("storage.directories[%d]", i), d.Node), Mode: d.Mode})
+	for _, d := range st.Directories {
+		out.Storage.Directories = append(out.Storage.Directories, directory22{node22: node(d.Node), Mode: d.Mode})
 	}
-	for i, l := range st.Links {
-		out.Storage.Links = append(out.Storage.Links, link22{node22: node(fmt.Sprintf("storage.links[%d]", i), l.Node), Hard: deref(l.Hard), Target: deref(l.Target)})
+	for _, l := range st.Links {
+		out.Storage.Links = append(out.Storage.Links, link22{node22: node(l.Node), Hard: deref(l.Hard), Target: deref(l.Target)})
 	}
 	for _, u := range cfg.Systemd.Units {
 		if out.Systemd == nil {
