@@ -23,9 +23,9 @@ type Limits struct {
 	// MaxSessions is how many sessions may run at once, over all clients.
 	MaxSessions int
 	// MaxCells bounds the window cells (width x height) of all sessions together:
-	// the program's memory grows with its window (about 300 bytes a cell, measured),
-	// so 32 sessions at the clamp held 1.4 GB. A session that would pass it is turned
-	// away saying so, and a resize past it is clamped to what is left.
+	// the program's memory grows with its window, about 300 bytes a cell (32 sessions
+	// at the clamp were measured holding 1.42 GB). A session that would pass it is
+	// turned away saying so, and a resize past it is clamped to what is left.
 	MaxCells int
 	// MaxConnsPerAddr is how many connections one remote address may hold at once,
 	// counted from accept, so connections that never finish the handshake count too.
