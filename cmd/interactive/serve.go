@@ -82,6 +82,9 @@ client (ssh -o SetEnv=NO_COLOR=1) draws without colour.`,
 	fl.StringVar(&o.HostKey, "host-key", "", "host key file; generated (ed25519, mode 0600) when missing (default $XDG_STATE_HOME/mcotui/host_ed25519)")
 	d := serve.DefaultLimits()
 	o.Limits.MaxWidth, o.Limits.MaxHeight = d.MaxWidth, d.MaxHeight
+	// Not flags: serve's defaults (the memory budget across sessions, the cap on
+	// connections not yet authenticated).
+	o.Limits.MaxCells, o.Limits.MaxUnauthenticated = d.MaxCells, d.MaxUnauthenticated
 	fl.Var(&windowFlag{&o.Limits.MaxWidth, &o.Limits.MaxHeight}, "max-window", "largest window a client gets, WIDTHxHEIGHT; larger requests are clamped")
 	fl.IntVar(&o.Limits.MaxSessions, "max-sessions", d.MaxSessions, "most sessions at once, over all clients")
 	fl.IntVar(&o.Limits.MaxConnsPerAddr, "max-conns-per-addr", d.MaxConnsPerAddr, "most connections one remote address holds at once")

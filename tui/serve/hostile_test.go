@@ -507,3 +507,34 @@ func TestDisconnectLogsNoError(t *testing.T) {
 		t.Errorf("a client's disconnect logged an error:\n%s", log.String())
 	}
 }
+
+// TestCellBudget: the window cells of all sessions together are bounded: a session that
+// would pass the budget is turned away saying so (32 sessions at the clamp had held
+// 1.4 GB), and once one ends the next is let in.
+func TestCellBudget(t *testing.T) {
+	ctx := kubetest.Context(t)
+	// Room for one 140x40 session (5,600 cells) and a small one, not two large.
+	s := startServer(t, func(o *Options) { o.Limits.MaxCells = 8000 })
+	first := s.open(t, "alice", s.admin)
+	first.waitFor(t, "mcotui-managed")
+	second := s.open(t, "bob", s.readOnly)
+	second.endedWith(ctx, t, "the server's memory budget is used (the running sessions, 1, hold 5600 of 8000 window cells; this 140x40 window needs 5600)")
+	small := s.openSize(t, "bob", s.readOnly, 60, 20)
+	small.waitFor(t, "read-only")
+}
+
+// TestCellBudgetOnResize: a resize past what the budget has left beside the other
+// sessions is clamped to it, height first; shrinking gives cells back.
+func TestCellBudgetOnResize(t *testing.T) {
+	s := &Server{limits: Limits{MaxCells: 10000}.withDefaults()}
+	a, b := &session{}, &session{}
+	if w, h := s.fit(a, 100, 50); w != 100 || h != 50 {
+		t.Fatalf("a 100x50 within the budget: %dx%d", w, h)
+	}
+	if w, h := s.fit(b, 200, 100); w != 200 || h != 25 || s.cells != 10000 {
+		t.Fatalf("b 200x100 with 5000 cells left: %dx%d, %d cells held", w, h, s.cells)
+	}
+	if w, h := s.fit(a, 10, 10); w != 10 || h != 10 || s.cells != 5100 {
+		t.Fatalf("a shrinks to 10x10: %dx%d, %d cells held", w, h, s.cells)
+	}
+}

@@ -22,6 +22,11 @@ type Limits struct {
 	MaxWidth, MaxHeight int
 	// MaxSessions is how many sessions may run at once, over all clients.
 	MaxSessions int
+	// MaxCells bounds the window cells (width x height) of all sessions together:
+	// the program's memory grows with its window, about 300 bytes a cell (32 sessions
+	// at the clamp were measured holding 1.42 GB). A session that would pass it is
+	// turned away saying so, and a resize past it is clamped to what is left.
+	MaxCells int
 	// MaxConnsPerAddr is how many connections one remote address may hold at once,
 	// counted from accept, so connections that never finish the handshake count too.
 	MaxConnsPerAddr int
@@ -51,6 +56,7 @@ func DefaultLimits() Limits {
 		MaxWidth:           500,
 		MaxHeight:          300,
 		MaxSessions:        32,
+		MaxCells:           4 * 500 * 300,
 		MaxConnsPerAddr:    8,
 		MaxUnauthenticated: 64,
 		HandshakeTimeout:   20 * time.Second,
@@ -76,6 +82,7 @@ func (l Limits) withDefaults() Limits {
 	fill(&l.MaxWidth, d.MaxWidth)
 	fill(&l.MaxHeight, d.MaxHeight)
 	fill(&l.MaxSessions, d.MaxSessions)
+	fill(&l.MaxCells, d.MaxCells)
 	fill(&l.MaxConnsPerAddr, d.MaxConnsPerAddr)
 	fill(&l.MaxUnauthenticated, d.MaxUnauthenticated)
 	fillD(&l.HandshakeTimeout, d.HandshakeTimeout)
@@ -283,6 +290,9 @@ type session struct {
 	limits Limits
 	ctx    context.Context
 	cancel context.CancelFunc
+	// cells is the window cells the session holds of Limits.MaxCells, under the
+	// server's mu.
+	cells int
 }
 
 // Read is the client's input, which keeps the connection from idling.
@@ -321,12 +331,28 @@ func (s *session) filter(_ tea.Model, msg tea.Msg) tea.Msg {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		s.conn.touch()
-		msg.Width, msg.Height = s.limits.clamp(msg.Width, msg.Height)
+		msg.Width, msg.Height = s.conn.srv.fit(s, msg.Width, msg.Height)
 		return msg
 	case tea.SuspendMsg:
 		return tea.ResumeMsg{}
 	}
 	return msg
+}
+
+// fit clamps a session's new window size to the limits and to what the cell budget has
+// left beside the other sessions (the height is cut first), and takes its cells.
+func (s *Server) fit(sess *session, width, height int) (int, int) {
+	width, height = s.limits.clamp(width, height)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	left := s.limits.MaxCells - (s.cells - sess.cells)
+	if width*height > left {
+		width = min(width, left)
+		height = left / max(width, 1)
+	}
+	s.cells += width*height - sess.cells
+	sess.cells = width * height
+	return width, height
 }
 
 // guard admits a session within the session limit, and runs it as a *session.
@@ -355,17 +381,28 @@ func (s *Server) guard(next ssh.Handler) ssh.Handler {
 			wish.Fatalln(sess, fmt.Sprintf("mcotui: the server is full (%d sessions); try again later", s.limits.MaxSessions))
 			return
 		}
+		pty, _, _ := sess.Pty()
+		w, h := s.limits.clamp(pty.Window.Width, pty.Window.Height)
+		if s.cells+w*h > s.limits.MaxCells {
+			used, n := s.cells, s.sessions
+			s.mu.Unlock()
+			s.log.Warn("refused a session: the memory budget is used", "user", sess.User(), "remote", sess.RemoteAddr().String(), "cells", w*h, "used", used, "limit", s.limits.MaxCells)
+			wish.Fatalln(sess, fmt.Sprintf("mcotui: the server's memory budget is used (the running sessions, %d, hold %d of %d window cells; this %dx%d window needs %d); try again later or with a smaller window",
+				n, used, s.limits.MaxCells, w, h, w*h))
+			return
+		}
 		s.sessions++
+		s.cells += w * h
 		s.mu.Unlock()
+		ctx, cancel := context.WithCancel(sess.Context())
+		defer cancel()
+		ws := &session{Session: sess, conn: c, key: k, limits: s.limits, ctx: ctx, cancel: cancel, cells: w * h}
 		defer func() {
 			s.mu.Lock()
 			s.sessions--
+			s.cells -= ws.cells
 			s.mu.Unlock()
 		}()
-
-		ctx, cancel := context.WithCancel(sess.Context())
-		defer cancel()
-		ws := &session{Session: sess, conn: c, key: k, limits: s.limits, ctx: ctx, cancel: cancel}
 		c.mu.Lock()
 		if c.reason != "" {
 			c.mu.Unlock()

@@ -85,7 +85,9 @@ type Server struct {
 	perAddr       map[string]int // open connections by remote host
 	// unauthenticated counts the open connections that have not proven a key.
 	unauthenticated int
-	sessions        int // sessions running
+	// cells are the window cells the running sessions hold (Limits.MaxCells).
+	cells    int
+	sessions int // sessions running
 }
 
 // New returns a server with its host key and authorized keys loaded.
