@@ -24,6 +24,8 @@ import (
 
 // ErrSpec2 wraps every error about a spec 2 config, so that a caller can say that the
 // config is spec 2 and how it was read.
+//
+//lint:ignore ST1005 Ignition is a proper name, capitalized wherever the message is read
 var ErrSpec2 = errors.New("Ignition spec 2 config")
 
 // Spec2Versions are the spec 2 versions MCO reads, and so Parse: its parser of spec 2.2
