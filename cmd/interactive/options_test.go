@@ -34,8 +34,8 @@ func TestInteractiveOptions(t *testing.T) {
 		t.Errorf("serve: exit %d, options %+v", code, s)
 	}
 	code, s = cmdtest.ParseOptions(t, NewCmdServe, "serve", "--authorized-keys", "keys", "--listen", ":2222", "--host-key", "hk",
-		"--max-window", "300x100", "--max-sessions", "3", "--max-conns-per-addr", "2", "--handshake-timeout", "5s", "--idle-timeout", "1m", "--max-session-time", "2h")
-	want := serve.Limits{MaxWidth: 300, MaxHeight: 100, MaxSessions: 3, MaxConnsPerAddr: 2, HandshakeTimeout: 5 * time.Second, IdleTimeout: time.Minute, MaxSessionTime: 2 * time.Hour,
+		"--max-window", "300x100", "--max-sessions", "3", "--max-conns-per-addr", "2", "--handshake-timeout", "5s", "--idle-timeout", "1m", "--watch-timeout", "3h", "--max-session-time", "2h")
+	want := serve.Limits{MaxWidth: 300, MaxHeight: 100, MaxSessions: 3, MaxConnsPerAddr: 2, HandshakeTimeout: 5 * time.Second, IdleTimeout: time.Minute, WatchTimeout: 3 * time.Hour, MaxSessionTime: 2 * time.Hour,
 		MaxCells: serve.DefaultLimits().MaxCells, MaxUnauthenticated: serve.DefaultLimits().MaxUnauthenticated}
 	if code != 0 || s.Listen != ":2222" || s.HostKey != "hk" || s.Limits != want {
 		t.Errorf("serve with limits: exit %d, options %+v", code, s)
@@ -43,6 +43,7 @@ func TestInteractiveOptions(t *testing.T) {
 	for _, bad := range [][]string{
 		{},
 		{"--authorized-keys", "keys", "--idle-timeout", "0"},
+		{"--authorized-keys", "keys", "--watch-timeout", "0"},
 		{"--authorized-keys", "keys", "--max-sessions", "0"},
 		{"--authorized-keys", "keys", "--max-window", "8000"},
 		{"--authorized-keys", "keys", "--max-window", "2x2"},

@@ -90,6 +90,7 @@ client (ssh -o SetEnv=NO_COLOR=1) draws without colour.`,
 	fl.IntVar(&o.Limits.MaxConnsPerAddr, "max-conns-per-addr", d.MaxConnsPerAddr, "most connections one remote address holds at once")
 	fl.DurationVar(&o.Limits.HandshakeTimeout, "handshake-timeout", d.HandshakeTimeout, "close a connection not authenticated by then")
 	fl.DurationVar(&o.Limits.IdleTimeout, "idle-timeout", d.IdleTimeout, "close a connection after this long without input from the client")
+	fl.DurationVar(&o.Limits.WatchTimeout, "watch-timeout", d.WatchTimeout, "close a connection without input after this long even while its screen changes (someone watching a rollout); never sooner than --idle-timeout")
 	fl.DurationVar(&o.Limits.MaxSessionTime, "max-session-time", d.MaxSessionTime, "close a connection this long after it opened")
 	fl.StringVar(&o.AuthorizedKeys, "authorized-keys", "", "authorized keys file, each key marked role=admin or role=read-only (required)")
 	return cmd
@@ -127,6 +128,7 @@ func (o *ServeOptions) Validate() error {
 		{"--max-conns-per-addr", l.MaxConnsPerAddr > 0},
 		{"--handshake-timeout", l.HandshakeTimeout > 0},
 		{"--idle-timeout", l.IdleTimeout > 0},
+		{"--watch-timeout", l.WatchTimeout > 0},
 		{"--max-session-time", l.MaxSessionTime > 0},
 	} {
 		if !c.ok {
