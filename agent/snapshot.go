@@ -185,7 +185,7 @@ func (ap *applier) rollback(ctx context.Context, id uint64, p *Plan) error {
 	errs = append(errs, ap.restoreSnapshots(id, p.Snapshots))
 	errs = append(errs, ap.unitsAfterRestore(ctx, p, old))
 	if len(p.Changes.Units) > 0 {
-		errs = append(errs, ap.systemd.DaemonReload(ctx))
+		errs = append(errs, ap.systemd.DaemonReload(ctx), ap.syncUnitLinks())
 	}
 	errs = append(errs, ap.revertOS(ctx, p))
 	for _, o := range p.OrigCreated {

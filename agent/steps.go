@@ -247,8 +247,9 @@ func (a *Agent) stepUnits(ctx context.Context, r *run) error {
 	if err := a.ap.applyUnits(ctx, r.plan); err != nil {
 		return err
 	}
-	// Crash here: unit files and drop-ins are durable, enablement and masks are
-	// systemd's links (made by systemd, synced by it or not: a rerun makes them again).
+	// Crash here: unit files and drop-ins are durable, and so are systemd's links for
+	// enablement and masks (applyUnits syncs their filesystem); the journal says
+	// ApplyUnits, whose rerun makes them again.
 	a.failpoint(FailAfterUnits)
 	return nil
 }

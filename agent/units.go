@@ -7,6 +7,7 @@ import (
 	"github.com/coreos/ignition/v2/config/v3_5/types"
 
 	"github.com/mcotui/mcotui/core/configdiff"
+	"github.com/mcotui/mcotui/internal/durable"
 )
 
 // Units are applied in the order systemd needs (MCO's writeUnits, with the ordering
@@ -36,7 +37,22 @@ func (ap *applier) applyUnits(ctx context.Context, p *Plan) error {
 			return err
 		}
 	}
-	return ap.systemd.DaemonReload(ctx)
+	if err := ap.systemd.DaemonReload(ctx); err != nil {
+		return err
+	}
+	return ap.syncUnitLinks()
+}
+
+// syncUnitLinks makes durable the links systemd made or removed for enablement and
+// masks. systemd does not sync them, and once the journal's next phase says the units
+// are applied nothing makes them again: a power cut then (before the reboot, say) would
+// boot a node whose mask or .wants link is gone, and Validate would refuse it forever.
+func (ap *applier) syncUnitLinks() error {
+	dir, err := ap.root.ResolveDir(unitDir)
+	if err != nil {
+		return fmt.Errorf("sync the links systemd made in %s: %w", unitDir, err)
+	}
+	return durable.SyncFilesystem(dir)
 }
 
 func (ap *applier) applyUnit(ctx context.Context, uc configdiff.UnitChange, ou, nu *types.Unit) error {

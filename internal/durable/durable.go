@@ -15,6 +15,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"golang.org/x/sys/unix"
 )
 
 // WriteFile replaces name with data, creating missing directories.
@@ -91,6 +93,22 @@ func SyncDir(dir string) error {
 	defer d.Close()
 	if err := d.Sync(); err != nil {
 		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+// SyncFilesystem flushes the whole filesystem that holds path (syncfs(2)). It is for
+// what another process wrote there without syncing and whose names this one cannot list
+// beforehand, such as the links systemd makes and removes when it enables or masks a
+// unit.
+func SyncFilesystem(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("sync the filesystem of %s: %w", path, err)
+	}
+	defer f.Close()
+	if err := unix.Syncfs(int(f.Fd())); err != nil {
+		return fmt.Errorf("sync the filesystem of %s: %w", path, err)
 	}
 	return nil
 }
