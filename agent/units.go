@@ -2,7 +2,9 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/coreos/ignition/v2/config/v3_5/types"
 
@@ -49,6 +51,11 @@ func (ap *applier) applyUnits(ctx context.Context, p *Plan) error {
 // boot a node whose mask or .wants link is gone, and Validate would refuse it forever.
 func (ap *applier) syncUnitLinks() error {
 	dir, err := ap.root.ResolveDir(unitDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		// No unit directory yet (a bare root): whatever systemd made is on the root's
+		// filesystem.
+		dir, err = ap.root.Dir(), nil
+	}
 	if err != nil {
 		return fmt.Errorf("sync the links systemd made in %s: %w", unitDir, err)
 	}
