@@ -232,7 +232,7 @@ Wants=containerd.service
 After=containerd.service
 RequiresMountsFor=` + TestDiskMount + `
 [Service]
-ExecStart=` + guestKubelet + ` --config=` + kubeletConfigPath + ` --kubeconfig=` + guestNodeKubeconfig + ` --hostname-override=%[1]s --node-ip=` + guestNodeIP + `
+ExecStart=` + guestKubelet + ` --config=` + kubeletConfigPath + ` --kubeconfig=` + guestNodeKubeconfig + ` --hostname-override=%[1]s --node-ip=` + guestNodeIP + ` --v=1
 Restart=always
 RestartSec=2
 SyslogLevel=debug
