@@ -233,15 +233,27 @@ func (j *Journal) Path() string { return j.path }
 // open (etcd#16596); building the file aside means path either does not exist or is a
 // complete, synced journal.
 func create(path string, timeout time.Duration) error {
+	// A full or read-only state filesystem is the host's to fix, not a fault of the
+	// journal: it is reported as such, with what the operator should do.
+	failed := func(err error) error {
+		if IsHostWriteError(err) {
+			return &UnwritableError{Path: path, Err: err}
+		}
+		return fmt.Errorf("create journal %s: %w", path, err)
+	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
+		if IsHostWriteError(err) {
+			return &UnwritableError{Path: path, Err: err}
+		}
 		return fmt.Errorf("create journal directory %s: %w", dir, err)
 	}
 	tmp := path + ".init"
 	_ = os.Remove(tmp) // left by a crash during an earlier create
 	db, err := bolt.Open(tmp, 0o600, &bolt.Options{Timeout: timeout})
 	if err != nil {
-		return fmt.Errorf("create journal %s: %w", tmp, err)
+		_ = os.Remove(tmp)
+		return failed(err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
 		meta, err := tx.CreateBucket(bucketMeta)
@@ -260,10 +272,10 @@ func create(path string, timeout time.Duration) error {
 	}
 	if err != nil {
 		_ = os.Remove(tmp)
-		return fmt.Errorf("create journal %s: %w", path, err)
+		return failed(err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("create journal %s: %w", path, err)
+		return failed(err)
 	}
 	return durable.SyncDir(dir)
 }
