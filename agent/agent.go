@@ -417,21 +417,25 @@ func (a *Agent) idle(ctx context.Context, node *corev1.Node, current string) err
 	if drifted {
 		return nil
 	}
-	if state != nodeanno.StateDone && state != nodeanno.StateUnreconcilable {
-		if err := a.cfg.Cluster.Annotate(ctx, map[string]string{nodeanno.StateKey: nodeanno.StateDone, nodeanno.ReasonKey: ""}); err != nil {
-			return err
-		}
+	toDone := state != nodeanno.StateDone && state != nodeanno.StateUnreconcilable
+	if toDone {
 		a.reported = false
 	}
-	if a.reported {
-		return nil
-	}
 	// Once per process, and after a state change: the MachineConfigNode is created if
-	// missing, and says the node is up to date.
-	if err := a.cfg.Cluster.SetConditions(ctx, current, phase.UpToDate(a.cfg.Node), phase.NotDegraded(a.cfg.Node)); err != nil {
-		return err
+	// missing, and says the node is up to date. The conditions first, the annotation
+	// that sums them up last, as degrade does: whoever sees Done sees NodeDegraded False.
+	if !a.reported {
+		if err := a.cfg.Cluster.SetConditions(ctx, current, phase.UpToDate(a.cfg.Node), phase.NotDegraded(a.cfg.Node)); err != nil {
+			return err
+		}
+		a.reported = true
 	}
-	a.reported = true
+	if toDone {
+		if err := a.cfg.Cluster.Annotate(ctx, map[string]string{nodeanno.StateKey: nodeanno.StateDone, nodeanno.ReasonKey: ""}); err != nil {
+			a.reported = false
+			return err
+		}
+	}
 	return nil
 }
 
