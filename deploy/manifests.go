@@ -54,6 +54,9 @@ const (
 	// bootImagesRole lets the controller upgrade Ignition stubs in the user-data
 	// secrets of the Machine API namespace, and nowhere else.
 	bootImagesRole = "mcotui-controller-bootimages"
+	// capiBootImagesRole lets the controller move Cluster API MachineDeployments to new
+	// infrastructure templates.
+	capiBootImagesRole = "mcotui-controller-capi-bootimages"
 	// kubeletBaseRole reads the base kubelet configuration of kubeadm clusters.
 	kubeletBaseRole = "mcotui-controller-kubelet-base"
 	// DefaultImage is the image of the agent and the controller, tagged with ImageTag.
@@ -204,6 +207,17 @@ func Objects(o Options) []any {
 			}},
 			&rbacv1.RoleBinding{TypeMeta: tm("rbac.authorization.k8s.io/v1", "RoleBinding"), ObjectMeta: meta(bootImagesRole, bootimage.MachineAPINamespace),
 				Subjects: subject(controllerName), RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: bootImagesRole}},
+			// Cluster API MachineDeployments, in any namespace: moved to a new copy
+			// of their infrastructure template, and the copies mcotui made deleted
+			// once unused (controller's CAPIBootImages).
+			&rbacv1.ClusterRole{TypeMeta: tm("rbac.authorization.k8s.io/v1", "ClusterRole"), ObjectMeta: meta(capiBootImagesRole, ""), Rules: []rbacv1.PolicyRule{
+				{APIGroups: []string{bootimage.CAPIGroup}, Resources: []string{"machinedeployments"}, Verbs: []string{"get", "list", "patch"}},
+				{APIGroups: []string{bootimage.CAPIGroup}, Resources: []string{"machinesets", "clusters"}, Verbs: []string{"get", "list"}},
+				{APIGroups: []string{bootimage.InfraGroup}, Resources: []string{"awsclusters"}, Verbs: []string{"get"}},
+				{APIGroups: []string{bootimage.InfraGroup}, Resources: []string{"awsmachinetemplates", "gcpmachinetemplates"}, Verbs: []string{"get", "list", "create", "delete"}},
+			}},
+			&rbacv1.ClusterRoleBinding{TypeMeta: tm("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"), ObjectMeta: meta(capiBootImagesRole, ""),
+				Subjects: subject(controllerName), RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: capiBootImagesRole}},
 		)
 	}
 
