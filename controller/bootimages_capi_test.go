@@ -130,26 +130,14 @@ func nested(o *unstructured.Unstructured, path ...string) string {
 // None selects nothing; a second run changes nothing; a template mcotui made is deleted
 // only once no MachineSet makes machines from it, a user's never.
 func TestCAPIBootImages(t *testing.T) {
-	installCAPICRDs(t)
 	ctx := kubetest.Context(t)
-	ns, err := env.CreateNamespace(ctx, "capi-")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ns := capiAWSMachineDeployment(t)
 	stream, err := bootimage.ParseStream(readBootData(t, "stream.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	createObj(t, bootimage.ClustersResource, ns, `apiVersion: cluster.x-k8s.io/v1beta2
-kind: Cluster
-metadata: {name: boot}
-spec: {infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: AWSCluster, name: boot}}
-`)
-	createObj(t, bootimage.AWSClustersResource, ns, "apiVersion: infrastructure.cluster.x-k8s.io/v1beta2\nkind: AWSCluster\nmetadata: {name: boot}\nspec: {region: us-east-1}\n")
-	createObj(t, bootimage.AWSMachineTemplatesResource, ns, awsTemplate("aws-old", awsOld, ""))
 	createObj(t, bootimage.GCPMachineTemplatesResource, ns, gcpTemplate("gcp-old", gcpOld))
 	createObj(t, bootimage.GCPMachineTemplatesResource, ns, gcpTemplate("gcp-custom", "projects/my-project/global/images/golden-7"))
-	createObj(t, bootimage.MachineDeploymentsResource, ns, machineDeployment("aws-md", "aws-old", "AWSMachineTemplate", "  labels: {boot-images: managed}"))
 	createObj(t, bootimage.MachineDeploymentsResource, ns, machineDeployment("gcp-md", "gcp-old", "GCPMachineTemplate", ""))
 	createObj(t, bootimage.MachineDeploymentsResource, ns, machineDeployment("custom-md", "gcp-custom", "GCPMachineTemplate", ""))
 	createObj(t, bootimage.MachineDeploymentsResource, ns, machineDeployment("owned-md", "gcp-old", "GCPMachineTemplate",
@@ -272,4 +260,28 @@ spec: {infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: AWSC
 			t.Errorf("%s was deleted: %v", keep, state)
 		}
 	}
+}
+
+// capiAWSMachineDeployment creates, in a new namespace it returns, an AWS Cluster in
+// us-east-1 and a MachineDeployment aws-md of amd64 machines whose AWSMachineTemplate
+// aws-old boots the old AMI.
+func capiAWSMachineDeployment(t *testing.T) string {
+	t.Helper()
+	installCAPICRDs(t)
+	ns, err := env.CreateNamespace(kubetest.Context(t), "capi-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	createObj(t, bootimage.ClustersResource, ns, `apiVersion: cluster.x-k8s.io/v1beta2
+kind: Cluster
+metadata: {name: boot}
+spec: {infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: AWSCluster, name: boot}}
+`)
+	createObj(t, bootimage.AWSClustersResource, ns, "apiVersion: infrastructure.cluster.x-k8s.io/v1beta2\nkind: AWSCluster\nmetadata: {name: boot}\nspec: {region: us-east-1}\n")
+	createObj(t, bootimage.AWSMachineTemplatesResource, ns, awsTemplate("aws-old", awsOld, ""))
+	// Its architecture named as the autoscaler's annotation names it: the test
+	// cluster's nodes give no default.
+	createObj(t, bootimage.MachineDeploymentsResource, ns, machineDeployment("aws-md", "aws-old", "AWSMachineTemplate",
+		"  labels: {boot-images: managed}\n  annotations: {"+bootimage.ArchAnnotation+": kubernetes.io/arch=amd64}"))
+	return ns
 }

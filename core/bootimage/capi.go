@@ -185,7 +185,11 @@ func ReconcileMachineDeployment(md, tmpl *unstructured.Unstructured, region stri
 		return MDResult{}, err
 	}
 	if arch == "" {
-		return r.skipped(SkipNoArchitecture, fmt.Sprintf("no %s annotation with kubernetes.io/arch, and the cluster's architecture is unknown", ArchAnnotation)), nil
+		why := opts.NoArch
+		if why == "" {
+			why = "the cluster's architecture is unknown"
+		}
+		return r.skipped(SkipNoArchitecture, fmt.Sprintf("no %s annotation with kubernetes.io/arch, and %s; add kubernetes.io/arch=<amd64|arm64|ppc64le|s390x> to the annotation", ArchAnnotation, why)), nil
 	}
 	r.Arch = arch
 	var field []string
