@@ -30,6 +30,9 @@ type CAPIBootImages struct {
 	Dynamic      dynamic.Interface
 	FieldManager string
 	Log          *slog.Logger
+	// DryRun decides without creating, patching or deleting anything (`mcotui
+	// bootimages` lists the decisions).
+	DryRun bool
 }
 
 // CAPIReport is what one CAPIBootImages sync found and did.
@@ -78,6 +81,9 @@ func (c *CAPIBootImages) Sync(ctx context.Context, platform configv1.PlatformTyp
 		}
 		rep.Results = append(rep.Results, res)
 	}
+	if c.DryRun {
+		return rep, nil
+	}
 	rep.Deleted, err = c.deleteStale(ctx)
 	if err != nil {
 		rep.Errors = append(rep.Errors, err)
@@ -102,7 +108,7 @@ func (c *CAPIBootImages) syncOne(ctx context.Context, md *unstructured.Unstructu
 		}
 	}
 	res, err := bootimage.ReconcileMachineDeployment(md, tmpl, region, stream, opts)
-	if err != nil || res.Outcome != bootimage.Patch {
+	if err != nil || res.Outcome != bootimage.Patch || c.DryRun {
 		return res, err
 	}
 	if _, err := c.Dynamic.Resource(gvr).Namespace(md.GetNamespace()).Create(ctx, res.NewTemplate, metav1.CreateOptions{FieldManager: c.FieldManager}); err != nil && !apierrors.IsAlreadyExists(err) {
