@@ -21,14 +21,12 @@ import (
 	"github.com/coreos/ignition/v2/config/v3_5/types"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	appsv1 "k8s.io/api/apps/v1"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
@@ -82,20 +80,29 @@ func applyConfigServer(t *testing.T, names ...string) {
 func configServerKubeconfig(t *testing.T) string {
 	t.Helper()
 	env := cluster.Env(t)
-	tr, err := env.Kube.CoreV1().ServiceAccounts(installedNamespace).CreateToken(kubetest.Context(t), deploy.ConfigServerName, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	token, err := env.ServiceAccountToken(kubetest.Context(t), installedNamespace, deploy.ConfigServerName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["test"] = &clientcmdapi.Cluster{Server: env.Config.Host, CertificateAuthorityData: env.Config.CAData}
-	cfg.AuthInfos["config-server"] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
-	cfg.Contexts["test"] = &clientcmdapi.Context{Cluster: "test", AuthInfo: "config-server"}
-	cfg.CurrentContext = "test"
 	p := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, p); err != nil {
+	if err := env.WriteTokenKubeconfig(p, token); err != nil {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// configServerClients are clients as the config server's ServiceAccount.
+func configServerClients(t *testing.T) *kube.Clients {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", configServerKubeconfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := kube.NewClients(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // TestConfigServerFirstBoot is the day-one flow: install --config-server's Secrets and
@@ -284,14 +291,7 @@ func TestConfigServerRBAC(t *testing.T) {
 	env := cluster.Env(t)
 	ctx := kubetest.Context(t)
 	applyConfigServer(t)
-	cfg, err := clientcmd.BuildConfigFromFlags("", configServerKubeconfig(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := kube.NewClients(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := configServerClients(t)
 	mcs := c.MachineConfig.MachineconfigurationV1()
 	if _, err := mcs.MachineConfigPools().List(ctx, metav1.ListOptions{}); err != nil {
 		t.Errorf("list pools: %v", err)
@@ -305,7 +305,7 @@ func TestConfigServerRBAC(t *testing.T) {
 			t.Errorf("%s: %v, want forbidden", what, err)
 		}
 	}
-	_, err = c.Kube.CoreV1().Secrets(installedNamespace).List(ctx, metav1.ListOptions{})
+	_, err := c.Kube.CoreV1().Secrets(installedNamespace).List(ctx, metav1.ListOptions{})
 	forbidden("list Secrets in its own namespace", err)
 	_, err = c.Kube.CoreV1().Secrets(installedNamespace).Get(ctx, deploy.ConfigServerTokenSecret, metav1.GetOptions{})
 	forbidden("get its token Secret", err)
@@ -369,14 +369,7 @@ func TestConfigServerLeastPrivilege(t *testing.T) {
 	env := cluster.Env(t)
 	ctx := kubetest.Context(t)
 	applyConfigServer(t)
-	cfg, err := clientcmd.BuildConfigFromFlags("", configServerKubeconfig(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := kube.NewClients(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := configServerClients(t)
 	// What Kubernetes' default roles grant every authenticated user: reviews of itself
 	// (system:basic-user) and reading ClusterTrustBundles, which hold public CA
 	// certificates (system:kube-apiserver's bootstrap policy since they exist).

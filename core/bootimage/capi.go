@@ -97,19 +97,10 @@ type MDSelection struct {
 // Cluster (not a controller reference) does not count.
 func SelectMachineDeployments(platform configv1.PlatformType, managers []operatorv1.MachineManager, mds []*unstructured.Unstructured) (MDSelection, error) {
 	var sel MDSelection
-	selector := labels.Nothing()
-	i := slices.IndexFunc(managers, isMAPIMachineSets)
-	if i < 0 {
-		sel.Mode, sel.Defaulted = DefaultMode(platform), true
-		if sel.Mode == operatorv1.All {
-			selector = labels.Everything()
-		}
-	} else {
-		var err error
-		sel.Mode = managers[i].Selection.Mode
-		if selector, err = selectorOf(managers[i].Selection, i); err != nil {
-			return MDSelection{}, err
-		}
+	var selector labels.Selector
+	var err error
+	if sel.Mode, sel.Defaulted, selector, err = mapiMode(platform, managers); err != nil {
+		return MDSelection{}, err
 	}
 	sorted := slices.Clone(mds)
 	slices.SortFunc(sorted, func(a, b *unstructured.Unstructured) int { return cmp.Compare(MDName(a), MDName(b)) })
@@ -185,11 +176,7 @@ func ReconcileMachineDeployment(md, tmpl *unstructured.Unstructured, region stri
 		return MDResult{}, err
 	}
 	if arch == "" {
-		why := opts.NoArch
-		if why == "" {
-			why = "the cluster's architecture is unknown"
-		}
-		return r.skipped(SkipNoArchitecture, fmt.Sprintf("no %s annotation with kubernetes.io/arch, and %s; add kubernetes.io/arch=<amd64|arm64|ppc64le|s390x> to the annotation", ArchAnnotation, why)), nil
+		return r.skipped(SkipNoArchitecture, noArchMessage(opts)), nil
 	}
 	r.Arch = arch
 	var field []string

@@ -18,13 +18,10 @@ import (
 	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/mcotui/mcotui/core/firstboot"
 	"github.com/mcotui/mcotui/core/mctest"
@@ -280,17 +277,12 @@ func startConfigServer(t *testing.T, ns string) *configServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := env.Kube.CoreV1().ServiceAccounts(ns).CreateToken(ctx, deploy.ConfigServerName, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	token, err := env.ServiceAccountToken(ctx, ns, deploy.ConfigServerName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["test"] = &clientcmdapi.Cluster{Server: env.Config.Host, CertificateAuthorityData: env.Config.CAData}
-	kc.AuthInfos["config-server"] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
-	kc.Contexts["test"] = &clientcmdapi.Context{Cluster: "test", AuthInfo: "config-server"}
-	kc.CurrentContext = "test"
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := clientcmd.WriteToFile(*kc, kubeconfig); err != nil {
+	if err := env.WriteTokenKubeconfig(kubeconfig, token); err != nil {
 		t.Fatal(err)
 	}
 
