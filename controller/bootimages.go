@@ -61,6 +61,9 @@ type bootImageLoop struct {
 	// installVersion reads the OCP version the cluster was installed with, "" when
 	// there is no ClusterVersion.
 	installVersion func(context.Context) string
+	// capi carries the mode out for Cluster API MachineDeployments too; nil without a
+	// dynamic client.
+	capi *CAPIBootImages
 	// Used by the one worker only. skewDropped says the served MachineConfiguration
 	// schema has no status.bootImageSkewEnforcementStatus (its Default feature set
 	// lacks the BootImageSkewEnforcement gate): the API server dropped it from a write,
@@ -72,8 +75,9 @@ type bootImageLoop struct {
 	reason string
 
 	// Used by the one worker only.
-	guard       bootimage.HotLoopGuard
-	lastSkipped string
+	guard          bootimage.HotLoopGuard
+	lastSkipped    string
+	lastSkippedMDs string
 }
 
 // trigger records why the next sync runs.
@@ -155,6 +159,7 @@ func (l *bootImageLoop) sync(ctx context.Context, _ string) error {
 			stats.Reconciled--
 		}
 	}
+	errs = append(errs, l.syncMachineDeployments(ctx, cfg, rep.Platform, cm, nodes)...)
 	in.Configuration = cfg
 	rep.FinishSkew(in, stats)
 	if err := l.writeStatus(ctx, cfg, &rep, reason, stats, errs); err != nil {
@@ -267,4 +272,32 @@ func equalIgnoringTimes(a, b operatorv1.MachineConfigurationStatus) bool {
 		return s
 	}
 	return equality.Semantic.DeepEqual(strip(a), strip(b))
+}
+
+// syncMachineDeployments carries the mode out for Cluster API MachineDeployments (see
+// CAPIBootImages) and returns its failures, which the Degraded condition reports with
+// the MachineSets'. The conditions' counts are the Machine API MachineSets' only.
+func (l *bootImageLoop) syncMachineDeployments(ctx context.Context, cfg *operatorv1.MachineConfiguration, platform configv1.PlatformType, cm *corev1.ConfigMap, nodes []*corev1.Node) []error {
+	if l.capi == nil || cm == nil {
+		return nil
+	}
+	stream, err := bootimage.StreamFromConfigMap(cm)
+	if err != nil {
+		return nil // the MachineSets' sync has reported it
+	}
+	arch, noArch := bootimage.ClusterArch(nodes)
+	rep, err := l.capi.Sync(ctx, platform, cfg.Spec.ManagedBootImages.MachineManagers, stream, bootimage.Options{Platform: platform, DefaultArch: arch, NoArch: noArch})
+	if err != nil {
+		return []error{err}
+	}
+	if s := bootimage.Summary(rep.Skipped()); s != l.lastSkippedMDs {
+		l.lastSkippedMDs = s
+		if s != "" {
+			l.recorder.Event(cfg, corev1.EventTypeNormal, reasonBootImagesSkipped, "Cluster API MachineDeployments "+s)
+		}
+	}
+	for _, err := range rep.Errors {
+		l.recorder.Event(cfg, corev1.EventTypeWarning, reasonBootImageFailed, err.Error())
+	}
+	return rep.Errors
 }

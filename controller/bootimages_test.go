@@ -3,6 +3,7 @@ package controller_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -276,8 +277,10 @@ func TestBootImages(t *testing.T) {
 		t.Errorf("stub secret annotations = %v", secret.Annotations)
 	}
 
+	// A Cluster API MachineDeployment beside them, on the old AMI.
+	capiNS := capiAWSMachineDeployment(t)
 	// All: GCP too; Windows and owned are skipped and counted; bad's stub cannot be
-	// converted, which degrades.
+	// converted, which degrades; the MachineDeployment moves to a new template.
 	setMode(t, operatorv1.MachineManagerSelector{Mode: operatorv1.All})
 	cfg = waitBootStatus(t,
 		"Reconciled 4 of 5 MAPI MachineSets (2 skipped) | Reconciled 0 of 0 ControlPlaneMachineSets | Reconciled 0 of 0 CAPI MachineSets | Reconciled 0 of 0 CAPI MachineDeployments",
@@ -293,6 +296,12 @@ func TestBootImages(t *testing.T) {
 			t.Errorf("mode All: %s boots %s, want it left at %s", name, img, awsOld)
 		}
 	}
+	kubetest.Eventually(t, 30*time.Second, "the controller moves the MachineDeployment to a template of the target AMI", func() (bool, string) {
+		state := capiState(t, capiNS)
+		md := state["MachineDeployment aws-md"]
+		_, tmpl, _ := strings.Cut(md, " -> ")
+		return tmpl != "aws-old" && strings.HasSuffix(state["AWSMachineTemplate "+tmpl], awsTarget), fmt.Sprint(state)
+	})
 	// The skipped MachineSets are named, not only counted.
 	kubetest.Eventually(t, 20*time.Second, "an event names the skipped MachineSets", func() (bool, string) {
 		evs, err := env.Kube.CoreV1().Events("").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=cluster,reason=BootImagesSkipped"})

@@ -397,6 +397,9 @@ func (t *term) setupBootImages() error {
 		configMaps: configMaps.Lister(), nodes: t.rollout.nodes.Lister(),
 		installVersion: kube.ClusterInstallVersion(c, t.log),
 	}
+	if c.Dynamic != nil {
+		bl.capi = &CAPIBootImages{Dynamic: c.Dynamic, FieldManager: cfg.Identity, Log: bl.log}
+	}
 	bootQ := newLoop("bootimages", bl.sync, t.log, cfg.Metrics.QueueMetrics())
 	// One key: every trigger syncs all enrolled MachineSets, as in MCO. The reason of
 	// the last trigger becomes the conditions' reason.

@@ -13,13 +13,11 @@ import (
 	"net"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/utils/ptr"
 
 	"github.com/mcotui/mcotui/core/firstboot"
 )
@@ -77,61 +75,37 @@ func configServerObjects(o Options, tm func(apiVersion, kind string) metav1.Type
 		objs = append(objs, secrets...)
 	}
 	objs = append(objs,
-		&appsv1.Deployment{
-			TypeMeta:   tm("apps/v1", "Deployment"),
-			ObjectMeta: meta(ConfigServerName, ns),
-			Spec: appsv1.DeploymentSpec{
-				// Two replicas, no leader: each serves from its own caches, and a new
-				// machine's Ignition retries a failed fetch.
-				Replicas: ptr.To[int32](2),
-				Selector: &metav1.LabelSelector{MatchLabels: labels},
-				Template: corev1.PodTemplateSpec{
-					ObjectMeta: metav1.ObjectMeta{Labels: labels},
-					Spec: corev1.PodSpec{
-						ServiceAccountName: ConfigServerName,
-						PriorityClassName:  "system-cluster-critical",
-						SecurityContext: &corev1.PodSecurityContext{
-							RunAsNonRoot:   ptr.To(true),
-							RunAsUser:      ptr.To[int64](65532),
-							SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-						},
-						Tolerations: []corev1.Toleration{{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
-						Containers: []corev1.Container{{
-							Name:  "config-server",
-							Image: o.Image,
-							Args: []string{"config-server", "--addr", fmt.Sprintf(":%d", firstboot.Port),
-								"--tls-cert-file", "/etc/mcotui/tls/tls.crt", "--tls-key-file", "/etc/mcotui/tls/tls.key",
-								"--token-file", "/etc/mcotui/token/" + ConfigServerTokenKey,
-								"--metrics-addr", fmt.Sprintf(":%d", configServerMetricsPort), "--health-addr", fmt.Sprintf(":%d", configServerHealthPort),
-								"--log-format", "json"},
-							Ports: []corev1.ContainerPort{
-								{Name: "https", ContainerPort: firstboot.Port, Protocol: corev1.ProtocolTCP},
-								{Name: "metrics", ContainerPort: configServerMetricsPort, Protocol: corev1.ProtocolTCP},
-								{Name: "health", ContainerPort: configServerHealthPort, Protocol: corev1.ProtocolTCP},
-							},
-							LivenessProbe:  probe("/healthz", configServerHealthPort, 6),
-							ReadinessProbe: probe("/readyz", configServerHealthPort, 3),
-							SecurityContext: &corev1.SecurityContext{
-								AllowPrivilegeEscalation: ptr.To(false),
-								ReadOnlyRootFilesystem:   ptr.To(true),
-								Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-							},
-							VolumeMounts: []corev1.VolumeMount{
-								{Name: "tls", MountPath: "/etc/mcotui/tls", ReadOnly: true},
-								{Name: "token", MountPath: "/etc/mcotui/token", ReadOnly: true},
-							},
-							Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-								corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("64Mi"),
-							}},
-						}},
-						Volumes: []corev1.Volume{
-							{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: ConfigServerTLSSecret}}},
-							{Name: "token", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: ConfigServerTokenSecret}}},
-						},
-					},
+		// Two replicas, no leader: each serves from its own caches, and a new
+		// machine's Ignition retries a failed fetch.
+		componentDeployment(tm, meta, ConfigServerName, ns, labels, corev1.PodSpec{
+			Containers: []corev1.Container{{
+				Name:  "config-server",
+				Image: o.Image,
+				Args: []string{"config-server", "--addr", fmt.Sprintf(":%d", firstboot.Port),
+					"--tls-cert-file", "/etc/mcotui/tls/tls.crt", "--tls-key-file", "/etc/mcotui/tls/tls.key",
+					"--token-file", "/etc/mcotui/token/" + ConfigServerTokenKey,
+					"--metrics-addr", fmt.Sprintf(":%d", configServerMetricsPort), "--health-addr", fmt.Sprintf(":%d", configServerHealthPort),
+					"--log-format", "json"},
+				Ports: []corev1.ContainerPort{
+					{Name: "https", ContainerPort: firstboot.Port, Protocol: corev1.ProtocolTCP},
+					{Name: "metrics", ContainerPort: configServerMetricsPort, Protocol: corev1.ProtocolTCP},
+					{Name: "health", ContainerPort: configServerHealthPort, Protocol: corev1.ProtocolTCP},
 				},
+				LivenessProbe:  probe("/healthz", configServerHealthPort, 6),
+				ReadinessProbe: probe("/readyz", configServerHealthPort, 3),
+				VolumeMounts: []corev1.VolumeMount{
+					{Name: "tls", MountPath: "/etc/mcotui/tls", ReadOnly: true},
+					{Name: "token", MountPath: "/etc/mcotui/token", ReadOnly: true},
+				},
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+					corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("64Mi"),
+				}},
+			}},
+			Volumes: []corev1.Volume{
+				{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: ConfigServerTLSSecret}}},
+				{Name: "token", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: ConfigServerTokenSecret}}},
 			},
-		},
+		}),
 		&corev1.Service{
 			TypeMeta:   tm("v1", "Service"),
 			ObjectMeta: metav1.ObjectMeta{Name: ConfigServerName, Namespace: ns, Labels: labels},

@@ -54,6 +54,9 @@ const (
 	// bootImagesRole lets the controller upgrade Ignition stubs in the user-data
 	// secrets of the Machine API namespace, and nowhere else.
 	bootImagesRole = "mcotui-controller-bootimages"
+	// capiBootImagesRole lets the controller move Cluster API MachineDeployments to new
+	// infrastructure templates.
+	capiBootImagesRole = "mcotui-controller-capi-bootimages"
 	// kubeletBaseRole reads the base kubelet configuration of kubeadm clusters.
 	kubeletBaseRole = "mcotui-controller-kubelet-base"
 	// DefaultImage is the image of the agent and the controller, tagged with ImageTag.
@@ -204,6 +207,17 @@ func Objects(o Options) []any {
 			}},
 			&rbacv1.RoleBinding{TypeMeta: tm("rbac.authorization.k8s.io/v1", "RoleBinding"), ObjectMeta: meta(bootImagesRole, bootimage.MachineAPINamespace),
 				Subjects: subject(controllerName), RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: bootImagesRole}},
+			// Cluster API MachineDeployments, in any namespace: moved to a new copy
+			// of their infrastructure template, and the copies mcotui made deleted
+			// once unused (controller's CAPIBootImages).
+			&rbacv1.ClusterRole{TypeMeta: tm("rbac.authorization.k8s.io/v1", "ClusterRole"), ObjectMeta: meta(capiBootImagesRole, ""), Rules: []rbacv1.PolicyRule{
+				{APIGroups: []string{bootimage.CAPIGroup}, Resources: []string{"machinedeployments"}, Verbs: []string{"get", "list", "patch"}},
+				{APIGroups: []string{bootimage.CAPIGroup}, Resources: []string{"machinesets", "clusters"}, Verbs: []string{"get", "list"}},
+				{APIGroups: []string{bootimage.InfraGroup}, Resources: []string{"awsclusters"}, Verbs: []string{"get"}},
+				{APIGroups: []string{bootimage.InfraGroup}, Resources: []string{"awsmachinetemplates", "gcpmachinetemplates"}, Verbs: []string{"get", "list", "create", "delete"}},
+			}},
+			&rbacv1.ClusterRoleBinding{TypeMeta: tm("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"), ObjectMeta: meta(capiBootImagesRole, ""),
+				Subjects: subject(controllerName), RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: capiBootImagesRole}},
 		)
 	}
 
@@ -276,59 +290,35 @@ func Objects(o Options) []any {
 				},
 			},
 		},
-		&appsv1.Deployment{
-			TypeMeta:   tm("apps/v1", "Deployment"),
-			ObjectMeta: meta(controllerName, ns),
-			Spec: appsv1.DeploymentSpec{
-				// Two replicas: the standby takes the Lease within seconds of losing the
-				// leader.
-				Replicas: ptr.To[int32](2),
-				Selector: &metav1.LabelSelector{MatchLabels: controllerLabels},
-				Template: corev1.PodTemplateSpec{
-					ObjectMeta: metav1.ObjectMeta{Labels: controllerLabels},
-					Spec: corev1.PodSpec{
-						ServiceAccountName: controllerName,
-						PriorityClassName:  "system-cluster-critical",
-						SecurityContext: &corev1.PodSecurityContext{
-							RunAsNonRoot:   ptr.To(true),
-							RunAsUser:      ptr.To[int64](65532),
-							SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-						},
-						Tolerations: []corev1.Toleration{{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
-						Affinity: &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
-							PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{Weight: 100, PodAffinityTerm: corev1.PodAffinityTerm{
-								LabelSelector: &metav1.LabelSelector{MatchLabels: controllerLabels}, TopologyKey: corev1.LabelHostname,
-							}}},
-						}},
-						Containers: []corev1.Container{{
-							Name:  "controller",
-							Image: o.Image,
-							Args: []string{"controller", "--namespace", ns, "--identity", "$(POD_NAME)",
-								"--metrics-addr", fmt.Sprintf(":%d", ControllerMetricsPort), "--health-addr", fmt.Sprintf(":%d", ControllerHealthPort)},
-							Ports: []corev1.ContainerPort{
-								{Name: "metrics", ContainerPort: ControllerMetricsPort, Protocol: corev1.ProtocolTCP},
-								{Name: "health", ContainerPort: ControllerHealthPort, Protocol: corev1.ProtocolTCP},
-							},
-							// Ready as a standby too: both replicas are scraped, and a
-							// standby that cannot serve would never be ready to take over.
-							LivenessProbe:  probe("/healthz", ControllerHealthPort, 6),
-							ReadinessProbe: probe("/readyz", ControllerHealthPort, 3),
-							Env: []corev1.EnvVar{{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{
-								FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"},
-							}}},
-							SecurityContext: &corev1.SecurityContext{
-								AllowPrivilegeEscalation: ptr.To(false),
-								ReadOnlyRootFilesystem:   ptr.To(true),
-								Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-							},
-							Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-								corev1.ResourceCPU: resource.MustParse("20m"), corev1.ResourceMemory: resource.MustParse("64Mi"),
-							}},
-						}},
-					},
+		// Two replicas: the standby takes the Lease within seconds of losing the
+		// leader.
+		componentDeployment(tm, meta, controllerName, ns, controllerLabels, corev1.PodSpec{
+			Affinity: &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+				PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{Weight: 100, PodAffinityTerm: corev1.PodAffinityTerm{
+					LabelSelector: &metav1.LabelSelector{MatchLabels: controllerLabels}, TopologyKey: corev1.LabelHostname,
+				}}},
+			}},
+			Containers: []corev1.Container{{
+				Name:  "controller",
+				Image: o.Image,
+				Args: []string{"controller", "--namespace", ns, "--identity", "$(POD_NAME)",
+					"--metrics-addr", fmt.Sprintf(":%d", ControllerMetricsPort), "--health-addr", fmt.Sprintf(":%d", ControllerHealthPort)},
+				Ports: []corev1.ContainerPort{
+					{Name: "metrics", ContainerPort: ControllerMetricsPort, Protocol: corev1.ProtocolTCP},
+					{Name: "health", ContainerPort: ControllerHealthPort, Protocol: corev1.ProtocolTCP},
 				},
-			},
-		},
+				// Ready as a standby too: both replicas are scraped, and a
+				// standby that cannot serve would never be ready to take over.
+				LivenessProbe:  probe("/healthz", ControllerHealthPort, 6),
+				ReadinessProbe: probe("/readyz", ControllerHealthPort, 3),
+				Env: []corev1.EnvVar{{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{
+					FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"},
+				}}},
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+					corev1.ResourceCPU: resource.MustParse("20m"), corev1.ResourceMemory: resource.MustParse("64Mi"),
+				}},
+			}},
+		}),
 		&corev1.Service{
 			TypeMeta: tm("v1", "Service"),
 			ObjectMeta: metav1.ObjectMeta{Name: metricsServiceName, Namespace: ns, Labels: map[string]string{
@@ -413,5 +403,39 @@ func controllerRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, ResourceNames: []string{mco.Deployment}, Verbs: []string{"get"}},
 		{APIGroups: []string{"apps"}, Resources: []string{"daemonsets"}, ResourceNames: []string{mco.DaemonSet}, Verbs: []string{"get"}},
 		{APIGroups: []string{"config.openshift.io"}, Resources: []string{"clusteroperators"}, ResourceNames: []string{mco.ClusterOperator}, Verbs: []string{"get"}},
+	}
+}
+
+// componentDeployment is a cluster-wide component's Deployment (the controller, the config
+// server): two replicas of a pod that runs as its own ServiceAccount (name), as
+// system-cluster-critical, non-root with the runtime's seccomp profile, tolerating the
+// control plane's taint (a cluster may have no other nodes yet), each container without
+// privilege escalation, capabilities or a writable root filesystem. pod names the
+// containers, volumes and anything else the component needs.
+func componentDeployment(tm func(apiVersion, kind string) metav1.TypeMeta, meta func(name, namespace string) metav1.ObjectMeta,
+	name, ns string, labels map[string]string, pod corev1.PodSpec) *appsv1.Deployment {
+	pod.ServiceAccountName = name
+	pod.PriorityClassName = "system-cluster-critical"
+	pod.SecurityContext = &corev1.PodSecurityContext{
+		RunAsNonRoot:   ptr.To(true),
+		RunAsUser:      ptr.To[int64](65532),
+		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+	pod.Tolerations = []corev1.Toleration{{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+	for i := range pod.Containers {
+		pod.Containers[i].SecurityContext = &corev1.SecurityContext{
+			AllowPrivilegeEscalation: ptr.To(false),
+			ReadOnlyRootFilesystem:   ptr.To(true),
+			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		}
+	}
+	return &appsv1.Deployment{
+		TypeMeta:   tm("apps/v1", "Deployment"),
+		ObjectMeta: meta(name, ns),
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](2),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: pod},
+		},
 	}
 }

@@ -102,7 +102,10 @@ func (o *BootImagesOptions) Run(ctx context.Context) error {
 	if err := writeBootImages(o.IOStreams.Out, view, o.Output == "wide"); err != nil {
 		return err
 	}
-	return writeCPMS(ctx, o.IOStreams.Out, clients, in, rep.Platform)
+	if err := writeCPMS(ctx, o.IOStreams.Out, clients, in, rep.Platform); err != nil {
+		return err
+	}
+	return writeMachineDeployments(ctx, o.IOStreams.Out, clients, in, rep.Platform)
 }
 
 // SetModeOptions are `mcotui bootimages set-mode`'s.

@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
+	"text/tabwriter"
 
 	configv1 "github.com/openshift/api/config/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/core/bootimage"
 	"github.com/mcotui/mcotui/core/textsafe"
 	"github.com/mcotui/mcotui/platform/kube"
@@ -73,4 +76,60 @@ func writeCPMS(ctx context.Context, w io.Writer, c *kube.Clients, in bootimage.C
 		fmt.Fprintf(w, "  %s: %s\n", textsafe.Escape(cpms.Name), textsafe.Escape(line))
 	}
 	return nil
+}
+
+// writeMachineDeployments lists the Cluster API MachineDeployments beside the Machine
+// API MachineSets: whether the mode selects each, and what the controller would do to
+// its boot image (controller.CAPIBootImages, as a dry run). Nothing is written where
+// Cluster API is not installed or may not be read.
+func writeMachineDeployments(ctx context.Context, w io.Writer, c *kube.Clients, in bootimage.ClusterInputs, platform configv1.PlatformType) error {
+	if c.Dynamic == nil || in.ConfigMap == nil {
+		return nil
+	}
+	stream, err := bootimage.StreamFromConfigMap(in.ConfigMap)
+	if err != nil {
+		return nil // the MachineSets' rows say why there is no target
+	}
+	var spec []operatorv1.MachineManager
+	if in.Configuration != nil {
+		spec = in.Configuration.Spec.ManagedBootImages.MachineManagers
+	}
+	arch, noArch := bootimage.ClusterArch(in.Nodes)
+	check := &controller.CAPIBootImages{Dynamic: c.Dynamic, Log: slog.New(slog.DiscardHandler), DryRun: true}
+	rep, err := check.Sync(ctx, platform, spec, stream, bootimage.Options{Platform: platform, DefaultArch: arch, NoArch: noArch})
+	if err != nil {
+		return err
+	}
+	sel := rep.Selection
+	if len(sel.Selected)+len(sel.Skipped)+len(sel.NotSelected) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "Cluster API MachineDeployments: mode %s (the Machine API MachineSets' mode)\n", sel.Mode)
+	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
+	fmt.Fprintln(tw, "MACHINEDEPLOYMENT\tTEMPLATE\tSTATUS\tDETAIL")
+	row := func(name, tmpl, status, detail string) {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", textsafe.Escape(name), textsafe.Escape(tmpl), status, textsafe.Escape(detail))
+	}
+	for _, r := range rep.Results {
+		tmpl := r.Template.Kind + "/" + r.Template.Name
+		switch r.Outcome {
+		case bootimage.Patch:
+			row(r.MachineDeployment, tmpl, "NeedsUpdate", "from "+r.Current+" to "+r.Target+" (new template "+r.NewTemplate.GetName()+")")
+		case bootimage.UpToDate:
+			row(r.MachineDeployment, tmpl, "UpToDate", r.Current)
+		default:
+			row(r.MachineDeployment, tmpl, "Skipped", r.Skip.Message)
+		}
+	}
+	for _, sk := range sel.Skipped {
+		row(sk.MachineSet, "", "Skipped", sk.Message)
+	}
+	for _, err := range rep.Errors {
+		row("", "", "Error", err.Error())
+	}
+	for _, name := range sel.NotSelected {
+		row(name, "", "NotSelected", "")
+	}
+	return tw.Flush()
 }

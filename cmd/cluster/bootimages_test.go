@@ -191,3 +191,94 @@ Not selected (2):
 		}
 	}
 }
+
+// TestBootImagesMachineDeployments: `bootimages` lists Cluster API MachineDeployments
+// (Cluster API's and CAPA's CRDs from testdata/capi-crds) beside the MachineSets, with
+// what the controller would do to each, and changes nothing.
+func TestBootImagesMachineDeployments(t *testing.T) {
+	env := cluster.Env(t)
+	bootImageObjects(t, env)
+	ctx := kubetest.Context(t)
+	apply := env.KubectlCommand(ctx, "apply", "--server-side", "--force-conflicts", "-f", "testdata/capi-crds")
+	if out, err := apply.CombinedOutput(); err != nil {
+		t.Fatalf("install the Cluster API CRDs: %v\n%s", err, out)
+	}
+	wait := env.KubectlCommand(ctx, "wait", "--for", "condition=Established", "--timeout", "120s",
+		"crd/machinedeployments.cluster.x-k8s.io", "crd/machinesets.cluster.x-k8s.io", "crd/clusters.cluster.x-k8s.io",
+		"crd/awsclusters.infrastructure.cluster.x-k8s.io", "crd/awsmachinetemplates.infrastructure.cluster.x-k8s.io", "crd/gcpmachinetemplates.infrastructure.cluster.x-k8s.io")
+	if out, err := wait.CombinedOutput(); err != nil {
+		t.Fatalf("the Cluster API CRDs are not established: %v\n%s", err, out)
+	}
+	ns, err := env.CreateNamespace(ctx, "capi-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Removed at the end: the other tests' output has no MachineDeployments section.
+	t.Cleanup(func() { _ = env.Kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
+	objs := `apiVersion: cluster.x-k8s.io/v1beta2
+kind: Cluster
+metadata: {name: boot, namespace: NS}
+spec: {infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: AWSCluster, name: boot}}
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta2
+kind: AWSCluster
+metadata: {name: boot, namespace: NS}
+spec: {region: us-east-1}
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta2
+kind: AWSMachineTemplate
+metadata: {name: workers, namespace: NS}
+spec: {template: {spec: {instanceType: m6i.large, ami: {id: ami-0fe05b1aa8dacfa90}}}}
+`
+	for _, md := range []struct{ name, meta string }{
+		{"workers", `annotations: {"capacity.cluster-autoscaler.kubernetes.io/labels": "kubernetes.io/arch=amd64"}`},
+		{"pool", `ownerReferences: [{apiVersion: example.com/v1, kind: NodeGroup, name: pool, uid: 5d6c5c7e-8f0a-4c55-9d43-0b0e7f8e2a11, controller: true}]`},
+	} {
+		objs += `---
+apiVersion: cluster.x-k8s.io/v1beta2
+kind: MachineDeployment
+metadata: {name: ` + md.name + `, namespace: NS, ` + md.meta + `}
+spec:
+  clusterName: boot
+  selector: {matchLabels: {md: x}}
+  template:
+    metadata: {labels: {md: x}}
+    spec: {clusterName: boot, bootstrap: {dataSecretName: x}, infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: AWSMachineTemplate, name: workers}}
+`
+	}
+	create := env.KubectlCommand(ctx, "create", "-f", "-")
+	create.Stdin = strings.NewReader(strings.ReplaceAll(objs, "NS", ns))
+	if out, err := create.CombinedOutput(); err != nil {
+		t.Fatalf("create the Cluster API objects: %v\n%s", err, out)
+	}
+	if code, _, errOut := runMcotui(t, env, "bootimages", "set-mode", "All"); code != 0 {
+		t.Fatalf("set-mode All: exit %d: %s", code, errOut)
+	}
+	code, out, errOut := runMcotui(t, env, "bootimages")
+	if code != 0 {
+		t.Fatalf("bootimages: exit %d: %s", code, errOut)
+	}
+	_, section, _ := strings.Cut(out, "Cluster API MachineDeployments: ")
+	rows := map[string][]string{}
+	for _, line := range strings.Split(section, "\n") {
+		if f := strings.Fields(line); len(f) > 0 {
+			rows[f[0]] = f
+		}
+	}
+	if !strings.HasPrefix(section, "mode All (the Machine API MachineSets' mode)\nMACHINEDEPLOYMENT") {
+		t.Errorf("bootimages: no MachineDeployments section:\n%s", out)
+	}
+	if r := strings.Join(rows[ns+"/workers"], " "); !strings.HasPrefix(r, ns+"/workers AWSMachineTemplate/workers NeedsUpdate from ami-0fe05b1aa8dacfa90 to ami-0e5d1a7b2c8f3e496 (new template workers-") {
+		t.Errorf("workers: %q\n%s", r, out)
+	}
+	if r := strings.Join(rows[ns+"/pool"], " "); !strings.HasPrefix(r, ns+"/pool Skipped owned by NodeGroup pool, which manages it") {
+		t.Errorf("pool: %q\n%s", r, out)
+	}
+	md, err := env.Dynamic.Resource(bootimage.MachineDeploymentsResource).Namespace(ns).Get(ctx, "workers", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ref := bootimage.InfrastructureRef(md); ref.Name != "workers" {
+		t.Errorf("bootimages changed the MachineDeployment's template to %s", ref.Name)
+	}
+}

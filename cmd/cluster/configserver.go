@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -15,9 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 
 	"github.com/mcotui/mcotui/cmd/cmdutil"
@@ -127,40 +123,20 @@ func (o *ConfigServerOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	level := slog.LevelInfo
-	if o.Verbose {
-		level = slog.LevelDebug
-	}
-	log := cmdutil.NewLogger(o.IOStreams.ErrOut, o.LogFormat, level).With("component", "config-server")
-	if o.routeKlog {
-		defer cmdutil.KlogTo(log)()
-	}
+	log, restoreKlog := componentLogger(o.IOStreams.ErrOut, o.LogFormat, o.Verbose, o.routeKlog, "config-server")
+	defer restoreKlog()
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg := cmdutil.NewRegistry()
 	srv, err := configserver.New(configserver.Config{Clients: clients, Token: strings.TrimSpace(string(tokenData)), Registerer: reg, Log: log})
 	if err != nil {
 		return fmt.Errorf("--token-file %s: %w", o.TokenFile, err)
 	}
-	if o.MetricsAddr != "" {
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
-		_, stopMetrics, err := cmdutil.Serve(o.MetricsAddr, "metrics-addr", mux, log)
-		if err != nil {
-			return err
-		}
-		defer stopMetrics()
+	stopOps, err := cmdutil.ServeOps(o.MetricsAddr, o.HealthAddr, reg, srv.Ready, log)
+	if err != nil {
+		return err
 	}
-	if o.HealthAddr != "" {
-		mux := http.NewServeMux()
-		cmdutil.HealthMux(mux, nil, srv.Ready)
-		_, stopHealth, err := cmdutil.Serve(o.HealthAddr, "health-addr", mux, log)
-		if err != nil {
-			return err
-		}
-		defer stopHealth()
-	}
+	defer stopOps()
 	log.Info("config server starting", "version", o.Version)
 	if err := srv.Start(ctx); err != nil {
 		if ctx.Err() != nil {

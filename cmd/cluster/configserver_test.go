@@ -7,22 +7,27 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/coreos/ignition/v2/config/v3_5/types"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
-	authenticationv1 "k8s.io/api/authentication/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/mcotui/mcotui/cmd/cmdutil"
@@ -75,20 +80,29 @@ func applyConfigServer(t *testing.T, names ...string) {
 func configServerKubeconfig(t *testing.T) string {
 	t.Helper()
 	env := cluster.Env(t)
-	tr, err := env.Kube.CoreV1().ServiceAccounts(installedNamespace).CreateToken(kubetest.Context(t), deploy.ConfigServerName, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	token, err := env.ServiceAccountToken(kubetest.Context(t), installedNamespace, deploy.ConfigServerName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["test"] = &clientcmdapi.Cluster{Server: env.Config.Host, CertificateAuthorityData: env.Config.CAData}
-	cfg.AuthInfos["config-server"] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
-	cfg.Contexts["test"] = &clientcmdapi.Context{Cluster: "test", AuthInfo: "config-server"}
-	cfg.CurrentContext = "test"
 	p := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, p); err != nil {
+	if err := env.WriteTokenKubeconfig(p, token); err != nil {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// configServerClients are clients as the config server's ServiceAccount.
+func configServerClients(t *testing.T) *kube.Clients {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", configServerKubeconfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := kube.NewClients(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // TestConfigServerFirstBoot is the day-one flow: install --config-server's Secrets and
@@ -277,14 +291,7 @@ func TestConfigServerRBAC(t *testing.T) {
 	env := cluster.Env(t)
 	ctx := kubetest.Context(t)
 	applyConfigServer(t)
-	cfg, err := clientcmd.BuildConfigFromFlags("", configServerKubeconfig(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := kube.NewClients(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := configServerClients(t)
 	mcs := c.MachineConfig.MachineconfigurationV1()
 	if _, err := mcs.MachineConfigPools().List(ctx, metav1.ListOptions{}); err != nil {
 		t.Errorf("list pools: %v", err)
@@ -298,7 +305,7 @@ func TestConfigServerRBAC(t *testing.T) {
 			t.Errorf("%s: %v, want forbidden", what, err)
 		}
 	}
-	_, err = c.Kube.CoreV1().Secrets(installedNamespace).List(ctx, metav1.ListOptions{})
+	_, err := c.Kube.CoreV1().Secrets(installedNamespace).List(ctx, metav1.ListOptions{})
 	forbidden("list Secrets in its own namespace", err)
 	_, err = c.Kube.CoreV1().Secrets(installedNamespace).Get(ctx, deploy.ConfigServerTokenSecret, metav1.GetOptions{})
 	forbidden("get its token Secret", err)
@@ -351,3 +358,89 @@ func TestConfigServerFlags(t *testing.T) {
 }
 
 var configServerRunner = cmdtest.NewRunner(cmdtest.Real(NewCmdConfigServer), cmdtest.Real(NewCmdBootImages), cmdtest.Real(NewCmdInstall))
+
+// TestConfigServerLeastPrivilege asks the real API server what the config server's
+// identity may do, rather than trying a list of things it must not: everything its
+// service account may do beyond what every authenticated user may (discovery, reviews
+// of itself) is get, list and watch of MachineConfigPools and MachineConfigs, which its
+// informers need, in its own namespace and any other. And its pod is admitted where Pod
+// Security enforces the restricted profile.
+func TestConfigServerLeastPrivilege(t *testing.T) {
+	env := cluster.Env(t)
+	ctx := kubetest.Context(t)
+	applyConfigServer(t)
+	c := configServerClients(t)
+	// What Kubernetes' default roles grant every authenticated user: reviews of itself
+	// (system:basic-user) and reading ClusterTrustBundles, which hold public CA
+	// certificates (system:kube-apiserver's bootstrap policy since they exist).
+	everyone := map[string]bool{
+		"authorization.k8s.io/selfsubjectaccessreviews": true, "authorization.k8s.io/selfsubjectrulesreviews": true,
+		"authentication.k8s.io/selfsubjectreviews": true, "certificates.k8s.io/clustertrustbundles": true,
+	}
+	for _, ns := range []string{installedNamespace, "kube-system", "default"} {
+		review, err := c.Kube.AuthorizationV1().SelfSubjectRulesReviews().Create(ctx, &authorizationv1.SelfSubjectRulesReview{
+			Spec: authorizationv1.SelfSubjectRulesReviewSpec{Namespace: ns},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if review.Status.Incomplete {
+			t.Fatalf("namespace %s: the rules review is incomplete: %s", ns, review.Status.EvaluationError)
+		}
+		got := map[string]string{}
+		for _, r := range review.Status.ResourceRules {
+			for _, g := range r.APIGroups {
+				for _, res := range r.Resources {
+					key := g + "/" + res
+					if everyone[key] {
+						continue
+					}
+					verbs := slices.Clone(r.Verbs)
+					slices.Sort(verbs)
+					if len(r.ResourceNames) > 0 {
+						key += fmt.Sprint(r.ResourceNames)
+					}
+					got[key] = strings.Join(verbs, ",")
+				}
+			}
+		}
+		want := map[string]string{
+			"machineconfiguration.openshift.io/machineconfigpools": "get,list,watch",
+			"machineconfiguration.openshift.io/machineconfigs":     "get,list,watch",
+		}
+		if !maps.Equal(got, want) {
+			t.Errorf("namespace %s: the config server may %v, want only %v", ns, got, want)
+		}
+	}
+
+	// Its pod, as the Deployment makes it, under the restricted profile.
+	nsObj, err := env.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "restricted-",
+		Labels: map[string]string{"pod-security.kubernetes.io/enforce": "restricted"}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := nsObj.Name
+	_, docs := installDocs(t, "--namespace", installedNamespace, "--config-server")
+	var dep appsv1.Deployment
+	for _, d := range docs {
+		if d.GetKind() == "Deployment" && d.GetName() == deploy.ConfigServerName {
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(d.Object, &dep); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if dep.Name == "" {
+		t.Fatal("install --config-server printed no config server Deployment")
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "config-server", Namespace: ns}, Spec: dep.Spec.Template.Spec}
+	pod.Spec.ServiceAccountName = "" // the namespace's default: only the pod's security is judged here
+	pod.Spec.PriorityClassName = ""
+	if _, err := env.Kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+		t.Errorf("the config server's pod under Pod Security restricted: %v", err)
+	}
+	// The check can fail: the same pod with privilege escalation allowed is refused.
+	pod.Spec.Containers[0].SecurityContext.AllowPrivilegeEscalation = ptr.To(true)
+	if _, err := env.Kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); !apierrors.IsForbidden(err) {
+		t.Errorf("a pod allowing privilege escalation under Pod Security restricted: %v, want forbidden", err)
+	}
+}

@@ -3,8 +3,8 @@ package cluster
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
-	"net/http"
 	"os/signal"
 	"path"
 	"strings"
@@ -12,9 +12,6 @@ import (
 	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 
 	"github.com/mcotui/mcotui/cmd/cmdutil"
@@ -161,41 +158,20 @@ func (o *ControllerOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	level := slog.LevelInfo
-	if o.Verbose {
-		level = slog.LevelDebug
-	}
-	log := cmdutil.NewLogger(o.IOStreams.ErrOut, o.LogFormat, level).With("component", "controller")
-	if o.routeKlog {
-		defer cmdutil.KlogTo(log)()
-	}
+	log, restoreKlog := componentLogger(o.IOStreams.ErrOut, o.LogFormat, o.Verbose, o.routeKlog, "controller")
+	defer restoreKlog()
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	log.Info("controller starting", "version", o.Version, "namespace", o.Namespace)
-	// One registry of the process's own, never client_golang's global one.
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg := cmdutil.NewRegistry()
 	metrics := controller.NewMetrics(reg, nil)
-	if o.MetricsAddr != "" {
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
-		_, stopMetrics, err := cmdutil.Serve(o.MetricsAddr, "metrics-addr", mux, log)
-		if err != nil {
-			return err
-		}
-		defer stopMetrics()
+	// Ready as a standby too (metrics.Ready): both replicas are scraped, and one that
+	// loses the Lease or fails exits, its pod restarting without a liveness probe's help.
+	stopOps, err := cmdutil.ServeOps(o.MetricsAddr, o.HealthAddr, reg, metrics.Ready, log)
+	if err != nil {
+		return err
 	}
-	if o.HealthAddr != "" {
-		// Live while the process serves: a controller that loses the Lease or fails
-		// exits, and its pod restarts, without a liveness probe's help.
-		mux := http.NewServeMux()
-		cmdutil.HealthMux(mux, nil, metrics.Ready)
-		_, stopHealth, err := cmdutil.Serve(o.HealthAddr, "health-addr", mux, log)
-		if err != nil {
-			return err
-		}
-		defer stopHealth()
-	}
+	defer stopOps()
 	return controller.Run(ctx, controller.Config{
 		Clients:       clients,
 		Namespace:     o.Namespace,
@@ -210,4 +186,19 @@ func (o *ControllerOptions) Run(ctx context.Context) error {
 		Version:       o.Version,
 		Metrics:       metrics,
 	})
+}
+
+// componentLogger is the logger of a long-running component (the controller, the config
+// server) in --log-format, at debug level with --verbose. With routeKlog, client-go's klog
+// lines go through it too, until restore is called.
+func componentLogger(w io.Writer, format cmdutil.LogFormat, verbose, routeKlog bool, component string) (log *slog.Logger, restore func()) {
+	level := slog.LevelInfo
+	if verbose {
+		level = slog.LevelDebug
+	}
+	log = cmdutil.NewLogger(w, format, level).With("component", component)
+	if routeKlog {
+		return log, cmdutil.KlogTo(log)
+	}
+	return log, func() {}
 }

@@ -146,6 +146,8 @@ func TestInstallOutput(t *testing.T) {
 		"RoleBinding/kube-system/mcotui-controller-kubelet-base",
 		"Role/openshift-machine-api/mcotui-controller-bootimages",
 		"RoleBinding/openshift-machine-api/mcotui-controller-bootimages",
+		"ClusterRole//mcotui-controller-capi-bootimages",
+		"ClusterRoleBinding//mcotui-controller-capi-bootimages",
 		"ValidatingAdmissionPolicy//mcotui-agent-node",
 		"ValidatingAdmissionPolicyBinding//mcotui-agent-node",
 		"ValidatingAdmissionPolicy//mcotui-agent-machineconfignode",
@@ -174,7 +176,7 @@ func TestInstallOutput(t *testing.T) {
 	}
 	_, docs = installDocs(t)
 	for _, d := range docs {
-		if d.GetNamespace() == bootimage.MachineAPINamespace {
+		if d.GetNamespace() == bootimage.MachineAPINamespace || strings.Contains(d.GetName(), "bootimages") {
 			t.Errorf("without --boot-images: %s %s in %s", d.GetKind(), d.GetName(), d.GetNamespace())
 		}
 		if strings.HasPrefix(d.GetAPIVersion(), "monitoring.coreos.com/") {

@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
 )
@@ -112,4 +115,44 @@ func HealthMux(mux *http.ServeMux, live, ready Probe) {
 	mux.HandleFunc("/healthz", handle(live))
 	mux.HandleFunc("/livez", handle(live))
 	mux.HandleFunc("/readyz", handle(ready))
+}
+
+// NewRegistry is a metrics registry of the process's own, never client_golang's global
+// one, with the Go runtime's and the process's collectors every component exports.
+func NewRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
+
+// ServeOps serves reg's /metrics on metricsAddr and /healthz, /livez and /readyz (ready
+// as the readiness probe) on healthAddr, each only when its address is given (the
+// --metrics-addr and --health-addr flags). The returned function stops both.
+func ServeOps(metricsAddr, healthAddr string, reg *prometheus.Registry, ready Probe, log *slog.Logger) (stop func(), err error) {
+	var stops []func()
+	stop = func() {
+		for _, s := range stops {
+			s()
+		}
+	}
+	if metricsAddr != "" {
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+		_, s, err := Serve(metricsAddr, "metrics-addr", mux, log)
+		if err != nil {
+			return nil, err
+		}
+		stops = append(stops, s)
+	}
+	if healthAddr != "" {
+		mux := http.NewServeMux()
+		HealthMux(mux, nil, ready)
+		_, s, err := Serve(healthAddr, "health-addr", mux, log)
+		if err != nil {
+			stop()
+			return nil, err
+		}
+		stops = append(stops, s)
+	}
+	return stop, nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -13,9 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 
 	"github.com/mcotui/mcotui/agent"
@@ -177,15 +173,11 @@ func runAgent(ctx context.Context, s cmdutil.IOStreams, o *AgentOptions) error {
 	// for the API server; readiness follows the journal and the API server.
 	health := &agent.Health{}
 	defer health.JournalClosed()
-	if o.healthAddr != "" {
-		mux := http.NewServeMux()
-		cmdutil.HealthMux(mux, nil, health.Ready)
-		_, stopHealth, err := cmdutil.Serve(o.healthAddr, "health-addr", mux, log)
-		if err != nil {
-			return err
-		}
-		defer stopHealth()
+	stopHealth, err := cmdutil.ServeOps("", o.healthAddr, nil, health.Ready, log)
+	if err != nil {
+		return err
 	}
+	defer stopHealth()
 	restCfg, err := o.Kube.RESTConfig()
 	if err != nil {
 		return err
@@ -224,18 +216,13 @@ func runAgent(ctx context.Context, s cmdutil.IOStreams, o *AgentOptions) error {
 	}
 	defer logind.Close()
 
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg := cmdutil.NewRegistry()
 	metrics := agent.NewMetrics(reg)
-	if o.metricsAddr != "" {
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
-		_, stopMetrics, err := cmdutil.Serve(o.metricsAddr, "metrics-addr", mux, log)
-		if err != nil {
-			return err
-		}
-		defer stopMetrics()
+	stopMetrics, err := cmdutil.ServeOps(o.metricsAddr, "", reg, nil, log)
+	if err != nil {
+		return err
 	}
+	defer stopMetrics()
 
 	a, err := agent.New(agent.Config{
 		Node: o.node, Cluster: cluster, Journal: journal,

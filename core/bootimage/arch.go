@@ -29,7 +29,13 @@ var rpmArch = map[string]string{
 // plane's architecture on a single-architecture cluster; "" on a multi-architecture
 // cluster, where MCO skips such a MachineSet.
 func Arch(ms *machinev1beta1.MachineSet, defaultArch string) (string, error) {
-	value, ok := ms.Annotations[ArchAnnotation]
+	return archOf("machineset "+ms.Name, ms.Annotations, defaultArch)
+}
+
+// archOf is Arch for any object with annotations (a Cluster API MachineDeployment
+// carries the same autoscaler annotation); what names the object for errors.
+func archOf(what string, annotations map[string]string, defaultArch string) (string, error) {
+	value, ok := annotations[ArchAnnotation]
 	if !ok {
 		return defaultArch, nil
 	}
@@ -41,7 +47,7 @@ func Arch(ms *machinev1beta1.MachineSet, defaultArch string) (string, error) {
 		if a, ok := rpmArch[goArch]; ok {
 			return a, nil
 		}
-		return "", fmt.Errorf("machineset %s: annotation %s: kubernetes.io/arch=%s is not one of amd64, arm64, ppc64le, s390x", ms.Name, ArchAnnotation, goArch)
+		return "", fmt.Errorf("%s: annotation %s: kubernetes.io/arch=%s is not one of amd64, arm64, ppc64le, s390x", what, ArchAnnotation, goArch)
 	}
-	return "", fmt.Errorf("machineset %s: annotation %s=%q has no kubernetes.io/arch label; add kubernetes.io/arch=<amd64|arm64|ppc64le|s390x>", ms.Name, ArchAnnotation, value)
+	return "", fmt.Errorf("%s: annotation %s=%q has no kubernetes.io/arch label; add kubernetes.io/arch=<amd64|arm64|ppc64le|s390x>", what, ArchAnnotation, value)
 }

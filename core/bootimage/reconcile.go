@@ -87,11 +87,7 @@ func Reconcile(ms *machinev1beta1.MachineSet, stream *Stream, opts Options) (Res
 		return Result{}, err
 	}
 	if arch == "" {
-		why := opts.NoArch
-		if why == "" {
-			why = "the cluster's architecture is unknown"
-		}
-		return r.skipped(SkipNoArchitecture, fmt.Sprintf("no %s annotation with kubernetes.io/arch, and %s; add kubernetes.io/arch=<amd64|arm64|ppc64le|s390x> to the annotation", ArchAnnotation, why)), nil
+		return r.skipped(SkipNoArchitecture, noArchMessage(opts)), nil
 	}
 	r.Arch = arch
 	value, err := providerSpecValue(ms)
@@ -112,6 +108,15 @@ func Reconcile(ms *machinev1beta1.MachineSet, stream *Stream, opts Options) (Res
 		return Result{}, fmt.Errorf("machineset %s: %w", ms.Name, err)
 	}
 	return r, nil
+}
+
+// noArchMessage says why a machine resource without an architecture is skipped.
+func noArchMessage(opts Options) string {
+	why := opts.NoArch
+	if why == "" {
+		why = "the cluster's architecture is unknown"
+	}
+	return fmt.Sprintf("no %s annotation with kubernetes.io/arch, and %s; add kubernetes.io/arch=<amd64|arm64|ppc64le|s390x> to the annotation", ArchAnnotation, why)
 }
 
 func (r Result) skipped(reason SkipReason, message string) Result {

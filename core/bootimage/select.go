@@ -90,19 +90,10 @@ type Selection struct {
 // The error names the field of MachineConfiguration/cluster to fix.
 func Select(platform configv1.PlatformType, managers []operatorv1.MachineManager, machineSets []*machinev1beta1.MachineSet) (Selection, error) {
 	var sel Selection
-	selector := labels.Nothing()
-	i := slices.IndexFunc(managers, isMAPIMachineSets)
-	if i < 0 {
-		sel.Mode, sel.Defaulted = DefaultMode(platform), true
-		if sel.Mode == operatorv1.All {
-			selector = labels.Everything()
-		}
-	} else {
-		var err error
-		sel.Mode = managers[i].Selection.Mode
-		if selector, err = selectorOf(managers[i].Selection, i); err != nil {
-			return Selection{}, err
-		}
+	var selector labels.Selector
+	var err error
+	if sel.Mode, sel.Defaulted, selector, err = mapiMode(platform, managers); err != nil {
+		return Selection{}, err
 	}
 	sorted := slices.Clone(machineSets)
 	slices.SortFunc(sorted, func(a, b *machinev1beta1.MachineSet) int { return cmp.Compare(a.Name, b.Name) })
@@ -120,6 +111,22 @@ func Select(platform configv1.PlatformType, managers []operatorv1.MachineManager
 		}
 	}
 	return sel, nil
+}
+
+// mapiMode is the mode in force for Machine API MachineSets: their machine manager's in
+// managers, or the platform's DefaultMode (defaulted), and the label selector it
+// amounts to.
+func mapiMode(platform configv1.PlatformType, managers []operatorv1.MachineManager) (operatorv1.MachineManagerSelectorMode, bool, labels.Selector, error) {
+	i := slices.IndexFunc(managers, isMAPIMachineSets)
+	if i < 0 {
+		mode := DefaultMode(platform)
+		if mode == operatorv1.All {
+			return mode, true, labels.Everything(), nil
+		}
+		return mode, true, labels.Nothing(), nil
+	}
+	selector, err := selectorOf(managers[i].Selection, i)
+	return managers[i].Selection.Mode, false, selector, err
 }
 
 func selectorOf(s operatorv1.MachineManagerSelector, i int) (labels.Selector, error) {

@@ -66,6 +66,16 @@
 // them. The kubelet's and containerd's logs are kept off the console (at debug level in
 // the journal), so that a silent console still means a stuck guest.
 //
+// # A machine born configured
+//
+// TestVMFirstBoot (firstboot_test.go) is docs/first-boot.md's day one: the test runs
+// `mcotui install --config-server` (its Secrets and RBAC applied), `mcotui config-server`
+// on this host as its service account (reached by the guest at HostIP:22623, a
+// guestfwd) and `mcotui bootimages stub`. The per-test disk carries ignition-apply
+// (hack/testbin.sh builds it from the Ignition module go.mod names), the stub and its CA;
+// agent.sh runs Ignition on the stub at the first boot, before the agent, as Ignition
+// runs before the host's units on a real machine.
+//
 // # Waiting
 //
 // This machine is slow and loaded (TCG on two shared cores), so nothing waits on a fixed

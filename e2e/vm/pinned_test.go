@@ -20,7 +20,6 @@ import (
 	"github.com/mcotui/mcotui/core/mctest"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/pinned"
-	"github.com/mcotui/mcotui/core/render"
 	"github.com/mcotui/mcotui/platform/host/cri/critest"
 	"github.com/mcotui/mcotui/platform/kube"
 )
@@ -173,46 +172,9 @@ func TestVMPinnedImages(t *testing.T) {
 	awaitSynchronizer(t, m, name, 0)
 }
 
-// pinPool creates the test's pool (its own: the controller runs for it, and the worker
-// pool of the other tests renders nothing), a MachineConfig of its role that manages
-// nothing, and the config the controller renders from it, so that the node starts Done
-// on its pool's target and the controller has no rollout to make. It returns the
-// rendered config's name.
-func pinPool(t *testing.T, name string) string {
-	t.Helper()
-	ctx := t.Context()
-	mcc := env.MachineConfig.MachineconfigurationV1()
-	pool, err := mcc.MachineConfigPools().Create(ctx, &mcfgv1.MachineConfigPool{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: mcfgv1.MachineConfigPoolSpec{
-			MachineConfigSelector: &metav1.LabelSelector{MatchLabels: map[string]string{mcfgv1.MachineConfigRoleLabelKey: name}},
-			NodeSelector:          &metav1.LabelSelector{MatchLabels: map[string]string{"node-role.kubernetes.io/" + name: ""}},
-		},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("create MachineConfigPool %s: %v", name, err)
-	}
-	src := mctest.MachineConfig(t, "00-"+name, mctest.Config{Role: name})
-	if _, err := mcc.MachineConfigs().Create(ctx, src, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("create MachineConfig %s: %v", src.Name, err)
-	}
-	r, err := render.Render(pool, []*mcfgv1.MachineConfig{src})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Config.OwnerReferences = []metav1.OwnerReference{{APIVersion: mcfgv1.GroupVersion.String(), Kind: "MachineConfigPool",
-		Name: pool.Name, UID: pool.UID, Controller: mctest.Bool(true)}}
-	if _, err := mcc.MachineConfigs().Create(ctx, r.Config, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("create MachineConfig %s: %v", r.Config.Name, err)
-	}
-	t.Cleanup(func() {
-		ctx := context.Background()
-		_ = mcc.MachineConfigPools().Delete(ctx, name, metav1.DeleteOptions{})
-		_ = mcc.MachineConfigs().Delete(ctx, src.Name, metav1.DeleteOptions{})
-		_ = mcc.MachineConfigs().Delete(ctx, r.Config.Name, metav1.DeleteOptions{})
-	})
-	return r.Config.Name
-}
+// pinPool is ownPool with a config that manages nothing, so that the node starts Done
+// on its pool's target and the controller has no rollout to make.
+func pinPool(t *testing.T, name string) string { return ownPool(t, name, mctest.Config{}) }
 
 // startPinController runs the real controller until the test ends.
 func startPinController(t *testing.T, name string) {

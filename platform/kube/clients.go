@@ -2,6 +2,7 @@ package kube
 
 import (
 	"fmt"
+	"k8s.io/client-go/dynamic"
 
 	machineclient "github.com/openshift/client-go/machine/clientset/versioned"
 	mcfgclient "github.com/openshift/client-go/machineconfiguration/clientset/versioned"
@@ -34,6 +35,9 @@ type Clients struct {
 	MachineConfig mcfgclient.Interface     // machineconfiguration.openshift.io
 	Operator      operatorclient.Interface // operator.openshift.io
 	Machine       machineclient.Interface  // machine.openshift.io
+	// Dynamic reads and writes what has no typed client here (Cluster API and its
+	// providers); nil in Clients a test builds by hand.
+	Dynamic dynamic.Interface
 }
 
 // NewClients makes the clients for cfg. cfg is not modified.
@@ -54,6 +58,9 @@ func NewClients(cfg *rest.Config) (*Clients, error) {
 	}
 	if c.Machine, err = machineclient.NewForConfigAndClient(cfg, httpClient); err != nil {
 		return nil, fmt.Errorf("machine.openshift.io client: %w", err)
+	}
+	if c.Dynamic, err = dynamic.NewForConfigAndClient(cfg, httpClient); err != nil {
+		return nil, fmt.Errorf("dynamic client: %w", err)
 	}
 	return &c, nil
 }

@@ -266,3 +266,17 @@ func (e *Env) ServiceAccountToken(ctx context.Context, namespace, sa string) (st
 	}
 	return tr.Status.Token, nil
 }
+
+// WriteTokenKubeconfig writes a kubeconfig file at path for a process that reaches the
+// API server directly as the bearer of token (ServiceAccountToken's, say).
+func (e *Env) WriteTokenKubeconfig(path, token string) error {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["test"] = &clientcmdapi.Cluster{Server: e.Config.Host, CertificateAuthorityData: e.Config.CAData}
+	cfg.AuthInfos["token"] = &clientcmdapi.AuthInfo{Token: token}
+	cfg.Contexts["test"] = &clientcmdapi.Context{Cluster: "test", AuthInfo: "token"}
+	cfg.CurrentContext = "test"
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		return fmt.Errorf("write kubeconfig %s: %w", path, err)
+	}
+	return os.Chmod(path, 0o600)
+}
