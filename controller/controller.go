@@ -17,9 +17,11 @@ import (
 	machineinformers "github.com/openshift/client-go/machine/informers/externalversions"
 	mcfgscheme "github.com/openshift/client-go/machineconfiguration/clientset/versioned/scheme"
 	mcfginformers "github.com/openshift/client-go/machineconfiguration/informers/externalversions"
+	mcfgv1informers "github.com/openshift/client-go/machineconfiguration/informers/externalversions/machineconfiguration/v1"
 	operatorscheme "github.com/openshift/client-go/operator/clientset/versioned/scheme"
 	operatorinformers "github.com/openshift/client-go/operator/informers/externalversions"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -32,6 +34,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/mcotui/mcotui/core/bootimage"
+	"github.com/mcotui/mcotui/core/render"
 	"github.com/mcotui/mcotui/platform/kube"
 )
 
@@ -231,6 +234,9 @@ func lead(ctx context.Context, cfg *Config) error {
 	t := newTerm(cfg, broadcaster.NewRecorder(eventScheme(), corev1.EventSource{Component: Component}))
 	defer t.shutdown()
 
+	if err := t.setupStreams(); err != nil {
+		return err
+	}
 	driver := t.setupRollout()
 	t.setupRender()
 	if err := t.setupBootImages(); err != nil {
@@ -280,6 +286,7 @@ type term struct {
 	kubeF    kubeinformers.SharedInformerFactory
 	mcfgF    mcfginformers.SharedInformerFactory
 	rollout  rolloutInformers
+	streams  mcfgv1informers.OSImageStreamInformer // nil where not served
 	requeue  *requeuer
 
 	loops     []*loop
@@ -325,14 +332,19 @@ func (t *term) setupRollout() *Driver {
 	cfg := t.cfg
 	var rolloutQ *loop
 	t.requeue = newRequeuer(cfg.Clock, func(pool string) { rolloutQ.add(pool) })
-	driver := NewDriver(cfg.Clients, DriverOptions{
+	opts := DriverOptions{
 		FieldManager: cfg.Identity, Recorder: t.recorder, Logger: t.log.With("loop", "rollout"), Clock: cfg.Clock,
 		Nodes: t.rollout.nodes.Lister(), Pools: t.rollout.pools.Lister(), MachineConfigNodes: t.rollout.mcns.Lister(),
 		Alerts: cfg.Alerts, Requeue: t.requeue.after, StatusInterval: DefaultStatusInterval,
 		OnTargeted:        func(pool, _ string) { cfg.Metrics.targeted(pool) },
 		BackgroundTargets: true,
 		Retry:             func(pool string, after time.Duration) { rolloutQ.queue.AddAfter(pool, after) },
-	})
+	}
+	if t.streams != nil {
+		opts.OSImageStreams = t.streams.Lister()
+		opts.MachineConfigs = t.mcfgF.Machineconfiguration().V1().MachineConfigs().Lister()
+	}
+	driver := NewDriver(cfg.Clients, opts)
 	rl := &rolloutLoop{driver: driver}
 	rolloutQ = newLoop("rollout", rl.sync, t.log, cfg.Metrics.QueueMetrics())
 	t.regs = append(t.regs, t.rollout.watch(rolloutQ.add))
@@ -356,14 +368,43 @@ func (t *term) setupRender() {
 		if old != nil && !poolChangeMattersToRender(old, cur) {
 			return nil
 		}
+		if old != nil && cur.Name == render.WorkerPool && old.Spec.OSImageStream.Name != cur.Spec.OSImageStream.Name {
+			return t.rollout.allPools() // custom pools inherit the worker pool's stream
+		}
 		return []string{cur.Name}
 	}, renderQ.add)))
 	t.register(mcs.Informer().AddEventHandler(handler(func(_, _ *mcfgv1.MachineConfig) []string {
 		return t.rollout.allPools() // any pool may select it
 	}, renderQ.add)))
+	if t.streams != nil {
+		rend.streams = t.streams.Lister()
+		t.register(t.streams.Informer().AddEventHandler(handler(func(old, cur *mcfgv1.OSImageStream) []string {
+			if old != nil && equality.Semantic.DeepEqual(old.Status, cur.Status) {
+				return nil // pools read only its status, as MCO's render controller
+			}
+			return t.rollout.allPools()
+		}, renderQ.add)))
+		t.synced = append(t.synced, t.streams.Informer().HasSynced)
+	}
 	// The render loop goes first, as it did when the loops were wired inline.
 	t.loops = append([]*loop{renderQ}, t.loops...)
 	t.synced = append(t.synced, mcs.Informer().HasSynced)
+}
+
+// setupStreams makes the OSImageStream informer where the cluster serves
+// OSImageStreams (OSStreams; the CRDs of clusters before it do not): the render loop
+// renders against the pools' streams, the rollout loop reports each pool's stream.
+func (t *term) setupStreams() error {
+	ok, err := kube.Served(t.cfg.Clients.Kube.Discovery(), mcfgv1.GroupVersion, "osimagestreams")
+	if err != nil {
+		return err
+	}
+	if !ok {
+		t.log.Info("OS image streams are not used: the cluster does not serve osimagestreams." + mcfgv1.GroupName)
+		return nil
+	}
+	t.streams = t.mcfgF.Machineconfiguration().V1().OSImageStreams()
+	return nil
 }
 
 // setupBootImages sets up the boot image loop where the cluster serves Machine API

@@ -401,6 +401,8 @@ func controllerRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"kubeletconfigs/status", "containerruntimeconfigs/status", "kubeletconfigs/finalizers", "containerruntimeconfigs/finalizers"}, Verbs: []string{"update"}},
 		{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"machineconfigpools"}, Verbs: []string{"get", "list", "watch", "update"}},
 		{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"machineconfigpools/status"}, Verbs: []string{"update"}},
+		// render: the OS image streams (OSImageStream/cluster) the pools render against.
+		{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"osimagestreams"}, Verbs: []string{"get", "list", "watch"}},
 		// bootimages: modes and status, MachineSets, target images.
 		{APIGroups: []string{"operator.openshift.io"}, Resources: []string{"machineconfigurations"}, Verbs: []string{"get", "list", "watch"}},
 		{APIGroups: []string{"operator.openshift.io"}, Resources: []string{"machineconfigurations/status"}, Verbs: []string{"update"}},

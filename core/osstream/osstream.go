@@ -122,3 +122,26 @@ func CheckRunc(pool, stream string, cfg types.Config) error {
 	}
 	return nil
 }
+
+// PoolStatus is the stream a pool reports in status.osImageStream, as MCO's node
+// controller computes it (pkg/controller/node/status.go getOSImageStream): the
+// available stream whose OS image is the rendered config's osImageURL, but only for a
+// pool that is updated and not degraded, whose source MachineConfigs set no osImageURL
+// (then the OS image is the user's, not a stream's). Otherwise empty. rendered and
+// streams may be nil.
+func PoolStatus(updated, degraded bool, rendered *mcfgv1.MachineConfig, sources []*mcfgv1.MachineConfig, streams *mcfgv1.OSImageStream) mcfgv1.OSImageStreamReference {
+	if !updated || degraded || rendered == nil || streams == nil || rendered.Spec.OSImageURL == "" {
+		return mcfgv1.OSImageStreamReference{}
+	}
+	for _, mc := range sources {
+		if mc != nil && mc.Spec.OSImageURL != "" {
+			return mcfgv1.OSImageStreamReference{}
+		}
+	}
+	for _, s := range streams.Status.AvailableStreams {
+		if string(s.OSImage) == rendered.Spec.OSImageURL {
+			return mcfgv1.OSImageStreamReference{Name: s.Name}
+		}
+	}
+	return mcfgv1.OSImageStreamReference{}
+}
