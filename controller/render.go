@@ -43,9 +43,9 @@ const (
 // renderLoop renders each pool: the rendered MachineConfig, created once, and the
 // pool's spec.configuration.
 type renderLoop struct {
-	clients      *kube.Clients
-	pools        mcfglisters.MachineConfigPoolLister
-	mcs          mcfglisters.MachineConfigLister
+	clients *kube.Clients
+	pools   mcfglisters.MachineConfigPoolLister
+	mcs     mcfglisters.MachineConfigLister
 	// streams is the OSImageStream cache; nil where the cluster does not serve
 	// OSImageStreams (clusters whose CRDs predate OSStreams).
 	streams      mcfglisters.OSImageStreamLister
