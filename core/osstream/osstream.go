@@ -72,6 +72,13 @@ const CRIODropInDir = "/etc/crio/crio.conf.d/"
 // under CRIODropInDir, in path order as CRI-O reads them, that sets
 // crio.runtime.default_runtime says runc (MCO's DetectRuncInMachineConfig).
 func UsesRunc(cfg types.Config) (bool, error) {
+	_, runc, err := RuncDropIn(cfg)
+	return runc, err
+}
+
+// RuncDropIn is UsesRunc, with the path of the drop-in that decides it: the last that
+// sets default_runtime ("" when none does), so that a refusal can point at it.
+func RuncDropIn(cfg types.Config) (path string, runc bool, err error) {
 	var files []types.File
 	for _, f := range cfg.Storage.Files {
 		if strings.HasPrefix(f.Path, CRIODropInDir) {
@@ -83,7 +90,7 @@ func UsesRunc(cfg types.Config) (bool, error) {
 	for _, f := range files {
 		data, err := ignconfig.Contents(f)
 		if err != nil {
-			return false, fmt.Errorf("CRI-O drop-in %s: %w", f.Path, err)
+			return "", false, fmt.Errorf("CRI-O drop-in %s: %w", f.Path, err)
 		}
 		if len(data) == 0 {
 			continue
@@ -96,17 +103,18 @@ func UsesRunc(cfg types.Config) (bool, error) {
 			} `toml:"crio"`
 		}
 		if _, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&c); err != nil {
-			return false, fmt.Errorf("CRI-O drop-in %s is not valid TOML: %w", f.Path, err)
+			return "", false, fmt.Errorf("CRI-O drop-in %s is not valid TOML: %w", f.Path, err)
 		}
 		if r := c.Crio.Runtime.DefaultRuntime; r != "" {
-			runtime = r
+			runtime, path = r, f.Path
 		}
 	}
-	return runtime == mcfgv1.ContainerRuntimeDefaultRuntimeRunc, nil
+	return path, runtime == mcfgv1.ContainerRuntimeDefaultRuntimeRunc, nil
 }
 
 // CheckRunc refuses runc as pool's default runtime on a RHEL 10 stream, with MCO's
-// message (render_controller.go validateNoRuncOnRHEL10FromOSImageStream).
+// message (render_controller.go validateNoRuncOnRHEL10FromOSImageStream). Render, the
+// controller (through render) and validate all ask it.
 func CheckRunc(pool, stream string, cfg types.Config) error {
 	if !IsRHEL10(stream) {
 		return nil
@@ -116,11 +124,16 @@ func CheckRunc(pool, stream string, cfg types.Config) error {
 		return fmt.Errorf("failed to check runc in generated MachineConfig for pool %s: %w", pool, err)
 	}
 	if runc {
-		return fmt.Errorf("MachineConfigPool %s targets a RHEL 10 OS image where runc is not available. "+
-			"To unblock, migrate to crun by removing any ContainerRuntimeConfig that sets defaultRuntime to runc, "+
-			"and removing any MachineConfig that sets default_runtime = \"runc\" in CRI-O configuration under /etc/crio/crio.conf.d/", pool)
+		return RuncRefusal(pool)
 	}
 	return nil
+}
+
+// RuncRefusal is MCO's refusal of runc for pool on a RHEL 10 stream, word for word.
+func RuncRefusal(pool string) error {
+	return fmt.Errorf("MachineConfigPool %s targets a RHEL 10 OS image where runc is not available. "+
+		"To unblock, migrate to crun by removing any ContainerRuntimeConfig that sets defaultRuntime to runc, "+
+		"and removing any MachineConfig that sets default_runtime = \"runc\" in CRI-O configuration under /etc/crio/crio.conf.d/", pool)
 }
 
 // PoolStatus is the stream a pool reports in status.osImageStream, as MCO's node
