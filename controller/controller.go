@@ -10,11 +10,13 @@ import (
 	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
+	machinev1 "github.com/openshift/api/machine/v1"
 	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
 	machinescheme "github.com/openshift/client-go/machine/clientset/versioned/scheme"
 	machineinformers "github.com/openshift/client-go/machine/informers/externalversions"
+	machinev1informers "github.com/openshift/client-go/machine/informers/externalversions/machine/v1"
 	mcfgscheme "github.com/openshift/client-go/machineconfiguration/clientset/versioned/scheme"
 	mcfginformers "github.com/openshift/client-go/machineconfiguration/informers/externalversions"
 	mcfgv1informers "github.com/openshift/client-go/machineconfiguration/informers/externalversions/machineconfiguration/v1"
@@ -438,6 +440,15 @@ func (t *term) setupBootImages() error {
 		configMaps: configMaps.Lister(), nodes: t.rollout.nodes.Lister(),
 		installVersion: kube.ClusterInstallVersion(c, t.log),
 	}
+	cpmsOK, err := kube.Served(c.Kube.Discovery(), machinev1.GroupVersion, "controlplanemachinesets")
+	if err != nil {
+		return err
+	}
+	var cpmss machinev1informers.ControlPlaneMachineSetInformer
+	if cpmsOK {
+		cpmss = machF.Machine().V1().ControlPlaneMachineSets()
+		bl.cpmss = cpmss.Lister()
+	}
 	bootQ := newLoop("bootimages", bl.sync, t.log, cfg.Metrics.QueueMetrics())
 	// One key: every trigger syncs all enrolled MachineSets, as in MCO. The reason of
 	// the last trigger becomes the conditions' reason.
@@ -457,6 +468,15 @@ func (t *term) setupBootImages() error {
 	t.register(configMaps.Informer().AddEventHandler(handler(func(_, _ *corev1.ConfigMap) []string {
 		return key(reasonBootImagesUpdated)
 	}, bootQ.add)))
+	if cpmss != nil {
+		t.register(cpmss.Informer().AddEventHandler(handler(func(old, cur *machinev1.ControlPlaneMachineSet) []string {
+			if old != nil && !cpmsChangeMatters(old, cur) {
+				return nil
+			}
+			return key(reasonCPMSUpdated)
+		}, bootQ.add)))
+		t.synced = append(t.synced, cpmss.Informer().HasSynced)
+	}
 	t.loops = append(t.loops, bootQ)
 	t.synced = append(t.synced, mcfgs.Informer().HasSynced, machineSets.Informer().HasSynced, configMaps.Informer().HasSynced)
 	return nil
@@ -496,6 +516,23 @@ func byName(name string) func(*metav1.ListOptions) {
 	return func(o *metav1.ListOptions) {
 		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
 	}
+}
+
+// cpmsChangeMatters is MCO's updateControlPlaneMachineSet filter: a change of the
+// template's providerSpec, the labels, annotations or owner references.
+func cpmsChangeMatters(old, cur *machinev1.ControlPlaneMachineSet) bool {
+	if old.ResourceVersion == cur.ResourceVersion {
+		return true // a resync
+	}
+	var po, pc *machinev1beta1.ProviderSpec
+	if t := old.Spec.Template.OpenShiftMachineV1Beta1Machine; t != nil {
+		po = &t.Spec.ProviderSpec
+	}
+	if t := cur.Spec.Template.OpenShiftMachineV1Beta1Machine; t != nil {
+		pc = &t.Spec.ProviderSpec
+	}
+	return !equality.Semantic.DeepEqual(po, pc) || !equality.Semantic.DeepEqual(old.Labels, cur.Labels) ||
+		!equality.Semantic.DeepEqual(old.Annotations, cur.Annotations) || !equality.Semantic.DeepEqual(old.OwnerReferences, cur.OwnerReferences)
 }
 
 func bootImagesServed(c *kube.Clients) (bool, error) {

@@ -406,7 +406,7 @@ func controllerRules() []rbacv1.PolicyRule {
 		// bootimages: modes and status, MachineSets, target images.
 		{APIGroups: []string{"operator.openshift.io"}, Resources: []string{"machineconfigurations"}, Verbs: []string{"get", "list", "watch"}},
 		{APIGroups: []string{"operator.openshift.io"}, Resources: []string{"machineconfigurations/status"}, Verbs: []string{"update"}},
-		{APIGroups: []string{"machine.openshift.io"}, Resources: []string{"machinesets"}, Verbs: []string{"get", "list", "watch", "patch"}},
+		{APIGroups: []string{"machine.openshift.io"}, Resources: []string{"machinesets", "controlplanemachinesets"}, Verbs: []string{"get", "list", "watch", "patch"}},
 		{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{bootimage.ConfigMapName}, Verbs: []string{"get", "list", "watch"}},
 		// Events on pools and MachineConfiguration (cluster-scoped objects: their
 		// events go to the default namespace).
