@@ -15,6 +15,9 @@ import (
 // its machines boot; MCO manages boot images only for the rhel-9 stream (or no label).
 const OSStreamLabel = "machineconfiguration.openshift.io/osstream"
 
+// SupportedOSStream is the one stream whose boot images MCO manages.
+const SupportedOSStream = "rhel-9"
+
 // SkipOSStream: the ControlPlaneMachineSet is labelled for another OS stream.
 const SkipOSStream SkipReason = "OSStream"
 
@@ -49,8 +52,8 @@ func ReconcileCPMS(cpms *machinev1.ControlPlaneMachineSet, stream *Stream, opts 
 	if refs := cpms.OwnerReferences; len(refs) > 0 {
 		return r.skipped(SkipOwnerReference, fmt.Sprintf("owned by %s %s, which manages it; boot images are left to its owner", refs[0].Kind, refs[0].Name)), nil
 	}
-	if s := cpms.Labels[OSStreamLabel]; s != "" && s != "rhel-9" {
-		return r.skipped(SkipOSStream, fmt.Sprintf("label %s=%s: boot images are managed for the rhel-9 stream only", OSStreamLabel, s)), nil
+	if s := cpms.Labels[OSStreamLabel]; s != "" && s != SupportedOSStream {
+		return r.skipped(SkipOSStream, fmt.Sprintf("label %s=%s: boot images are managed for the %s stream only", OSStreamLabel, s, SupportedOSStream)), nil
 	}
 	tmpl := cpms.Spec.Template.OpenShiftMachineV1Beta1Machine
 	if tmpl == nil {

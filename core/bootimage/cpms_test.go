@@ -121,3 +121,65 @@ func TestCPMSHotLoop(t *testing.T) {
 		t.Error("a different patch did not start the count again")
 	}
 }
+
+// TestMachineSetOSStreamLabel is MCO's TestSyncMAPIMachineSetOSStreamLabel: a
+// MachineSet labelled for a stream other than rhel-9 is left alone (and not counted as
+// skipped); rhel-9 or no label goes on to be reconciled.
+func TestMachineSetOSStreamLabel(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		label string
+		skip  bool
+	}{
+		{"unsupported stream rhel-10 should skip", "rhel-10", true},
+		{"unsupported custom stream should skip", "custom-stream", true},
+		{"supported stream rhel-9 should continue processing", bootimage.SupportedOSStream, false},
+		{"no osstream label should continue processing", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ms := awsMachineSet(t)
+			if tc.label != "" {
+				ms.Labels = map[string]string{bootimage.OSStreamLabel: tc.label}
+			}
+			r, err := bootimage.Reconcile(ms, loadStream(t), aws)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if skipped := r.Outcome == bootimage.Skipped && r.Skip.Reason == bootimage.SkipOSStream; skipped != tc.skip {
+				t.Errorf("result %+v, want skipped for its stream: %t", r, tc.skip)
+			}
+			if tc.skip && r.Skip.Reason.LeavesSkew() {
+				t.Error("counted as skipped; MCO does not count it")
+			}
+		})
+	}
+}
+
+// TestHotLoopAsMCO is MCO's TestHotLoop: HotLoopLimit+1 patches to the same value are
+// a hot loop, fewer are not, and patches to a changing value never are.
+func TestHotLoopAsMCO(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		next    func(string) string
+		updates int
+		want    bool
+	}{
+		{"Hot loop detected due to multiple updates to same value", func(s string) string { return s }, bootimage.HotLoopLimit + 1, true},
+		{"Hot loop not detected due to update count being lower than threshold", func(s string) string { return s }, bootimage.HotLoopLimit - 1, false},
+		{"Hot loop not detected due to target boot image changing", func(s string) string { return s + "-1" }, bootimage.HotLoopLimit + 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var g bootimage.HotLoopGuard
+			v := "boot-image-1"
+			for range tc.updates - 1 {
+				if !g.Allow("machine-set-1", []byte(v)) {
+					t.Fatal("hot loop detected early")
+				}
+				v = tc.next(v)
+			}
+			if got := !g.Allow("machine-set-1", []byte(v)); got != tc.want {
+				t.Errorf("hot loop = %t, want %t", got, tc.want)
+			}
+		})
+	}
+}

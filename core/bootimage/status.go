@@ -36,16 +36,28 @@ func (s Stats) Finished() bool { return s.Total == s.Reconciled+s.Errored }
 // updateConditions (pkg/controller/bootimage/boot_image_controller.go): "Reconciled 2
 // of 4 MAPI MachineSets | Reconciled 1 of 1 ControlPlaneMachineSets | Reconciled 0 of 0
 // CAPI MachineSets | Reconciled 0 of 0 CAPI MachineDeployments", with " (N skipped)"
-// after the MachineSets when some were skipped. See Summary for their names. MCO never
+// after the MachineSets when some were skipped, which are then not among the
+// reconciled. See Summary for the names of all left alone. MCO never
 // counts a ControlPlaneMachineSet as skipped (cpms_helpers.go): one left alone is
 // reconciled.
 func ProgressingMessage(mapi, cpms Stats) string {
-	skipped := ""
-	if n := len(mapi.Skipped); n > 0 {
+	// MCO counts as skipped only the MachineSets whose boot image something blocked
+	// (reconcileSkipped: SkipReason.LeavesSkew) and takes them out of the reconciled
+	// count; Windows, other OS streams and unsupported platforms are reconciled
+	// (getProgressingStatusMessage, syncMAPIMachineSet).
+	reconciled, skipped := mapi.Reconciled, ""
+	n := 0
+	for _, sk := range mapi.Skipped {
+		if sk.Reason.LeavesSkew() {
+			n++
+		}
+	}
+	if n > 0 {
+		reconciled -= n
 		skipped = fmt.Sprintf(" (%d skipped)", n)
 	}
 	return fmt.Sprintf("Reconciled %d of %d MAPI MachineSets%s | Reconciled %d of %d ControlPlaneMachineSets | Reconciled 0 of 0 CAPI MachineSets | Reconciled 0 of 0 CAPI MachineDeployments",
-		mapi.Reconciled, mapi.Total, skipped, cpms.Reconciled, cpms.Total)
+		reconciled, mapi.Total, skipped, cpms.Reconciled, cpms.Total)
 }
 
 // DegradedMessage is the BootImageUpdateDegraded message of MCO's updateConditions:

@@ -22,8 +22,11 @@ func TestMessages(t *testing.T) {
 	if got, want := bootimage.ProgressingMessage(stats, bootimage.Stats{}), "Reconciled 2 of 4 MAPI MachineSets | Reconciled 0 of 0 ControlPlaneMachineSets | Reconciled 0 of 0 CAPI MachineSets | Reconciled 0 of 0 CAPI MachineDeployments"; got != want {
 		t.Errorf("progressing:\n got %q\nwant %q", got, want)
 	}
-	stats.Skipped = []bootimage.Skip{{MachineSet: "a"}}
-	if got, want := bootimage.ProgressingMessage(stats, bootimage.Stats{}), "Reconciled 2 of 4 MAPI MachineSets (1 skipped) | Reconciled 0 of 0 ControlPlaneMachineSets | Reconciled 0 of 0 CAPI MachineSets | Reconciled 0 of 0 CAPI MachineDeployments"; got != want {
+	// MCO's getProgressingStatusMessage: "Reconciled (inProgress-skipped) of total (N
+	// skipped)", N counting only the MachineSets something blocked (reconcileSkipped);
+	// Windows and other OS streams are reconciled, not skipped (syncMAPIMachineSet).
+	stats.Skipped = []bootimage.Skip{{MachineSet: "a", Reason: bootimage.SkipCustomImage}, {MachineSet: "w", Reason: bootimage.SkipWindows}, {MachineSet: "r10", Reason: bootimage.SkipOSStream}}
+	if got, want := bootimage.ProgressingMessage(stats, bootimage.Stats{}), "Reconciled 1 of 4 MAPI MachineSets (1 skipped) | Reconciled 0 of 0 ControlPlaneMachineSets | Reconciled 0 of 0 CAPI MachineSets | Reconciled 0 of 0 CAPI MachineDeployments"; got != want {
 		t.Errorf("progressing with a skip:\n got %q\nwant %q", got, want)
 	}
 	if got, want := bootimage.DegradedMessage(bootimage.Stats{}, bootimage.Stats{}, nil), "0 Degraded MAPI MachineSets | 0 Degraded ControlPlaneMachineSets | 0 Degraded CAPI MachineSets | 0 CAPI MachineDeployments"; got != want {
