@@ -44,6 +44,27 @@ func EffectiveName(pool, worker *mcfgv1.MachineConfigPool) string {
 	return worker.Spec.OSImageStream.Name
 }
 
+// Where the stream a pool uses comes from (From).
+const (
+	FromSpec    = "spec.osImageStream"
+	FromWorker  = "worker pool"
+	FromDefault = "default"
+)
+
+// From is EffectiveName with where it comes from: the pool's own spec
+// (FromSpec), the worker pool's (FromWorker), or the cluster's default stream
+// (FromDefault, name ""), for the status command and the TUI to say alike.
+func From(pool, worker *mcfgv1.MachineConfigPool) (name, from string) {
+	name = EffectiveName(pool, worker)
+	switch {
+	case pool.Spec.OSImageStream.Name != "":
+		return name, FromSpec
+	case name != "":
+		return name, FromWorker
+	}
+	return "", FromDefault
+}
+
 // Set is the stream named name ("" for the default stream) of the OSImageStream, as
 // MCO's GetOSImageStreamSetByName: an error names the stream and the available ones.
 func Set(s *mcfgv1.OSImageStream, name string) (*mcfgv1.OSImageStreamSet, error) {
