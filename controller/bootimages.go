@@ -10,7 +10,9 @@ import (
 	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
+	machinev1 "github.com/openshift/api/machine/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
+	machinev1listers "github.com/openshift/client-go/machine/listers/machine/v1"
 	machinelisters "github.com/openshift/client-go/machine/listers/machine/v1beta1"
 	operatorlisters "github.com/openshift/client-go/operator/listers/operator/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -41,6 +43,7 @@ const (
 	reasonConfigurationUpdated = "BootImageUpdateConfigurationUpdated"
 	reasonMachineSetUpdated    = "MAPIMachinesetUpdated"
 	reasonBootImagesUpdated    = "BootImageConfigMapUpdated"
+	reasonCPMSUpdated          = "ControlPlaneMachineSetUpdated"
 
 	reasonBootImageFailed   = "BootImageUpdateFailed"
 	reasonBootImagesSkipped = "BootImagesSkipped"
@@ -51,13 +54,15 @@ type bootImageLoop struct {
 	clients        *kube.Clients
 	configurations operatorlisters.MachineConfigurationLister
 	machineSets    machinelisters.MachineSetLister
-	configMaps     corelisters.ConfigMapLister
-	nodes          corelisters.NodeLister
-	recorder       record.EventRecorder
-	clock          clock.PassiveClock
-	log            *slog.Logger
-	platform       configv1.PlatformType
-	fieldManager   string
+	// cpmss is nil where the cluster serves no ControlPlaneMachineSets.
+	cpmss        machinev1listers.ControlPlaneMachineSetLister
+	configMaps   corelisters.ConfigMapLister
+	nodes        corelisters.NodeLister
+	recorder     record.EventRecorder
+	clock        clock.PassiveClock
+	log          *slog.Logger
+	platform     configv1.PlatformType
+	fieldManager string
 	// installVersion reads the OCP version the cluster was installed with, "" when
 	// there is no ClusterVersion.
 	installVersion func(context.Context) string
@@ -76,6 +81,7 @@ type bootImageLoop struct {
 
 	// Used by the one worker only.
 	guard          bootimage.HotLoopGuard
+	cpmsGuard      bootimage.HotLoopGuard // MCO keeps the two apart (cpmsBootImageState)
 	lastSkipped    string
 	lastSkippedMDs string
 }
@@ -122,29 +128,39 @@ func (l *bootImageLoop) sync(ctx context.Context, _ string) error {
 	if err != nil {
 		return err
 	}
+	var cpmss []*machinev1.ControlPlaneMachineSet
+	if l.cpmss != nil {
+		if cpmss, err = l.cpmss.ControlPlaneMachineSets(bootimage.MachineAPINamespace).List(labels.Everything()); err != nil {
+			return err
+		}
+	}
 	reason := l.lastReason()
-	in := bootimage.ClusterInputs{Configuration: cfg, MachineSets: machineSets, ConfigMap: cm, Nodes: nodes, Platform: l.platform}
+	in := bootimage.ClusterInputs{Configuration: cfg, MachineSets: machineSets, ControlPlaneMachineSets: cpmss, ConfigMap: cm, Nodes: nodes, Platform: l.platform}
 	if l.installVersion != nil {
 		in.InstallVersion = l.installVersion(ctx)
 	}
 	rep, selErr := bootimage.CheckCluster(in)
 	if selErr != nil {
 		// Nothing to retry until MachineConfiguration/cluster changes.
-		return l.writeStatus(ctx, cfg, &rep, reason, bootimage.Stats{}, []error{selErr})
+		return l.writeStatus(ctx, cfg, &rep, reason, bootimage.Stats{}, bootimage.Stats{}, []error{selErr})
 	}
 	if len(rep.Selection.Selected) == 0 {
 		l.guard.Reset()
 	}
+	if rep.CPMS.Total == 0 {
+		l.cpmsGuard.Reset() // as MCO, when none is enrolled
+	}
 
-	stats := rep.Stats()
-	errs := slices.Clone(rep.Errors)
-	patches := rep.Patches()
-	if len(patches) > 0 {
+	stats, cpmsStats := rep.Stats(), rep.CPMS.Stats()
+	errs := slices.Concat(rep.Errors, rep.CPMS.Errors)
+	patches, cpmsPatches := rep.Patches(), rep.CPMS.Patches()
+	if len(patches)+len(cpmsPatches) > 0 {
 		// Progressing while the patches go out, as MCO reports it.
-		pending := stats
+		pending, cpmsPending := stats, cpmsStats
 		pending.Reconciled -= len(patches)
+		cpmsPending.Reconciled -= len(cpmsPatches)
 		rep.FinishSkew(in, pending)
-		if err := l.writeStatus(ctx, cfg, &rep, reason, pending, errs); err != nil {
+		if err := l.writeStatus(ctx, cfg, &rep, reason, pending, cpmsPending, errs); err != nil {
 			return err
 		}
 		if cfg, err = l.clients.Operator.OperatorV1().MachineConfigurations().Get(ctx, cfg.Name, metav1.GetOptions{}); err != nil {
@@ -159,10 +175,18 @@ func (l *bootImageLoop) sync(ctx context.Context, _ string) error {
 			stats.Reconciled--
 		}
 	}
+	for _, r := range cpmsPatches {
+		if err := l.applyCPMS(ctx, r); err != nil {
+			l.recorder.Event(cfg, corev1.EventTypeWarning, reasonBootImageFailed, err.Error())
+			errs = append(errs, bootimage.CPMSSyncError(r.MachineSet, err))
+			cpmsStats.Errored++
+			cpmsStats.Reconciled--
+		}
+	}
 	errs = append(errs, l.syncMachineDeployments(ctx, cfg, rep.Platform, cm, nodes)...)
 	in.Configuration = cfg
 	rep.FinishSkew(in, stats)
-	if err := l.writeStatus(ctx, cfg, &rep, reason, stats, errs); err != nil {
+	if err := l.writeStatus(ctx, cfg, &rep, reason, stats, cpmsStats, errs); err != nil {
 		return err
 	}
 	// Name the skipped MachineSets once per change, beside the count the condition
@@ -194,6 +218,25 @@ func (l *bootImageLoop) apply(ctx context.Context, r bootimage.Result) error {
 		return fmt.Errorf("patch machineset %s/%s: %w", bootimage.MachineAPINamespace, r.MachineSet, err)
 	}
 	l.log.Info("boot image updated", "machineset", r.MachineSet, "from", r.Current, "to", r.Target)
+	return nil
+}
+
+// applyCPMS patches the ControlPlaneMachineSet's boot image, unless something keeps
+// reverting it (the hot-loop guard, MCO's checkControlPlaneMachineSetHotLoop): then it
+// refuses with MCO's message, which the Degraded condition carries until the mode is
+// set to None and back (which resets the guard) or the reverting stops. MCO's
+// syncControlPlaneMachineSet upgrades no stub: the control plane's user data is left
+// alone.
+func (l *bootImageLoop) applyCPMS(ctx context.Context, r bootimage.Result) error {
+	if !l.cpmsGuard.Allow(r.MachineSet, r.ProviderSpec) {
+		return bootimage.CPMSHotLoopError(r.MachineSet)
+	}
+	_, err := l.clients.Machine.MachineV1().ControlPlaneMachineSets(bootimage.MachineAPINamespace).Patch(ctx, r.MachineSet,
+		types.MergePatchType, r.Patch, metav1.PatchOptions{FieldManager: l.fieldManager})
+	if err != nil {
+		return fmt.Errorf("patch controlplanemachineset %s/%s: %w", bootimage.MachineAPINamespace, r.MachineSet, err)
+	}
+	l.log.Info("boot image updated", "controlplanemachineset", r.MachineSet, "from", r.Current, "to", r.Target)
 	return nil
 }
 
@@ -234,7 +277,7 @@ func (l *bootImageLoop) upgradeStub(ctx context.Context, name string) error {
 // writeStatus writes status.managedBootImagesStatus and the two conditions when they
 // change, and, where the CRD has the field, status.bootImageSkewEnforcementStatus and
 // the skew condition.
-func (l *bootImageLoop) writeStatus(ctx context.Context, cfg *operatorv1.MachineConfiguration, rep *bootimage.ClusterReport, reason string, stats bootimage.Stats, errs []error) error {
+func (l *bootImageLoop) writeStatus(ctx context.Context, cfg *operatorv1.MachineConfiguration, rep *bootimage.ClusterReport, reason string, stats, cpmsStats bootimage.Stats, errs []error) error {
 	status := *cfg.Status.DeepCopy()
 	status.ManagedBootImagesStatus.MachineManagers = rep.Managers
 	if !l.skewDropped {
@@ -244,7 +287,7 @@ func (l *bootImageLoop) writeStatus(ctx context.Context, cfg *operatorv1.Machine
 	// What MCO's operator writes beside: the policy the agents apply. The schema
 	// requires it in any status.
 	status.NodeDisruptionPolicyStatus.ClusterPolicies = disruption.Merge(disruption.DefaultPolicy(), cfg.Spec.NodeDisruptionPolicy)
-	status.Conditions = bootimage.SetConditions(status.Conditions, reason, stats, errs, metav1.NewTime(l.clock.Now()))
+	status.Conditions = bootimage.SetConditions(status.Conditions, reason, stats, cpmsStats, errs, metav1.NewTime(l.clock.Now()))
 	if equalIgnoringTimes(status, cfg.Status) {
 		return nil
 	}

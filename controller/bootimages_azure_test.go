@@ -83,7 +83,7 @@ func TestBootImagesAzureVSphereSkew(t *testing.T) {
 	setMode(t, operatorv1.MachineManagerSelector{Mode: operatorv1.All})
 
 	waitBootStatus(t,
-		"Reconciled 2 of 2 MAPI MachineSets (1 skipped) | Reconciled 0 of 0 ControlPlaneMachineSets | Reconciled 0 of 0 CAPI MachineSets | Reconciled 0 of 0 CAPI MachineDeployments",
+		"Reconciled 1 of 2 MAPI MachineSets (1 skipped) | Reconciled 0 of 0 ControlPlaneMachineSets | Reconciled 0 of 0 CAPI MachineSets | Reconciled 0 of 0 CAPI MachineDeployments",
 		"0 Degraded MAPI MachineSets")
 	ms, err := machineSets.Get(ctx, "azure", metav1.GetOptions{})
 	if err != nil {

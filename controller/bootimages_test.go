@@ -283,7 +283,7 @@ func TestBootImages(t *testing.T) {
 	// converted, which degrades; the MachineDeployment moves to a new template.
 	setMode(t, operatorv1.MachineManagerSelector{Mode: operatorv1.All})
 	cfg = waitBootStatus(t,
-		"Reconciled 4 of 5 MAPI MachineSets (2 skipped) | Reconciled 0 of 0 ControlPlaneMachineSets | Reconciled 0 of 0 CAPI MachineSets | Reconciled 0 of 0 CAPI MachineDeployments",
+		"Reconciled 3 of 5 MAPI MachineSets (1 skipped) | Reconciled 0 of 0 ControlPlaneMachineSets | Reconciled 0 of 0 CAPI MachineSets | Reconciled 0 of 0 CAPI MachineDeployments",
 		"1 Degraded MAPI MachineSets | 0 Degraded ControlPlaneMachineSets | 0 Degraded CAPI MachineSets | 0 CAPI MachineDeployments | Error(s): error syncing MAPI MachineSet bad: converting ignition stub failed")
 	if d := meta.FindStatusCondition(cfg.Status.Conditions, bootimage.ConditionDegraded); d.Status != metav1.ConditionTrue {
 		t.Errorf("Degraded = %s", d.Status)

@@ -10,16 +10,20 @@ import (
 	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
+	machinev1 "github.com/openshift/api/machine/v1"
 	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
 	machinescheme "github.com/openshift/client-go/machine/clientset/versioned/scheme"
 	machineinformers "github.com/openshift/client-go/machine/informers/externalversions"
+	machinev1informers "github.com/openshift/client-go/machine/informers/externalversions/machine/v1"
 	mcfgscheme "github.com/openshift/client-go/machineconfiguration/clientset/versioned/scheme"
 	mcfginformers "github.com/openshift/client-go/machineconfiguration/informers/externalversions"
+	mcfgv1informers "github.com/openshift/client-go/machineconfiguration/informers/externalversions/machineconfiguration/v1"
 	operatorscheme "github.com/openshift/client-go/operator/clientset/versioned/scheme"
 	operatorinformers "github.com/openshift/client-go/operator/informers/externalversions"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -32,6 +36,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/mcotui/mcotui/core/bootimage"
+	"github.com/mcotui/mcotui/core/render"
 	"github.com/mcotui/mcotui/platform/kube"
 )
 
@@ -231,6 +236,9 @@ func lead(ctx context.Context, cfg *Config) error {
 	t := newTerm(cfg, broadcaster.NewRecorder(eventScheme(), corev1.EventSource{Component: Component}))
 	defer t.shutdown()
 
+	if err := t.setupStreams(); err != nil {
+		return err
+	}
 	driver := t.setupRollout()
 	t.setupRender()
 	if err := t.setupBootImages(); err != nil {
@@ -280,6 +288,7 @@ type term struct {
 	kubeF    kubeinformers.SharedInformerFactory
 	mcfgF    mcfginformers.SharedInformerFactory
 	rollout  rolloutInformers
+	streams  mcfgv1informers.OSImageStreamInformer // nil where not served
 	requeue  *requeuer
 
 	loops     []*loop
@@ -325,14 +334,19 @@ func (t *term) setupRollout() *Driver {
 	cfg := t.cfg
 	var rolloutQ *loop
 	t.requeue = newRequeuer(cfg.Clock, func(pool string) { rolloutQ.add(pool) })
-	driver := NewDriver(cfg.Clients, DriverOptions{
+	opts := DriverOptions{
 		FieldManager: cfg.Identity, Recorder: t.recorder, Logger: t.log.With("loop", "rollout"), Clock: cfg.Clock,
 		Nodes: t.rollout.nodes.Lister(), Pools: t.rollout.pools.Lister(), MachineConfigNodes: t.rollout.mcns.Lister(),
 		Alerts: cfg.Alerts, Requeue: t.requeue.after, StatusInterval: DefaultStatusInterval,
 		OnTargeted:        func(pool, _ string) { cfg.Metrics.targeted(pool) },
 		BackgroundTargets: true,
 		Retry:             func(pool string, after time.Duration) { rolloutQ.queue.AddAfter(pool, after) },
-	})
+	}
+	if t.streams != nil {
+		opts.OSImageStreams = t.streams.Lister()
+		opts.MachineConfigs = t.mcfgF.Machineconfiguration().V1().MachineConfigs().Lister()
+	}
+	driver := NewDriver(cfg.Clients, opts)
 	rl := &rolloutLoop{driver: driver}
 	rolloutQ = newLoop("rollout", rl.sync, t.log, cfg.Metrics.QueueMetrics())
 	t.regs = append(t.regs, t.rollout.watch(rolloutQ.add))
@@ -356,14 +370,43 @@ func (t *term) setupRender() {
 		if old != nil && !poolChangeMattersToRender(old, cur) {
 			return nil
 		}
+		if old != nil && cur.Name == render.WorkerPool && old.Spec.OSImageStream.Name != cur.Spec.OSImageStream.Name {
+			return t.rollout.allPools() // custom pools inherit the worker pool's stream
+		}
 		return []string{cur.Name}
 	}, renderQ.add)))
 	t.register(mcs.Informer().AddEventHandler(handler(func(_, _ *mcfgv1.MachineConfig) []string {
 		return t.rollout.allPools() // any pool may select it
 	}, renderQ.add)))
+	if t.streams != nil {
+		rend.streams = t.streams.Lister()
+		t.register(t.streams.Informer().AddEventHandler(handler(func(old, cur *mcfgv1.OSImageStream) []string {
+			if old != nil && equality.Semantic.DeepEqual(old.Status, cur.Status) {
+				return nil // pools read only its status, as MCO's render controller
+			}
+			return t.rollout.allPools()
+		}, renderQ.add)))
+		t.synced = append(t.synced, t.streams.Informer().HasSynced)
+	}
 	// The render loop goes first, as it did when the loops were wired inline.
 	t.loops = append([]*loop{renderQ}, t.loops...)
 	t.synced = append(t.synced, mcs.Informer().HasSynced)
+}
+
+// setupStreams makes the OSImageStream informer where the cluster serves
+// OSImageStreams (OSStreams; the CRDs of clusters before it do not): the render loop
+// renders against the pools' streams, the rollout loop reports each pool's stream.
+func (t *term) setupStreams() error {
+	ok, err := kube.Served(t.cfg.Clients.Kube.Discovery(), mcfgv1.GroupVersion, "osimagestreams")
+	if err != nil {
+		return err
+	}
+	if !ok {
+		t.log.Info("OS image streams are not used: the cluster does not serve osimagestreams." + mcfgv1.GroupName)
+		return nil
+	}
+	t.streams = t.mcfgF.Machineconfiguration().V1().OSImageStreams()
+	return nil
 }
 
 // setupBootImages sets up the boot image loop where the cluster serves Machine API
@@ -400,6 +443,15 @@ func (t *term) setupBootImages() error {
 	if c.Dynamic != nil {
 		bl.capi = &CAPIBootImages{Dynamic: c.Dynamic, FieldManager: cfg.Identity, Log: bl.log}
 	}
+	cpmsOK, err := kube.Served(c.Kube.Discovery(), machinev1.GroupVersion, "controlplanemachinesets")
+	if err != nil {
+		return err
+	}
+	var cpmss machinev1informers.ControlPlaneMachineSetInformer
+	if cpmsOK {
+		cpmss = machF.Machine().V1().ControlPlaneMachineSets()
+		bl.cpmss = cpmss.Lister()
+	}
 	bootQ := newLoop("bootimages", bl.sync, t.log, cfg.Metrics.QueueMetrics())
 	// One key: every trigger syncs all enrolled MachineSets, as in MCO. The reason of
 	// the last trigger becomes the conditions' reason.
@@ -419,6 +471,15 @@ func (t *term) setupBootImages() error {
 	t.register(configMaps.Informer().AddEventHandler(handler(func(_, _ *corev1.ConfigMap) []string {
 		return key(reasonBootImagesUpdated)
 	}, bootQ.add)))
+	if cpmss != nil {
+		t.register(cpmss.Informer().AddEventHandler(handler(func(old, cur *machinev1.ControlPlaneMachineSet) []string {
+			if old != nil && !cpmsChangeMatters(old, cur) {
+				return nil
+			}
+			return key(reasonCPMSUpdated)
+		}, bootQ.add)))
+		t.synced = append(t.synced, cpmss.Informer().HasSynced)
+	}
 	t.loops = append(t.loops, bootQ)
 	t.synced = append(t.synced, mcfgs.Informer().HasSynced, machineSets.Informer().HasSynced, configMaps.Informer().HasSynced)
 	return nil
@@ -458,6 +519,23 @@ func byName(name string) func(*metav1.ListOptions) {
 	return func(o *metav1.ListOptions) {
 		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
 	}
+}
+
+// cpmsChangeMatters is MCO's updateControlPlaneMachineSet filter: a change of the
+// template's providerSpec, the labels, annotations or owner references.
+func cpmsChangeMatters(old, cur *machinev1.ControlPlaneMachineSet) bool {
+	if old.ResourceVersion == cur.ResourceVersion {
+		return true // a resync
+	}
+	var po, pc *machinev1beta1.ProviderSpec
+	if t := old.Spec.Template.OpenShiftMachineV1Beta1Machine; t != nil {
+		po = &t.Spec.ProviderSpec
+	}
+	if t := cur.Spec.Template.OpenShiftMachineV1Beta1Machine; t != nil {
+		pc = &t.Spec.ProviderSpec
+	}
+	return !equality.Semantic.DeepEqual(po, pc) || !equality.Semantic.DeepEqual(old.Labels, cur.Labels) ||
+		!equality.Semantic.DeepEqual(old.Annotations, cur.Annotations) || !equality.Semantic.DeepEqual(old.OwnerReferences, cur.OwnerReferences)
 }
 
 func bootImagesServed(c *kube.Clients) (bool, error) {

@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
+	"github.com/mcotui/mcotui/core/osstream"
 	"github.com/mcotui/mcotui/core/render"
 	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/platform/kube"
@@ -42,9 +43,12 @@ const (
 // renderLoop renders each pool: the rendered MachineConfig, created once, and the
 // pool's spec.configuration.
 type renderLoop struct {
-	clients      *kube.Clients
-	pools        mcfglisters.MachineConfigPoolLister
-	mcs          mcfglisters.MachineConfigLister
+	clients *kube.Clients
+	pools   mcfglisters.MachineConfigPoolLister
+	mcs     mcfglisters.MachineConfigLister
+	// streams is the OSImageStream cache; nil where the cluster does not serve
+	// OSImageStreams (clusters whose CRDs predate OSStreams).
+	streams      mcfglisters.OSImageStreamLister
 	recorder     record.EventRecorder
 	clock        clock.PassiveClock
 	log          *slog.Logger
@@ -68,13 +72,18 @@ type lastRender struct {
 }
 
 // renderKey identifies what a render of pool from selected depends on: the pool's
-// name and machineConfigSelector, and each selected MachineConfig's name and
+// name, machineConfigSelector and stream (named, and the images it resolved to), and each selected MachineConfig's name and
 // resourceVersion (any change of a MachineConfig moves its resourceVersion).
-func renderKey(pool *mcfgv1.MachineConfigPool, selected []*mcfgv1.MachineConfig) string {
+func renderKey(pool *mcfgv1.MachineConfigPool, selected []*mcfgv1.MachineConfig, stream *mcfgv1.OSImageStreamSet) string {
 	var b strings.Builder
 	b.WriteString(pool.Name)
 	b.WriteByte(0)
 	b.WriteString(metav1.FormatLabelSelector(pool.Spec.MachineConfigSelector))
+	b.WriteByte(0)
+	b.WriteString(pool.Spec.OSImageStream.Name)
+	if stream != nil {
+		fmt.Fprintf(&b, "\x00%s\x00%s\x00%s", stream.Name, stream.OSImage, stream.OSExtensionsImage)
+	}
 	for _, mc := range selected {
 		b.WriteByte(0)
 		b.WriteString(mc.Name)
@@ -96,13 +105,47 @@ func (l *renderLoop) render(pool *mcfgv1.MachineConfigPool, all []*mcfgv1.Machin
 		delete(l.last, pool.Name)
 		return nil, err
 	}
-	key := renderKey(pool, selected)
+	stream, err := l.stream(pool)
+	if err != nil {
+		delete(l.last, pool.Name)
+		return nil, err
+	}
+	key := renderKey(pool, selected, stream)
 	if last, ok := l.last[pool.Name]; ok && last.key == key {
 		return last.r, last.err
 	}
-	r, err := l.cache.Render(pool, selected)
+	r, err := l.cache.RenderStream(pool, selected, stream)
 	l.last[pool.Name] = lastRender{key: key, r: r, err: err}
 	return r, err
+}
+
+// stream is the OS image stream pool renders against (osstream.EffectiveName, custom
+// pools inheriting the worker pool's), or nil: where the cluster serves no
+// OSImageStreams, or has no OSImageStream/cluster and the pool names no stream. MCO
+// always has the singleton (its operator makes it from the release payload); on a
+// cluster without MCO the user declares the streams, and without them a pool renders
+// from its MachineConfigs alone, as before OSStreams.
+func (l *renderLoop) stream(pool *mcfgv1.MachineConfigPool) (*mcfgv1.OSImageStreamSet, error) {
+	if l.streams == nil {
+		return nil, nil
+	}
+	worker, err := l.pools.Get(render.WorkerPool)
+	if apierrors.IsNotFound(err) {
+		worker = nil
+	} else if err != nil {
+		return nil, err
+	}
+	name := osstream.EffectiveName(pool, worker)
+	s, err := l.streams.Get(osstream.SingletonName)
+	switch {
+	case apierrors.IsNotFound(err) && name == "":
+		return nil, nil
+	case apierrors.IsNotFound(err):
+		return nil, fmt.Errorf("the pool's OS image stream is %q, but there is no OSImageStream %s: create it with the stream in status.availableStreams, or clear spec.osImageStream.name", name, osstream.SingletonName)
+	case err != nil:
+		return nil, err
+	}
+	return osstream.Set(s, name)
 }
 
 func (l *renderLoop) sync(ctx context.Context, name string) error {

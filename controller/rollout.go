@@ -103,6 +103,11 @@ type DriverOptions struct {
 	// real clock, when a background write failed (the backoff grows while they keep
 	// failing). Default: Requeue.
 	Retry func(pool string, after time.Duration)
+	// OSImageStreams and MachineConfigs, when both set, let the pool's
+	// status.osImageStream name the stream it runs (osstream.PoolStatus), as MCO's node
+	// controller does where OSStreams is on. Without them the field is left as it is.
+	OSImageStreams mcfglisters.OSImageStreamLister
+	MachineConfigs mcfglisters.MachineConfigLister
 }
 
 // Driver drives pools' rollouts one step at a time, as MCO's node controller does. It
@@ -124,6 +129,8 @@ type Driver struct {
 	alerts       AlertSource
 	requeue      func(string, time.Duration)
 	onTargeted   func(pool, node string)
+	streams      mcfglisters.OSImageStreamLister // with mcs; see DriverOptions.OSImageStreams
+	mcs          mcfglisters.MachineConfigLister
 
 	ownNodes *ownWrites[*corev1.Node]
 	ownPools *ownWrites[*mcfgv1.MachineConfigPool]
@@ -167,6 +174,9 @@ func NewDriver(clients *kube.Clients, opts DriverOptions) *Driver {
 		if d.retry == nil {
 			d.retry = opts.Requeue
 		}
+	}
+	if opts.OSImageStreams != nil && opts.MachineConfigs != nil {
+		d.streams, d.mcs = opts.OSImageStreams, opts.MachineConfigs
 	}
 	if opts.Nodes != nil && opts.Pools != nil && opts.MachineConfigNodes != nil {
 		d.nodes, d.pools = opts.Nodes, opts.Pools
@@ -575,6 +585,7 @@ func (d *Driver) writeStatus(ctx context.Context, memo *rollout.Memo, st *PoolSt
 	view := memo.PlanningView(st.Nodes)
 	status := memo.Status(pool, view, metav1.NewTime(now))
 	d.setPinnedSynchronizer(pool, &status, view)
+	d.setStreamStatus(&status)
 	setHoldCondition(&status, pool.Status.Conditions, hold, hasPolicy(pool), metav1.NewTime(now))
 	if sameStatus(status, pool.Status) {
 		return nil

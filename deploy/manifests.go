@@ -391,10 +391,12 @@ func controllerRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"kubeletconfigs/status", "containerruntimeconfigs/status", "kubeletconfigs/finalizers", "containerruntimeconfigs/finalizers"}, Verbs: []string{"update"}},
 		{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"machineconfigpools"}, Verbs: []string{"get", "list", "watch", "update"}},
 		{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"machineconfigpools/status"}, Verbs: []string{"update"}},
+		// render: the OS image streams (OSImageStream/cluster) the pools render against.
+		{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"osimagestreams"}, Verbs: []string{"get", "list", "watch"}},
 		// bootimages: modes and status, MachineSets, target images.
 		{APIGroups: []string{"operator.openshift.io"}, Resources: []string{"machineconfigurations"}, Verbs: []string{"get", "list", "watch"}},
 		{APIGroups: []string{"operator.openshift.io"}, Resources: []string{"machineconfigurations/status"}, Verbs: []string{"update"}},
-		{APIGroups: []string{"machine.openshift.io"}, Resources: []string{"machinesets"}, Verbs: []string{"get", "list", "watch", "patch"}},
+		{APIGroups: []string{"machine.openshift.io"}, Resources: []string{"machinesets", "controlplanemachinesets"}, Verbs: []string{"get", "list", "watch", "patch"}},
 		{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{bootimage.ConfigMapName}, Verbs: []string{"get", "list", "watch"}},
 		// Events on pools and MachineConfiguration (cluster-scoped objects: their
 		// events go to the default namespace).

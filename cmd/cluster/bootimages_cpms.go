@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"text/tabwriter"
 
 	configv1 "github.com/openshift/api/config/v1"
+	machinev1 "github.com/openshift/api/machine/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcotui/mcotui/controller"
@@ -21,8 +24,9 @@ import (
 // writeCPMS says what boot image management does with the ControlPlaneMachineSets of
 // bootimage.MachineAPINamespace (MCO's ManagedBootImagesCPMS): the mode of their
 // machine manager (None unless MachineConfiguration/cluster names one; Partial refused)
-// and, with All, each one's image and target. Nothing is printed on a cluster without
-// ControlPlaneMachineSets. mcotui's controller does not patch them yet; the line says so.
+// and, with All, each one's image and target (bootimage.CheckCPMS, what the controller
+// carries out), and a hot loop the controller stopped at, from the Degraded condition.
+// Nothing is printed on a cluster without ControlPlaneMachineSets.
 func writeCPMS(ctx context.Context, w io.Writer, c *kube.Clients, in bootimage.ClusterInputs, platform configv1.PlatformType) error {
 	list, err := c.Machine.MachineV1().ControlPlaneMachineSets(bootimage.MachineAPINamespace).List(ctx, metav1.ListOptions{})
 	switch {
@@ -39,41 +43,49 @@ func writeCPMS(ctx context.Context, w io.Writer, c *kube.Clients, in bootimage.C
 		spec = in.Configuration.Spec.ManagedBootImages.MachineManagers
 	}
 	fmt.Fprintln(w)
-	mode, err := bootimage.CPMSMode(spec)
-	if err != nil {
-		fmt.Fprintf(w, "ControlPlaneMachineSets: %s\n", textsafe.Escape(err.Error()))
-		return nil
+	var stream *bootimage.Stream
+	streamErr := fmt.Errorf("configmap %s/%s not found", bootimage.ConfigMapNamespace, bootimage.ConfigMapName)
+	if in.ConfigMap != nil {
+		stream, streamErr = bootimage.StreamFromConfigMap(in.ConfigMap)
 	}
-	if mode == operatorv1.None {
+	cpmss := make([]*machinev1.ControlPlaneMachineSet, len(list.Items))
+	for i := range list.Items {
+		cpmss[i] = &list.Items[i]
+	}
+	arch, noArch := bootimage.ClusterArch(in.Nodes)
+	rep := bootimage.CheckCPMS(spec, cpmss, stream, streamErr, bootimage.Options{Platform: platform, DefaultArch: arch, NoArch: noArch})
+	switch {
+	case rep.Total == 0 && len(rep.Errors) > 0:
+		fmt.Fprintf(w, "ControlPlaneMachineSets: %s\n", textsafe.Escape(rep.Errors[0].Error()))
+		return nil
+	case rep.Mode == operatorv1.None:
 		fmt.Fprintln(w, "ControlPlaneMachineSets: mode None, MCO's default: not managed (a controlplanemachinesets machine manager of mode All opts in)")
 		return nil
 	}
-	fmt.Fprintln(w, "ControlPlaneMachineSets: mode All (the mcotui controller does not patch them yet)")
-	if in.ConfigMap == nil {
-		fmt.Fprintf(w, "  no target: configmap %s/%s not found\n", bootimage.ConfigMapNamespace, bootimage.ConfigMapName)
-		return nil
+	fmt.Fprintln(w, "ControlPlaneMachineSets: mode All")
+	for _, err := range rep.Errors {
+		fmt.Fprintf(w, "  %s\n", textsafe.Escape(err.Error()))
 	}
-	stream, err := bootimage.StreamFromConfigMap(in.ConfigMap)
-	if err != nil {
-		fmt.Fprintf(w, "  no target: %s\n", textsafe.Escape(err.Error()))
-		return nil
+	var degraded string
+	if in.Configuration != nil {
+		if c := meta.FindStatusCondition(in.Configuration.Status.Conditions, bootimage.ConditionDegraded); c != nil && c.Status == metav1.ConditionTrue {
+			degraded = c.Message
+		}
 	}
-	arch, noArch := bootimage.ClusterArch(in.Nodes)
-	for i := range list.Items {
-		cpms := &list.Items[i]
-		r, err := bootimage.ReconcileCPMS(cpms, stream, bootimage.Options{Platform: platform, DefaultArch: arch, NoArch: noArch})
+	for _, r := range rep.Results {
 		line := ""
-		switch {
-		case err != nil:
-			line = "error: " + err.Error()
-		case r.Outcome == bootimage.Patch:
+		switch r.Outcome {
+		case bootimage.Patch:
 			line = fmt.Sprintf("NeedsUpdate from %s to %s", r.Current, r.Target)
-		case r.Outcome == bootimage.UpToDate:
+			if strings.Contains(degraded, bootimage.CPMSHotLoopError(r.MachineSet).Error()) {
+				line += "; the controller stopped patching it: something reverted it " + fmt.Sprint(bootimage.HotLoopLimit) + " times (hot loop); set the mode to None, fix what reverts it, set All again"
+			}
+		case bootimage.UpToDate:
 			line = "UpToDate " + r.Current
 		default:
 			line = "Skipped: " + r.Skip.Message
 		}
-		fmt.Fprintf(w, "  %s: %s\n", textsafe.Escape(cpms.Name), textsafe.Escape(line))
+		fmt.Fprintf(w, "  %s: %s\n", textsafe.Escape(r.MachineSet), textsafe.Escape(line))
 	}
 	return nil
 }

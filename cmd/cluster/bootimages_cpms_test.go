@@ -67,7 +67,7 @@ func TestBootImagesCPMS(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errOut = runMcotui(t, env, "bootimages")
-	if code != 0 || !strings.Contains(out, "ControlPlaneMachineSets: mode All (the mcotui controller does not patch them yet)\n  cluster: NeedsUpdate from ami-0fe05b1aa8dacfa90 to ami-0e5d1a7b2c8f3e496\n") {
+	if code != 0 || !strings.Contains(out, "ControlPlaneMachineSets: mode All\n  cluster: NeedsUpdate from ami-0fe05b1aa8dacfa90 to ami-0e5d1a7b2c8f3e496\n") {
 		t.Fatalf("exit %d: %s%s", code, out, errOut)
 	}
 }

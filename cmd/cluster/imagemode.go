@@ -195,13 +195,9 @@ func writeOSStreams(w io.Writer, pools []*mcfgv1.MachineConfigPool, all []*mcfgv
 	tw = printers.GetNewTabWriter(w)
 	fmt.Fprintln(tw, "POOL\tSTREAM\tFROM")
 	for _, p := range pools {
-		name, from := osstream.EffectiveName(p, worker), "spec.osImageStream"
-		switch {
-		case p.Spec.OSImageStream.Name != "":
-		case name != "":
-			from = "worker pool"
-		default:
-			name, from = s.Status.DefaultStream, "default"
+		name, from := osstream.From(p, worker)
+		if from == osstream.FromDefault {
+			name = s.Status.DefaultStream
 		}
 		fmt.Fprintln(tw, strings.Join(escapeStrings([]string{p.Name, name, from}), "\t"))
 	}

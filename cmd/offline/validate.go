@@ -25,6 +25,8 @@ type ValidateOptions struct {
 	Output string
 	// MaxInput caps each input file, in bytes (--max-input-size).
 	MaxInput int64
+	// OSImageStream is the OS image stream of the configs' pools (--os-image-stream).
+	OSImageStream string
 }
 
 // NewCmdValidate is `mcotui validate`; runF, when not nil, replaces the run step.
@@ -59,6 +61,9 @@ What is checked:
   - KubeletConfigs and ContainerRuntimeConfigs: the rules the controller applies
     before it generates their MachineConfigs (MCO's, plus what mcotui cannot carry out
     off OpenShift: autoSizingReserved, tlsSecurityProfile), at the field refused
+  - with --os-image-stream rhel-10 or centos-10: runc as CRI-O's default runtime (a
+    MachineConfig's drop-in under /etc/crio/crio.conf.d/, a ContainerRuntimeConfig's
+    defaultRuntime), which RHEL 10 does not ship and render and the controller refuse
   - MachineConfigPool and MachineConfiguration objects decode; other kinds are not checked
   - warnings for what only a machine's first boot applies, which a running node cannot
     change (mcotui and MCO refuse it): storage disks, raid, filesystems, luks,
@@ -75,12 +80,16 @@ checked.`,
   # Check every manifest of a directory and a raw Ignition config
   mcotui validate manifests/*.yaml bootstrap.ign
 
+  # Check configs meant for pools on the RHEL 10 OS image stream
+  mcotui validate --os-image-stream rhel-10 ctrcfg.yaml 99-worker-crio.yaml
+
   # Machine-readable report
   mcotui validate -o json 99-worker-chrony.yaml`,
 		Args: cmdutil.UsageArgs(cobra.MinimumNArgs(1)),
 		RunE: cmdutil.RunE(o, runF),
 	}
 	c.Flags().StringVarP(&o.Output, "output", "o", "text", "report format: text or json")
+	c.Flags().StringVar(&o.OSImageStream, "os-image-stream", "", "check the configs as for pools on this OS image stream (rhel-9, rhel-10, centos-10: a pool's spec.osImageStream.name or the cluster's default)")
 	addMaxInput(c, &o.MaxInput)
 	return c
 }
@@ -112,7 +121,7 @@ func (o *ValidateOptions) Run(context.Context) error {
 	}
 	var probs []validate.Problem
 	for _, f := range files {
-		probs = append(probs, validate.File(f.name, f.data)...)
+		probs = append(probs, validate.FileWith(f.name, f.data, validate.Options{OSImageStream: o.OSImageStream})...)
 	}
 	validate.Sort(probs)
 	if err := writeProblems(s.Out, o.Output, probs); err != nil {

@@ -221,3 +221,17 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// TestValidateRuncOnRHEL10: `validate --os-image-stream rhel-10` refuses a
+// ContainerRuntimeConfig asking for runc with the message render gives (exit 1);
+// without the flag the same file is clean.
+func TestValidateRuncOnRHEL10(t *testing.T) {
+	const crc = "apiVersion: machineconfiguration.openshift.io/v1\nkind: ContainerRuntimeConfig\nmetadata:\n  name: runc\nspec:\n  containerRuntimeConfig:\n    defaultRuntime: runc\n"
+	code, out, errOut := runValidate(t, crc, "--os-image-stream", "rhel-10", "-")
+	if code != 1 || !strings.Contains(out, "<stdin>:7:21: error: $.spec.containerRuntimeConfig.defaultRuntime: on OS image stream rhel-10: MachineConfigPool selected by ContainerRuntimeConfig runc targets a RHEL 10 OS image where runc is not available. To unblock, migrate to crun") {
+		t.Errorf("exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := runValidate(t, crc, "-"); code != 0 {
+		t.Errorf("without a stream: exit %d\n%s%s", code, out, errOut)
+	}
+}

@@ -66,7 +66,7 @@ func TestCheck(t *testing.T) {
 		stats.Skipped[0].MachineSet != "worker-far" || stats.Skipped[1].MachineSet != "worker-owned" {
 		t.Errorf("stats = %+v", stats)
 	}
-	if got, want := bootimage.ProgressingMessage(stats), "Reconciled 4 of 5 MAPI MachineSets (2 skipped) | Reconciled 0 of 0 ControlPlaneMachineSets | Reconciled 0 of 0 CAPI MachineSets | Reconciled 0 of 0 CAPI MachineDeployments"; got != want {
+	if got, want := bootimage.ProgressingMessage(stats, bootimage.Stats{}), "Reconciled 2 of 5 MAPI MachineSets (2 skipped) | Reconciled 0 of 0 ControlPlaneMachineSets | Reconciled 0 of 0 CAPI MachineSets | Reconciled 0 of 0 CAPI MachineDeployments"; got != want {
 		t.Errorf("progressing = %q, want %q", got, want)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	configv1 "github.com/openshift/api/config/v1"
+	machinev1 "github.com/openshift/api/machine/v1"
 	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
 	operatorv1 "github.com/openshift/api/operator/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -18,6 +19,9 @@ type ClusterInputs struct {
 	MachineSets []*machinev1beta1.MachineSet
 	// ConfigMap is the coreos-bootimages ConfigMap, or nil when it does not exist.
 	ConfigMap *corev1.ConfigMap
+	// ControlPlaneMachineSets are those of MachineAPINamespace (MCO's
+	// ManagedBootImagesCPMS), none where the cluster serves none.
+	ControlPlaneMachineSets []*machinev1.ControlPlaneMachineSet
 	// Nodes give the cluster's default architecture (see DefaultArch).
 	Nodes []*corev1.Node
 	// Platform overrides InferPlatform when set.
@@ -44,6 +48,8 @@ type ClusterReport struct {
 	Skew           operatorv1.BootImageSkewEnforcementStatus
 	SkewCheck      Skew
 	SkewIncomplete bool
+	// CPMS is the check of the ControlPlaneMachineSets (CheckCPMS).
+	CPMS CPMSReport
 }
 
 // FinishSkew derives the skew status for a sync whose counts are stats, as MCO's
@@ -106,6 +112,7 @@ func CheckCluster(in ClusterInputs) (ClusterReport, error) {
 		stream, streamErr = StreamFromConfigMap(in.ConfigMap)
 	}
 	arch, noArch := ClusterArch(in.Nodes)
+	rep.CPMS = CheckCPMS(spec, in.ControlPlaneMachineSets, stream, streamErr, Options{Platform: platform, DefaultArch: arch, NoArch: noArch})
 	// No vCenter lookup: mcotui does not reach vCenter, so vSphere MachineSets are
 	// skipped saying what to upload (see VSphereTemplates).
 	var err error

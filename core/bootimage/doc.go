@@ -33,7 +33,9 @@
 //
 // Everything here is pure: the controller lists, fetches and patches; this package
 // decides. For ControlPlaneMachineSets, CPMSMode reads the manager (All or None;
-// Partial refused as MCO's CEL refuses it) and ReconcileCPMS decides the patch of the
-// template; the controller does not apply them yet, and Cluster API resources are not
-// managed: their counts in the condition messages are always 0 of 0.
+// Partial refused as MCO's CEL refuses it), ReconcileCPMS decides the patch of the
+// template (AWS, Azure and GCP, as MCO), CheckCPMS does both for all of them, and
+// HotLoopGuard keys the controller's refusal after HotLoopLimit reverts
+// (CPMSHotLoopError). Cluster API resources are not managed: their counts in the
+// condition messages are always 0 of 0, as in MCO, which has only the counters.
 package bootimage

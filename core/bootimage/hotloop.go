@@ -26,6 +26,16 @@ type hotLoop struct {
 // (Result.ProviderSpec) and returns an error, worded as MCO's, when that would be more
 // than HotLoopLimit identical patches in a row.
 func (g *HotLoopGuard) Check(machineSet string, providerSpec []byte) error {
+	if !g.Allow(machineSet, providerSpec) {
+		return fmt.Errorf("refusing to reconcile machineset %s, hot loop detected. Please opt-out of boot image updates, adjust your machine provisioning workflow to prevent hot loops and opt back in to resume boot image updates", machineSet)
+	}
+	return nil
+}
+
+// Allow is Check without the wording: false when the patch would be one more than
+// HotLoopLimit identical ones in a row. A ControlPlaneMachineSet's guard words it with
+// CPMSHotLoopError.
+func (g *HotLoopGuard) Allow(machineSet string, providerSpec []byte) bool {
 	if g.last == nil {
 		g.last = map[string]hotLoop{}
 	}
@@ -35,10 +45,10 @@ func (g *HotLoopGuard) Check(machineSet string, providerSpec []byte) error {
 		count = h.count + 1
 	}
 	if count > HotLoopLimit {
-		return fmt.Errorf("refusing to reconcile machineset %s, hot loop detected. Please opt-out of boot image updates, adjust your machine provisioning workflow to prevent hot loops and opt back in to resume boot image updates", machineSet)
+		return false
 	}
 	g.last[machineSet] = hotLoop{providerSpec: bytes.Clone(providerSpec), count: count}
-	return nil
+	return true
 }
 
 // Reset forgets every MachineSet, as MCO does when no MachineSet is enrolled any more.

@@ -158,6 +158,12 @@ func ineligible(ms *machinev1beta1.MachineSet) (Skip, bool) {
 		return Skip{MachineSet: ms.Name, Reason: SkipOwnerReference,
 			Message: fmt.Sprintf("owned by %s %s, which manages it; boot images are left to its owner", refs[0].Kind, refs[0].Name)}, true
 	}
+	// MCO's syncMAPIMachineSet: boot images are managed for the rhel-9 stream only; a
+	// MachineSet without the label predates dual streams and is managed.
+	if st := ms.Labels[OSStreamLabel]; st != "" && st != SupportedOSStream {
+		return Skip{MachineSet: ms.Name, Reason: SkipOSStream,
+			Message: fmt.Sprintf("label %s=%s: boot images are managed for the %s stream only", OSStreamLabel, st, SupportedOSStream)}, true
+	}
 	if ms.Spec.Template.Labels[OSIDLabel] == OSIDWindows {
 		return Skip{MachineSet: ms.Name, Reason: SkipWindows,
 			Message: fmt.Sprintf("its machines run Windows (template label %s=%s); only RHCOS boot images are managed", OSIDLabel, OSIDWindows)}, true

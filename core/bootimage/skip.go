@@ -50,7 +50,7 @@ const (
 // them, and do not count.
 func (r SkipReason) LeavesSkew() bool {
 	switch r {
-	case SkipWindows, SkipUnsupportedPlatform, SkipUnsupportedArch, SkipSecurityType:
+	case SkipWindows, SkipOSStream, SkipUnsupportedPlatform, SkipUnsupportedArch, SkipSecurityType:
 		return false
 	}
 	return true

@@ -34,24 +34,38 @@ func (s Stats) Finished() bool { return s.Total == s.Reconciled+s.Errored }
 
 // ProgressingMessage is the BootImageUpdateProgressing message of MCO's
 // updateConditions (pkg/controller/bootimage/boot_image_controller.go): "Reconciled 2
-// of 4 MAPI MachineSets | Reconciled 0 of 0 ControlPlaneMachineSets | Reconciled 0 of 0
+// of 4 MAPI MachineSets | Reconciled 1 of 1 ControlPlaneMachineSets | Reconciled 0 of 0
 // CAPI MachineSets | Reconciled 0 of 0 CAPI MachineDeployments", with " (N skipped)"
-// after the MachineSets when some were skipped. See Summary for their names.
-func ProgressingMessage(mapi Stats) string {
-	skipped := ""
-	if n := len(mapi.Skipped); n > 0 {
+// after the MachineSets when some were skipped, which are then not among the
+// reconciled. See Summary for the names of all left alone. MCO never
+// counts a ControlPlaneMachineSet as skipped (cpms_helpers.go): one left alone is
+// reconciled.
+func ProgressingMessage(mapi, cpms Stats) string {
+	// MCO counts as skipped only the MachineSets whose boot image something blocked
+	// (reconcileSkipped: SkipReason.LeavesSkew) and takes them out of the reconciled
+	// count; Windows, other OS streams and unsupported platforms are reconciled
+	// (getProgressingStatusMessage, syncMAPIMachineSet).
+	reconciled, skipped := mapi.Reconciled, ""
+	n := 0
+	for _, sk := range mapi.Skipped {
+		if sk.Reason.LeavesSkew() {
+			n++
+		}
+	}
+	if n > 0 {
+		reconciled -= n
 		skipped = fmt.Sprintf(" (%d skipped)", n)
 	}
-	return fmt.Sprintf("Reconciled %d of %d MAPI MachineSets%s | Reconciled 0 of 0 ControlPlaneMachineSets | Reconciled 0 of 0 CAPI MachineSets | Reconciled 0 of 0 CAPI MachineDeployments",
-		mapi.Reconciled, mapi.Total, skipped)
+	return fmt.Sprintf("Reconciled %d of %d MAPI MachineSets%s | Reconciled %d of %d ControlPlaneMachineSets | Reconciled 0 of 0 CAPI MachineSets | Reconciled 0 of 0 CAPI MachineDeployments",
+		reconciled, mapi.Total, skipped, cpms.Reconciled, cpms.Total)
 }
 
 // DegradedMessage is the BootImageUpdateDegraded message of MCO's updateConditions:
 // "1 Degraded MAPI MachineSets | 0 Degraded ControlPlaneMachineSets | 0 Degraded CAPI
 // MachineSets | 0 CAPI MachineDeployments", then " | Error(s): <err>" when the sync
 // failed.
-func DegradedMessage(mapi Stats, syncErr error) string {
-	msg := fmt.Sprintf("%d Degraded MAPI MachineSets | 0 Degraded ControlPlaneMachineSets | 0 Degraded CAPI MachineSets | 0 CAPI MachineDeployments", mapi.Errored)
+func DegradedMessage(mapi, cpms Stats, syncErr error) string {
+	msg := fmt.Sprintf("%d Degraded MAPI MachineSets | %d Degraded ControlPlaneMachineSets | 0 Degraded CAPI MachineSets | 0 CAPI MachineDeployments", mapi.Errored, cpms.Errored)
 	if syncErr != nil {
 		msg += " | Error(s): " + syncErr.Error()
 	}
@@ -64,23 +78,23 @@ func SyncError(machineSet string, err error) error {
 }
 
 // SetConditions returns conds with BootImageUpdateProgressing and
-// BootImageUpdateDegraded set for a sync of the Machine API MachineSets: Progressing is
-// True until every MachineSet is dealt with; Degraded is True when errs holds an error
-// (the sync's own, such as a bad selector or stream metadata, and SyncError for each
+// BootImageUpdateDegraded set for a sync of the Machine API MachineSets (mapi) and the
+// ControlPlaneMachineSets (cpms): Progressing is True until every one is dealt with;
+// Degraded is True when errs holds an error (the sync's own, such as a bad selector or stream metadata, and SyncError for each
 // failed MachineSet), which MCO aggregates into the message. reason is MCO's trigger,
 // such as "BootImageUpdateConfigurationUpdated" or "MAPIMachinesetUpdated".
 //
 // A condition's lastTransitionTime changes when its status does (MCO also moves it when
 // only the message changes). Other conditions are kept; conds is not modified.
-func SetConditions(conds []metav1.Condition, reason string, mapi Stats, errs []error, now metav1.Time) []metav1.Condition {
+func SetConditions(conds []metav1.Condition, reason string, mapi, cpms Stats, errs []error, now metav1.Time) []metav1.Condition {
 	out := slices.Clone(conds)
 	progressing := metav1.ConditionTrue
-	if mapi.Finished() {
+	if mapi.Finished() && cpms.Finished() {
 		progressing = metav1.ConditionFalse
 	}
 	meta.SetStatusCondition(&out, metav1.Condition{
 		Type: ConditionProgressing, Status: progressing, Reason: reason,
-		Message: ProgressingMessage(mapi), LastTransitionTime: now,
+		Message: ProgressingMessage(mapi, cpms), LastTransitionTime: now,
 	})
 	syncErr := utilerrors.NewAggregate(errs)
 	degraded := metav1.ConditionFalse
@@ -89,7 +103,7 @@ func SetConditions(conds []metav1.Condition, reason string, mapi Stats, errs []e
 	}
 	meta.SetStatusCondition(&out, metav1.Condition{
 		Type: ConditionDegraded, Status: degraded, Reason: reason,
-		Message: DegradedMessage(mapi, syncErr), LastTransitionTime: now,
+		Message: DegradedMessage(mapi, cpms, syncErr), LastTransitionTime: now,
 	})
 	return out
 }

@@ -19,18 +19,21 @@ var (
 
 func TestMessages(t *testing.T) {
 	stats := bootimage.Stats{Total: 4, Reconciled: 2}
-	if got, want := bootimage.ProgressingMessage(stats), "Reconciled 2 of 4 MAPI MachineSets | Reconciled 0 of 0 ControlPlaneMachineSets | Reconciled 0 of 0 CAPI MachineSets | Reconciled 0 of 0 CAPI MachineDeployments"; got != want {
+	if got, want := bootimage.ProgressingMessage(stats, bootimage.Stats{}), "Reconciled 2 of 4 MAPI MachineSets | Reconciled 0 of 0 ControlPlaneMachineSets | Reconciled 0 of 0 CAPI MachineSets | Reconciled 0 of 0 CAPI MachineDeployments"; got != want {
 		t.Errorf("progressing:\n got %q\nwant %q", got, want)
 	}
-	stats.Skipped = []bootimage.Skip{{MachineSet: "a"}}
-	if got, want := bootimage.ProgressingMessage(stats), "Reconciled 2 of 4 MAPI MachineSets (1 skipped) | Reconciled 0 of 0 ControlPlaneMachineSets | Reconciled 0 of 0 CAPI MachineSets | Reconciled 0 of 0 CAPI MachineDeployments"; got != want {
+	// MCO's getProgressingStatusMessage: "Reconciled (inProgress-skipped) of total (N
+	// skipped)", N counting only the MachineSets something blocked (reconcileSkipped);
+	// Windows and other OS streams are reconciled, not skipped (syncMAPIMachineSet).
+	stats.Skipped = []bootimage.Skip{{MachineSet: "a", Reason: bootimage.SkipCustomImage}, {MachineSet: "w", Reason: bootimage.SkipWindows}, {MachineSet: "r10", Reason: bootimage.SkipOSStream}}
+	if got, want := bootimage.ProgressingMessage(stats, bootimage.Stats{}), "Reconciled 1 of 4 MAPI MachineSets (1 skipped) | Reconciled 0 of 0 ControlPlaneMachineSets | Reconciled 0 of 0 CAPI MachineSets | Reconciled 0 of 0 CAPI MachineDeployments"; got != want {
 		t.Errorf("progressing with a skip:\n got %q\nwant %q", got, want)
 	}
-	if got, want := bootimage.DegradedMessage(bootimage.Stats{}, nil), "0 Degraded MAPI MachineSets | 0 Degraded ControlPlaneMachineSets | 0 Degraded CAPI MachineSets | 0 CAPI MachineDeployments"; got != want {
+	if got, want := bootimage.DegradedMessage(bootimage.Stats{}, bootimage.Stats{}, nil), "0 Degraded MAPI MachineSets | 0 Degraded ControlPlaneMachineSets | 0 Degraded CAPI MachineSets | 0 CAPI MachineDeployments"; got != want {
 		t.Errorf("degraded:\n got %q\nwant %q", got, want)
 	}
 	err := bootimage.SyncError("worker-a", errors.New("converting ignition stub failed: boom"))
-	if got, want := bootimage.DegradedMessage(bootimage.Stats{Errored: 1}, err), "1 Degraded MAPI MachineSets | 0 Degraded ControlPlaneMachineSets | 0 Degraded CAPI MachineSets | 0 CAPI MachineDeployments | Error(s): error syncing MAPI MachineSet worker-a: converting ignition stub failed: boom"; got != want {
+	if got, want := bootimage.DegradedMessage(bootimage.Stats{Errored: 1}, bootimage.Stats{}, err), "1 Degraded MAPI MachineSets | 0 Degraded ControlPlaneMachineSets | 0 Degraded CAPI MachineSets | 0 CAPI MachineDeployments | Error(s): error syncing MAPI MachineSet worker-a: converting ignition stub failed: boom"; got != want {
 		t.Errorf("degraded with an error:\n got %q\nwant %q", got, want)
 	}
 }
@@ -40,7 +43,7 @@ func TestSetConditions(t *testing.T) {
 	conds := []metav1.Condition{other}
 
 	// A sync starts: 0 of 2 done.
-	conds = bootimage.SetConditions(conds, "BootImageUpdateConfigurationUpdated", bootimage.Stats{Total: 2}, nil, t0)
+	conds = bootimage.SetConditions(conds, "BootImageUpdateConfigurationUpdated", bootimage.Stats{Total: 2}, bootimage.Stats{}, nil, t0)
 	progressing := find(t, conds, bootimage.ConditionProgressing)
 	if progressing.Status != metav1.ConditionTrue || progressing.Reason != "BootImageUpdateConfigurationUpdated" || !progressing.LastTransitionTime.Equal(&t0) {
 		t.Errorf("progressing = %+v", progressing)
@@ -50,7 +53,7 @@ func TestSetConditions(t *testing.T) {
 	}
 
 	// It goes on: still progressing, the same transition time.
-	conds = bootimage.SetConditions(conds, "BootImageUpdateConfigurationUpdated", bootimage.Stats{Total: 2, Reconciled: 1}, nil, t1)
+	conds = bootimage.SetConditions(conds, "BootImageUpdateConfigurationUpdated", bootimage.Stats{Total: 2, Reconciled: 1}, bootimage.Stats{}, nil, t1)
 	progressing = find(t, conds, bootimage.ConditionProgressing)
 	if !strings.HasPrefix(progressing.Message, "Reconciled 1 of 2 MAPI MachineSets |") || !progressing.LastTransitionTime.Equal(&t0) {
 		t.Errorf("progressing = %+v", progressing)
@@ -61,7 +64,7 @@ func TestSetConditions(t *testing.T) {
 		bootimage.SyncError("a", errors.New("boom")),
 		bootimage.SyncError("b", errors.New("bang")),
 	}
-	conds = bootimage.SetConditions(conds, "MAPIMachinesetUpdated", bootimage.Stats{Total: 2, Errored: 2}, errs, t2)
+	conds = bootimage.SetConditions(conds, "MAPIMachinesetUpdated", bootimage.Stats{Total: 2, Errored: 2}, bootimage.Stats{}, errs, t2)
 	progressing = find(t, conds, bootimage.ConditionProgressing)
 	if progressing.Status != metav1.ConditionFalse || !progressing.LastTransitionTime.Equal(&t2) || progressing.Reason != "MAPIMachinesetUpdated" {
 		t.Errorf("progressing = %+v", progressing)

@@ -44,6 +44,27 @@ func EffectiveName(pool, worker *mcfgv1.MachineConfigPool) string {
 	return worker.Spec.OSImageStream.Name
 }
 
+// Where the stream a pool uses comes from (From).
+const (
+	FromSpec    = "spec.osImageStream"
+	FromWorker  = "worker pool"
+	FromDefault = "default"
+)
+
+// From is EffectiveName with where it comes from: the pool's own spec
+// (FromSpec), the worker pool's (FromWorker), or the cluster's default stream
+// (FromDefault, name ""), for the status command and the TUI to say alike.
+func From(pool, worker *mcfgv1.MachineConfigPool) (name, from string) {
+	name = EffectiveName(pool, worker)
+	switch {
+	case pool.Spec.OSImageStream.Name != "":
+		return name, FromSpec
+	case name != "":
+		return name, FromWorker
+	}
+	return "", FromDefault
+}
+
 // Set is the stream named name ("" for the default stream) of the OSImageStream, as
 // MCO's GetOSImageStreamSetByName: an error names the stream and the available ones.
 func Set(s *mcfgv1.OSImageStream, name string) (*mcfgv1.OSImageStreamSet, error) {
@@ -72,6 +93,13 @@ const CRIODropInDir = "/etc/crio/crio.conf.d/"
 // under CRIODropInDir, in path order as CRI-O reads them, that sets
 // crio.runtime.default_runtime says runc (MCO's DetectRuncInMachineConfig).
 func UsesRunc(cfg types.Config) (bool, error) {
+	_, runc, err := RuncDropIn(cfg)
+	return runc, err
+}
+
+// RuncDropIn is UsesRunc, with the path of the drop-in that decides it: the last that
+// sets default_runtime ("" when none does), so that a refusal can point at it.
+func RuncDropIn(cfg types.Config) (path string, runc bool, err error) {
 	var files []types.File
 	for _, f := range cfg.Storage.Files {
 		if strings.HasPrefix(f.Path, CRIODropInDir) {
@@ -83,7 +111,7 @@ func UsesRunc(cfg types.Config) (bool, error) {
 	for _, f := range files {
 		data, err := ignconfig.Contents(f)
 		if err != nil {
-			return false, fmt.Errorf("CRI-O drop-in %s: %w", f.Path, err)
+			return "", false, fmt.Errorf("CRI-O drop-in %s: %w", f.Path, err)
 		}
 		if len(data) == 0 {
 			continue
@@ -96,17 +124,18 @@ func UsesRunc(cfg types.Config) (bool, error) {
 			} `toml:"crio"`
 		}
 		if _, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&c); err != nil {
-			return false, fmt.Errorf("CRI-O drop-in %s is not valid TOML: %w", f.Path, err)
+			return "", false, fmt.Errorf("CRI-O drop-in %s is not valid TOML: %w", f.Path, err)
 		}
 		if r := c.Crio.Runtime.DefaultRuntime; r != "" {
-			runtime = r
+			runtime, path = r, f.Path
 		}
 	}
-	return runtime == mcfgv1.ContainerRuntimeDefaultRuntimeRunc, nil
+	return path, runtime == mcfgv1.ContainerRuntimeDefaultRuntimeRunc, nil
 }
 
 // CheckRunc refuses runc as pool's default runtime on a RHEL 10 stream, with MCO's
-// message (render_controller.go validateNoRuncOnRHEL10FromOSImageStream).
+// message (render_controller.go validateNoRuncOnRHEL10FromOSImageStream). Render, the
+// controller (through render) and validate all ask it.
 func CheckRunc(pool, stream string, cfg types.Config) error {
 	if !IsRHEL10(stream) {
 		return nil
@@ -116,9 +145,37 @@ func CheckRunc(pool, stream string, cfg types.Config) error {
 		return fmt.Errorf("failed to check runc in generated MachineConfig for pool %s: %w", pool, err)
 	}
 	if runc {
-		return fmt.Errorf("MachineConfigPool %s targets a RHEL 10 OS image where runc is not available. "+
-			"To unblock, migrate to crun by removing any ContainerRuntimeConfig that sets defaultRuntime to runc, "+
-			"and removing any MachineConfig that sets default_runtime = \"runc\" in CRI-O configuration under /etc/crio/crio.conf.d/", pool)
+		return RuncRefusal(pool)
 	}
 	return nil
+}
+
+// RuncRefusal is MCO's refusal of runc for pool on a RHEL 10 stream, word for word.
+func RuncRefusal(pool string) error {
+	return fmt.Errorf("MachineConfigPool %s targets a RHEL 10 OS image where runc is not available. "+
+		"To unblock, migrate to crun by removing any ContainerRuntimeConfig that sets defaultRuntime to runc, "+
+		"and removing any MachineConfig that sets default_runtime = \"runc\" in CRI-O configuration under /etc/crio/crio.conf.d/", pool)
+}
+
+// PoolStatus is the stream a pool reports in status.osImageStream, as MCO's node
+// controller computes it (pkg/controller/node/status.go getOSImageStream): the
+// available stream whose OS image is the rendered config's osImageURL, but only for a
+// pool that is updated and not degraded, whose source MachineConfigs set no osImageURL
+// (then the OS image is the user's, not a stream's). Otherwise empty. rendered and
+// streams may be nil.
+func PoolStatus(updated, degraded bool, rendered *mcfgv1.MachineConfig, sources []*mcfgv1.MachineConfig, streams *mcfgv1.OSImageStream) mcfgv1.OSImageStreamReference {
+	if !updated || degraded || rendered == nil || streams == nil || rendered.Spec.OSImageURL == "" {
+		return mcfgv1.OSImageStreamReference{}
+	}
+	for _, mc := range sources {
+		if mc != nil && mc.Spec.OSImageURL != "" {
+			return mcfgv1.OSImageStreamReference{}
+		}
+	}
+	for _, s := range streams.Status.AvailableStreams {
+		if string(s.OSImage) == rendered.Spec.OSImageURL {
+			return mcfgv1.OSImageStreamReference{Name: s.Name}
+		}
+	}
+	return mcfgv1.OSImageStreamReference{}
 }

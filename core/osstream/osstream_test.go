@@ -119,3 +119,35 @@ func TestSet(t *testing.T) {
 		t.Errorf("missing stream: %v", err)
 	}
 }
+
+// TestPoolStatus is MCO's node controller getOSImageStream (status.go): the stream
+// whose OS image the rendered config runs, only for an updated pool that is not
+// degraded and whose sources set no osImageURL.
+func TestPoolStatus(t *testing.T) {
+	streams := &mcfgv1.OSImageStream{Status: mcfgv1.OSImageStreamStatus{DefaultStream: "rhel-9", AvailableStreams: []mcfgv1.OSImageStreamSet{
+		{Name: "rhel-9", OSImage: "os9"}, {Name: "rhel-10", OSImage: "os10"}}}}
+	mc := func(os string) *mcfgv1.MachineConfig {
+		return &mcfgv1.MachineConfig{Spec: mcfgv1.MachineConfigSpec{OSImageURL: os}}
+	}
+	for _, tt := range []struct {
+		name              string
+		updated, degraded bool
+		rendered          *mcfgv1.MachineConfig
+		sources           []*mcfgv1.MachineConfig
+		streams           *mcfgv1.OSImageStream
+		want              string
+	}{
+		{"updated on rhel-10", true, false, mc("os10"), []*mcfgv1.MachineConfig{mc("")}, streams, "rhel-10"},
+		{"not updated", false, false, mc("os10"), nil, streams, ""},
+		{"degraded", true, true, mc("os10"), nil, streams, ""},
+		{"no rendered config", true, false, nil, nil, streams, ""},
+		{"no OSImageStream", true, false, mc("os10"), nil, nil, ""},
+		{"a source sets osImageURL", true, false, mc("os10"), []*mcfgv1.MachineConfig{mc("os10")}, streams, ""},
+		{"image of no stream", true, false, mc("custom"), nil, streams, ""},
+		{"empty osImageURL", true, false, mc(""), nil, streams, ""},
+	} {
+		if got := PoolStatus(tt.updated, tt.degraded, tt.rendered, tt.sources, tt.streams).Name; got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}

@@ -104,6 +104,10 @@ type Defaults struct {
 	BaseOSExtensionsContainerImage string
 }
 
+// ErrOSImageURLAndStream is MCO's refusal of a pool that names its OS image stream
+// while one of its MachineConfigs sets osImageURL: one or the other manages the OS.
+var ErrOSImageURLAndStream = errors.New("cannot override MachineConfig osImageURL and set MachineConfigPool spec.osImageStream.name simultaneously; remove osImageURL from the MachineConfigs or spec.osImageStream.name from the pool")
+
 // Rendered is what rendering a pool produces.
 type Rendered struct {
 	// Config is the rendered MachineConfig: name, apiVersion and kind, and the merged
@@ -163,7 +167,16 @@ func render(pool *mcfgv1.MachineConfigPool, mcs []*mcfgv1.MachineConfig, r *rend
 	if err != nil {
 		return nil, fmt.Errorf("pool %q: %w", pool.Name, err)
 	}
-	if stream != nil && osstream.IsRHEL10(stream.Name) {
+	// A MachineConfig's osImageURL overrides the stream's image: the user manages the
+	// OS image then, which a pool that names its stream contradicts (MCO's
+	// generateRenderedMachineConfig; TestGenerateMachineConfigCannotOverrideOSImageURLWhenOSImageStreamSet).
+	overridden := spec.OSImageURL != defaults.OSImageURL
+	if overridden && pool.Spec.OSImageStream.Name != "" {
+		return nil, fmt.Errorf("pool %q: %w", pool.Name, ErrOSImageURLAndStream)
+	}
+	// With the OS image overridden MCO inspects that image for its stream; mcotui does
+	// not pull images while rendering, so only the stream's own image is checked.
+	if stream != nil && !overridden && osstream.IsRHEL10(stream.Name) {
 		cfg, _, err := ignconfig.Parse(spec.Config.Raw)
 		if err != nil {
 			return nil, fmt.Errorf("pool %q: parse the merged config: %w", pool.Name, err)

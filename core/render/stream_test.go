@@ -1,6 +1,7 @@
 package render
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -41,5 +42,31 @@ func TestRenderStream(t *testing.T) {
 	rhel9 := &mcfgv1.OSImageStreamSet{Name: "rhel-9", OSImage: "quay.example.com/rhel-coreos@sha256:dd"}
 	if _, err := RenderStream(pool, []*mcfgv1.MachineConfig{base, runc}, rhel9); err != nil {
 		t.Errorf("runc on rhel-9 refused: %v", err)
+	}
+}
+
+// TestOSImageURLBesideStream is MCO's
+// TestGenerateMachineConfigCannotOverrideOSImageURLWhenOSImageStreamSet: a pool that
+// names its stream refuses a MachineConfig's osImageURL; a pool that does not (it takes
+// the default or inherits one) lets the MachineConfig override the stream's image, and
+// is then not refused for runc by the stream's name (MCO inspects the image instead).
+func TestOSImageURLBesideStream(t *testing.T) {
+	rhel10 := &mcfgv1.OSImageStreamSet{Name: "rhel-10", OSImage: "quay.example.com/rhel-coreos-10@sha256:aa"}
+	base := newMC("00-worker", "worker", withFiles("/etc/motd=hi"))
+	override := newMC("99-os", "worker", withSpec(func(s *mcfgv1.MachineConfigSpec) { s.OSImageURL = "quay.example.com/custom@sha256:cc" }))
+	named := newPool("worker", roleSelector("worker"))
+	named.Spec.OSImageStream.Name = "rhel-10"
+	for _, stream := range []*mcfgv1.OSImageStreamSet{rhel10, nil} {
+		if _, err := RenderStream(named, []*mcfgv1.MachineConfig{base, override}, stream); !errors.Is(err, ErrOSImageURLAndStream) {
+			t.Errorf("stream %v: osImageURL beside spec.osImageStream.name: %v, want ErrOSImageURLAndStream", stream, err)
+		}
+	}
+	if _, err := RenderStream(named, []*mcfgv1.MachineConfig{base}, rhel10); err != nil {
+		t.Errorf("the stream alone: %v", err)
+	}
+	runc := newMC("01-worker-generated-crio-default-container-runtime", "worker",
+		withFiles("/etc/crio/crio.conf.d/01-ctrcfg-defaultRuntime=%5Bcrio.runtime%5D%0Adefault_runtime%20%3D%20%22runc%22%0A"))
+	if _, err := RenderStream(newPool("worker", roleSelector("worker")), []*mcfgv1.MachineConfig{base, override, runc}, rhel10); err != nil {
+		t.Errorf("runc with the OS image overridden: %v", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcotui/mcotui/core/generated"
 	"github.com/mcotui/mcotui/core/manifest"
+	"github.com/mcotui/mcotui/core/osstream"
 )
 
 // kubeletConfig checks a KubeletConfig with the rules the controller applies before it
@@ -30,6 +31,11 @@ func (c *checker) containerRuntimeConfig(doc manifest.Document) {
 		return
 	}
 	c.generatedRefusal(doc, generated.ValidateContainerRuntime(crc))
+	if osstream.IsRHEL10(c.opts.OSImageStream) && crc.Spec.ContainerRuntimeConfig != nil &&
+		crc.Spec.ContainerRuntimeConfig.DefaultRuntime == mcfgv1.ContainerRuntimeDefaultRuntimeRunc {
+		p := path{"spec", "containerRuntimeConfig", "defaultRuntime"}
+		c.add(Error, lookupOr(doc, p), p, "on OS image stream %s: %s", c.opts.OSImageStream, osstream.RuncRefusal("selected by ContainerRuntimeConfig "+doc.Name))
+	}
 }
 
 // generatedRefusal reports err, the controller's refusal of doc, at the field it names.

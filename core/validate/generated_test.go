@@ -2,6 +2,7 @@ package validate
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -41,6 +42,47 @@ func TestGeneratedInputs(t *testing.T) {
 			}
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("got\n%q\nwant\n%q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestRuncOnRHEL10: with the pools' stream known to be RHEL 10, a MachineConfig whose
+// CRI-O drop-ins make runc the default runtime and a ContainerRuntimeConfig asking for
+// runc are errors with MCO's message (osstream.CheckRunc's, which render and the
+// controller give), at the drop-in and at defaultRuntime; on rhel-9, or with no stream
+// given, they are clean, and crun is clean everywhere.
+func TestRuncOnRHEL10(t *testing.T) {
+	const mc = "apiVersion: machineconfiguration.openshift.io/v1\nkind: MachineConfig\nmetadata:\n  name: 50-runc\n  labels:\n    machineconfiguration.openshift.io/role: worker\n" +
+		"spec:\n  config:\n    ignition:\n      version: 3.5.0\n    storage:\n      files:\n      - path: /etc/motd\n        contents:\n          source: data:,hi\n" +
+		"      - path: /etc/crio/crio.conf.d/01-ctrcfg-defaultRuntime\n        contents:\n          source: data:,%5Bcrio.runtime%5D%0Adefault_runtime%20%3D%20%22RUNTIME%22%0A\n"
+	const crc = "apiVersion: machineconfiguration.openshift.io/v1\nkind: ContainerRuntimeConfig\nmetadata:\n  name: crc\nspec:\n  containerRuntimeConfig:\n    defaultRuntime: RUNTIME\n"
+	const refusal = "targets a RHEL 10 OS image where runc is not available. To unblock, migrate to crun by removing any ContainerRuntimeConfig that sets defaultRuntime to runc, and removing any MachineConfig that sets default_runtime = \"runc\" in CRI-O configuration under /etc/crio/crio.conf.d/"
+	for _, tc := range []struct {
+		name, data, stream string
+		want               []string
+	}{
+		{"MachineConfig runc on rhel-10", strings.ReplaceAll(mc, "RUNTIME", "runc"), "rhel-10", []string{
+			"f.yaml:16:9: error: $.spec.config.storage.files[1]: on OS image stream rhel-10: MachineConfigPool worker " + refusal}},
+		{"MachineConfig runc on centos-10", strings.ReplaceAll(mc, "RUNTIME", "runc"), "centos-10", []string{
+			"f.yaml:16:9: error: $.spec.config.storage.files[1]: on OS image stream centos-10: MachineConfigPool worker " + refusal}},
+		{"MachineConfig runc on rhel-9", strings.ReplaceAll(mc, "RUNTIME", "runc"), "rhel-9", nil},
+		{"MachineConfig runc, no stream given", strings.ReplaceAll(mc, "RUNTIME", "runc"), "", nil},
+		{"MachineConfig crun on rhel-10", strings.ReplaceAll(mc, "RUNTIME", "crun"), "rhel-10", nil},
+		{"ContainerRuntimeConfig runc on rhel-10", strings.ReplaceAll(crc, "RUNTIME", "runc"), "rhel-10", []string{
+			"f.yaml:7:21: error: $.spec.containerRuntimeConfig.defaultRuntime: on OS image stream rhel-10: MachineConfigPool selected by ContainerRuntimeConfig crc " + refusal}},
+		{"ContainerRuntimeConfig runc on rhel-9", strings.ReplaceAll(crc, "RUNTIME", "runc"), "rhel-9", nil},
+		{"ContainerRuntimeConfig crun on rhel-10", strings.ReplaceAll(crc, "RUNTIME", "crun"), "rhel-10", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, p := range FileWith("f.yaml", []byte(tc.data), Options{OSImageStream: tc.stream}) {
+				if p.Severity == Error {
+					got = append(got, p.String())
+				}
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	ignerrors "github.com/coreos/ignition/v2/config/shared/errors"
@@ -11,6 +12,7 @@ import (
 	"github.com/coreos/vcontext/report"
 	"github.com/mcotui/mcotui/core/ignconfig"
 	"github.com/mcotui/mcotui/core/manifest"
+	"github.com/mcotui/mcotui/core/osstream"
 	"gopkg.in/yaml.v3"
 )
 
@@ -59,6 +61,28 @@ func (c *checker) refusals(cfg *yaml.Node, at path, parsed types.Config) {
 		rel, _ := contextPath(r.Path)
 		c.add(Error, locate(cfg, rel, false), at.with(rel...), "%s; the mcotui agent refuses such a config", r.Message)
 	}
+	c.runc(cfg, at, parsed)
+}
+
+// runc refuses a config that makes runc CRI-O's default runtime when its pool's stream
+// is RHEL 10 (Options.OSImageStream), at the drop-in that decides it. It is judged
+// alone: a later MachineConfig of the pool that sets crun would lift it, which render,
+// given the pool's MachineConfigs, sees.
+func (c *checker) runc(cfg *yaml.Node, at path, parsed types.Config) {
+	if !osstream.IsRHEL10(c.opts.OSImageStream) {
+		return
+	}
+	dropIn, runc, err := osstream.RuncDropIn(parsed)
+	if err != nil || !runc {
+		return // a broken drop-in is the agent's to refuse
+	}
+	i := slices.IndexFunc(parsed.Storage.Files, func(f types.File) bool { return f.Path == dropIn })
+	rel := path{"storage", "files", i}
+	pool := c.pool
+	if pool == "" {
+		pool = "of this config"
+	}
+	c.add(Error, locate(cfg, rel, false), at.with(rel...), "on OS image stream %s: %s", c.opts.OSImageStream, osstream.RuncRefusal(pool))
 }
 
 // spec2 records what converting the spec 2 config at cfg (version node v) to spec 3

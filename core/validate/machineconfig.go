@@ -84,6 +84,11 @@ func (c *checker) machineConfig(doc manifest.Document) {
 	c.kernelType(spec)
 	c.extensions(spec)
 	c.osImageURL(spec)
+	c.pool = ""
+	if n := resolve(manifest.Lookup(doc.Root, "metadata", "labels", mcfgv1.MachineConfigRoleLabelKey)); n != nil && n.Kind == yaml.ScalarNode {
+		c.pool = n.Value
+	}
+	defer func() { c.pool = "" }()
 	if fips := resolve(manifest.Lookup(spec, "fips")); fips != nil && fips.Kind == yaml.ScalarNode && fips.Value == "true" {
 		c.add(Warning, fips, path{"spec", "fips"}, "fips %s", firstBootOnly)
 	}

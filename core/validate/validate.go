@@ -63,7 +63,21 @@ func (p Problem) String() string {
 // documents, List kinds expanded) or one raw Ignition config: a document is a raw
 // Ignition config when it is an object with an ignition key and no kind.
 func File(file string, data []byte) []Problem {
-	c := &checker{file: file}
+	return FileWith(file, data, Options{})
+}
+
+// Options are what File does not know from the file alone.
+type Options struct {
+	// OSImageStream is the OS image stream the configs' pools use (osstream.RHEL9,
+	// RHEL10, CentOS10), "" when unknown. On a RHEL 10 stream a config that makes runc
+	// CRI-O's default runtime, and a ContainerRuntimeConfig that asks for runc, are
+	// errors, as render and the controller refuse them (osstream.CheckRunc).
+	OSImageStream string
+}
+
+// FileWith is File, knowing what opts say.
+func FileWith(file string, data []byte, opts Options) []Problem {
+	c := &checker{file: file, opts: opts}
 	c.check(data)
 	Sort(c.probs)
 	return c.probs
@@ -80,6 +94,8 @@ func Sort(ps []Problem) {
 // checker gathers the problems of one file.
 type checker struct {
 	file  string
+	opts  Options
+	pool  string // the role label of the MachineConfig being checked, if any
 	probs []Problem
 }
 

@@ -76,3 +76,16 @@ func openshiftAPIDir() (string, error) {
 	}
 	return dir, nil
 }
+
+// CRDsIn returns the CRD manifests (*.yaml) of dir, for StartWithCRDs: for example the
+// repository's testdata/crds-2025-10, the Default CRDs of openshift/api of 2025-10.
+func CRDsIn(dir string) ([]string, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("no CRD manifests (*.yaml) in %s", dir)
+	}
+	return paths, nil
+}

@@ -107,14 +107,27 @@ func run(m *testing.M, env **Env) int {
 // Start starts etcd and kube-apiserver, installs the CRDs of CRDFiles and waits until
 // they are served. ctx bounds the waiting that Start does itself; envtest bounds each
 // process's start by a minute.
-func Start(ctx context.Context) (_ *Env, err error) {
+func Start(ctx context.Context) (*Env, error) {
+	crds, err := crdPaths()
+	if err != nil {
+		return nil, err
+	}
+	return StartWithCRDs(ctx, crds)
+}
+
+// StartWithCRDs is Start with the CRD manifests at paths instead of CRDFiles: a control
+// plane of another cluster's API, such as one whose CRDs are a year older than the
+// code's types (testdata/crds-2025-10). The typed clients are built as Start builds
+// them; those of resources the CRDs lack answer NotFound.
+func StartWithCRDs(ctx context.Context, crds []string) (_ *Env, err error) {
 	bins, err := FindBinaries()
 	if err != nil {
 		return nil, err
 	}
-	crds, err := crdPaths()
-	if err != nil {
-		return nil, err
+	for _, p := range crds {
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("CRD manifest: %w", err)
+		}
 	}
 	sweepStale()
 	dir, err := os.MkdirTemp("", dirPrefix)

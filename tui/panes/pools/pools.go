@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mcotui/mcotui/core/imagemode"
+	"github.com/mcotui/mcotui/core/osstream"
 	"github.com/mcotui/mcotui/core/policy"
 	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/tui/common"
@@ -155,6 +156,36 @@ func (m *Model) notes(p *model.Pool) []note {
 	return out[:min(len(out), maxNotes)]
 }
 
+// streamNote says which OS image stream the pool uses and where that comes from
+// (osstream.From, as `mcotui status` says it), and the stream its status reports, which
+// MCO sets only once the pool is updated onto the stream's image. Nothing for a pool
+// on the cluster's default stream that reports none: a cluster without OS streams.
+func (m *Model) streamNote(p *model.Pool) (note, bool) {
+	if p == nil || p.Obj == nil {
+		return note{}, false
+	}
+	var worker *mcfgv1.MachineConfigPool
+	if w := m.c.Store.Pool("worker"); w != nil {
+		worker = w.Obj
+	}
+	name, from := osstream.From(p.Obj, worker)
+	running := p.Obj.Status.OSImageStream.Name
+	if name == "" && running == "" {
+		return note{}, false
+	}
+	text := "OS image stream " + name + " (" + from + ")"
+	if from == osstream.FromDefault {
+		text = "OS image stream: the cluster's default"
+	}
+	switch {
+	case running == "":
+		text += "; status reports none yet (not updated onto it, degraded, or osImageURL overridden)"
+	case running != name:
+		text += "; status reports " + running
+	}
+	return note{m.c.Styles.Dim, text}, true
+}
+
 // updatingNote is the selected pool's Updating message, shown where it has no note.
 func (m *Model) updatingNote(p *model.Pool) []note {
 	if p == nil || p.Obj == nil {
@@ -225,7 +256,11 @@ func (m *Model) relayout() {
 	for _, p := range m.c.Store.Pools() {
 		nameW = max(nameW, len(p.Name))
 		cfgW = max(cfgW, len(p.Config))
-		m.noteLines = max(m.noteLines, len(m.notes(p)))
+		n := len(m.notes(p))
+		if _, ok := m.streamNote(p); ok {
+			n++
+		}
+		m.noteLines = max(m.noteLines, n)
 	}
 	// Narrow terminals lose first what another column also says: AGE, CONFIG (the grid
 	// shows each node's), the counts PROGRESS repeats.
@@ -300,6 +335,9 @@ func (m *Model) View() string {
 		notes := m.notes(sel)
 		if len(notes) == 0 {
 			notes = m.updatingNote(sel)
+		}
+		if n, ok := m.streamNote(sel); ok {
+			notes = append(notes, n)
 		}
 		for i := range m.noteLines {
 			b.WriteByte('\n')

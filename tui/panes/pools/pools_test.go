@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcotui/mcotui/tui/common"
 	"github.com/mcotui/mcotui/tui/internal/fixture"
+	"github.com/mcotui/mcotui/tui/internal/layout"
 	"github.com/mcotui/mcotui/tui/internal/tuitest"
 	"github.com/mcotui/mcotui/tui/panes/pools"
 )
@@ -200,4 +201,67 @@ func TestPoolsImageBuildWait(t *testing.T) {
 	if !strings.Contains(v, msg) {
 		t.Errorf("no note with MCO's message:\n%s", v)
 	}
+}
+
+// TestPoolsStreams: under the pools, the selected pool's OS image stream and where it
+// comes from, as `mcotui status` says it (osstream.From: the pool's own, a custom pool
+// inheriting worker's, the cluster's default), and the stream its status reports when
+// that differs; beside the Updating message, not instead of it. At 80 and 200 columns.
+func TestPoolsStreams(t *testing.T) {
+	ev := fixture.Small()
+	for _, e := range ev {
+		switch p := e.Pool; {
+		case p == nil:
+		case p.Name == "worker":
+			p.Spec.OSImageStream.Name = "rhel-10"
+			p.Status.OSImageStream.Name = "rhel-9"
+		case p.Name == "master":
+			p.Status.OSImageStream.Name = "rhel-9"
+		}
+	}
+	want := map[string][]string{
+		"infra": {"infra Updating: Pool is paused; will not update to MachineConfig " + fixture.InfraNew,
+			"infra OS image stream rhel-10 (worker pool); status reports none yet (not updated onto it, degraded, or osImageURL overridden)"},
+		"master": {fmt.Sprintf(`master NodeDegraded: Node %s is reporting: "failed to drain node: 1 pod(s) could not be evicted: pod default/web-0 is protected by PodDisruptionBudget default/web"`, fixture.BlockedNode),
+			"master OS image stream: the cluster's default; status reports rhel-9"},
+		"worker": {"worker Updating: All nodes are updating to MachineConfig " + fixture.WorkerNew,
+			"worker OS image stream rhel-10 (spec.osImageStream); status reports rhel-9"},
+	}
+	for _, w := range []int{200, 80} {
+		t.Run("w"+itoa(w), func(t *testing.T) {
+			c := tuitest.Common(false, ev)
+			p := pools.New(c)
+			p.SetFocused(true)
+			p.SetSize(w, p.Height())
+			for i, name := range []string{"infra", "master", "worker"} {
+				if i > 0 {
+					p.Update(tea.KeyPressMsg{Code: tea.KeyDown})
+				}
+				lines := strings.Split(tuitest.Plain(p.View()), "\n")
+				var got []string
+				for _, l := range lines[2+3:] {
+					if l = strings.TrimSpace(l); l != "" {
+						got = append(got, l)
+					}
+				}
+				var cut []string
+				for _, s := range want[name] {
+					cut = append(cut, strings.TrimSpace(tuitest.Plain(fit(s, w))))
+				}
+				if !slices.Equal(got, cut) {
+					t.Errorf("%s: notes\n%q\nwant\n%q", name, got, cut)
+				}
+				if name == "infra" {
+					tuitest.Golden(t, p.View())
+				}
+			}
+		})
+	}
+}
+
+// fit is a note line as the pane cuts it to w columns.
+func fit(s string, w int) string {
+	var b strings.Builder
+	layout.Fit(&b, " "+s, w)
+	return b.String()
 }
