@@ -104,7 +104,8 @@ func Initial(now metav1.Time) []metav1.Condition {
 //     PinnedImageSets ones) to False, its
 //     message prefixed "Action during update to <desired>: ";
 //   - writing any other type while Updated is True sets Updated False, "sensed
-//     disruption via a manual update";
+//     disruption via a manual update" (but ImagePulledFromRegistry alone: staging the
+//     next OS image before the drain changes nothing on the running node);
 //   - a condition whose status, reason and message are unchanged keeps its transition
 //     time, so repeating a write changes nothing.
 //
@@ -126,7 +127,7 @@ func Apply(existing []metav1.Condition, desired string, now metav1.Time, conds .
 		switch {
 		case writing[c.Type]:
 			continue
-		case c.Type == string(Updated) && c.Status == metav1.ConditionTrue:
+		case c.Type == string(Updated) && c.Status == metav1.ConditionTrue && !stagingOnly(writing):
 			*c = metav1.Condition{
 				Type: string(Updated), Status: metav1.ConditionFalse, Reason: string(Updated),
 				Message:            "This node is not updated, sensed disruption via a manual update.",
