@@ -1,0 +1,109 @@
+package rollout
+
+import (
+	"fmt"
+	"strconv"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+)
+
+// Staging the OS image before the drain (nodeanno.StageImageKey). When the target config
+// changes a node's OS image, the rollout first asks the node to download and stage it
+// while it still runs its pods, a bounded number of nodes at a time, and gives the node
+// the target only once it is staged: its unavailable time is then the drain and the
+// reboot, not the download as well. Staging takes no maxUnavailable capacity (the node
+// stays available), goes on outside the maintenance windows and while a gate holds the
+// rollout (it disrupts nothing), and stops while the pool is paused. A pool opts out
+// with StageKey=false, and then rolls out as MCO does, downloading after the drain.
+
+// Pool annotations of staging.
+const (
+	// StageKey, "false" on a pool, turns staging off: nodes are targeted at once and
+	// download the image after their drain. Default "true".
+	StageKey = "mcotui.io/stage-os-image"
+	// StageParallelKey bounds how many of the pool's nodes stage at once (an integer,
+	// at least 1). Default: the driver's (DefaultStageParallel); a control-plane pool
+	// stages one node at a time whatever it says, as MCO pulls pinned images there.
+	StageParallelKey = "mcotui.io/stage-parallelism"
+)
+
+// DefaultStageParallel is how many nodes of a pool stage at once when neither the pool
+// nor the driver says.
+const DefaultStageParallel = 10
+
+// Stage is the staging of one rollout (Options.Stage).
+type Stage struct {
+	// Image is the target config's osImageURL. A node whose current config has
+	// another (Images) stages it before it is targeted.
+	Image string
+	// Images are the osImageURLs of the rendered configs the members run, by name. A
+	// node whose current config is not in it (none yet) stages too.
+	Images map[string]string
+	// Parallel is how many nodes may stage at once (at least 1).
+	Parallel int
+}
+
+// StageOf reads pool's staging annotations: whether it stages at all, and how many
+// nodes at once (def when the pool does not say; 1 for a control-plane pool). A value
+// that does not parse is an error naming the pool and the annotation.
+func StageOf(pool *mcfgv1.MachineConfigPool, def int) (on bool, parallel int, err error) {
+	switch v, ok := pool.Annotations[StageKey]; {
+	case !ok || v == "true":
+	case v == "false":
+		return false, 0, nil
+	default:
+		return false, 0, fmt.Errorf("machineconfigpool %s: annotation %s=%q: want \"true\" or \"false\"", pool.Name, StageKey, v)
+	}
+	parallel = max(def, 1)
+	if v, ok := pool.Annotations[StageParallelKey]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return false, 0, fmt.Errorf("machineconfigpool %s: annotation %s=%q: want a whole number of nodes, at least 1", pool.Name, StageParallelKey, v)
+		}
+		parallel = n
+	}
+	if controlPlane(pool.Name) {
+		parallel = 1
+	}
+	return true, parallel, nil
+}
+
+func controlPlane(pool string) bool {
+	return pool == "master" || pool == "control-plane" || pool == ArbiterPool
+}
+
+// needsStage says whether m must stage s.Image before it is targeted.
+func (s *Stage) needsStage(m *member) bool {
+	if s == nil || s.Image == "" {
+		return false
+	}
+	img, ok := s.Images[m.current]
+	return !ok || img != s.Image
+}
+
+// staged says whether m has staged s.Image.
+func (s *Stage) staged(m *member) bool { return m.stagedImage == s.Image }
+
+// stageStep picks the nodes to ask to stage now among d.staging (in rollout order):
+// those already asked count against Parallel, the next ones fill it.
+func (d *decision) stageStep() {
+	d.stageNext = nil
+	if d.stage == nil || d.paused {
+		return
+	}
+	busy := 0
+	for _, m := range d.staging {
+		if m.stageImage == d.stage.Image {
+			busy++
+		}
+	}
+	for _, m := range d.staging {
+		if busy >= d.stage.Parallel {
+			return
+		}
+		if m.stageImage != d.stage.Image {
+			d.stageNext = append(d.stageNext, m)
+			busy++
+		}
+	}
+}

@@ -1,0 +1,120 @@
+package rollout_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/mcotui/mcotui/core/nodeanno"
+	"github.com/mcotui/mcotui/core/rollout"
+)
+
+const (
+	oldImage = "quay.io/os@sha256:01"
+	newImage = "quay.io/os@sha256:02"
+)
+
+func stageAnn(key, image string) nodeOpt {
+	return func(n *nodeT) { n.Annotations[key] = image }
+}
+
+func stageOf(parallel int) *rollout.Stage {
+	return &rollout.Stage{Image: newImage, Images: map[string]string{oldCfg: oldImage, newCfg: newImage}, Parallel: parallel}
+}
+
+func TestStageGatesTargetsOnTheStagedImage(t *testing.T) {
+	p := stagePool(3)
+	nodes := []*nodeT{
+		node("a", age(1), at(oldCfg), stageAnn(nodeanno.StageImageKey, newImage), stageAnn(nodeanno.StagedImageKey, newImage)),
+		node("b", age(2), at(oldCfg), stageAnn(nodeanno.StageImageKey, newImage)),
+		node("c", age(3), at(oldCfg)),
+		node("d", age(4), at(oldCfg)),
+	}
+	step, err := rollout.Plan(p, nodes, rollout.Options{Stage: stageOf(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a is staged: targeted. b stages (one of the two slots), c takes the other; d waits.
+	if !slices.Equal(step.Targets, []string{"a"}) {
+		t.Fatalf("targets %v, want [a]: only staged nodes are targeted", step.Targets)
+	}
+	if !slices.Equal(step.Stage, []string{"c"}) || !slices.Equal(step.Staging, []string{"b", "c", "d"}) || step.StageImage != newImage {
+		t.Fatalf("stage %v staging %v image %s", step.Stage, step.Staging, step.StageImage)
+	}
+	for _, sk := range step.Skipped {
+		if sk.Node == "d" && (sk.Reason != rollout.SkipStaging || !strings.Contains(sk.Message, "waits its turn")) {
+			t.Fatalf("d skipped %s: %s", sk.Reason, sk.Message)
+		}
+		if sk.Node == "b" && !strings.Contains(sk.Message, "staging the OS image") {
+			t.Fatalf("b skipped %s: %s", sk.Reason, sk.Message)
+		}
+	}
+}
+
+func TestStageTakesNoCapacityAndStopsWhenPaused(t *testing.T) {
+	p := stagePool(1)
+	nodes := []*nodeT{
+		node("a", age(1), updating(oldCfg, newCfg)),
+		node("b", age(2), at(oldCfg)),
+		node("c", age(3), at(oldCfg)),
+	}
+	step, err := rollout.Plan(p, nodes, rollout.Options{Stage: stageOf(5)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(step.Targets) != 0 || !slices.Equal(step.Stage, []string{"b", "c"}) {
+		t.Fatalf("targets %v stage %v: staging goes on while maxUnavailable is used up", step.Targets, step.Stage)
+	}
+	p.Spec.Paused = true
+	if step, _ = rollout.Plan(p, nodes, rollout.Options{Stage: stageOf(5)}); len(step.Stage) != 0 {
+		t.Fatalf("a paused pool asked %v to stage", step.Stage)
+	}
+}
+
+func TestStageSkipsNodesWhoseImageDoesNotChange(t *testing.T) {
+	p := stagePool(2)
+	st := stageOf(1)
+	st.Image = oldImage // the target keeps the image
+	step, err := rollout.Plan(p, []*nodeT{node("a", at(oldCfg)), node("b", at(oldCfg))}, rollout.Options{Stage: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(step.Targets, []string{"a", "b"}) || len(step.Staging) != 0 {
+		t.Fatalf("targets %v staging %v", step.Targets, step.Staging)
+	}
+}
+
+func TestStageOf(t *testing.T) {
+	p := stagePool(1)
+	if on, n, err := rollout.StageOf(p, 10); !on || n != 10 || err != nil {
+		t.Fatalf("default: %t %d %v", on, n, err)
+	}
+	p.Annotations = map[string]string{rollout.StageParallelKey: "3"}
+	if on, n, err := rollout.StageOf(p, 10); !on || n != 3 || err != nil {
+		t.Fatalf("annotated: %t %d %v", on, n, err)
+	}
+	p.Annotations[rollout.StageKey] = "false"
+	if on, _, err := rollout.StageOf(p, 10); on || err != nil {
+		t.Fatalf("opted out: %t %v", on, err)
+	}
+	p.Annotations = map[string]string{rollout.StageParallelKey: "0"}
+	if _, _, err := rollout.StageOf(p, 10); err == nil || !strings.Contains(err.Error(), "machineconfigpool worker: annotation mcotui.io/stage-parallelism=\"0\"") {
+		t.Fatalf("bad parallelism: %v", err)
+	}
+	p.Annotations = map[string]string{rollout.StageParallelKey: "4"}
+	p.Name = "master"
+	if _, n, _ := rollout.StageOf(p, 10); n != 1 {
+		t.Fatalf("control plane stages %d at once, want 1", n)
+	}
+}
+
+func stagePool(maxUnavailable int) *poolT {
+	p := &poolT{}
+	p.Name = "worker"
+	p.Spec.Configuration.Name = newCfg
+	mu := intstr.FromInt(maxUnavailable)
+	p.Spec.MaxUnavailable = &mu
+	return p
+}
