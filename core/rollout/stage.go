@@ -3,8 +3,14 @@ package rollout
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mcotui/mcotui/core/nodeanno"
+	"github.com/mcotui/mcotui/core/phase"
 )
 
 // Staging the OS image before the drain (nodeanno.StageImageKey). When the target config
@@ -106,4 +112,45 @@ func (d *decision) stageStep() {
 			busy++
 		}
 	}
+}
+
+// StageState is where a node is in staging an OS image before its drain.
+type StageState int
+
+// States of NodeStage.
+const (
+	// StageNone: the node was not asked to stage an image (or booted the one it staged).
+	StageNone StageState = iota
+	// StagePulling: it downloads the image.
+	StagePulling
+	// StageRetrying: a download failed; the agent tries again.
+	StageRetrying
+	// StageStaged: the image is staged, ready for the drain.
+	StageStaged
+)
+
+// NodeStage reads n's staging (its annotations) and, when mcn is given, its
+// ImagePulledFromRegistry condition: the state, and a line for people, such as
+// "staged quay.io/os:2 (51 layers, 1.1 GB)" or "pulling quay.io/os:2".
+func NodeStage(n *corev1.Node, mcn *mcfgv1.MachineConfigNode) (StageState, string) {
+	want := nodeanno.StageImage(n)
+	if want == "" {
+		return StageNone, ""
+	}
+	var cond metav1.Condition
+	if mcn != nil {
+		cond, _ = phase.Find(mcn.Status.Conditions, phase.ImagePulledFromRegistry)
+	}
+	mentions := strings.Contains(cond.Message, want)
+	if nodeanno.StagedImage(n) == want {
+		text := "staged " + want
+		if _, bytes, ok := strings.Cut(cond.Message, want+" before the drain ("); ok && mentions && cond.Status == metav1.ConditionTrue {
+			text += " (" + strings.TrimSuffix(bytes, ")") + ")"
+		}
+		return StageStaged, text
+	}
+	if mentions && phase.StateOf(cond) == phase.Failed {
+		return StageRetrying, strings.TrimPrefix(cond.Message, "Error: ")
+	}
+	return StagePulling, "pulling " + want
 }
