@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -153,4 +154,52 @@ func NodeStage(n *corev1.Node, mcn *mcfgv1.MachineConfigNode) (StageState, strin
 		return StageRetrying, strings.TrimPrefix(cond.Message, "Error: ")
 	}
 	return StagePulling, "pulling " + want
+}
+
+// OSImageStaging is mcotui's pool condition of the staging before the drain: True
+// while nodes of the pool download the target's OS image (how many have staged it, and
+// which still pull), False once none does. A pool none of whose nodes was ever asked
+// to stage has no such condition, so that it shows MCO's conditions only.
+const OSImageStaging mcfgv1.MachineConfigPoolConditionType = "OSImageStaging"
+
+// stageCounts counts a pool's members by their staging, for OSImageStaging.
+type stageCounts struct {
+	asked, staged int
+	pulling       []string
+	image         string
+}
+
+func (s *stageCounts) add(m *member) {
+	if m.stageImage == "" {
+		return
+	}
+	s.asked++
+	s.image = m.stageImage
+	if m.stagedImage == m.stageImage {
+		s.staged++
+		return
+	}
+	s.pulling = append(s.pulling, m.name)
+}
+
+func (s *stageCounts) setCondition(status *mcfgv1.MachineConfigPoolStatus, now metav1.Time) {
+	if s.asked == 0 {
+		if FindCondition(status, OSImageStaging) != nil {
+			setCondition(status, OSImageStaging, corev1.ConditionFalse, "", "no node is staging an OS image", now)
+		}
+		return
+	}
+	if len(s.pulling) == 0 {
+		setCondition(status, OSImageStaging, corev1.ConditionFalse, "AllStaged",
+			fmt.Sprintf("%d nodes staged the OS image %s before their drain", s.staged, s.image), now)
+		return
+	}
+	slices.Sort(s.pulling)
+	const shown = 5
+	names := strings.Join(s.pulling[:min(len(s.pulling), shown)], ", ")
+	if len(s.pulling) > shown {
+		names += fmt.Sprintf(" and %d more", len(s.pulling)-shown)
+	}
+	setCondition(status, OSImageStaging, corev1.ConditionTrue, "Pulling",
+		fmt.Sprintf("%d of %d nodes asked have staged the OS image %s before their drain; pulling: %s", s.staged, s.asked, s.image, names), now)
 }

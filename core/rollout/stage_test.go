@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/mcotui/mcotui/core/nodeanno"
@@ -117,4 +119,27 @@ func stagePool(maxUnavailable int) *poolT {
 	mu := intstr.FromInt(maxUnavailable)
 	p.Spec.MaxUnavailable = &mu
 	return p
+}
+
+func TestPoolStatusSaysWhoStages(t *testing.T) {
+	p := stagePool(1)
+	now := metav1.Now()
+	st := rollout.Status(p, []*nodeT{node("a", at(oldCfg)), node("b", at(oldCfg))}, now)
+	if c := rollout.FindCondition(&st, rollout.OSImageStaging); c != nil {
+		t.Fatalf("a pool that never staged has %+v", c)
+	}
+	nodes := []*nodeT{
+		node("a", at(oldCfg), stageAnn(nodeanno.StageImageKey, newImage), stageAnn(nodeanno.StagedImageKey, newImage)),
+		node("b", at(oldCfg), stageAnn(nodeanno.StageImageKey, newImage)),
+	}
+	st = rollout.Status(p, nodes, now)
+	c := rollout.FindCondition(&st, rollout.OSImageStaging)
+	if c == nil || c.Status != corev1.ConditionTrue || c.Message != "1 of 2 nodes asked have staged the OS image "+newImage+" before their drain; pulling: b" {
+		t.Fatalf("OSImageStaging = %+v", c)
+	}
+	p.Status = st
+	st = rollout.Status(p, []*nodeT{node("a", at(newCfg)), node("b", at(newCfg))}, now)
+	if c := rollout.FindCondition(&st, rollout.OSImageStaging); c == nil || c.Status != corev1.ConditionFalse {
+		t.Fatalf("after the rollout OSImageStaging = %+v", c)
+	}
 }
