@@ -1,15 +1,18 @@
 package rollout_test
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
 
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/mcotui/mcotui/core/nodeanno"
+	"github.com/mcotui/mcotui/core/phase"
 	"github.com/mcotui/mcotui/core/rollout"
 )
 
@@ -141,5 +144,34 @@ func TestPoolStatusSaysWhoStages(t *testing.T) {
 	st = rollout.Status(p, []*nodeT{node("a", at(newCfg)), node("b", at(newCfg))}, now)
 	if c := rollout.FindCondition(&st, rollout.OSImageStaging); c == nil || c.Status != corev1.ConditionFalse {
 		t.Fatalf("after the rollout OSImageStaging = %+v", c)
+	}
+}
+
+func TestNodeStage(t *testing.T) {
+	mcn := func(c phase.Condition) *mcfgv1.MachineConfigNode {
+		m := &mcfgv1.MachineConfigNode{}
+		m.Status.Conditions, _ = phase.Apply(nil, oldCfg, metav1.Now(), c)
+		return m
+	}
+	asked := node("a", stageAnn(nodeanno.StageImageKey, newImage))
+	staged := node("b", stageAnn(nodeanno.StageImageKey, newImage), stageAnn(nodeanno.StagedImageKey, newImage))
+	for _, tc := range []struct {
+		name  string
+		n     *nodeT
+		m     *mcfgv1.MachineConfigNode
+		state rollout.StageState
+		text  string
+	}{
+		{"not asked", node("c"), nil, rollout.StageNone, ""},
+		{"asked", asked, mcn(phase.ImagePulling(newImage)), rollout.StagePulling, "pulling " + newImage},
+		{"failing", asked, mcn(phase.ImagePullFailed(newImage, 2, errors.New("connection reset"))), rollout.StageRetrying,
+			"Failed to pull OS image " + newImage + " (attempt 2, retrying; the node is not degraded): connection reset"},
+		{"staged", staged, mcn(phase.ImageStaged(newImage, "2 layers, 10.0 MB")), rollout.StageStaged, "staged " + newImage + " (2 layers, 10.0 MB)"},
+		{"staged, no MCN", staged, nil, rollout.StageStaged, "staged " + newImage},
+	} {
+		st, text := rollout.NodeStage(tc.n, tc.m)
+		if st != tc.state || text != tc.text {
+			t.Errorf("%s: NodeStage = %d %q, want %d %q", tc.name, st, text, tc.state, tc.text)
+		}
 	}
 }
