@@ -34,6 +34,10 @@ type stager struct {
 	image  string        // the image being staged, "" when none
 	cancel func()        // ends it
 	done   chan struct{} // closed when it has ended
+	// staged is the image this process staged last: a Node read from a cache that does
+	// not show the agent's own staged-image annotation yet does not start it again. It
+	// is forgotten once the node shows it, and when an update begins.
+	staged string
 }
 
 // syncStage starts staging the image the node is asked to stage, unless it is staged
@@ -47,9 +51,9 @@ func (a *Agent) syncStage(ctx context.Context, node *corev1.Node, current string
 		return
 	}
 	a.stage.mu.Lock()
-	running := a.stage.image
+	running, staged := a.stage.image, a.stage.staged
 	a.stage.mu.Unlock()
-	if running == want {
+	if running == want || staged == want {
 		return
 	}
 	a.stopStage()
@@ -61,8 +65,11 @@ func (a *Agent) syncStage(ctx context.Context, node *corev1.Node, current string
 	go func() {
 		defer close(done)
 		defer cancel()
-		a.runStage(sctx, want, current)
+		ok := a.runStage(sctx, want, current)
 		a.stage.mu.Lock()
+		if ok {
+			a.stage.staged = want
+		}
 		if a.stage.done == done {
 			a.stage.image, a.stage.cancel, a.stage.done = "", nil, nil
 		}
@@ -75,7 +82,7 @@ func (a *Agent) syncStage(ctx context.Context, node *corev1.Node, current string
 func (a *Agent) stopStage() {
 	a.stage.mu.Lock()
 	cancel, done := a.stage.cancel, a.stage.done
-	a.stage.image, a.stage.cancel, a.stage.done = "", nil, nil
+	a.stage.image, a.stage.cancel, a.stage.done, a.stage.staged = "", nil, nil, ""
 	a.stage.mu.Unlock()
 	if cancel != nil {
 		cancel()
@@ -84,15 +91,15 @@ func (a *Agent) stopStage() {
 }
 
 // runStage downloads image until it is staged or ctx ends, retrying failures with the
-// agent's backoff.
-func (a *Agent) runStage(ctx context.Context, image, current string) {
+// agent's backoff, and reports whether it staged it.
+func (a *Agent) runStage(ctx context.Context, image, current string) bool {
 	backoff := a.cfg.MinBackoff
 	for attempt := 1; ; attempt++ {
 		_ = a.cfg.Cluster.SetConditions(ctx, current, phase.ImagePulling(image))
 		a.log.Info("staging the OS image before the drain", "image", image, "attempt", attempt)
 		fetched, err := a.cfg.OS.StageImage(ctx, image)
 		if ctx.Err() != nil {
-			return
+			return false
 		}
 		if err == nil {
 			// The condition first, the annotation the driver waits for last: whoever
@@ -102,7 +109,7 @@ func (a *Agent) runStage(ctx context.Context, image, current string) {
 			}
 			if err == nil {
 				a.cfg.Cluster.Event(corev1.EventTypeNormal, "OSImageStaged", fmt.Sprintf("Staged OS image %s before the drain %s", image, orNothingNew(fetched)))
-				return
+				return true
 			}
 		} else {
 			a.cfg.Cluster.Event(corev1.EventTypeWarning, "OSImagePullFailed", fmt.Sprintf("Failed to pull OS image %s (attempt %d, retrying in %s): %v", image, attempt, backoff, err))
@@ -111,7 +118,7 @@ func (a *Agent) runStage(ctx context.Context, image, current string) {
 		a.log.Warn("staging the OS image failed; retrying", "image", image, "in", backoff, "err", err)
 		select {
 		case <-ctx.Done():
-			return
+			return false
 		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, a.cfg.MaxBackoff)
