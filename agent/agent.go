@@ -106,6 +106,8 @@ type Agent struct {
 
 	driftMu sync.Mutex
 	drift   *driftMonitor
+	// stage is the background download of the next OS image (stage.go).
+	stage stager
 	// configs caches rendered configs by name; they never change once rendered.
 	configs map[string]configdiff.Config
 }
@@ -155,6 +157,7 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a.ap = &applier{root: cfg.Root, systemd: cfg.Systemd, os: cfg.OS, stateDir: cfg.StateDir, limits: cfg.Limits,
 		cmdline: cfg.CmdlineFile, arch: cfg.Arch, own: ownPaths(cfg.StateDir, cfg.Journal.Path())}
+	a.ap.log = a.log.Warn
 	a.armWritePoint()
 	return a, nil
 }
@@ -181,6 +184,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	a.cfg.Health.APIReached()
 	defer a.stopDrift()
+	defer a.stopStage()
 	a.sweep()
 	backoff := a.cfg.MinBackoff
 	// failures counts the syncs failed in a row, published with the next try's time
@@ -348,6 +352,7 @@ func (a *Agent) sync(ctx context.Context) (again bool, err error) {
 	}
 	if active {
 		a.stopDrift()
+		a.stopStage()
 		return true, a.carry(ctx, u)
 	}
 	node, err := a.cfg.Cluster.Node(ctx)
@@ -378,12 +383,14 @@ func (a *Agent) sync(ctx context.Context) (again bool, err error) {
 		a.retireBorn()
 	}
 	if desired == "" || desired == current {
+		a.syncStage(ctx, node, current)
 		return false, a.idle(ctx, node, current)
 	}
 	if haveLast && last.Result == store.ResultUnreconcilable && last.To == desired && last.From == current {
 		return false, nil // already reported; wait for a new desired config
 	}
 	a.stopDrift()
+	a.stopStage()
 	return true, a.begin(ctx, node, current, desired)
 }
 

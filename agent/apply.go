@@ -43,6 +43,12 @@ type OSUpdater interface {
 	Tools() []string
 	SetKernelArguments(ctx context.Context, remove, add []string) error
 	Rebase(ctx context.Context, imageURL string) error
+	// StageImage downloads imageURL without deploying it (before the drain), and
+	// says what it fetched; DeployStaged deploys it after the drain from what was
+	// downloaded (host.OSTree: rpm-ostree --download-only / --cache-only, bootc
+	// switch --download-only / --from-downloaded).
+	StageImage(ctx context.Context, imageURL string) (fetched string, err error)
+	DeployStaged(ctx context.Context, imageURL string) error
 	DiscardPending(ctx context.Context) error
 	// Deployments are the booted deployment and the staged one (nil when none).
 	Deployments(ctx context.Context) (booted, staged *host.Deployment, err error)
@@ -69,6 +75,11 @@ type applier struct {
 	cmdline, arch string
 	// own are the agent's own files (ownPaths), which no config may write.
 	own []string
+	// staged is the OS image the node staged before the drain (stage.go), set by
+	// stepOS: a rebase to it deploys the download. log receives the fall back to the
+	// registry when the download is gone.
+	staged string
+	log    func(msg string, args ...any)
 }
 
 // RefusedError is the agent's refusal of an update's target config: what the config
@@ -334,10 +345,22 @@ func (ap *applier) applyOS(ctx context.Context, p *Plan) error {
 }
 
 func (ap *applier) rebase(ctx context.Context, c configdiff.Changes) error {
-	if o := c.OSImageURL; o != nil && o.New != "" {
-		return ap.os.Rebase(ctx, o.New)
+	o := c.OSImageURL
+	if o == nil || o.New == "" {
+		return nil
 	}
-	return nil
+	if ap.staged == o.New {
+		err := ap.os.DeployStaged(ctx, o.New)
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		// The download is gone (pruned, or a tool that lost it): the registry still
+		// has the image, and the node is drained already; it costs the download time.
+		if ap.log != nil {
+			ap.log("the staged OS image could not be deployed; downloading it again", "image", o.New, "err", err)
+		}
+	}
+	return ap.os.Rebase(ctx, o.New)
 }
 
 // layering reports whether an update involves rpm-ostree package transactions: a kernel

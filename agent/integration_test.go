@@ -30,6 +30,7 @@ import (
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
 	"github.com/mcotui/mcotui/deploy"
+	"github.com/mcotui/mcotui/platform/host"
 	"github.com/mcotui/mcotui/platform/kube/kubetest"
 	"github.com/mcotui/mcotui/platform/kube/nodeagent"
 	"github.com/mcotui/mcotui/store"
@@ -661,5 +662,28 @@ func TestIntegrationForeignDesiredConfigRefused(t *testing.T) {
 	}
 	if after := snapshotTree(t, n.h.dir); after != before {
 		t.Fatalf("a refused config wrote to the host:\n%s\n%s", before, after)
+	}
+}
+
+// Staging against the real API server: the agent reports the download in its
+// MachineConfigNode's ImagePulledFromRegistry (bytes included) and says it is staged on
+// its Node, through its admission policies, while the node stays schedulable and
+// Updated.
+func TestIntegrationStagesTheOSImageBeforeTheDrain(t *testing.T) {
+	n := newLiveNode(t, "stage", map[string]string{nodeanno.StageImageKey: newImage}, false)
+	installFakeRPMOSTree(t, n.h.dir, 0)
+	writeHostFile(t, n.h.dir, "/.ostree/booted-image", oldImage+"\n", 0o644)
+	n.h.os = host.NewOSTree(n.h.dir, directRunner)
+	n.start()
+	n.await("the OS image staged", func(node *corev1.Node) bool { return nodeanno.StagedImage(node) == newImage })
+	c := n.mcnCondition(phase.ImagePulledFromRegistry)
+	if c.Status != metav1.ConditionTrue || c.Message != "Staged OS image "+newImage+" before the drain (2 layers, 10.0 MB)" {
+		t.Fatalf("ImagePulledFromRegistry = %s %q", c.Status, c.Message)
+	}
+	if u := n.mcnCondition(phase.Updated); u.Status != metav1.ConditionTrue {
+		t.Fatalf("Updated = %s %q while staging", u.Status, u.Message)
+	}
+	if node := n.get(); node.Spec.Unschedulable || nodeanno.State(node) != nodeanno.StateDone {
+		t.Fatalf("staging touched the node: unschedulable %t state %s", node.Spec.Unschedulable, nodeanno.State(node))
 	}
 }

@@ -32,15 +32,20 @@ func directRunner(ctx context.Context, root, name string, args ...string) ([]byt
 // deployment (image and requested packages) in files under $FAKE_ROOT/.ostree, takes the
 // verbs the agent sends in the argument shapes MCO's daemon sends them (kargs, rebase,
 // override remove/reset, update --install/--uninstall, cleanup -p), and prints
-// `status --json` with the fields rpmostree-client-go reads. "fake-boot" is the test's
-// own verb: the reboot, which makes the staged deployment the booted one.
+// `status --json` with the fields rpmostree-client-go reads and rpm-ostree's own
+// container-image-reference-digest and checksum. rebase takes its flags anywhere before
+// the reference, as the real one does (man/rpm-ostree.xml): --download-only fetches
+// into the repository without a deployment and prints ostree-ext's "layers needed"
+// summary; --cache-only (-C) deploys only what was downloaded and fails otherwise.
+// "fake-boot" is the test's own verb: the reboot, which makes the staged deployment
+// the booted one; "fake-boot-old" a reboot that lost it (the previous one boots).
 const rpmOSTreeStandIn = `#!/bin/sh
 d="$FAKE_ROOT/.ostree"
 mkdir -p "$d"
 [ -f "$d/booted-image" ] || : > "$d/booted-image"
 [ -f "$d/booted-pkgs" ] || : > "$d/booted-pkgs"
 [ -f "$d/booted-removals" ] || : > "$d/booted-removals"
-[ "$1" = fake-boot ] || [ "$1" = status ] || echo "$*" >> "$FAKE_ROOT/rpm-ostree.log"
+case "$1" in fake-boot*|status) ;; *) echo "$*" >> "$FAKE_ROOT/rpm-ostree.log" ;; esac
 stage() {
 	if [ ! -f "$d/staged" ]; then
 		for f in image pkgs removals; do cp "$d/booted-$f" "$d/staged-$f"; done
@@ -50,10 +55,13 @@ stage() {
 jsonlist() { printf '['; sep=''; for p in $(cat "$1"); do printf '%s"%s"' "$sep" "$p"; sep=,; done; printf ']'; }
 deployment() {
 	img=$(cat "$d/$1-image")
-	ref=''
-	[ -n "$img" ] && ref="ostree-unverified-registry:$img"
-	printf '{"booted":%s,"staged":%s,"container-image-reference":"%s","requested-packages":%s,"requested-base-removals":%s}' \
-		"$2" "$3" "$ref" "$(jsonlist "$d/$1-pkgs")" "$(jsonlist "$d/$1-removals")"
+	ref='' digest=''
+	if [ -n "$img" ]; then
+		ref="ostree-unverified-registry:$img"
+		digest="sha256:$(printf %s "$img" | sha256sum | cut -d' ' -f1)"
+	fi
+	printf '{"id":"fedora-coreos-%s","osname":"fedora-coreos","checksum":"%s","booted":%s,"staged":%s,"container-image-reference":"%s","container-image-reference-digest":"%s","requested-packages":%s,"requested-base-removals":%s}' \
+		"$1" "$(printf %s "$1$img" | sha256sum | cut -d' ' -f1)" "$2" "$3" "$ref" "$digest" "$(jsonlist "$d/$1-pkgs")" "$(jsonlist "$d/$1-removals")"
 }
 case "$1" in
 status)
@@ -62,6 +70,9 @@ status)
 	if [ -f "$d/staged" ]; then deployment staged false true; printf ','; fi
 	deployment booted true false
 	printf '],"transaction":null}\n'
+	;;
+fake-boot-old)
+	rm -f "$d/staged" "$d/staged-image" "$d/staged-pkgs" "$d/staged-removals"
 	;;
 fake-boot)
 	if [ -f "$d/staged" ]; then
@@ -77,8 +88,30 @@ kargs)
 	stage
 	;;
 rebase)
-	stage
-	echo "${3#ostree-unverified-registry:}" > "$d/staged-image"
+	shift
+	mode='' ref=''
+	for a in "$@"; do
+		case "$a" in
+		--download-only) mode=download ;;
+		--cache-only|-C) mode=cache ;;
+		--experimental) ;;
+		-*) echo "error: Unknown option $a" >&2; exit 1 ;;
+		*) ref=$a ;;
+		esac
+	done
+	img="${ref#ostree-unverified-registry:}"
+	case "$mode" in
+	download)
+		if [ -f "$FAKE_ROOT/fail-download" ]; then echo 'error: Fetching blob: connection reset by peer' >&2; exit 1; fi
+		echo "$img" >> "$d/downloaded"
+		echo 'layers already present: 0; layers needed: 2 (10.0 MB)'
+		;;
+	cache)
+		if ! grep -qx "$img" "$d/downloaded" 2>/dev/null; then echo "error: $ref: not found in the cache (--cache-only)" >&2; exit 1; fi
+		stage; echo "$img" > "$d/staged-image"
+		;;
+	*) stage; echo "$img" > "$d/staged-image" ;;
+	esac
 	;;
 override|update)
 	stage
@@ -109,9 +142,11 @@ func installFakeRPMOSTree(t *testing.T, root string, exit int) {
 }
 
 // bootRPMOSTree is the reboot as rpm-ostree sees it: the staged deployment is booted.
-func bootRPMOSTree(t *testing.T, root string) {
+func bootRPMOSTree(t *testing.T, root string) { bootRPMOSTreeVerb(t, root, "fake-boot") }
+
+func bootRPMOSTreeVerb(t *testing.T, root, verb string) {
 	t.Helper()
-	if out, err := directRunner(t.Context(), root, "/usr/bin/rpm-ostree", "fake-boot"); err != nil {
+	if out, err := directRunner(t.Context(), root, "/usr/bin/rpm-ostree", verb); err != nil {
 		t.Fatalf("boot the rpm-ostree stand-in: %v: %s", err, out)
 	}
 }

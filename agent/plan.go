@@ -49,6 +49,12 @@ type Plan struct {
 	// means the node has rebooted.
 	BootID string `json:"bootID,omitempty"`
 
+	// OSDigest is the digest of the OS image deployment the update staged for the
+	// reboot (the tool's status after ApplyOS), journaled before the reboot: after it,
+	// the booted deployment must have this digest, or the node came back on another
+	// one (the staged deployment was lost, or the bootloader fell back).
+	OSDigest string `json:"osDigest,omitempty"`
+
 	// parsed caches configs(); the plan is used by one goroutine at a time.
 	parsed struct {
 		done     bool

@@ -256,10 +256,36 @@ func (a *Agent) stepUnits(ctx context.Context, r *run) error {
 
 func (a *Agent) stepOS(ctx context.Context, r *run) error {
 	c := r.plan.Changes
+	a.ap.staged = ""
+	if c.OSImageURL != nil && c.OSImageURL.New != "" {
+		a.ap.staged = a.stagedImage(ctx)
+	}
 	if err := a.ap.applyOS(ctx, r.plan); err != nil {
 		return err
 	}
+	if err := a.recordStagedDigest(ctx, r); err != nil {
+		return err
+	}
 	return a.cfg.Cluster.SetConditions(ctx, r.plan.To, phase.Executed(), phase.Applied(a.osChange(c), a.sshChange(c)))
+}
+
+// recordStagedDigest journals the digest of the deployment an OS image update staged,
+// for stepValidate to hold the booted one to. Nothing when the update does not change
+// the image, or the tool gives no digest.
+func (a *Agent) recordStagedDigest(ctx context.Context, r *run) error {
+	o := r.plan.Changes.OSImageURL
+	if o == nil || o.New == "" {
+		return nil
+	}
+	_, staged, err := a.ap.os.Deployments(ctx)
+	if err != nil {
+		return err
+	}
+	if staged == nil || staged.Digest == "" || staged.Digest == r.plan.OSDigest {
+		return nil
+	}
+	r.plan.OSDigest = staged.Digest
+	return a.record(r)
 }
 
 func (a *Agent) stepPostActions(ctx context.Context, r *run) error {
@@ -329,7 +355,7 @@ func (a *Agent) stepValidate(ctx context.Context, r *run) error {
 	if err != nil {
 		return err
 	}
-	osms, err := a.ap.validateOS(ctx, new, r.plan.Changes)
+	osms, err := a.ap.validateOS(ctx, new, r.plan.Changes, r.plan.OSDigest)
 	if err != nil {
 		return err
 	}
@@ -380,6 +406,11 @@ func (a *Agent) stepComplete(ctx context.Context, r *run) error {
 		postConfigActionKey:       "",
 	}); err != nil {
 		return err
+	}
+	if o := p.Changes.OSImageURL; o != nil && o.New != "" {
+		if err := a.clearStage(ctx, o.New); err != nil {
+			return err
+		}
 	}
 	// Originals of files that left the config are back in place: forget them.
 	for _, f := range p.Changes.Files.Removed {

@@ -201,7 +201,13 @@ func sortedKeys[V any](m map[string]V) []string {
 // it can hold: the image and packages on a host with rpm-ostree or bootc, the command
 // line when the agent was given the file. changes is the update's: a host booted from an
 // ostree remote reports no image, and is judged on it only when this update rebased it.
-func (ap *applier) validateOS(ctx context.Context, cfg configdiff.Config, changes configdiff.Changes) ([]Mismatch, error) {
+//
+// The image is held to its digest too: the one osImageURL pins ("@sha256:..."), and
+// wantDigest, the one the update staged for the reboot (Plan.OSDigest). A node that
+// came back on its previous deployment (the staged one was lost in a power cut while
+// ostree finalized it, or the bootloader fell back) shows another digest, and the
+// mismatch names what it booted and what was expected; the update is never Done.
+func (ap *applier) validateOS(ctx context.Context, cfg configdiff.Config, changes configdiff.Changes, wantDigest string) ([]Mismatch, error) {
 	var out []Mismatch
 	if ap.cmdline != "" && len(cfg.KernelArguments) > 0 {
 		b, err := os.ReadFile(ap.cmdline)
@@ -227,8 +233,10 @@ func (ap *applier) validateOS(ctx context.Context, cfg configdiff.Config, change
 	if err != nil {
 		return nil, err
 	}
-	if cfg.OSImageURL != "" && (booted.Image != "" || changes.OSImageURL != nil) && booted.Image != cfg.OSImageURL {
-		out = append(out, Mismatch{"spec.osImageURL", fmt.Sprintf("the node booted %s, the config says %s", orNoImage(booted.Image), cfg.OSImageURL)})
+	if cfg.OSImageURL != "" && (booted.Image != "" || changes.OSImageURL != nil) {
+		if m := imageMismatch(booted, cfg.OSImageURL, wantDigest); m != "" {
+			out = append(out, Mismatch{"spec.osImageURL", m})
+		}
 	}
 	if len(cfg.Extensions) > 0 && slices.Contains(tools, host.RPMOSTree) {
 		missing, err := ospkg.MissingPackages(booted.Deployment, cfg.Extensions)
@@ -240,6 +248,29 @@ func (ap *applier) validateOS(ctx context.Context, cfg configdiff.Config, change
 		}
 	}
 	return out, nil
+}
+
+// imageMismatch says how the booted deployment differs from the image want and the
+// digest wantDigest (either may be unknown: ""), or "" when it is the one.
+func imageMismatch(booted *host.Deployment, want, wantDigest string) string {
+	if _, pinned, ok := strings.Cut(want, "@"); ok && strings.HasPrefix(pinned, "sha256:") && wantDigest == "" {
+		wantDigest = pinned
+	}
+	sameImage := booted.Image == want
+	sameDigest := wantDigest == "" || booted.Digest == "" || booted.Digest == wantDigest
+	if sameImage && sameDigest {
+		return ""
+	}
+	got := orNoImage(booted.Image)
+	if booted.Digest != "" {
+		got += " (digest " + booted.Digest + ")"
+	}
+	expected := want
+	if wantDigest != "" && !strings.Contains(want, wantDigest) {
+		expected += " (digest " + wantDigest + ")"
+	}
+	return fmt.Sprintf("the node booted %s, the config says %s: the node is not on the deployment the update staged "+
+		"(it was lost before it was finalized, or the bootloader fell back to the previous one)", got, expected)
 }
 
 func orNoImage(s string) string {

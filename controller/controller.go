@@ -130,6 +130,10 @@ type Config struct {
 	// before any loop starts, and with false once every loop has stopped, before the
 	// Lease is released. Tests use it to check that leaders never overlap.
 	OnLeading func(leading bool)
+
+	// StageParallel is how many nodes of a pool stage a new OS image at once before
+	// their drain where the pool does not say (DriverOptions.StageParallel).
+	StageParallel int
 }
 
 func (c *Config) defaults() error {
@@ -341,6 +345,7 @@ func (t *term) setupRollout() *Driver {
 		OnTargeted:        func(pool, _ string) { cfg.Metrics.targeted(pool) },
 		BackgroundTargets: true,
 		Retry:             func(pool string, after time.Duration) { rolloutQ.queue.AddAfter(pool, after) },
+		StageParallel:     cfg.StageParallel,
 	}
 	if t.streams != nil {
 		opts.OSImageStreams = t.streams.Lister()

@@ -108,6 +108,10 @@ type DriverOptions struct {
 	// controller does where OSStreams is on. Without them the field is left as it is.
 	OSImageStreams mcfglisters.OSImageStreamLister
 	MachineConfigs mcfglisters.MachineConfigLister
+	// StageParallel is how many nodes of a pool stage a new OS image at once before
+	// their drain, for pools whose rollout.StageParallelKey does not say. Default
+	// rollout.DefaultStageParallel.
+	StageParallel int
 }
 
 // Driver drives pools' rollouts one step at a time, as MCO's node controller does. It
@@ -153,6 +157,11 @@ type Driver struct {
 	writeSlots chan struct{}
 	failures   workqueue.TypedRateLimiter[string]
 	retry      func(string, time.Duration)
+
+	// stageParallel is DriverOptions.StageParallel; osImages the rendered configs'
+	// OS images the staging reads.
+	stageParallel int
+	osImages      osImages
 }
 
 // NewDriver returns a Driver writing through clients.
@@ -183,6 +192,10 @@ func NewDriver(clients *kube.Clients, opts DriverOptions) *Driver {
 	}
 	if d.fieldManager == "" {
 		d.fieldManager = FieldManager
+	}
+	d.stageParallel = opts.StageParallel
+	if d.stageParallel <= 0 {
+		d.stageParallel = rollout.DefaultStageParallel
 	}
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
@@ -271,9 +284,15 @@ func (d *Driver) Step(ctx context.Context, pool string, opts rollout.Options) (r
 		return rollout.Step{}, errors.New(hold.Message)
 	}
 	opts.Policy, opts.Now, opts.Gate = pol.Policy, pol.Now, pol.Gate
+	if opts.Stage, err = d.stageOptions(ctx, st, targetName(st, opts)); err != nil {
+		return rollout.Step{}, err
+	}
 	step, err := rollout.Plan(st.Pool, rollout.PlanningView(st.Nodes), opts)
 	if err != nil {
 		return rollout.Step{}, err
+	}
+	if err := d.writeStage(ctx, &st, step); err != nil {
+		return step, err
 	}
 	return d.stepOn(ctx, &st, step, false)
 }
@@ -500,6 +519,17 @@ func (d *Driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) 
 	var step rollout.Step
 	stepping := !hold.Invalid && (mayStep == nil || mayStep(st))
 	if stepping {
+		var err error
+		if opts.Stage, err = d.stageOptions(ctx, st, targetName(st, opts)); err != nil {
+			// Which nodes must stage first is unknown: no node is targeted.
+			if d.recorder != nil {
+				d.recorder.Event(p, corev1.EventTypeWarning, reasonInvalidRollout, err.Error())
+			}
+			errs = append(errs, err)
+			stepping = false
+		}
+	}
+	if stepping {
 		// The plan reads no taints: it is made before they are written, so that the
 		// step's own targets need no taint write of their own (below).
 		opts.Brief = true // a sync acts on the targets alone
@@ -524,6 +554,9 @@ func (d *Driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) 
 	}
 	tr.mark("taints")
 	if stepping {
+		if err := d.writeStage(ctx, &st, step); err != nil {
+			errs = append(errs, err)
+		}
 		if step, err = d.stepOn(ctx, &st, step, d.background); err != nil {
 			errs = append(errs, err)
 		}

@@ -37,8 +37,9 @@ const (
 
 // AgentNodeAnnotations are the only Node annotations the agent may change, on its own
 // Node: what it reports (current config, state, reason, the pending reboot, its next
-// retry) and its record of a cordon it made. desiredConfig is the controller's; labels
-// and taints are not the agent's at all.
+// retry, the OS image it staged) and its record of a cordon it made; and the request to
+// stage an OS image, which it clears once it booted that image. desiredConfig is the
+// controller's; labels and taints are not the agent's at all.
 var AgentNodeAnnotations = []string{
 	nodeanno.CurrentConfigKey,
 	nodeanno.StateKey,
@@ -46,6 +47,8 @@ var AgentNodeAnnotations = []string{
 	nodeanno.PostConfigActionKey,
 	nodeanno.CordonedByKey,
 	nodeanno.RetryKey,
+	nodeanno.StagedImageKey,
+	nodeanno.StageImageKey,
 }
 
 // celString quotes s as a CEL string literal. The strings quoted here are annotation

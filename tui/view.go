@@ -349,7 +349,7 @@ func (u *UI) helpGroups() []helppane.Group {
 		styles.GlyphWaiting, "waiting (a drain held by a budget; retried)",
 		styles.GlyphFailed, "failed: node degraded",
 		styles.GlyphNotStarted, "False: not started, or not needed",
-		styles.GlyphBehind, "behind the pool's target",
+		styles.GlyphBehind, "behind the pool's target ("+styles.GlyphStaging+" staging its OS image)",
 	)
 	filter := helppane.Pairs("Filter (/)",
 		"TEXT", "name contains TEXT",

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os/signal"
@@ -17,6 +18,7 @@ import (
 	"github.com/mcotui/mcotui/cmd/cmdutil"
 	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/core/generated"
+	"github.com/mcotui/mcotui/core/rollout"
 )
 
 // ControllerOptions are `mcotui controller`'s.
@@ -40,6 +42,8 @@ type ControllerOptions struct {
 	MetricsAddr, HealthAddr string
 	// Version is the binary's, logged and written by the controller.
 	Version string
+	// StageParallel is --stage-parallelism.
+	StageParallel int
 	// routeKlog sends client-go's klog output through the controller's logger.
 	routeKlog bool
 }
@@ -111,6 +115,7 @@ It refuses to start where the Machine Config Operator runs, and says what it fou
 		"NAMESPACE/NAME[:KEY] of the ConfigMap holding the base kubelet configuration that KubeletConfigs are merged onto (kubeadm's by default)")
 	fl.StringVar(&o.KubeletConfigPath, "kubelet-config-path", generated.DefaultKubeletConfigPath, "the file the nodes' kubelet reads its configuration from, where a KubeletConfig's merged configuration is written (kubeadm's by default)")
 	o.Prometheus.Add(fl)
+	fl.IntVar(&o.StageParallel, "stage-parallelism", rollout.DefaultStageParallel, "how many nodes of a pool download and stage a new OS image at once, before their drain, where the pool's "+rollout.StageParallelKey+" annotation does not say (control-plane pools: one)")
 	fl.BoolVarP(&o.Verbose, "verbose", "v", false, "log at debug level")
 	cmdutil.AddLogFormat(fl, &o.LogFormat)
 	fl.StringVar(&o.MetricsAddr, "metrics-addr", "", `serve Prometheus metrics at http://ADDR/metrics (default "": off; :8080 for every interface, as mcotui install sets)`)
@@ -146,7 +151,12 @@ func (o *ControllerOptions) Complete(*cobra.Command, []string) error {
 
 // Validate checks --prometheus-url (Complete has read --platform and the kubelet
 // base).
-func (o *ControllerOptions) Validate() error { return o.Prometheus.Validate() }
+func (o *ControllerOptions) Validate() error {
+	if o.StageParallel < 1 {
+		return cmdutil.UsageHelp(fmt.Errorf("--stage-parallelism %d: give a whole number of nodes, at least 1", o.StageParallel))
+	}
+	return o.Prometheus.Validate()
+}
 
 // Run runs the controller until SIGTERM or SIGINT.
 func (o *ControllerOptions) Run(ctx context.Context) error {
@@ -185,6 +195,7 @@ func (o *ControllerOptions) Run(ctx context.Context) error {
 		Logger:        log,
 		Version:       o.Version,
 		Metrics:       metrics,
+		StageParallel: o.StageParallel,
 	})
 }
 

@@ -277,10 +277,10 @@ func compareTables(t *testing.T, got, want string) {
 	}
 	gi, gr := rows(got)
 	wi, wr := rows(want)
-	// mcotui's -o wide ends in the pinned-image and image mode columns oc does not
+	// mcotui's -o wide ends in the pinned-image, OS image staging and image mode columns oc does not
 	// print; the columns kubectl has come first and must match.
 	head := gr[0]
-	if extra := []string{"PINNEDIMAGESETSPROGRESSING", "PINNEDIMAGESETSDEGRADED", "PINNEDIMAGES", "DESIREDIMAGE", "CURRENTIMAGE"}; len(head) == len(wr[0])+len(extra) &&
+	if extra := []string{"PINNEDIMAGESETSPROGRESSING", "PINNEDIMAGESETSDEGRADED", "PINNEDIMAGES", "OSIMAGESTAGE", "DESIREDIMAGE", "CURRENTIMAGE"}; len(head) == len(wr[0])+len(extra) &&
 		strings.Join(head[len(wr[0]):], " ") == strings.Join(extra, " ") {
 		head = head[:len(wr[0])]
 	}

@@ -101,10 +101,12 @@ func Initial(now metav1.Time) []metav1.Condition {
 // Apply writes conds (a parent and optionally its child) into existing, following MCO's
 // rules, and returns the new list and whether anything changed:
 //   - writing Updated resets every other condition that is not False (but the two
-//     PinnedImageSets ones) to False, its
+//     PinnedImageSets ones, and ImagePulledFromRegistry, which the staging of the next
+//     OS image writes ahead of an update, while the node is Updated) to False, its
 //     message prefixed "Action during update to <desired>: ";
 //   - writing any other type while Updated is True sets Updated False, "sensed
-//     disruption via a manual update";
+//     disruption via a manual update" (but ImagePulledFromRegistry alone: staging the
+//     next OS image before the drain changes nothing on the running node);
 //   - a condition whose status, reason and message are unchanged keeps its transition
 //     time, so repeating a write changes nothing.
 //
@@ -126,14 +128,14 @@ func Apply(existing []metav1.Condition, desired string, now metav1.Time, conds .
 		switch {
 		case writing[c.Type]:
 			continue
-		case c.Type == string(Updated) && c.Status == metav1.ConditionTrue:
+		case c.Type == string(Updated) && c.Status == metav1.ConditionTrue && !stagingOnly(writing):
 			*c = metav1.Condition{
 				Type: string(Updated), Status: metav1.ConditionFalse, Reason: string(Updated),
 				Message:            "This node is not updated, sensed disruption via a manual update.",
 				LastTransitionTime: now,
 			}
 			changed = true
-		case resetAll && c.Status != metav1.ConditionFalse && !pinnedImages(c.Type):
+		case resetAll && c.Status != metav1.ConditionFalse && !pinnedImages(c.Type) && c.Type != string(ImagePulledFromRegistry):
 			c.Status = metav1.ConditionFalse
 			c.Message = fmt.Sprintf("Action during update to %s: %s", desired, c.Message)
 			c.LastTransitionTime = now

@@ -31,6 +31,9 @@ type member struct {
 	// as it simulates waves completing.
 	current, desired, state string
 	reason                  string
+	// stageImage and stagedImage are the node's nodeanno.StageImageKey and
+	// StagedImageKey: the OS image it was asked to stage, and the one it staged.
+	stageImage, stagedImage string
 }
 
 // readMember reads what the planner needs of n. The zone's rank, and whether the
@@ -50,6 +53,9 @@ func readMember(n *corev1.Node) member {
 		desired:  nodeanno.Desired(n),
 		state:    nodeanno.State(n),
 		reason:   nodeanno.Reason(n),
+
+		stageImage:  nodeanno.StageImage(n),
+		stagedImage: nodeanno.StagedImage(n),
 	}
 	m.priority, m.priorityErr = policy.Priority(n)
 	m.held, m.holdErr = policy.Held(n)

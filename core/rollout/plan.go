@@ -50,6 +50,12 @@ type Options struct {
 	// evaluates the gates, which read the cluster): no node is targeted or retried.
 	Gate string
 
+	// Stage, when set, stages the target's OS image on the nodes it changes before
+	// they are targeted (stage.go): such a node is a candidate only once it has
+	// staged the image, and Step.Stage lists the nodes to ask to stage it now. Nil:
+	// MCO's behaviour, the image is downloaded after the drain.
+	Stage *Stage
+
 	// Brief leaves Step.Skipped empty: a controller that plans at every change and
 	// acts on the targets alone need not explain thousands of nodes each time.
 	Brief bool
@@ -76,6 +82,9 @@ const (
 	SkipWindow SkipReason = "OutsideWindow"
 	// SkipGate: a health gate holds the rollout.
 	SkipGate SkipReason = "Gate"
+	// SkipStaging: the node is staging the target's OS image (or waits its turn to);
+	// it becomes a candidate once staged.
+	SkipStaging SkipReason = "Staging"
 )
 
 // Skip is a node a step leaves out, and why, for previews and `mcotui rollout`.
@@ -114,6 +123,12 @@ type Step struct {
 	// windows); Gate is Options.Gate.
 	Window policy.State
 	Gate   string
+	// Stage are the nodes to ask to stage StageImage now (nodeanno.StageImageKey),
+	// Staging every node that must stage it before it is targeted and has not yet
+	// (those asked included), both in rollout order (Options.Stage).
+	StageImage string
+	Stage      []string
+	Staging    []string
 	// Skipped explains every other node, in rollout order (none with Options.Brief).
 	Skipped []Skip
 	// Wait says why candidates are left waiting, or that the pool is paused; it is
@@ -187,7 +202,7 @@ func plan(c *Memo, pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, opts Op
 	case !window.Open:
 		closed = "outside the maintenance windows: " + window.Describe(opts.Now)
 	}
-	d := decide(ms, target, budget, pool.Spec.Paused, opts.Canary, retry)
+	d := decide(ms, target, budget, pool.Spec.Paused, opts.Canary, retry, opts.Stage)
 	if closed != "" {
 		d.closed, d.closedReason = closed, SkipWindow
 		if opts.Gate != "" {
@@ -266,14 +281,18 @@ type decision struct {
 	retry   []*member
 	held    []*member // candidates but for their hold
 
+	stage     *Stage
+	staging   []*member // candidates but for the OS image they have not staged
+	stageNext []*member // of staging, those to ask to stage now
+
 	closed       string     // why the policy lets no node start (window, gate)
 	closedReason SkipReason // SkipWindow or SkipGate
 
 	wait string // waitMessage, once computed
 }
 
-func decide(ms []*member, target string, budget int, paused bool, canary int, retry map[string]bool) decision {
-	d := decision{target: target, budget: budget, paused: paused}
+func decide(ms []*member, target string, budget int, paused bool, canary int, retry map[string]bool, stage *Stage) decision {
+	d := decision{target: target, budget: budget, paused: paused, stage: stage}
 	if canary > 0 {
 		d.canaryNeed = min(canary, len(ms))
 	}
@@ -297,11 +316,14 @@ func decide(ms []*member, target string, budget int, paused bool, canary int, re
 		switch {
 		case m.ready() && m.held:
 			d.held = append(d.held, m)
+		case m.ready() && stage.needsStage(m) && !stage.staged(m):
+			d.staging = append(d.staging, m)
 		case m.ready():
 			d.candidates = append(d.candidates, m)
 		}
 	}
 	d.choose()
+	d.stageStep()
 	return d
 }
 
@@ -355,9 +377,18 @@ func (d *decision) step(pool string, ms []*member, retry map[string]bool, explai
 		Targets:         names(d.targets),
 		Retry:           names(d.retry),
 		Held:            names(d.held),
+		Stage:           names(d.stageNext),
+		Staging:         names(d.staging),
+	}
+	if d.stage != nil {
+		s.StageImage = d.stage.Image
 	}
 	if len(d.targets) < len(d.candidates) {
 		s.Wait = d.waitMessage()
+	}
+	if n := len(d.staging); n > 0 && s.Wait == "" && len(d.targets) == 0 {
+		s.Wait = fmt.Sprintf("staging the OS image %s before the drain: %d nodes to stage (%s), at most %d at once",
+			d.stage.Image, n, joinNames(d.staging), d.stage.Parallel)
 	}
 	for _, m := range d.targets {
 		m.chosen = true
@@ -393,6 +424,8 @@ func (d *decision) skip(m *member) Skip {
 		return Skip{Node: m.name, Reason: SkipHeld, Message: m.holdErr.Error()}
 	case m.held:
 		return Skip{Node: m.name, Reason: SkipHeld, Message: "held by annotation " + policy.HoldKey + "=true; remove it to let the node update"}
+	case d.stage.needsStage(m) && !d.stage.staged(m):
+		return Skip{Node: m.name, Reason: SkipStaging, Message: d.stagingMessage(m)}
 	case d.paused:
 		return Skip{Node: m.name, Reason: SkipPaused, Message: d.waitMessage()}
 	case d.closed != "":
@@ -401,6 +434,17 @@ func (d *decision) skip(m *member) Skip {
 		return Skip{Node: m.name, Reason: SkipCanary, Message: d.waitMessage()}
 	}
 	return Skip{Node: m.name, Reason: SkipNoCapacity, Message: d.waitMessage()}
+}
+
+// stagingMessage says where m is in staging the target's OS image.
+func (d *decision) stagingMessage(m *member) string {
+	switch {
+	case d.paused:
+		return "must stage the OS image " + d.stage.Image + " before it is targeted; " + d.waitMessage()
+	case m.stageImage == d.stage.Image || slices.Contains(d.stageNext, m):
+		return "staging the OS image " + d.stage.Image + " before its drain; it is targeted once staged"
+	}
+	return fmt.Sprintf("waits its turn to stage the OS image %s (at most %d nodes stage at once)", d.stage.Image, d.stage.Parallel)
 }
 
 func (d *decision) atTargetMessage(m *member) string {

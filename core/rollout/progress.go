@@ -21,6 +21,9 @@ func NodePhase(n *corev1.Node, mcn *mcfgv1.MachineConfigNode, target string) str
 	case Degraded(n):
 		return fmt.Sprintf("Degraded (%s)", nodeanno.Reason(n))
 	case nodeanno.Desired(n) != target:
+		if st, text := NodeStage(n, mcn); st != StageNone {
+			return "Waiting (" + text + ")"
+		}
 		return "Waiting"
 	case DoneAt(n, target):
 		return "Updated"

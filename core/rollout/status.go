@@ -50,6 +50,7 @@ func status(c *Memo, pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, now m
 	target := pool.Spec.Configuration.Name
 	var machines, updated, ready, unavail int32
 	var degraded []*member
+	var stage stageCounts
 	c.lock()
 	for _, n := range nodes {
 		if n == nil {
@@ -69,6 +70,7 @@ func status(c *Memo, pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, now m
 		if m.degraded() {
 			degraded = append(degraded, m)
 		}
+		stage.add(m)
 	}
 	c.unlock()
 	slices.SortFunc(degraded, func(a, b *member) int { return cmp.Compare(a.name, b.name) })
@@ -129,6 +131,7 @@ func status(c *Memo, pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, now m
 	default:
 		setCondition(&status, mcfgv1.MachineConfigPoolDegraded, corev1.ConditionFalse, "", "", now)
 	}
+	stage.setCondition(&status, now)
 	return status
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/pinned"
+	"github.com/mcotui/mcotui/core/rollout"
 )
 
 // PoolColumns are the headers of the pool table.
@@ -45,8 +46,12 @@ var (
 )
 
 // pinnedHeader is a wide column: the node's pinned-image progress in words
-// (pinned.NodeSummary).
-const pinnedHeader = "PINNEDIMAGES"
+// (pinned.NodeSummary); stageHeader the next OS image it stages before its drain
+// (rollout.NodeStage).
+const (
+	pinnedHeader = "PINNEDIMAGES"
+	stageHeader  = "OSIMAGESTAGE"
+)
 
 // imageHeaders are the last wide columns: image mode's desired and current OS image
 // of the node (its desiredImage and currentImage annotations), empty without it.
@@ -76,7 +81,7 @@ func NodeColumns(wide bool) []string {
 		for _, c := range nodeWide {
 			h = append(h, c.header)
 		}
-		h = append(h, pinnedHeader)
+		h = append(h, pinnedHeader, stageHeader)
 		h = append(h, imageHeaders...)
 	}
 	return h
@@ -102,7 +107,7 @@ func MCNRow(m *mcfgv1.MachineConfigNode, node *corev1.Node, wide bool, now time.
 		for _, c := range nodeWide {
 			cells = append(cells, mcnCondition(m, c.cond))
 		}
-		cells = append(cells, pinned.NodeSummary(m))
+		cells = append(cells, pinned.NodeSummary(m), stageCell(node, m))
 		cells = append(cells, imageCells(node)...)
 	}
 	return NodeRow{m.Name, cells}
@@ -114,9 +119,18 @@ func UnlistedRow(n *corev1.Node, pool string, wide bool, now time.Time) NodeRow 
 	cells := []string{n.Name, pool, nodeanno.Desired(n), nodeanno.Current(n), "", Age(n.CreationTimestamp, now)}
 	if wide {
 		cells = append(cells, make([]string, len(nodeWide)+1)...)
+		cells = append(cells, stageCell(n, nil))
 		cells = append(cells, imageCells(n)...)
 	}
 	return NodeRow{n.Name, cells}
+}
+
+func stageCell(n *corev1.Node, m *mcfgv1.MachineConfigNode) string {
+	if n == nil {
+		return ""
+	}
+	_, text := rollout.NodeStage(n, m)
+	return text
 }
 
 func imageCells(n *corev1.Node) []string {

@@ -17,6 +17,13 @@ type Deployment struct {
 	// Image is the OS image the deployment came from, without the ostree transport
 	// ("quay.io/fedora/fedora-coreos:stable"), or "" when it came from an ostree remote.
 	Image string
+	// Digest is the manifest digest of the image the deployment was made from
+	// ("sha256:..."): rpm-ostree's container-image-reference-digest, bootc's
+	// image.imageDigest; "" when the tool does not say.
+	Digest string
+	// DownloadOnly is bootc's lock on a staged deployment made by switch
+	// --download-only: it is not finalized at shutdown (bootc BootEntry downloadOnly).
+	DownloadOnly bool
 	ospkg.Deployment
 }
 
@@ -28,8 +35,11 @@ type rpmOSTreeStatus struct {
 		Staged                  bool     `json:"staged"`
 		CustomOrigin            []string `json:"custom-origin"`
 		ContainerImageReference string   `json:"container-image-reference"`
-		RequestedPackages       []string `json:"requested-packages"`
-		RequestedBaseRemovals   []string `json:"requested-base-removals"`
+		// rpm-ostree's own field (not in rpmostree-client-go's struct): the digest
+		// of the image the deployment was pulled from.
+		ContainerImageReferenceDigest string   `json:"container-image-reference-digest"`
+		RequestedPackages             []string `json:"requested-packages"`
+		RequestedBaseRemovals         []string `json:"requested-base-removals"`
 	} `json:"deployments"`
 }
 
@@ -47,7 +57,9 @@ type bootcEntry struct {
 		Image struct {
 			Image string `json:"image"`
 		} `json:"image"`
+		ImageDigest string `json:"imageDigest"`
 	} `json:"image"`
+	DownloadOnly bool `json:"downloadOnly"`
 }
 
 // Deployments returns the booted deployment and the staged one (nil when nothing is
@@ -65,7 +77,7 @@ func (o *OSTree) Deployments(ctx context.Context) (booted, staged *Deployment, e
 			return nil, nil, fmt.Errorf("rpm-ostree status --json: %w", err)
 		}
 		for _, d := range st.Deployments {
-			dep := &Deployment{Booted: d.Booted, Staged: d.Staged, Deployment: ospkg.Deployment{
+			dep := &Deployment{Booted: d.Booted, Staged: d.Staged, Digest: d.ContainerImageReferenceDigest, Deployment: ospkg.Deployment{
 				RequestedPackages: d.RequestedPackages, RequestedBaseRemovals: d.RequestedBaseRemovals,
 			}}
 			// MCO's GetBootedOSImageURL: a pivot:// custom origin, overridden by a
@@ -105,9 +117,9 @@ func (o *OSTree) Deployments(ctx context.Context) (booted, staged *Deployment, e
 			if e == nil {
 				return nil
 			}
-			d := &Deployment{Booted: booted, Staged: !booted}
+			d := &Deployment{Booted: booted, Staged: !booted, DownloadOnly: e.DownloadOnly}
 			if e.Image != nil {
-				d.Image = e.Image.Image.Image
+				d.Image, d.Digest = e.Image.Image.Image, e.Image.ImageDigest
 			}
 			return d
 		}

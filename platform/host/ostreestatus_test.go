@@ -32,10 +32,14 @@ func statusTool(t *testing.T, root, tool, out string) {
 const rpmOSTreeStatusJSON = `{
   "deployments": [
     {"id": "fedora-coreos-1", "osname": "fedora-coreos", "booted": false, "staged": true,
+     "checksum": "5e6cc9beb75a9b4d1ff7f10b212dad93075e3b25edc7f094ccaf38802efd3cef",
      "container-image-reference": "ostree-unverified-registry:quay.io/fedora/fedora-coreos:next",
+     "container-image-reference-digest": "sha256:1111111111111111111111111111111111111111111111111111111111111111",
      "requested-packages": ["usbguard", "kernel-rt-core"], "requested-base-removals": ["kernel"]},
     {"id": "fedora-coreos-0", "osname": "fedora-coreos", "booted": true, "staged": false,
+     "checksum": "618524839cc27cecf195eac774641e64588b24c9bc65e2af4876fa88918a7413",
      "container-image-reference": "ostree-remote-image:fedora:docker://quay.io/fedora/fedora-coreos:stable",
+     "container-image-reference-digest": "sha256:2222222222222222222222222222222222222222222222222222222222222222",
      "requested-packages": ["usbguard"], "requested-base-removals": []}
   ],
   "transaction": null
@@ -49,10 +53,12 @@ func TestDeploymentsFromRPMOSTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !booted.Booted || booted.Image != "quay.io/fedora/fedora-coreos:stable" || !slices.Equal(booted.RequestedPackages, []string{"usbguard"}) {
+	if !booted.Booted || booted.Image != "quay.io/fedora/fedora-coreos:stable" || !slices.Equal(booted.RequestedPackages, []string{"usbguard"}) ||
+		booted.Digest != "sha256:2222222222222222222222222222222222222222222222222222222222222222" {
 		t.Fatalf("booted = %+v", booted)
 	}
-	if staged == nil || staged.Image != "quay.io/fedora/fedora-coreos:next" || !slices.Equal(staged.RequestedBaseRemovals, []string{"kernel"}) {
+	if staged == nil || staged.Image != "quay.io/fedora/fedora-coreos:next" || !slices.Equal(staged.RequestedBaseRemovals, []string{"kernel"}) ||
+		staged.Digest != "sha256:1111111111111111111111111111111111111111111111111111111111111111" {
 		t.Fatalf("staged = %+v", staged)
 	}
 	if err := o.Layer(t.Context(), []string{"update", "--install", "sysstat"}); err != nil {
@@ -68,12 +74,24 @@ func TestDeploymentsFromRPMOSTree(t *testing.T) {
 
 func TestDeploymentsFromBootc(t *testing.T) {
 	root := t.TempDir()
+	// The fields bootc's schema requires (docs/src/host-v1.schema.json): a BootEntry's
+	// incompatible and pinned, an ImageStatus's image, imageDigest and architecture.
 	statusTool(t, root, Bootc, `{"apiVersion":"org.containers.bootc/v1","kind":"BootcHost",
-"status":{"staged":null,"booted":{"image":{"image":{"image":"quay.io/centos-bootc/centos-bootc:stream10","transport":"registry"}}}}}`)
+"status":{"staged":{"image":{"image":{"image":"quay.io/centos-bootc/centos-bootc:stream10-next","transport":"registry"},
+  "imageDigest":"sha256:3333333333333333333333333333333333333333333333333333333333333333","architecture":"amd64"},
+  "incompatible":false,"pinned":false,"downloadOnly":true},
+ "booted":{"image":{"image":{"image":"quay.io/centos-bootc/centos-bootc:stream10","transport":"registry"},
+  "imageDigest":"sha256:4444444444444444444444444444444444444444444444444444444444444444","architecture":"amd64"},
+  "incompatible":false,"pinned":false,"downloadOnly":false}}}`)
 	o := NewOSTree(root, directRunner)
 	booted, staged, err := o.Deployments(t.Context())
-	if err != nil || staged != nil || booted.Image != "quay.io/centos-bootc/centos-bootc:stream10" {
+	if err != nil || booted.Image != "quay.io/centos-bootc/centos-bootc:stream10" ||
+		booted.Digest != "sha256:4444444444444444444444444444444444444444444444444444444444444444" || booted.DownloadOnly {
 		t.Fatalf("Deployments = %+v, %+v, %v", booted, staged, err)
+	}
+	if staged == nil || staged.Image != "quay.io/centos-bootc/centos-bootc:stream10-next" || !staged.DownloadOnly ||
+		staged.Digest != "sha256:3333333333333333333333333333333333333333333333333333333333333333" {
+		t.Fatalf("staged = %+v", staged)
 	}
 	var nt *NoToolError
 	if err := o.Layer(t.Context(), []string{"update", "--install", "x"}); !errors.As(err, &nt) || !strings.Contains(err.Error(), "kernel type or extensions, which needs rpm-ostree") {

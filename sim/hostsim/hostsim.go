@@ -40,6 +40,10 @@ type Options struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Seed seeds the jitter of the delays.
 	Seed uint64
+	// Pull downloads an OS image (a rebase without a staged download, or StageImage)
+	// and says what it fetched; nil downloads nothing and takes no time. A benchmark
+	// points it at a registry throttled to a fixed rate.
+	Pull func(ctx context.Context, image string) (fetched string, err error)
 }
 
 // Host is one simulated host. It satisfies the agent's Systemd, Rebooter and OSUpdater.
@@ -59,6 +63,9 @@ type Host struct {
 	// next (what Rebase and Layer built on top of booted).
 	booted host.Deployment
 	staged *host.Deployment
+	// downloaded are the OS images StageImage fetched, which DeployStaged deploys
+	// without going to the registry.
+	downloaded map[string]bool
 }
 
 // New makes a host whose units are all disabled and unmasked, and writes its first boot
@@ -77,6 +84,7 @@ func New(opts Options) (*Host, error) {
 		opts: opts, rebooted: make(chan struct{}, 1),
 		rnd:     rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15)),
 		enabled: map[string]bool{}, masked: map[string]bool{}, broken: map[string]string{},
+		downloaded: map[string]bool{},
 	}
 	if err := h.writeBootID(); err != nil {
 		return nil, err
@@ -323,11 +331,47 @@ func (h *Host) SetKernelArguments(_ context.Context, remove, add []string) error
 	return nil
 }
 
-// Rebase records the call and stages the image, which the next Boot boots.
-func (h *Host) Rebase(_ context.Context, imageURL string) error {
+// Rebase records the call, downloads the image (Options.Pull) and stages it, which
+// the next Boot boots.
+func (h *Host) Rebase(ctx context.Context, imageURL string) error {
 	h.record("rebase " + imageURL)
+	if h.opts.Pull != nil {
+		if _, err := h.opts.Pull(ctx, imageURL); err != nil {
+			return err
+		}
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.stage().Image = imageURL
+	return nil
+}
+
+// StageImage records the call and downloads the image (Options.Pull) without staging
+// a deployment, as rpm-ostree rebase --download-only does.
+func (h *Host) StageImage(ctx context.Context, imageURL string) (string, error) {
+	h.record("rebase --download-only " + imageURL)
+	fetched := ""
+	if h.opts.Pull != nil {
+		var err error
+		if fetched, err = h.opts.Pull(ctx, imageURL); err != nil {
+			return "", err
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.downloaded[imageURL] = true
+	return fetched, nil
+}
+
+// DeployStaged records the call and stages the downloaded image, as rpm-ostree rebase
+// --cache-only does; an image StageImage did not download is an error, as there.
+func (h *Host) DeployStaged(_ context.Context, imageURL string) error {
+	h.record("rebase --cache-only " + imageURL)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.downloaded[imageURL] {
+		return fmt.Errorf("hostsim: rebase --cache-only %s: the image was not downloaded", imageURL)
+	}
 	h.stage().Image = imageURL
 	return nil
 }

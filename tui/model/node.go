@@ -98,6 +98,11 @@ type Node struct {
 	// the drain waits on them or failed on them.
 	Blockers []phase.Blocker
 
+	// Stage is where the node is in staging its next OS image before its drain, and
+	// StageText says it in words (rollout.NodeStage); StageNone when not asked to.
+	Stage     rollout.StageState
+	StageText string
+
 	// Obj and MCN are the API objects the node was derived from (either may be nil).
 	// They belong to the source's cache and must not be modified.
 	Obj *corev1.Node
@@ -212,6 +217,9 @@ func build(name string, obj *corev1.Node, mcn *mcfgv1.MachineConfigNode, pool fu
 	}
 	if n.Pool == "" && obj != nil && pool != nil {
 		n.Pool = pool(obj)
+	}
+	if obj != nil {
+		n.Stage, n.StageText = rollout.NodeStage(obj, mcn)
 	}
 
 	// The agent's state decides as the controller's pool status counts it

@@ -25,6 +25,10 @@ const (
 	// GlyphBehind marks, in the UPDATED column, a node that runs its own desired config
 	// while its pool targets another: the rollout has not reached it yet.
 	GlyphBehind = "⇣"
+	// GlyphStaging marks, in the UPDATED column, a node behind the pool's target that
+	// downloads the target's OS image before its drain (rollout.NodeStage); a failed
+	// download it retries is GlyphWaiting. Neutral width.
+	GlyphStaging = "⇩"
 	// GlyphWaiting marks a phase in progress that reports what holds it (a drain
 	// waiting on a PodDisruptionBudget, retried by the agent): not a failure, and not
 	// moving either. An hourglass of neutral width.
@@ -65,8 +69,9 @@ type Styles struct {
 	Glyph [4]string
 	// Waiting is GlyphWaiting, rendered once.
 	Waiting string
-	// Behind is GlyphBehind, rendered once.
-	Behind string
+	// Behind is GlyphBehind, rendered once; Staging GlyphStaging.
+	Behind  string
+	Staging string
 
 	// BarFull, BarEmpty and BarDegraded are progress bar cells, rendered once.
 	BarFull, BarEmpty, BarDegraded, BarPaused string
@@ -182,6 +187,7 @@ func New(color bool) *Styles {
 		s.Glyph[st] = s.State[st].Render(PlainGlyph(st))
 	}
 	s.Behind = s.Warn.Bold(true).Render(GlyphBehind)
+	s.Staging = s.State[phase.InProgress].Render(GlyphStaging)
 	s.Waiting = s.Warn.Render(GlyphWaiting)
 	s.BarFull = s.State[phase.Done].Render(BarFull)
 	s.BarEmpty = s.Dim.Render(BarEmpty)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
+	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/core/textsafe"
 	"github.com/mcotui/mcotui/tui/common"
 	"github.com/mcotui/mcotui/tui/internal/layout"
@@ -222,6 +223,12 @@ func (m *Model) document(n *model.Node) string {
 	}
 	if n.Behind {
 		field("Rollout", st.Warn.Render(fmt.Sprintf("behind: runs its desired config, but pool %s targets %s", n.Pool, n.Target)))
+	}
+	switch n.Stage {
+	case rollout.StageRetrying:
+		field("OS image", st.Warn.Render(textsafe.Escape(n.StageText)))
+	case rollout.StagePulling, rollout.StageStaged:
+		field("OS image", textsafe.Escape(n.StageText)+" (before the drain)")
 	}
 	ready := n.Status()
 	switch {

@@ -17,6 +17,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/tui/common"
 	"github.com/mcotui/mcotui/tui/internal/layout"
 	"github.com/mcotui/mcotui/tui/model"
@@ -467,7 +468,18 @@ func (m *Model) render(n *model.Node, plain bool) (pre, post string) {
 			ph := i - colPhase0
 			c := n.Cells[ph]
 			g := styles.GlyphAbsent
-			if ph == updatedPhase && n.Behind {
+			if ph == updatedPhase && n.Behind && n.Stage == rollout.StagePulling {
+				// Behind, and downloading the target's OS image before its drain.
+				g = styles.GlyphStaging
+				if !plain {
+					g = st.Staging
+				}
+			} else if ph == updatedPhase && n.Behind && n.Stage == rollout.StageRetrying {
+				g = styles.GlyphWaiting
+				if !plain {
+					g = st.Waiting
+				}
+			} else if ph == updatedPhase && n.Behind {
 				// Its own config is applied, but the pool's target is not: waiting for
 				// the rollout to reach it.
 				g = styles.GlyphBehind
