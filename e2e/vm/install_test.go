@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -91,6 +92,22 @@ func agentPod(ds *appsv1.DaemonSet, node, name string) *corev1.Pod {
 		Spec: *ds.Spec.Template.Spec.DeepCopy(),
 	}
 	p.Spec.NodeName = node
+	// What the ServiceAccount admission plugin adds to every pod (envtest's API server
+	// runs without it): the projected service-account token the kubelet keeps fresh, the
+	// cluster's CA and the namespace, at the path client-go's in-cluster config reads.
+	p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: "kube-api-access", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+		Sources: []corev1.VolumeProjection{
+			{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptr.To[int64](3607)}},
+			{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"},
+				Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}}},
+			{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{Path: "namespace",
+				FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}}}},
+		},
+	}}})
+	for i := range p.Spec.Containers {
+		p.Spec.Containers[i].VolumeMounts = append(p.Spec.Containers[i].VolumeMounts,
+			corev1.VolumeMount{Name: "kube-api-access", MountPath: path.Dir(podTokenFile), ReadOnly: true})
+	}
 	return p
 }
 
