@@ -115,6 +115,14 @@ func TestVMExtendedRealNodeAgentPod(t *testing.T) {
 		if err := env.Kube.CoreV1().Pods(installNamespace).Delete(ctx, pod1.Name, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
+		// Once the kubelet of the new boot has reported its node: a pod bound before it
+		// knows the node's capacity can be refused at admission (UnexpectedAdmissionError),
+		// which the DaemonSet controller answers with another pod.
+		m.Await(t, "node "+n.name+" Ready on the new boot", func() (bool, string) {
+			node := n.get()
+			s, msg := nodeReady(node)
+			return s == corev1.ConditionTrue && node.Status.NodeInfo.BootID == boot2, fmt.Sprintf("Ready=%s %s, boot %s", s, msg, node.Status.NodeInfo.BootID)
+		})
 		running = n.startAgentPod(2)
 		t.Logf("vm %s: the agent's pod ended with the node; its replacement %s runs on the new boot", n.name, running.Name)
 	} else {

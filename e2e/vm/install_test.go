@@ -123,14 +123,21 @@ func agentStandIn(ds *appsv1.DaemonSet, node, image string) *corev1.Pod {
 	return p
 }
 
-// agentCredentials are the agent's credentials for the guest: a token bound to pod
-// (created here), written as the guest's kubeconfig to path and, for `vmpod api`, as
-// the files token, ca.crt, server and servername under dir/agent of the test disk.
-func agentCredentials(t *testing.T, pod *corev1.Pod, files map[string][]byte) (kubeconfig string) {
+// agentHostKubeconfig is where the agent as a systemd unit finds its credentials on
+// the node (as `mcotui agent --help` suggests), and agentAPIDir the same credentials
+// as `vmpod api` reads them.
+const (
+	agentHostKubeconfig = "/etc/mcotui/kubeconfig"
+	agentAPIDir         = "/etc/mcotui/api"
+)
+
+// agentCredentials creates pod on n, waits until the kubelet runs it, and returns the
+// path of a kubeconfig (on this machine) with a token bound to it; it also writes that
+// token's files for `vmpod api` under agentAPIDir in the guest.
+func agentCredentials(t *testing.T, n *kubeNode, pod *corev1.Pod) (kubeconfig string) {
 	t.Helper()
 	ctx := t.Context()
-	created, err := env.Kube.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
-	if err != nil {
+	if _, err := env.Kube.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create pod %s/%s: %v", pod.Namespace, pod.Name, err)
 	}
 	t.Cleanup(func() {
@@ -138,7 +145,8 @@ func agentCredentials(t *testing.T, pod *corev1.Pod, files map[string][]byte) (k
 			t.Errorf("delete pod %s/%s: %v", pod.Namespace, pod.Name, err)
 		}
 	})
-	creds, err := env.BoundToPod(ctx, created)
+	running := n.awaitRunning(pod)[0]
+	creds, err := env.BoundToPod(ctx, running)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,14 +163,13 @@ func agentCredentials(t *testing.T, pod *corev1.Pod, files map[string][]byte) (k
 	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
 		t.Fatal(err)
 	}
-	files["agent/token"] = []byte(creds.Config.BearerToken)
-	files["agent/ca.crt"] = creds.Config.CAData
-	files["agent/server"] = []byte(apiserverGuestAddr)
 	host := strings.TrimPrefix(creds.Config.Host, "https://")
 	if i := strings.LastIndex(host, ":"); i >= 0 {
 		host = host[:i]
 	}
-	files["agent/servername"] = []byte(host)
+	for name, data := range map[string]string{"token": creds.Config.BearerToken, "ca.crt": string(creds.Config.CAData), "server": apiserverGuestAddr, "servername": host} {
+		n.m.WriteFile(t, agentAPIDir+"/"+name, []byte(data), 0o600)
+	}
 	return path
 }
 
@@ -170,7 +177,7 @@ func agentCredentials(t *testing.T, pod *corev1.Pod, files map[string][]byte) (k
 // credentials; it returns the status code and the body.
 func (n *kubeNode) guestAPI(method, path, body string) (int, string) {
 	n.t.Helper()
-	script := fmt.Sprintf("%s/bin/vmpod api %s/agent %s %s", TestDiskMount, TestDiskMount, method, shellQuote(path))
+	script := fmt.Sprintf("%s/bin/vmpod api %s %s %s", TestDiskMount, agentAPIDir, method, shellQuote(path))
 	if body != "" {
 		script += " " + shellQuote(body)
 	}
@@ -194,8 +201,8 @@ const podTokenFile = "/var/run/secrets/kubernetes.io/serviceaccount/token"
 const agentPodKubeconfig = "agent-pod/kubeconfig"
 
 // podKubeconfig writes agentPodKubeconfig into files, and returns a kubeconfig for
-// Start that holds no credentials at all (the guest's GuestKubeconf): in this mode the
-// only credentials on the node are the ones the kubelet gives the agent's pod.
+// Start that holds no credentials at all: the only credentials on the node are the
+// ones the kubelet gives the agent's pod, or the stand-in's token the test installs.
 func (n *kubeNode) podKubeconfig(t *testing.T, files map[string][]byte) string {
 	t.Helper()
 	host := strings.TrimPrefix(env.Config.Host, "https://")

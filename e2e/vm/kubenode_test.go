@@ -349,19 +349,18 @@ func startKubeNode(t *testing.T, nodeName, role, config string, podAgent bool, o
 		t.Fatal(err)
 	}
 	// The agent's identity is install's, never the admin's: with the agent as a systemd
-	// unit, a token bound to a stand-in of the DaemonSet's pod on this node; with the
-	// agent as the DaemonSet's pod, the token the kubelet projects into it.
+	// unit, a token bound to a stand-in of the DaemonSet's pod on this node, put on the
+	// host once the kubelet runs that pod (a pod bound before the kubelet knows its
+	// node's capacity can be refused, and a drain deletes an ended DaemonSet pod, with
+	// its token); with the agent as the DaemonSet's pod, the token the kubelet projects
+	// into it. The guest's own kubeconfig holds no credentials.
 	ds := installMcotui(t)
-	var agentKubeconfig string
-	var standIn *corev1.Pod
-	if n.podAgent {
-		agentKubeconfig = n.podKubeconfig(t, files)
-	} else {
-		standIn = agentStandIn(ds, nodeName, n.image)
-		agentKubeconfig = agentCredentials(t, standIn, files)
-	}
-	o := Options{Node: nodeName, Binary: mcotuiBin, Kubeconfig: agentKubeconfig, Files: files,
+	noCreds := n.podKubeconfig(t, files)
+	o := Options{Node: nodeName, Binary: mcotuiBin, Kubeconfig: noCreds, Files: files,
 		Forwards: map[int]string{guestRegistryPort: n.reg.Host}, Progress: agentProgress(nodeName)}
+	if !podAgent {
+		o.HostKubeconfig = agentHostKubeconfig
+	}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -386,10 +385,8 @@ func startKubeNode(t *testing.T, nodeName, role, config string, podAgent bool, o
 	n.awaitReady(true)
 	n.ready = time.Now()
 	t.Logf("vm %s: power-on to Node Ready %s", nodeName, n.ready.Sub(n.began).Round(time.Second))
-	if standIn != nil {
-		// Its token is the agent's: the pod must run (a drain evicts a DaemonSet's pod
-		// that has ended, and the token with it).
-		n.awaitRunning(standIn)
+	if !podAgent {
+		n.m.InstallKubeconfig(t, agentCredentials(t, n, agentStandIn(ds, nodeName, n.image)))
 	}
 	return n
 }

@@ -52,6 +52,12 @@ type Options struct {
 	// mcotui agent --node NODE --root / --kubeconfig ... plus AgentArgs.
 	AgentScript string
 	AgentArgs   []string
+	// HostKubeconfig, when set, is a path on the guest's root disk where the test puts
+	// the agent's credentials once it has them (InstallKubeconfig): the test disk's
+	// kubeconfig is a link to it, and agent.sh waits until it exists before it runs the
+	// agent (AgentScript's, kept as agent-main.sh). A real node's agent gets them so:
+	// its token is bound to a pod the kubelet must have admitted first.
+	HostKubeconfig string
 	// Files are more files for the test disk, by name under /var/lib/mcotui-test; those in
 	// a folder named bin are executable.
 	Files map[string][]byte
@@ -300,12 +306,22 @@ func (m *Machine) powerOnAndBoot() (string, error) {
 			return id, nil
 		}
 		sig, crashed := m.emulatorCrash()
-		if !crashed || attempt == emulatorCrashRetries {
+		locked := !crashed && m.lockedUp()
+		if !crashed && !locked || attempt == emulatorCrashRetries {
 			return "", err
 		}
-		m.t.Logf("vm %s: QEMU crashed (%v) before the guest booted, power-on %d: powering on again", m.opts.Node, sig, m.powerOns)
+		what := fmt.Sprintf("QEMU crashed (%v)", sig)
+		if locked {
+			// The guest's kernel had a CPU stuck, only saying so, until the stall
+			// timeout: seen once under TCG on a loaded machine (systemd stuck for minutes
+			// at local-fs.target). Like a crash of the emulator, before the guest ran
+			// anything of the test's, so the machine is powered off and on again.
+			what = "the guest's kernel locked up"
+			m.stop()
+		}
+		m.t.Logf("vm %s: %s before the guest booted, power-on %d: powering on again", m.opts.Node, what, m.powerOns)
 		m.mu.Lock()
-		fmt.Fprintf(m.consoleLog, "\n=== vm: QEMU crashed (%v) before the guest booted ===\n", sig)
+		fmt.Fprintf(m.consoleLog, "\n=== vm: %s before the guest booted ===\n", what)
 		m.mu.Unlock()
 	}
 }
@@ -367,6 +383,15 @@ func (m *Machine) makeDisks() error {
 		return fmt.Errorf("read the mcotui binary: %w", err)
 	}
 	files := map[string][]byte{"mcotui": bin, "agent.sh": []byte(script), "kubeconfig": kubeconfig}
+	if m.opts.HostKubeconfig != "" {
+		delete(files, "kubeconfig")
+		files["agent-main.sh"] = []byte(script)
+		files["agent.sh"] = fmt.Appendf(nil, "#!/bin/sh\n# The agent runs once its credentials are on the host.\nwhile [ ! -s %s ]; do sleep 1; done\nexec %s/agent-main.sh\n",
+			shellQuote(m.opts.HostKubeconfig), TestDiskMount)
+		if err := os.Symlink(m.opts.HostKubeconfig, filepath.Join(content, "kubeconfig")); err != nil {
+			return err
+		}
+	}
 	for name, data := range m.opts.Files {
 		files[name] = data
 	}
@@ -374,7 +399,7 @@ func (m *Machine) makeDisks() error {
 	for name, data := range files {
 		mode := os.FileMode(0o644)
 		switch {
-		case name == "mcotui" || name == "agent.sh" || isExecutable(name):
+		case name == "mcotui" || name == "agent.sh" || name == "agent-main.sh" || isExecutable(name):
 			mode = 0o755
 		case name == "kubeconfig":
 			mode = 0o600
@@ -394,6 +419,30 @@ func (m *Machine) makeDisks() error {
 		return fmt.Errorf("mke2fs the test disk: %w: %s", err, out)
 	}
 	return os.RemoveAll(content)
+}
+
+// InstallKubeconfig puts the kubeconfig at path (on this machine, reaching the control
+// plane as Options.Kubeconfig does) at Options.HostKubeconfig in the guest, rewritten
+// for the guest as the test disk's is, and synced: the agent, waiting for it, starts.
+func (m *Machine) InstallKubeconfig(t testing.TB, path string) {
+	t.Helper()
+	if m.opts.HostKubeconfig == "" {
+		t.Fatalf("vm %s: InstallKubeconfig: Options.HostKubeconfig is not set", m.opts.Node)
+	}
+	b, _, err := guestKubeconfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.WriteFile(t, m.opts.HostKubeconfig, b, 0o600)
+}
+
+// WriteFile writes data to path in the guest (its folder made if missing) with mode,
+// through a temporary file renamed into place, and syncs it.
+func (m *Machine) WriteFile(t testing.TB, path string, data []byte, mode os.FileMode) {
+	t.Helper()
+	q := shellQuote(path)
+	m.Run(t, fmt.Sprintf("set -e; mkdir -p \"$(dirname %s)\"; echo %s | base64 -d >%s.tmp; chmod %o %s.tmp; mv %s.tmp %s; sync",
+		q, base64.StdEncoding.EncodeToString(data), q, mode, q, q, q))
 }
 
 // isExecutable says whether a file of Options.Files is a program: one in a folder named
@@ -581,9 +630,32 @@ func (w consoleWriter) Write(p []byte) (int, error) {
 	defer m.mu.Unlock()
 	m.console.Write(p)
 	m.consoleLog.Write(p)
-	m.lastSign = time.Now()
+	if !onlyLockupReports(p) {
+		m.lastSign = time.Now()
+	}
 	m.cond.Broadcast()
 	return len(p), nil
+}
+
+// lockupReport matches the lines a guest kernel prints while a CPU is stuck (the soft
+// lockup watchdog, RCU stall reports): every 30 s or so, for as long as it stays stuck.
+var lockupReport = regexp.MustCompile(`(?m)^.*(watchdog: BUG: soft lockup|rcu: |rcu_preempt self-detected stall|ticks this GP).*$`)
+
+// onlyLockupReports says whether console output p says nothing but that the guest is
+// stuck: that is no sign of life (see Context).
+func onlyLockupReports(p []byte) bool {
+	return lockupReport.Match(p) && len(bytes.TrimSpace(lockupReport.ReplaceAll(p, nil))) == 0
+}
+
+// lockedUp says whether the guest's kernel reported a stuck CPU in the current
+// power-on before the guest's shell announced a boot.
+func (m *Machine) lockedUp() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if n := len(m.readyBoots); n > 0 && m.readyBoots[n-1].powerOn == m.powerOns {
+		return false
+	}
+	return strings.Contains(m.console.String()[m.powerOnAt:], "watchdog: BUG: soft lockup")
 }
 
 // Context ends when the test ends, when cancel is called, when the console and the

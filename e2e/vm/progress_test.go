@@ -109,3 +109,22 @@ func TestHarnessProgress(t *testing.T) {
 		t.Fatalf("Context ended with %v", err)
 	}
 }
+
+// TestHarnessLockupReports: a guest whose kernel only reports a stuck CPU is silent to
+// the harness; any other output is a sign of life.
+func TestHarnessLockupReports(t *testing.T) {
+	for _, c := range []struct {
+		out  string
+		only bool
+	}{
+		{"[   48.789755] watchdog: BUG: soft lockup - CPU#1 stuck for 22s! [systemd:1]\n", true},
+		{"[   97.805812] rcu: INFO: rcu_preempt self-detected stall on CPU\n[   97.805812] rcu: \t1-....: (11006 ticks this GP) idle=23ac/1/0x4000000000000000 softirq=3539/3541 fqs=2352\n", true},
+		{"[   48.789755] watchdog: BUG: soft lockup - CPU#1 stuck for 22s! [systemd:1]\n[   50.1] systemd[1]: Started dbus.service\n", false},
+		{"[  OK  ] Reached target local-fs.target\n", false},
+		{"\n", false},
+	} {
+		if got := onlyLockupReports([]byte(c.out)); got != c.only {
+			t.Errorf("onlyLockupReports(%q) = %t, want %t", c.out, got, c.only)
+		}
+	}
+}
