@@ -66,6 +66,18 @@
 // them. The kubelet's and containerd's logs are kept off the console (at debug level in
 // the journal), so that a silent console still means a stuck guest.
 //
+// The agent there holds the identity `mcotui install` gives it, never the admin's:
+// install's objects (service account, ClusterRole, ValidatingAdmissionPolicies,
+// DaemonSet) are applied to the control plane once per test binary, in namespace
+// mcotui-vm. As a systemd unit the agent holds a token bound to a stand-in pod of that
+// DaemonSet on the node (vmpod, waiting), so it carries the node-name claim the
+// policies key on; a test asks the API server from the guest (vmpod api, with those
+// credentials) and sees the rest refused. As the DaemonSet's own pod
+// (TestVMExtendedRealNodeAgentPod) the agent runs from an image of the binary under
+// test in the node's registry, with the token the kubelet projects; the one change to
+// install's pod is a --kubeconfig naming the API server where the guest reaches it
+// (the guest has no service network).
+//
 // # A machine born configured
 //
 // TestVMFirstBoot (firstboot_test.go) is docs/first-boot.md's day one: the test runs
@@ -81,7 +93,11 @@
 // This machine is slow and loaded (TCG on two shared cores), so nothing waits on a fixed
 // budget: Machine.Context is cancelled only when neither the serial console nor the
 // control channel has said anything new for Options.StallTimeout, and Machine.Await
-// polls a condition under it. A failed test prints the console's tail and the agent's
+// polls a condition under it. A guest whose agent retries a failing step is never
+// silent (it logs each retry), so a real node's machine also polls the agent's progress
+// (Options.Progress: its journal in the guest, its Node's annotations): while the agent
+// has work pending and reaches no step not seen before for Options.ProgressTimeout,
+// Context ends with what the journal says. A failed test prints the console's tail and the agent's
 // journal (journalctl -u mcotui-agent, over Exec while the guest runs, else read out of
 // the disk image).
 //

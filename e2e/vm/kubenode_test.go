@@ -3,6 +3,7 @@ package vm
 import (
 	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
@@ -76,22 +77,38 @@ const vmpodImage = "vmpod:1"
 // entrypoint) to reg, and returns its name as the guest pulls it.
 func pushVMPod(t *testing.T, reg *critest.Registry) string {
 	t.Helper()
-	bin, err := os.ReadFile(vmpodBinary(t))
+	return pushProgram(t, reg, vmpodImage, vmpodBinary(t), "vmpod")
+}
+
+// pushProgram pushes to reg, as repo (name:tag), an image built without a container
+// engine: one layer holding the static program bin at path (relative to /), its
+// entrypoint. It returns the image's name as the guest pulls it.
+func pushProgram(t *testing.T, reg *critest.Registry, repo, bin, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(bin)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var layer bytes.Buffer
 	tw := tar.NewWriter(&layer)
-	if err := tw.WriteHeader(&tar.Header{Name: "vmpod", Mode: 0o755, Size: int64(len(bin)), Typeflag: tar.TypeReg, ModTime: time.Unix(0, 0)}); err != nil {
+	if dir := filepath.Dir(path); dir != "." {
+		if err := tw.WriteHeader(&tar.Header{Name: dir + "/", Mode: 0o755, Typeflag: tar.TypeDir, ModTime: time.Unix(0, 0)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.WriteHeader(&tar.Header{Name: path, Mode: 0o755, Size: int64(len(data)), Typeflag: tar.TypeReg, ModTime: time.Unix(0, 0)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tw.Write(bin); err != nil {
+	if _, err := tw.Write(data); err != nil {
 		t.Fatal(err)
 	}
 	if err := tw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(layer.Bytes())), nil })
+	// The fastest gzip: the guest unpacks it under TCG, and the host compresses it for
+	// each digest it computes.
+	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(layer.Bytes())), nil },
+		tarball.WithCompressionLevel(gzip.BestSpeed))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,18 +122,18 @@ func pushVMPod(t *testing.T, reg *critest.Registry) string {
 	}
 	cf = cf.DeepCopy()
 	cf.OS, cf.Architecture = "linux", "amd64"
-	cf.Config = v1.Config{Entrypoint: []string{"/vmpod"}}
+	cf.Config = v1.Config{Entrypoint: []string{"/" + path}}
 	if img, err = mutate.ConfigFile(img, cf); err != nil {
 		t.Fatal(err)
 	}
-	ref, err := name.ParseReference(reg.Host+"/"+vmpodImage, name.Insecure)
+	ref, err := name.ParseReference(reg.Host+"/"+repo, name.Insecure)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := remote.Write(ref, img); err != nil {
 		t.Fatalf("push %s: %v", ref, err)
 	}
-	return guestRegistry + "/" + vmpodImage
+	return guestRegistry + "/" + repo
 }
 
 // Where the node keeps things in the guest.
@@ -255,6 +272,8 @@ type kubeNode struct {
 	kubeconfig []byte
 	// began is when the machine was first powered on; ready when the Node first was Ready.
 	began, ready time.Time
+	// podAgent: the agent runs as install's DaemonSet's pod, not as the systemd unit.
+	podAgent bool
 }
 
 // newKubeNode creates the Node object of a new real node named name (with role
@@ -262,6 +281,13 @@ type kubeNode struct {
 // machine whose agent runs as it, sets up its kubelet and runtime, and waits until the
 // kubelet has made the Node Ready. Each of opts may change the machine's Options.
 func newKubeNode(t *testing.T, nodeName, role, config string, opts ...func(*Options)) *kubeNode {
+	t.Helper()
+	return startKubeNode(t, nodeName, role, config, false, opts...)
+}
+
+// startKubeNode is newKubeNode; with podAgent the agent runs as install's DaemonSet's
+// pod (agentpod_test.go), which the caller starts, and the systemd unit does not run it.
+func startKubeNode(t *testing.T, nodeName, role, config string, podAgent bool, opts ...func(*Options)) *kubeNode {
 	t.Helper()
 	clusterObjects(t)
 	bins, err := FindNodeBinaries()
@@ -288,7 +314,7 @@ func newKubeNode(t *testing.T, nodeName, role, config string, opts ...func(*Opti
 			t.Errorf("delete node %s: %v", nodeName, err)
 		}
 	})
-	n := &kubeNode{node: &node{t: t, name: nodeName}}
+	n := &kubeNode{node: &node{t: t, name: nodeName}, podAgent: podAgent}
 	if n.ns, err = env.CreateNamespace(ctx, nodeName+"-"); err != nil {
 		t.Fatal(err)
 	}
@@ -319,8 +345,22 @@ func newKubeNode(t *testing.T, nodeName, role, config string, opts ...func(*Opti
 			t.Fatal(err)
 		}
 	}
-	o := Options{Node: nodeName, Binary: mcotuiBin, Kubeconfig: env.KubeconfigPath, Files: files,
-		Forwards: map[int]string{guestRegistryPort: n.reg.Host}}
+	if files["bin/vmpod"], err = os.ReadFile(vmpodBinary(t)); err != nil {
+		t.Fatal(err)
+	}
+	// The agent's identity is install's, never the admin's: with the agent as a systemd
+	// unit, a token bound to a stand-in of the DaemonSet's pod on this node, put on the
+	// host once the kubelet runs that pod (a pod bound before the kubelet knows its
+	// node's capacity can be refused, and a drain deletes an ended DaemonSet pod, with
+	// its token); with the agent as the DaemonSet's pod, the token the kubelet projects
+	// into it. The guest's own kubeconfig holds no credentials.
+	ds := installMcotui(t)
+	noCreds := n.podKubeconfig(t, files)
+	o := Options{Node: nodeName, Binary: mcotuiBin, Kubeconfig: noCreds, Files: files,
+		Forwards: map[int]string{guestRegistryPort: n.reg.Host}, Progress: agentProgress(nodeName)}
+	if !podAgent {
+		o.HostKubeconfig = agentHostKubeconfig
+	}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -345,6 +385,9 @@ func newKubeNode(t *testing.T, nodeName, role, config string, opts ...func(*Opti
 	n.awaitReady(true)
 	n.ready = time.Now()
 	t.Logf("vm %s: power-on to Node Ready %s", nodeName, n.ready.Sub(n.began).Round(time.Second))
+	if !podAgent {
+		n.m.InstallKubeconfig(t, agentCredentials(t, n, agentStandIn(ds, nodeName, n.image)))
+	}
 	return n
 }
 
@@ -395,6 +438,14 @@ func (n *kubeNode) runPods(pods ...*corev1.Pod) []*corev1.Pod {
 			n.t.Fatalf("create pod %s/%s: %v", p.Namespace, p.Name, err)
 		}
 	}
+	return n.awaitRunning(pods...)
+}
+
+// awaitRunning waits until the kubelet reports each of pods (which exist) Running and
+// Ready; it returns them as last read.
+func (n *kubeNode) awaitRunning(pods ...*corev1.Pod) []*corev1.Pod {
+	n.t.Helper()
+	ctx := n.t.Context()
 	out := make([]*corev1.Pod, len(pods))
 	n.m.Await(n.t, fmt.Sprintf("%d pods running on %s", len(pods), n.name), func() (bool, string) {
 		var waiting []string
@@ -404,6 +455,10 @@ func (n *kubeNode) runPods(pods ...*corev1.Pod) []*corev1.Pod {
 				return false, err.Error()
 			}
 			out[i] = got
+			if got.Status.Phase == corev1.PodFailed || got.Status.Phase == corev1.PodSucceeded {
+				n.t.Fatalf("pod %s/%s ended %s on %s before it ran: %s: %s %s", got.Namespace, got.Name, got.Status.Phase, n.name,
+					got.Status.Reason, got.Status.Message, containerStates(got))
+			}
 			if got.Status.Phase != corev1.PodRunning || !podReady(got) {
 				waiting = append(waiting, fmt.Sprintf("%s: %s %s", got.Name, got.Status.Phase, containerStates(got)))
 			}

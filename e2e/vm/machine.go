@@ -52,6 +52,12 @@ type Options struct {
 	// mcotui agent --node NODE --root / --kubeconfig ... plus AgentArgs.
 	AgentScript string
 	AgentArgs   []string
+	// HostKubeconfig, when set, is a path on the guest's root disk where the test puts
+	// the agent's credentials once it has them (InstallKubeconfig): the test disk's
+	// kubeconfig is a link to it, and agent.sh waits until it exists before it runs the
+	// agent (AgentScript's, kept as agent-main.sh). A real node's agent gets them so:
+	// its token is bound to a pod the kubelet must have admitted first.
+	HostKubeconfig string
 	// Files are more files for the test disk, by name under /var/lib/mcotui-test; those in
 	// a folder named bin are executable.
 	Files map[string][]byte
@@ -65,7 +71,33 @@ type Options struct {
 	StallTimeout time.Duration
 	// CPUs and MemoryMB of the guest; defaults 2 and 1024.
 	CPUs, MemoryMB int
+	// Progress, when set, reads how far the agent has got (see Progress); the machine
+	// polls it every progressPoll while it runs. While the agent has work pending and no
+	// step new to the machine has been seen for ProgressTimeout, Context ends, however
+	// much the console says: an agent that retries the same failing step logs a line
+	// now and then, and the guest is never silent. Default ProgressTimeout: StallTimeout.
+	Progress        func(ctx context.Context, m *Machine) (Progress, error)
+	ProgressTimeout time.Duration
 }
+
+// Progress is where the agent is in its work, as Options.Progress reads it (the
+// agent's journal in the guest, its Node's annotations).
+type Progress struct {
+	// Pending: the agent has work it has not finished (an update in progress in its
+	// journal, or a desired config not yet current).
+	Pending bool
+	// Step is where that work is, without what changes at every retry (times, ids,
+	// attempts): a Step the machine has not seen before is progress; the same Step again,
+	// or one seen earlier (a retry that begins over), is not.
+	Step string
+	// Detail describes the agent's state, for the failure message.
+	Detail string
+}
+
+// progressPoll is how often Options.Progress is read: often enough that a stuck agent
+// is caught within ProgressTimeout plus this, seldom enough to cost the guest little
+// (one mcotui journal run, under TCG, every poll).
+const progressPoll = 10 * time.Second
 
 // ExecResult is what a command run in the guest gave.
 type ExecResult struct {
@@ -104,6 +136,22 @@ type Machine struct {
 	// started, when set, is called with each QEMU just started: the harness's own test
 	// crashes one with it.
 	started func(*os.Process)
+
+	// quiet are the ids of the harness's own commands (the progress poll), whose answers
+	// are no sign of the guest's work.
+	quiet map[string]bool
+	// progress is what watchProgress knows; stuck is set once the agent made no progress
+	// for ProgressTimeout while it had work pending.
+	progress progressState
+	stuck    error
+}
+
+// progressState is the progress poll's memory.
+type progressState struct {
+	seen   map[string]bool
+	last   Progress
+	since  time.Time // when the agent last made progress, or last had nothing pending
+	polled bool
 }
 
 // Start makes and boots a machine, failing t when it cannot. Everything it started is
@@ -128,6 +176,9 @@ func Start(t testing.TB, opts Options) *Machine {
 	if opts.StallTimeout == 0 {
 		opts.StallTimeout = 4 * time.Minute
 	}
+	if opts.ProgressTimeout == 0 {
+		opts.ProgressTimeout = opts.StallTimeout
+	}
 	if opts.CPUs == 0 {
 		opts.CPUs = 2
 	}
@@ -140,7 +191,7 @@ func Start(t testing.TB, opts Options) *Machine {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	m := &Machine{t: t, opts: opts, img: img, tools: tools, dir: dir, ctx: ctx, results: map[string]ExecResult{},
+	m := &Machine{t: t, opts: opts, img: img, tools: tools, dir: dir, ctx: ctx, results: map[string]ExecResult{}, quiet: map[string]bool{},
 		overlay: filepath.Join(dir, "root.qcow2"), testDisk: filepath.Join(dir, "test.img"),
 		ctlSock: filepath.Join(dir, "ctl.sock"), consolePath: filepath.Join(dir, "console.log")}
 	m.cond = sync.NewCond(&m.mu)
@@ -171,7 +222,66 @@ func Start(t testing.TB, opts Options) *Machine {
 	if _, err := m.powerOnAndBoot(); err != nil {
 		t.Fatalf("vm %s: first boot: %v", opts.Node, err)
 	}
+	if opts.Progress != nil {
+		pctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); m.watchProgress(pctx) }()
+		// Runs before the cleanup above, which still reads the guest on a failure.
+		t.Cleanup(func() { stop(); <-done })
+	}
 	return m
+}
+
+// watchProgress polls Options.Progress until ctx ends, and sets
+// m.stuck when the agent has had work pending with no new step for ProgressTimeout. A
+// poll that fails (the guest is rebooting, or off) changes nothing: the time it takes
+// counts, and console silence still bounds a guest that never comes back.
+func (m *Machine) watchProgress(ctx context.Context) {
+	m.mu.Lock()
+	m.progress = progressState{seen: map[string]bool{}, since: time.Now()}
+	m.mu.Unlock()
+	tick := time.NewTicker(progressPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		pctx, cancel := context.WithTimeout(ctx, progressPoll)
+		p, err := m.opts.Progress(pctx, m)
+		cancel()
+		if err != nil {
+			continue
+		}
+		m.mu.Lock()
+		m.noteProgress(p, time.Now())
+		m.mu.Unlock()
+	}
+}
+
+// noteProgress records one reading of the agent's progress at now; m.mu is held.
+func (m *Machine) noteProgress(p Progress, now time.Time) {
+	st := &m.progress
+	st.last, st.polled = p, true
+	switch {
+	case !p.Pending:
+		st.since = now
+	case !st.seen[p.Step]:
+		st.seen[p.Step] = true
+		st.since = now
+	}
+	if p.Pending && m.stuck == nil && now.Sub(st.since) > m.opts.ProgressTimeout {
+		m.stuck = fmt.Errorf("vm %s: the agent made no progress for %s (longer than the %s any one step of an update takes here), though the guest is not silent: %s",
+			m.opts.Node, now.Sub(st.since).Round(time.Second), m.opts.ProgressTimeout, p.Detail)
+		m.cond.Broadcast()
+	}
+}
+
+// ExecQuiet is Exec for the harness's own look into the guest: its answer is not taken
+// for a sign of the guest's work (see Context).
+func (m *Machine) ExecQuiet(ctx context.Context, script string) (ExecResult, error) {
+	return m.exec(ctx, script, true)
 }
 
 // emulatorCrashRetries is how many times a power-on is repeated when QEMU itself crashes
@@ -196,12 +306,22 @@ func (m *Machine) powerOnAndBoot() (string, error) {
 			return id, nil
 		}
 		sig, crashed := m.emulatorCrash()
-		if !crashed || attempt == emulatorCrashRetries {
+		locked := !crashed && m.lockedUp()
+		if !crashed && !locked || attempt == emulatorCrashRetries {
 			return "", err
 		}
-		m.t.Logf("vm %s: QEMU crashed (%v) before the guest booted, power-on %d: powering on again", m.opts.Node, sig, m.powerOns)
+		what := fmt.Sprintf("QEMU crashed (%v)", sig)
+		if locked {
+			// The guest's kernel had a CPU stuck, only saying so, until the stall
+			// timeout: seen once under TCG on a loaded machine (systemd stuck for minutes
+			// at local-fs.target). Like a crash of the emulator, before the guest ran
+			// anything of the test's, so the machine is powered off and on again.
+			what = "the guest's kernel locked up"
+			m.stop()
+		}
+		m.t.Logf("vm %s: %s before the guest booted, power-on %d: powering on again", m.opts.Node, what, m.powerOns)
 		m.mu.Lock()
-		fmt.Fprintf(m.consoleLog, "\n=== vm: QEMU crashed (%v) before the guest booted ===\n", sig)
+		fmt.Fprintf(m.consoleLog, "\n=== vm: %s before the guest booted ===\n", what)
 		m.mu.Unlock()
 	}
 }
@@ -263,6 +383,15 @@ func (m *Machine) makeDisks() error {
 		return fmt.Errorf("read the mcotui binary: %w", err)
 	}
 	files := map[string][]byte{"mcotui": bin, "agent.sh": []byte(script), "kubeconfig": kubeconfig}
+	if m.opts.HostKubeconfig != "" {
+		delete(files, "kubeconfig")
+		files["agent-main.sh"] = []byte(script)
+		files["agent.sh"] = fmt.Appendf(nil, "#!/bin/sh\n# The agent runs once its credentials are on the host.\nwhile [ ! -s %s ]; do sleep 1; done\nexec %s/agent-main.sh\n",
+			shellQuote(m.opts.HostKubeconfig), TestDiskMount)
+		if err := os.Symlink(m.opts.HostKubeconfig, filepath.Join(content, "kubeconfig")); err != nil {
+			return err
+		}
+	}
 	for name, data := range m.opts.Files {
 		files[name] = data
 	}
@@ -270,7 +399,7 @@ func (m *Machine) makeDisks() error {
 	for name, data := range files {
 		mode := os.FileMode(0o644)
 		switch {
-		case name == "mcotui" || name == "agent.sh" || isExecutable(name):
+		case name == "mcotui" || name == "agent.sh" || name == "agent-main.sh" || isExecutable(name):
 			mode = 0o755
 		case name == "kubeconfig":
 			mode = 0o600
@@ -290,6 +419,30 @@ func (m *Machine) makeDisks() error {
 		return fmt.Errorf("mke2fs the test disk: %w: %s", err, out)
 	}
 	return os.RemoveAll(content)
+}
+
+// InstallKubeconfig puts the kubeconfig at path (on this machine, reaching the control
+// plane as Options.Kubeconfig does) at Options.HostKubeconfig in the guest, rewritten
+// for the guest as the test disk's is, and synced: the agent, waiting for it, starts.
+func (m *Machine) InstallKubeconfig(t testing.TB, path string) {
+	t.Helper()
+	if m.opts.HostKubeconfig == "" {
+		t.Fatalf("vm %s: InstallKubeconfig: Options.HostKubeconfig is not set", m.opts.Node)
+	}
+	b, _, err := guestKubeconfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.WriteFile(t, m.opts.HostKubeconfig, b, 0o600)
+}
+
+// WriteFile writes data to path in the guest (its folder made if missing) with mode,
+// through a temporary file renamed into place, and syncs it.
+func (m *Machine) WriteFile(t testing.TB, path string, data []byte, mode os.FileMode) {
+	t.Helper()
+	q := shellQuote(path)
+	m.Run(t, fmt.Sprintf("set -e; mkdir -p \"$(dirname %s)\"; echo %s | base64 -d >%s.tmp; chmod %o %s.tmp; mv %s.tmp %s; sync",
+		q, base64.StdEncoding.EncodeToString(data), q, mode, q, q, q))
 }
 
 // isExecutable says whether a file of Options.Files is a program: one in a folder named
@@ -451,9 +604,11 @@ func (m *Machine) connectCtl(cmd *exec.Cmd) {
 func (m *Machine) ctlLine(line string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.lastSign = time.Now()
 	defer m.cond.Broadcast()
 	f := strings.Split(line, " ")
+	if !(len(f) == 5 && f[0] == "MCOTUI-RESULT" && m.quiet[f[1]]) {
+		m.lastSign = time.Now()
+	}
 	switch {
 	case len(f) == 2 && f[0] == "MCOTUI-READY":
 		m.readyBoots = append(m.readyBoots, boot{id: f[1], powerOn: m.powerOns})
@@ -463,6 +618,7 @@ func (m *Machine) ctlLine(line string) {
 		stdout, _ := base64.StdEncoding.DecodeString(f[3])
 		stderr, _ := base64.StdEncoding.DecodeString(f[4])
 		m.results[f[1]] = ExecResult{Stdout: string(stdout), Stderr: string(stderr), Code: code}
+		delete(m.quiet, f[1])
 	}
 }
 
@@ -474,14 +630,39 @@ func (w consoleWriter) Write(p []byte) (int, error) {
 	defer m.mu.Unlock()
 	m.console.Write(p)
 	m.consoleLog.Write(p)
-	m.lastSign = time.Now()
+	if !onlyLockupReports(p) {
+		m.lastSign = time.Now()
+	}
 	m.cond.Broadcast()
 	return len(p), nil
 }
 
-// Context ends when the test ends, when cancel is called, or when the console and the
-// control channel have both been silent for Options.StallTimeout: the guest is stuck,
-// or something it waits for never comes. Call cancel when done with it.
+// lockupReport matches the lines a guest kernel prints while a CPU is stuck (the soft
+// lockup watchdog, RCU stall reports): every 30 s or so, for as long as it stays stuck.
+var lockupReport = regexp.MustCompile(`(?m)^.*(watchdog: BUG: soft lockup|rcu: |rcu_preempt self-detected stall|ticks this GP).*$`)
+
+// onlyLockupReports says whether console output p says nothing but that the guest is
+// stuck: that is no sign of life (see Context).
+func onlyLockupReports(p []byte) bool {
+	return lockupReport.Match(p) && len(bytes.TrimSpace(lockupReport.ReplaceAll(p, nil))) == 0
+}
+
+// lockedUp says whether the guest's kernel reported a stuck CPU in the current
+// power-on before the guest's shell announced a boot.
+func (m *Machine) lockedUp() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if n := len(m.readyBoots); n > 0 && m.readyBoots[n-1].powerOn == m.powerOns {
+		return false
+	}
+	return strings.Contains(m.console.String()[m.powerOnAt:], "watchdog: BUG: soft lockup")
+}
+
+// Context ends when the test ends, when cancel is called, when the console and the
+// control channel have both been silent for Options.StallTimeout (the guest is stuck,
+// or something it waits for never comes), or when the agent has had work pending and
+// made no progress for Options.ProgressTimeout (see Options.Progress). Call cancel when
+// done with it.
 func (m *Machine) Context() (ctx context.Context, cancel context.CancelFunc) {
 	ctx, cancelCause := context.WithCancelCause(m.ctx)
 	go func() {
@@ -494,8 +675,12 @@ func (m *Machine) Context() (ctx context.Context, cancel context.CancelFunc) {
 				return
 			case <-tick.C:
 				m.mu.Lock()
-				quiet := time.Since(m.lastSign)
+				quiet, stuck := time.Since(m.lastSign), m.stuck
 				m.mu.Unlock()
+				if stuck != nil {
+					cancelCause(stuck)
+					return
+				}
 				if quiet > m.opts.StallTimeout {
 					cancelCause(fmt.Errorf("vm %s: nothing on the console or the control channel for %s", m.opts.Node, quiet.Round(time.Second)))
 					return
@@ -596,6 +781,10 @@ type boot struct {
 // Exec runs script with bash as root in the guest, stdin empty, and returns its output
 // and exit status. It fails when the guest reboots or powers off before answering.
 func (m *Machine) Exec(ctx context.Context, script string) (ExecResult, error) {
+	return m.exec(ctx, script, false)
+}
+
+func (m *Machine) exec(ctx context.Context, script string, quiet bool) (ExecResult, error) {
 	m.execMu.Lock()
 	defer m.execMu.Unlock()
 	id := strings.ToLower(rand.Text()[:10])
@@ -603,6 +792,9 @@ func (m *Machine) Exec(ctx context.Context, script string) (ExecResult, error) {
 	if !m.running || m.ctlW == nil {
 		m.mu.Unlock()
 		return ExecResult{}, fmt.Errorf("exec %q: the machine is not running", short(script))
+	}
+	if quiet {
+		m.quiet[id] = true
 	}
 	boots, conn := len(m.readyBoots), m.ctl
 	_, err := fmt.Fprintf(m.ctlW, "%s %s\n", id, base64.StdEncoding.EncodeToString([]byte(script)))
@@ -612,6 +804,13 @@ func (m *Machine) Exec(ctx context.Context, script string) (ExecResult, error) {
 	m.mu.Unlock()
 	if err != nil {
 		return ExecResult{}, fmt.Errorf("exec %q: send: %w", short(script), err)
+	}
+	if quiet {
+		defer func() {
+			m.mu.Lock()
+			delete(m.quiet, id)
+			m.mu.Unlock()
+		}()
 	}
 	var res ExecResult
 	var lost error

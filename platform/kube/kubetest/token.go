@@ -68,6 +68,22 @@ func (e *Env) BoundToNode(ctx context.Context, namespace, sa, node string) (*Nod
 	if pod, err = e.Kube.CoreV1().Pods(namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		return fail(err)
 	}
+	return e.BoundToPod(ctx, pod)
+}
+
+// BoundToPod returns credentials of pod's service account bound to pod, which must
+// exist and be bound to a node, as the kubelet projects them into the pod: a token
+// from the TokenRequest API, checked (as BoundToNode's) to carry the node's name. A
+// test that runs a pod of its own making on a real node (a stand-in for a DaemonSet's)
+// takes its token this way.
+func (e *Env) BoundToPod(ctx context.Context, pod *corev1.Pod) (*NodeCredentials, error) {
+	namespace, sa, node := pod.Namespace, pod.Spec.ServiceAccountName, pod.Spec.NodeName
+	fail := func(err error) (*NodeCredentials, error) {
+		return nil, fmt.Errorf("credentials of pod %s/%s (service account %s) on node %q: %w", namespace, pod.Name, sa, node, err)
+	}
+	if sa == "" || node == "" {
+		return fail(fmt.Errorf("the pod names no service account or no node"))
+	}
 	tr, err := e.Kube.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, sa, &authenticationv1.TokenRequest{
 		Spec: authenticationv1.TokenRequestSpec{
 			// The kubelet's default for projected tokens is an hour; no test runs longer.
