@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/mcotui/mcotui/core/bootimage"
-	"github.com/mcotui/mcotui/core/policy"
 	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/platform/kube"
 	"github.com/mcotui/mcotui/tui/action"
@@ -215,14 +214,12 @@ func (a *Actions) SetBootImageMode(ctx context.Context, sel operatorv1.MachineMa
 	return nil
 }
 
-// policyOptions evaluates the pool's rollout policy now, as the controller does
-// (rollout.PolicyOptions), its gates reading the cluster by kube.GateEvidence.
+// policyOptions evaluates the pool's rollout policy now by kube.PolicyOptions, the
+// code path of the controller's sync.
 func (c *Cluster) policyOptions(ctx context.Context, p *mcfgv1.MachineConfigPool, nodes []*corev1.Node) (rollout.Options, rollout.Hold) {
-	in := kube.GateInputs{Clients: c.clients, Alerts: c.alerts, MachineConfigNode: c.machineConfigNode}
-	now := c.now()
-	return rollout.PolicyOptions(p, now, func(g policy.Gates) policy.Evidence {
-		return kube.GateEvidence(ctx, in, p, nodes, g, now)
-	})
+	in := kube.GateInputs{Clients: c.clients, Alerts: c.alerts, MachineConfigNode: c.machineConfigNode,
+		Pools: func() ([]*mcfgv1.MachineConfigPool, error) { return c.pools.List(labels.Everything()) }, Members: c.members}
+	return kube.PolicyOptions(ctx, in, p, nodes, c.now())
 }
 
 // machineConfigNode is the node's MachineConfigNode from the cache, or nil.
