@@ -69,6 +69,9 @@ func parseSequence(pool *mcfgv1.MachineConfigPool, p *Policy, bad func(string, e
 // A pool named by WaitForPoolsKey that does not exist holds the rollout: a typo must
 // not release a canary's followers.
 func (s Sequence) Check(pool *mcfgv1.MachineConfigPool, pools []*mcfgv1.MachineConfigPool, updated, busy func(*mcfgv1.MachineConfigPool) bool) string {
+	if updated(pool) {
+		return "" // nothing to start: a pool done says so, not that it waits
+	}
 	byName := make(map[string]*mcfgv1.MachineConfigPool, len(pools))
 	for _, p := range pools {
 		byName[p.Name] = p
