@@ -486,6 +486,17 @@ func (d *Driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) 
 		// reason (rollout.Status), and the hold's event names it.
 		hold = policyHold{Hold: rollout.Hold{Reason: reasonInvalidRollout, Message: err.Error() + "; no node is targeted until it is fixed", Invalid: true}}
 	}
+	var hooks hookGate
+	if !hold.Invalid {
+		// The pool's hooks (hooks.go): a hook that runs or failed holds the plan.
+		var err error
+		if hooks, err = d.hooks(ctx, &st, opts.Policy, hold.Reason != "" || st.Pool.Spec.Paused); err != nil {
+			errs = append(errs, err)
+		}
+		if h := hooks.hold; h.Reason != "" && (hold.Reason == "" || h.Reason == rollout.HeldHookFailed) {
+			hold.Hold, opts.Gate = h, h.Message
+		}
+	}
 	tr.mark("policy")
 	var step rollout.Step
 	stepping := !hold.Invalid && (mayStep == nil || mayStep(st))
@@ -500,6 +511,9 @@ func (d *Driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) 
 			}
 			stepping, step = false, rollout.Step{}
 		}
+	}
+	if h := hooks.filterTargets(ctx, &step); h.Reason != "" && hold.Reason == "" {
+		hold.Hold = h
 	}
 	tr.mark("plan")
 	// Taints before targets, as MCO's syncMachineConfigPool: a node that waits for the

@@ -47,7 +47,7 @@ const (
 const HeldCondition mcfgv1.MachineConfigPoolConditionType = "RolloutHeld"
 
 // PoolKeys are the pool annotations of a policy.
-var PoolKeys = []string{WindowsKey, OrderKey, AlertsGateKey, PodsGateKey, SoakKey, WaitForPoolsKey, ExclusiveGroupKey, HealthChecksKey, HaltUnhealthyKey}
+var PoolKeys = append([]string{WindowsKey, OrderKey, AlertsGateKey, PodsGateKey, SoakKey, WaitForPoolsKey, ExclusiveGroupKey, HealthChecksKey, HaltUnhealthyKey}, hookKeys()...)
 
 // Node annotations.
 const (
@@ -72,6 +72,7 @@ type Policy struct {
 	Windows Schedule
 	Order   Order
 	Gates   Gates
+	Hooks   Hooks // Jobs run before and after the rollout and each node (hooks.go)
 }
 
 // Gates must pass before more nodes are targeted.
@@ -145,6 +146,7 @@ func FromPool(pool *mcfgv1.MachineConfigPool) (Policy, error) {
 	}
 	parseSequence(pool, &p, bad)
 	parseHealth(pool, &p, bad)
+	parseHooks(pool, &p, bad)
 	if p.Gates.Pods != nil && p.Gates.Soak == 0 {
 		// Pods Ready for no time at all says nothing a rollout does not already wait for.
 		bad(PodsGateKey, fmt.Errorf("needs %s, how long the pods must be Ready", SoakKey))
@@ -219,6 +221,11 @@ func (p Policy) Summary(now time.Time) string {
 	}
 	if g := p.Gates.Sequence.Exclusive; g != "" {
 		parts = append(parts, "exclusive group "+g)
+	}
+	for _, h := range AllHooks {
+		if r, ok := p.Hooks[h]; ok {
+			parts = append(parts, "hook "+string(h)+" "+r.String())
+		}
 	}
 	return strings.Join(parts, "; ")
 }

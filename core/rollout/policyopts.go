@@ -21,7 +21,16 @@ const (
 	// HeldUnhealthyNodes: too many nodes the rollout updated are unhealthy
 	// (policy.HaltUnhealthyKey).
 	HeldUnhealthyNodes = "UnhealthyNodes"
+	// HeldHookRunning and HeldHookFailed: a hook's Job runs, or failed
+	// (policy.Hooks), which the driver that runs the hooks says.
+	HeldHookRunning = "HookRunning"
+	HeldHookFailed  = "HookFailed"
 )
+
+// HookedRolloutKey marks a pool whose rollout to the config it names began under
+// hooks: the driver that runs them sets it before the first hook and removes it once
+// the after-rollout hook has succeeded. Until then the rollout is not over.
+const HookedRolloutKey = "mcotui.io/hooked-rollout"
 
 // GatePoll is how soon a gate that holds for something no informer event announces
 // (an alert, a pod not Ready) is looked at again.
