@@ -251,8 +251,9 @@ func (d *Driver) markHookedRollout(ctx context.Context, st *PoolState, target st
 	if target != "" {
 		v = target
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		"resourceVersion": pool.ResourceVersion, "annotations": map[string]any{rollout.HookedRolloutKey: v}}})
+	// No resourceVersion: the mark is the driver's alone, and a status write of the
+	// same sync must not make it conflict.
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{rollout.HookedRolloutKey: v}}})
 	if err != nil {
 		return err
 	}

@@ -491,7 +491,9 @@ func (d *Driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) 
 		// The pool's hooks (hooks.go): a hook that runs or failed holds the plan.
 		var err error
 		if hooks, err = d.hooks(ctx, &st, opts.Policy, hold.Reason != "" || st.Pool.Spec.Paused); err != nil {
+			// Hooks not known to have run hold the rollout as hooks running do.
 			errs = append(errs, err)
+			hooks.hold = rollout.Hold{Reason: rollout.HeldHookRunning, Message: "cannot run the pool's hooks: " + err.Error(), Recheck: hookPoll}
 		}
 		if h := hooks.hold; h.Reason != "" && (hold.Reason == "" || h.Reason == rollout.HeldHookFailed) {
 			hold.Hold, opts.Gate = h, h.Message
