@@ -79,7 +79,9 @@ func TestHooksRunAroundTheRollout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = env.Kube.CoreV1().Nodes().Delete(context.Background(), runner.Name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = env.Kube.CoreV1().Nodes().Delete(context.Background(), runner.Name, metav1.DeleteOptions{})
+	})
 	env.PlayJobs(t, ns, runner.Name)
 	refs := map[policy.Hook]policy.HookRef{}
 	anns := map[string]any{}
@@ -195,7 +197,9 @@ func TestFailedHookStopsTheRollout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = env.Kube.CoreV1().Nodes().Delete(context.Background(), runner.Name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = env.Kube.CoreV1().Nodes().Delete(context.Background(), runner.Name, metav1.DeleteOptions{})
+	})
 	env.PlayJobs(t, ns, runner.Name)
 	hookCronJob(t, ns, "smoke", "GET http://shop/healthz\ncurl: (7) Failed to connect to shop port 80: Connection refused")
 	pool := createPool(t, "hkf", ptr.To(intstr.FromInt32(1)), false)
