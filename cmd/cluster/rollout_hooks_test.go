@@ -34,7 +34,9 @@ func TestRolloutWaitHookFailed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = env.Kube.CoreV1().Nodes().Delete(context.Background(), runner.Name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = env.Kube.CoreV1().Nodes().Delete(context.Background(), runner.Name, metav1.DeleteOptions{})
+	})
 	env.PlayJobs(t, ns, runner.Name)
 	cj := &batchv1.CronJob{
 		ObjectMeta: metav1.ObjectMeta{Name: "etcd-backup", Namespace: ns},
@@ -42,7 +44,7 @@ func TestRolloutWaitHookFailed(t *testing.T) {
 			BackoffLimit: ptr.To[int32](0),
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{kubetest.KwokFailAnnotation: "snapshot save /backup/etcd.db\nError: context deadline exceeded"}},
-				Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "backup", Image: "registry.example/etcdctl:3.6"}}},
+				Spec:       corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "backup", Image: "registry.example/etcdctl:3.6"}}},
 			},
 		}}},
 	}
