@@ -101,6 +101,11 @@ func (a *Actions) Rollout(ctx context.Context, pool string, confirmed []string) 
 	if hold.Invalid {
 		return rollout.Step{}, fmt.Errorf("roll out pool %s: %s", pool, hold.Message)
 	}
+	if opts.Policy.Hooks.Any() {
+		// The hooks run where the rollout is driven (the controller's sync, the
+		// drive): a step by hand would target nodes their hooks never saw.
+		return rollout.Step{}, fmt.Errorf("roll out pool %s: it has hooks (mcotui.io/hook-*), which run only where the rollout is driven: let the controller drive it, or drive it from here; nothing was written", pool)
+	}
 	step, err := rollout.Plan(p, nodes, opts)
 	if err != nil {
 		return rollout.Step{}, err
