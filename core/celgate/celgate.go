@@ -68,7 +68,10 @@ func Compile(expr string) (*Program, error) {
 	}
 	ast, iss := e.Compile(expr)
 	if iss.Err() != nil {
-		return nil, fmt.Errorf("does not compile: %s", iss.Err())
+		// CEL's first line names the position; the lines after it draw a caret under
+		// it, which a pool condition (one line) cannot show.
+		msg, _, _ := strings.Cut(iss.Err().Error(), "\n")
+		return nil, fmt.Errorf("does not compile: %s", msg)
 	}
 	if ast.OutputType() != cel.BoolType && ast.OutputType() != cel.DynType {
 		return nil, fmt.Errorf("evaluates to %s, want bool", ast.OutputType())
