@@ -164,6 +164,10 @@ func (g hookGate) filterTargets(ctx context.Context, step *rollout.Step) (hold r
 func (d *Driver) awaitHook(ctx context.Context, r hookjob.Run, create bool) (hookGate, bool, error) {
 	jobs := d.clients.Kube.BatchV1().Jobs(r.Ref.Namespace)
 	name := r.Name()
+	key := r.Ref.Namespace + "/" + name
+	if _, ok := d.hooksSucceeded.Load(key); ok {
+		return hookGate{}, true, nil
+	}
 	job, err := jobs.Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		if !create {
@@ -190,6 +194,7 @@ func (d *Driver) awaitHook(ctx context.Context, r hookjob.Run, create bool) (hoo
 	}
 	switch hookjob.StateOf(job) {
 	case hookjob.Succeeded:
+		d.hooksSucceeded.Store(key, true)
 		return hookGate{}, true, nil
 	case hookjob.Failed:
 		msg := fmt.Sprintf("%s failed: Job %s/%s", r, job.Namespace, job.Name)

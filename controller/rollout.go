@@ -139,6 +139,10 @@ type Driver struct {
 	statusWritten  map[string]time.Time // per pool, when Sync last wrote its status
 	statusBusy     map[string]bool      // per pool with a background status write in flight: whether a sync had another to write meanwhile
 
+	// hooksSucceeded are the hook Jobs (namespace/name) seen succeeded: a success is
+	// final, so they are not read again at every sync (hooks.go).
+	hooksSucceeded sync.Map
+
 	// Background targets (DriverOptions.BackgroundTargets): the writes in flight,
 	// the bound on their requests, and the backoff of a pool whose targets fail.
 	background bool
