@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	"github.com/mcotui/mcotui/controller"
+	"github.com/mcotui/mcotui/controller/controllertest"
 	"github.com/mcotui/mcotui/core/hookjob"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/policy"
@@ -236,5 +238,56 @@ func TestFailedHookStopsTheRollout(t *testing.T) {
 	waitHeld(t, "hkf", corev1.ConditionTrue, "HookFailed", "")
 	if n := getNode(t, other); nodeanno.Desired(n) == target {
 		t.Errorf("node %s was targeted after the hook of %s failed", other, first)
+	}
+}
+
+// TestDriveRunsHooks: a terminal's drive (the TUI's, `rollout --wait`'s, with no
+// controller) runs the pool's hooks as the controller does, and ends Updated only once
+// the after-rollout hook has succeeded.
+func TestDriveRunsHooks(t *testing.T) {
+	ctx := kubetest.Context(t)
+	ns, err := env.CreateNamespace(ctx, "hooks-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner, err := env.CreateNode(ctx, "dh-runner", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = env.Kube.CoreV1().Nodes().Delete(context.Background(), runner.Name, metav1.DeleteOptions{})
+	})
+	env.PlayJobs(t, ns, runner.Name)
+	hookCronJob(t, ns, "backup", "")
+	hookCronJob(t, ns, "notify", "")
+	pool := createPool(t, "dh", ptr.To(intstr.FromInt32(1)), false)
+	annotatePool(t, "dh", map[string]any{
+		policy.HookKey(policy.BeforeRollout): ns + "/backup", policy.HookKey(policy.AfterRollout): ns + "/notify",
+	})
+	v1 := machineConfig(t, "00-dh", "dh", "/etc/dh", "v1")
+	applyMC(t, v1)
+	createNodes(t, "dh", "rendered-dh-old", "", "")
+	startFakeAgent(t, "dh", 200*time.Millisecond)
+	target := expectedRendered(t, pool, v1)
+	controllertest.RenderByHand(t, env.MachineConfig, pool.Name, v1)
+
+	var d drive
+	end, err := d.run(ctx, t, "dh", "lease-dh", "mcotui-tui@test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end != controller.DriveUpdated {
+		t.Fatalf("the drive ended %q, want %q; last report %+v", end, controller.DriveUpdated, d.last())
+	}
+	for _, r := range []hookjob.Run{
+		{Pool: "dh", Config: target, Hook: policy.BeforeRollout, Ref: policy.HookRef{Namespace: ns, Name: "backup"}},
+		{Pool: "dh", Config: target, Hook: policy.AfterRollout, Ref: policy.HookRef{Namespace: ns, Name: "notify"}},
+	} {
+		if j := hookJob(t, r); j == nil || hookjob.StateOf(j) != hookjob.Succeeded {
+			t.Errorf("%s: Job %s not succeeded when the drive ended: %+v", r, r.Name(), j)
+		}
+	}
+	if p := getPool(t, "dh"); p.Annotations[rollout.HookedRolloutKey] != "" {
+		t.Errorf("the hooked-rollout mark is still on the pool: %q", p.Annotations[rollout.HookedRolloutKey])
 	}
 }
