@@ -18,8 +18,8 @@ func TestNameIsOnePerRunAndAValidJobName(t *testing.T) {
 	if n := r.Name(); len(n) > 63 || len(validation.IsDNS1123Label(n)) > 0 {
 		t.Errorf("Name() = %q (%d): not a Job name its pods' job-name label can carry", n, len(n))
 	}
-	if r.Name() != r.Name() {
-		t.Error("Name() differs between calls")
+	if again := r; again.Name() != r.Name() {
+		t.Error("Name() differs for the same run")
 	}
 	seen := map[string]Run{}
 	for _, v := range []Run{r,

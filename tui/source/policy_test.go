@@ -105,7 +105,9 @@ func TestStepUnderPoolOrderAndHooks(t *testing.T) {
 	}
 
 	annotate(map[string]any{policy.HookKey(policy.BeforeDrain): nil})
-	cached(ctx, t, c, p.Name, func(mp *mcfgv1.MachineConfigPool) bool { return len(mp.Annotations) == 0 || mp.Annotations[policy.HookKey(policy.BeforeDrain)] == "" })
+	cached(ctx, t, c, p.Name, func(mp *mcfgv1.MachineConfigPool) bool {
+		return len(mp.Annotations) == 0 || mp.Annotations[policy.HookKey(policy.BeforeDrain)] == ""
+	})
 	if _, err := a.Rollout(ctx, p.Name, []string{p.AtOld[0]}); err != nil {
 		t.Fatalf("a step with no order and no hooks: %v", err)
 	}
