@@ -383,7 +383,8 @@ func (d *poolDriver) once(ctx context.Context) (DriveEnd, string, error) {
 			done++
 		}
 	}
-	if done == len(st.Nodes) && err == nil && st.Pool != nil {
+	// A hooked rollout is over once its after-rollout hook has succeeded (hooks.go).
+	if done == len(st.Nodes) && err == nil && st.Pool != nil && st.Pool.Annotations[rollout.HookedRolloutKey] == "" {
 		// With no error, the taints and the status written are the final ones.
 		return DriveUpdated, fmt.Sprintf("pool %s is updated: all %d nodes run %s", p.Name, done, target), nil
 	}

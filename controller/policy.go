@@ -10,6 +10,7 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/clock"
 
 	"github.com/mcotui/mcotui/core/policy"
@@ -40,13 +41,29 @@ type policyHold struct {
 	Held []string
 }
 
-// policyOptions evaluates the pool's rollout policy at now by rollout.PolicyOptions,
-// its gates reading the cluster by kube.GateEvidence.
+// policyOptions evaluates the pool's rollout policy at now by kube.PolicyOptions, the
+// code path the TUI's steps take too.
 func (d *Driver) policyOptions(ctx context.Context, st PoolState, now time.Time) (rollout.Options, policyHold) {
 	in := kube.GateInputs{Clients: d.clients, Alerts: d.alerts, MachineConfigNode: d.cachedMachineConfigNode}
-	opts, hold := rollout.PolicyOptions(st.Pool, now, func(g policy.Gates) policy.Evidence {
-		return kube.GateEvidence(ctx, in, st.Pool, st.Nodes, g, now)
-	})
+	if d.pools != nil {
+		in.Pools = func() ([]*mcfgv1.MachineConfigPool, error) {
+			all, err := d.pools.List(labels.Everything())
+			if err == nil {
+				d.ownPools.latestAll(all)
+			}
+			return all, err
+		}
+		in.Members = func(p *mcfgv1.MachineConfigPool) ([]*corev1.Node, error) {
+			o, err := d.cached(p.Name, nil)
+			return o.Nodes, err
+		}
+	} else {
+		in.Members = func(p *mcfgv1.MachineConfigPool) ([]*corev1.Node, error) {
+			o, err := ReadPool(ctx, d.clients, p.Name)
+			return o.Nodes, err
+		}
+	}
+	opts, hold := kube.PolicyOptions(ctx, in, st.Pool, st.Nodes, now)
 	return opts, policyHold{Hold: hold}
 }
 

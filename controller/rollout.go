@@ -150,6 +150,10 @@ type Driver struct {
 	statusWritten  map[string]time.Time // per pool, when Sync last wrote its status
 	statusBusy     map[string]bool      // per pool with a background status write in flight: whether a sync had another to write meanwhile
 
+	// hooksSucceeded are the hook Jobs (namespace/name) seen succeeded: a success is
+	// final, so they are not read again at every sync (hooks.go).
+	hooksSucceeded sync.Map
+
 	// Background targets (DriverOptions.BackgroundTargets): the writes in flight,
 	// the bound on their requests, and the backoff of a pool whose targets fail.
 	background bool
@@ -515,6 +519,19 @@ func (d *Driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) 
 		// reason (rollout.Status), and the hold's event names it.
 		hold = policyHold{Hold: rollout.Hold{Reason: reasonInvalidRollout, Message: err.Error() + "; no node is targeted until it is fixed", Invalid: true}}
 	}
+	var hooks hookGate
+	if !hold.Invalid {
+		// The pool's hooks (hooks.go): a hook that runs or failed holds the plan.
+		var err error
+		if hooks, err = d.hooks(ctx, &st, opts.Policy, hold.Reason != "" || st.Pool.Spec.Paused); err != nil {
+			// Hooks not known to have run hold the rollout as hooks running do.
+			errs = append(errs, err)
+			hooks.hold = rollout.Hold{Reason: rollout.HeldHookRunning, Message: "cannot run the pool's hooks: " + err.Error(), Recheck: hookPoll}
+		}
+		if h := hooks.hold; h.Reason != "" && (hold.Reason == "" || h.Reason == rollout.HeldHookFailed) {
+			hold.Hold, opts.Gate = h, h.Message
+		}
+	}
 	tr.mark("policy")
 	var step rollout.Step
 	stepping := !hold.Invalid && (mayStep == nil || mayStep(st))
@@ -540,6 +557,9 @@ func (d *Driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) 
 			}
 			stepping, step = false, rollout.Step{}
 		}
+	}
+	if h := hooks.filterTargets(ctx, &step); h.Reason != "" && hold.Reason == "" {
+		hold.Hold = h
 	}
 	tr.mark("plan")
 	// Taints before targets, as MCO's syncMachineConfigPool: a node that waits for the

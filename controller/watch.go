@@ -67,10 +67,11 @@ func (w rolloutInformers) watch(enqueue func(pool string)) error {
 		if old == nil || !equalSelectors(old, cur) {
 			return w.allPools() // membership of every pool may change
 		}
+		others := w.sequencedOn(old, cur) // pools ordered after this one (sequence.go)
 		if !poolChangeMattersToRollout(old, cur) {
-			return nil
+			return others
 		}
-		return []string{cur.Name}
+		return append(others, cur.Name)
 	}, enqueue))
 	regs = append(regs, err)
 	return errors.Join(regs...)

@@ -185,6 +185,9 @@ func Objects(o Options) []any {
 		&rbacv1.ClusterRole{TypeMeta: tm("rbac.authorization.k8s.io/v1", "ClusterRole"), ObjectMeta: meta(controllerName, ""), Rules: controllerRules()},
 		&rbacv1.ClusterRoleBinding{TypeMeta: tm("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"), ObjectMeta: meta(controllerName, ""),
 			Subjects: subject(controllerName), RoleRef: clusterRoleRef(controllerName)},
+		// The rollout hooks' Jobs, bound by the user in each namespace holding hooks
+		// (docs/hooks.md): never cluster-wide, since a Job runs what it says.
+		&rbacv1.ClusterRole{TypeMeta: tm("rbac.authorization.k8s.io/v1", "ClusterRole"), ObjectMeta: meta(HooksClusterRole, ""), Rules: hooksRules()},
 		// The Lease, in the controller's own namespace only.
 		&rbacv1.Role{TypeMeta: tm("rbac.authorization.k8s.io/v1", "Role"), ObjectMeta: meta(controllerName, ns), Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "create", "update"}},
@@ -389,7 +392,8 @@ func controllerRules() []rbacv1.PolicyRule {
 		// (finalizers, which OwnerReferencesPermissionEnforcement checks).
 		{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"kubeletconfigs", "containerruntimeconfigs"}, Verbs: []string{"get", "list", "watch", "update"}},
 		{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"kubeletconfigs/status", "containerruntimeconfigs/status", "kubeletconfigs/finalizers", "containerruntimeconfigs/finalizers"}, Verbs: []string{"update"}},
-		{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"machineconfigpools"}, Verbs: []string{"get", "list", "watch", "update"}},
+		// patch: the hooked-rollout mark of a pool with hooks (docs/hooks.md).
+		{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"machineconfigpools"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
 		{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"machineconfigpools/status"}, Verbs: []string{"update"}},
 		// render: the OS image streams (OSImageStream/cluster) the pools render against.
 		{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"osimagestreams"}, Verbs: []string{"get", "list", "watch"}},

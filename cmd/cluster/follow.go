@@ -92,6 +92,7 @@ type follower struct {
 	phases         map[string]string
 	bar            string
 	updated, total int
+	held           string // the RolloutHeld last written
 }
 
 // poll reads the pool once and writes what changed; end is set once the rollout has
@@ -128,13 +129,35 @@ func (f *follower) poll(ctx context.Context) (end followEnd, err error) {
 		fmt.Fprintln(f.w, bar)
 		f.bar = bar
 	}
+	// What holds the rollout, as the controller (or this process's drive) says: a pool
+	// it waits for, a gate, a hook. A failed hook stops the rollout until someone
+	// acts: the wait ends there, as for a failed node.
+	if c := rollout.FindCondition(&st.Pool.Status, controller.RolloutHeld); c != nil {
+		held := ""
+		if c.Status == corev1.ConditionTrue {
+			held = c.Reason + ": " + c.Message
+		}
+		if held != f.held {
+			if held != "" {
+				fmt.Fprintf(f.w, "%s  RolloutHeld %s\n", time.Now().Format("15:04:05"), held)
+			} else if f.held != "" {
+				fmt.Fprintf(f.w, "%s  RolloutHeld no longer\n", time.Now().Format("15:04:05"))
+			}
+			f.held = held
+		}
+		if c.Status == corev1.ConditionTrue && c.Reason == rollout.HeldHookFailed {
+			fmt.Fprintf(f.w, "machineconfigpool %s: %s\n", f.name, c.Message)
+			return followDegraded, nil
+		}
+	}
 	if len(failed) > 0 {
 		for _, n := range failed {
 			fmt.Fprintf(f.w, "node %s failed to update to %s (state %s): %s\n", n.Name, target, nodeanno.State(n), nodeanno.Reason(n))
 		}
 		return followDegraded, nil
 	}
-	if rollout.PoolUpdated(st.Pool) {
+	if rollout.PoolUpdated(st.Pool) && st.Pool.Annotations[rollout.HookedRolloutKey] == "" {
+		// (A hooked rollout is over once its after-rollout hook has run.)
 		fmt.Fprintf(f.w, "machineconfigpool %s is updated: all %d nodes run %s\n", f.name, f.total, target)
 		return followUpdated, nil
 	}

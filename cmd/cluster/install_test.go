@@ -140,6 +140,7 @@ func TestInstallOutput(t *testing.T) {
 		"ClusterRoleBinding//mcotui-agent",
 		"ClusterRole//mcotui-controller",
 		"ClusterRoleBinding//mcotui-controller",
+		"ClusterRole//mcotui-controller-hooks",
 		"Role/nc/mcotui-controller",
 		"RoleBinding/nc/mcotui-controller",
 		"Role/kube-system/mcotui-controller-kubelet-base",

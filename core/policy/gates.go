@@ -2,6 +2,8 @@ package policy
 
 import (
 	"fmt"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	"slices"
 	"strings"
 	"time"
@@ -18,6 +20,17 @@ type Evidence struct {
 	// Updated are the pool's nodes that are done at the target and finished their
 	// update within the soak time: the nodes just updated.
 	Updated []UpdatedNode
+
+	// Checks are what the health checks read, one per Gates.Checks (health.go).
+	Checks []CheckResult
+	// Unhealthy are the nodes given the pool's target that are unhealthy (HaltUnhealthy).
+	Unhealthy []string
+	// Pools are the cluster's pools, for the Sequence; PoolsErr when they could not be read.
+	Pools    []*mcfgv1.MachineConfigPool
+	PoolsErr error
+	// Busy says, by pool name, whether a pool of the exclusive group has a node
+	// updating as its nodes show it; a pool not in it is judged by its status (PoolBusy).
+	Busy map[string]bool
 }
 
 // Alert is one alert as Prometheus's /api/v1/alerts reports it.
@@ -69,6 +82,9 @@ func (g Gates) Check(e Evidence) (reason string, wait time.Duration) {
 			firing = slices.Compact(firing)
 			return fmt.Sprintf("alert %s firing (gate %s)", joinShort(firing), matchersString(g.Alerts)), 0
 		}
+	}
+	if r := g.checkHealth(e.Checks); r != "" {
+		return r, 0
 	}
 	var waits []string
 	var longest time.Duration

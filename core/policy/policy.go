@@ -47,7 +47,7 @@ const (
 const HeldCondition mcfgv1.MachineConfigPoolConditionType = "RolloutHeld"
 
 // PoolKeys are the pool annotations of a policy.
-var PoolKeys = []string{WindowsKey, OrderKey, AlertsGateKey, PodsGateKey, SoakKey}
+var PoolKeys = append([]string{WindowsKey, OrderKey, AlertsGateKey, PodsGateKey, SoakKey, WaitForPoolsKey, ExclusiveGroupKey, HealthChecksKey, HaltUnhealthyKey}, hookKeys()...)
 
 // Node annotations.
 const (
@@ -72,6 +72,7 @@ type Policy struct {
 	Windows Schedule
 	Order   Order
 	Gates   Gates
+	Hooks   Hooks // Jobs run before and after the rollout and each node (hooks.go)
 }
 
 // Gates must pass before more nodes are targeted.
@@ -79,10 +80,16 @@ type Gates struct {
 	Alerts []Matcher       // nil: no alert gate
 	Pods   labels.Selector // nil: no pod gate
 	Soak   time.Duration   // how long the just-updated nodes and pods must be Ready
+
+	Checks        []HealthCheck // CEL over cluster objects (health.go)
+	HaltUnhealthy int           // halt at this many unhealthy updated nodes; 0: never (health.go)
+	Sequence      Sequence      // order across pools (sequence.go)
 }
 
 // Any says whether a gate is set.
-func (g Gates) Any() bool { return g.Alerts != nil || g.Pods != nil || g.Soak > 0 }
+func (g Gates) Any() bool {
+	return g.Alerts != nil || g.Pods != nil || g.Soak > 0 || len(g.Checks) > 0 || g.HaltUnhealthy > 0 || g.Sequence.Any()
+}
 
 // FromPool reads the pool's policy. Every annotation that does not parse is in the
 // error, each named with what it wants.
@@ -137,6 +144,9 @@ func FromPool(pool *mcfgv1.MachineConfigPool) (Policy, error) {
 			p.Gates.Soak = d
 		}
 	}
+	parseSequence(pool, &p, bad)
+	parseHealth(pool, &p, bad)
+	parseHooks(pool, &p, bad)
 	if p.Gates.Pods != nil && p.Gates.Soak == 0 {
 		// Pods Ready for no time at all says nothing a rollout does not already wait for.
 		bad(PodsGateKey, fmt.Errorf("needs %s, how long the pods must be Ready", SoakKey))
@@ -194,11 +204,28 @@ func (p Policy) Summary(now time.Time) string {
 	if p.Gates.Soak > 0 {
 		gates = append(gates, "soak "+p.Gates.Soak.String())
 	}
+	for _, c := range p.Gates.Checks {
+		gates = append(gates, "check "+c.Name)
+	}
+	if p.Gates.HaltUnhealthy > 0 {
+		gates = append(gates, fmt.Sprintf("halt at %d unhealthy", p.Gates.HaltUnhealthy))
+	}
 	if len(gates) > 0 {
 		parts = append(parts, "gates: "+strings.Join(gates, ", "))
 	}
 	if p.Order != OrderDefault {
 		parts = append(parts, "order "+string(p.Order))
+	}
+	if w := p.Gates.Sequence.WaitFor; len(w) > 0 {
+		parts = append(parts, "after pools "+strings.Join(w, ", "))
+	}
+	if g := p.Gates.Sequence.Exclusive; g != "" {
+		parts = append(parts, "exclusive group "+g)
+	}
+	for _, h := range AllHooks {
+		if r, ok := p.Hooks[h]; ok {
+			parts = append(parts, "hook "+string(h)+" "+r.String())
+		}
 	}
 	return strings.Join(parts, "; ")
 }

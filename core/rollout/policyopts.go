@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"fmt"
 	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
@@ -14,7 +15,22 @@ const (
 	HeldOutsideWindow = "OutsideWindow"
 	HeldGateFailing   = "GateFailing"
 	HeldInvalidPolicy = "InvalidPolicy"
+	// HeldWaitingForPool: the pool waits for another pool (policy.WaitForPoolsKey,
+	// policy.ExclusiveGroupKey).
+	HeldWaitingForPool = "WaitingForPool"
+	// HeldUnhealthyNodes: too many nodes the rollout updated are unhealthy
+	// (policy.HaltUnhealthyKey).
+	HeldUnhealthyNodes = "UnhealthyNodes"
+	// HeldHookRunning and HeldHookFailed: a hook's Job runs, or failed
+	// (policy.Hooks), which the driver that runs the hooks says.
+	HeldHookRunning = "HookRunning"
+	HeldHookFailed  = "HookFailed"
 )
+
+// HookedRolloutKey marks a pool whose rollout to the config it names began under
+// hooks: the driver that runs them sets it before the first hook and removes it once
+// the after-rollout hook has succeeded. Until then the rollout is not over.
+const HookedRolloutKey = "mcotui.io/hooked-rollout"
 
 // GatePoll is how soon a gate that holds for something no informer event announces
 // (an alert, a pod not Ready) is looked at again.
@@ -56,17 +72,45 @@ func PolicyOptions(pool *mcfgv1.MachineConfigPool, now time.Time, evidence func(
 	if !pol.Gates.Any() || evidence == nil {
 		return opts, hold
 	}
-	reason, wait := pol.Gates.Check(evidence(pol.Gates))
+	ev := evidence(pol.Gates)
+	recheck := func(d time.Duration) time.Duration {
+		if d <= 0 {
+			d = GatePoll
+		}
+		if hold.Recheck > 0 {
+			d = min(d, hold.Recheck)
+		}
+		return d
+	}
+	// The order across pools first: a pool that waits for another is not held by its
+	// own health, which it has not begun to risk.
+	if seq := pol.Gates.Sequence; seq.Any() {
+		reason := ""
+		if ev.PoolsErr != nil {
+			reason = fmt.Sprintf("cannot read the other pools: %v", ev.PoolsErr)
+		} else {
+			reason = seq.Check(pool, ev.Pools, PoolUpdated, func(p *mcfgv1.MachineConfigPool) bool {
+				if b, ok := ev.Busy[p.Name]; ok {
+					return b
+				}
+				return policy.PoolBusy(p)
+			})
+		}
+		if reason != "" {
+			opts.Gate = reason
+			// A pool's status change requeues the pools that wait on it; the poll is a
+			// floor for whatever misses one.
+			return opts, Hold{Reason: HeldWaitingForPool, Message: reason, Recheck: recheck(0)}
+		}
+	}
+	if reason := pol.Gates.Halt(ev); reason != "" {
+		opts.Gate = reason
+		return opts, Hold{Reason: HeldUnhealthyNodes, Message: "halted: " + reason, Recheck: recheck(0)}
+	}
+	reason, wait := pol.Gates.Check(ev)
 	if reason == "" {
 		return opts, hold
 	}
 	opts.Gate = reason
-	recheck := wait
-	if recheck <= 0 {
-		recheck = GatePoll
-	}
-	if hold.Recheck > 0 {
-		recheck = min(recheck, hold.Recheck)
-	}
-	return opts, Hold{Reason: HeldGateFailing, Message: "held by a health gate: " + reason, Recheck: recheck}
+	return opts, Hold{Reason: HeldGateFailing, Message: "held by a health gate: " + reason, Recheck: recheck(wait)}
 }

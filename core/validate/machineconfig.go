@@ -52,6 +52,8 @@ func (c *checker) object(index int, root *yaml.Node) {
 		c.machineConfig(doc)
 	case manifest.KindPinnedImageSet:
 		c.pinnedImageSet(doc)
+	case manifest.KindMachineConfigPool:
+		c.poolPolicy(doc) // poolpolicy.go
 	case manifest.KindKubeletConfig:
 		c.kubeletConfig(doc)
 	case manifest.KindContainerRuntimeConfig:

@@ -2,13 +2,16 @@ package kube
 
 import (
 	"fmt"
-	"k8s.io/client-go/dynamic"
 
 	machineclient "github.com/openshift/client-go/machine/clientset/versioned"
 	mcfgclient "github.com/openshift/client-go/machineconfiguration/clientset/versioned"
 	operatorclient "github.com/openshift/client-go/operator/clientset/versioned"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -35,9 +38,13 @@ type Clients struct {
 	MachineConfig mcfgclient.Interface     // machineconfiguration.openshift.io
 	Operator      operatorclient.Interface // operator.openshift.io
 	Machine       machineclient.Interface  // machine.openshift.io
-	// Dynamic reads and writes what has no typed client here (Cluster API and its
-	// providers); nil in Clients a test builds by hand.
+	// Dynamic reads and writes what has no typed client here: Cluster API and its
+	// providers' objects, and the objects of the pools' health checks
+	// (policy.HealthChecksKey). nil in Clients a test builds by hand. Mapper learns
+	// kinds through discovery, again when a kind it does not know is asked for (a CRD
+	// installed since).
 	Dynamic dynamic.Interface
+	Mapper  meta.RESTMapper
 }
 
 // NewClients makes the clients for cfg. cfg is not modified.
@@ -62,5 +69,6 @@ func NewClients(cfg *rest.Config) (*Clients, error) {
 	if c.Dynamic, err = dynamic.NewForConfigAndClient(cfg, httpClient); err != nil {
 		return nil, fmt.Errorf("dynamic client: %w", err)
 	}
+	c.Mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(c.Kube.Discovery()))
 	return &c, nil
 }

@@ -28,6 +28,14 @@ type GateInputs struct {
 	// MachineConfigNode returns a node's MachineConfigNode from a cache, or nil; it
 	// tells when the node's update finished.
 	MachineConfigNode func(name string) *mcfgv1.MachineConfigNode
+	// Pools lists the cluster's pools from a cache, for the order across pools
+	// (policy.Sequence). nil: read from the API server.
+	Pools func() ([]*mcfgv1.MachineConfigPool, error)
+	// Members returns a pool's nodes from a cache, as its driver sees them (its own
+	// writes included): whether a pool of an exclusive group is updating is read from
+	// them, which show a target the moment it is written, where the pool's status
+	// follows. nil: the pools' statuses decide.
+	Members func(*mcfgv1.MachineConfigPool) ([]*corev1.Node, error)
 }
 
 // GateEvidence gathers what the pool's health gates g read at now: the alerts, and
@@ -43,6 +51,7 @@ func GateEvidence(ctx context.Context, in GateInputs, pool *mcfgv1.MachineConfig
 			e.Alerts, e.AlertsErr = in.Alerts.Alerts(ctx)
 		}
 	}
+	gatherOrderAndHealth(ctx, in, pool, nodes, g, &e)
 	target := pool.Spec.Configuration.Name
 	for _, n := range nodes {
 		if !rollout.DoneAt(n, target) {

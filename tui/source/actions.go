@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/mcotui/mcotui/core/bootimage"
-	"github.com/mcotui/mcotui/core/policy"
 	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/platform/kube"
 	"github.com/mcotui/mcotui/tui/action"
@@ -101,6 +100,11 @@ func (a *Actions) Rollout(ctx context.Context, pool string, confirmed []string) 
 	opts, hold := a.c.policyOptions(ctx, p, nodes)
 	if hold.Invalid {
 		return rollout.Step{}, fmt.Errorf("roll out pool %s: %s", pool, hold.Message)
+	}
+	if opts.Policy.Hooks.Any() {
+		// The hooks run where the rollout is driven (the controller's sync, the
+		// drive): a step by hand would target nodes their hooks never saw.
+		return rollout.Step{}, fmt.Errorf("roll out pool %s: it has hooks (mcotui.io/hook-*), which run only where the rollout is driven: let the controller drive it, or drive it from here; nothing was written", pool)
 	}
 	step, err := rollout.Plan(p, nodes, opts)
 	if err != nil {
@@ -215,14 +219,12 @@ func (a *Actions) SetBootImageMode(ctx context.Context, sel operatorv1.MachineMa
 	return nil
 }
 
-// policyOptions evaluates the pool's rollout policy now, as the controller does
-// (rollout.PolicyOptions), its gates reading the cluster by kube.GateEvidence.
+// policyOptions evaluates the pool's rollout policy now by kube.PolicyOptions, the
+// code path of the controller's sync.
 func (c *Cluster) policyOptions(ctx context.Context, p *mcfgv1.MachineConfigPool, nodes []*corev1.Node) (rollout.Options, rollout.Hold) {
-	in := kube.GateInputs{Clients: c.clients, Alerts: c.alerts, MachineConfigNode: c.machineConfigNode}
-	now := c.now()
-	return rollout.PolicyOptions(p, now, func(g policy.Gates) policy.Evidence {
-		return kube.GateEvidence(ctx, in, p, nodes, g, now)
-	})
+	in := kube.GateInputs{Clients: c.clients, Alerts: c.alerts, MachineConfigNode: c.machineConfigNode,
+		Pools: func() ([]*mcfgv1.MachineConfigPool, error) { return c.pools.List(labels.Everything()) }, Members: c.members}
+	return kube.PolicyOptions(ctx, in, p, nodes, c.now())
 }
 
 // machineConfigNode is the node's MachineConfigNode from the cache, or nil.
