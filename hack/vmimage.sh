@@ -23,13 +23,32 @@
 # Needs root (mmdebstrap into a directory, chroot for useradd), mmdebstrap, mke2fs and
 # Debian's mirror as this machine's apt uses it.
 #
-# Usage: hack/vmimage.sh DIR
+# With FLAVOUR grub it builds the GRUB-booted guest instead (the kernel-argument tests on
+# a conventional host, TestVMKernelArgs*): the same root, plus Debian's grub-pc-bin and
+# grub2-common, on the first partition of an MBR disk that boots through GRUB (no kernel
+# or initrd beside it; QEMU boots the disk as a PC's firmware would):
+#
+#   DIR/vm-$VM_GRUB_IMAGE_KEY/disk.img  MBR, GRUB's boot.img and core.img (made by the
+#                                        guest's own grub-mkimage) before partition 1, an
+#                                        ext4 root at byte 1 MiB (GRUB_PART_OFFSET)
+#
+# Made without root-only tools beyond the chroot: sfdisk on the image file, mke2fs -E
+# offset, dd of GRUB's images (no losetup, mount or grub-install). The guest's fstab
+# names /dev/vda1, /etc/default/grub sends the kernel's console to ttyS0 with no menu
+# wait, and /boot/grub/grub.cfg for the first boot is written here (grub-mkconfig needs
+# the guest's disk); the guest's update-grub rewrites it.
+#
+# Usage: hack/vmimage.sh DIR [grub]
 set -euo pipefail
 
 # Bump when anything below changes what is in the image.
 # The name says what changed, not only a number: engineers building side by side into
 # one shared .testbin must not take each other's image for their own.
 VM_IMAGE_KEY=bookworm-3-containerd
+# The GRUB-booted guest's key (e2e/vm GRUBImageKey); its root is the one above plus GRUB.
+VM_GRUB_IMAGE_KEY=bookworm-3-grub-1
+# Where the GRUB guest's root partition starts (e2e/vm grubPartOffset).
+GRUB_PART_OFFSET=1048576
 SUITE=bookworm
 MIRROR=${VM_MIRROR:-http://deb.debian.org/debian}
 DISK_SIZE=2G
@@ -40,12 +59,21 @@ die() {
 	exit 1
 }
 
-[[ $# -eq 1 && -n $1 ]] || die "usage: $0 DIR"
+[[ ($# -eq 1 || ($# -eq 2 && $2 == grub)) && -n $1 ]] || die "usage: $0 DIR [grub]"
+FLAVOUR=${2:-base}
 mkdir -p "$1" || die "cannot create $1"
 DIR=$(cd "$1" && pwd)
 OUTDIR="$DIR/vm-$VM_IMAGE_KEY"
+if [[ $FLAVOUR == grub ]]; then
+	VM_IMAGE_KEY=$VM_GRUB_IMAGE_KEY
+	OUTDIR="$DIR/vm-$VM_IMAGE_KEY"
+fi
 
 done_check() {
+	if [[ $FLAVOUR == grub ]]; then
+		[[ -s $OUTDIR/disk.img && -e $OUTDIR/.done ]]
+		return
+	fi
 	[[ -s $OUTDIR/disk.img && -s $OUTDIR/vmlinuz && -s $OUTDIR/initrd.img && -e $OUTDIR/.done ]]
 }
 
@@ -62,7 +90,9 @@ if done_check; then
 fi
 
 [[ $(id -u) -eq 0 ]] || die "building the VM image needs root (mmdebstrap into a directory, chroot); run: sudo $0 $1"
-for cmd in mmdebstrap mke2fs; do
+tools=(mmdebstrap mke2fs)
+[[ $FLAVOUR == grub ]] && tools+=(sfdisk)
+for cmd in "${tools[@]}"; do
 	command -v "$cmd" >/dev/null || die "'$cmd' not found; run hack/system-deps.sh (as root) to install it"
 done
 
@@ -225,10 +255,70 @@ customize() {
 	rm -rf "$r/var/cache/apt/archives/"*.deb "$r/var/lib/apt/lists/"*
 }
 
+# grubify ROOTFS WORKDIR: the GRUB flavour's additions, and its disk (WORKDIR/disk.img).
+grubify() {
+	local r=$1 w=$2
+	sed -i 's|^/dev/vda / |/dev/vda1 / |' "$r/etc/fstab"
+	# No menu wait, no recovery entry, the kernel's console on the serial port the
+	# harness reads; GRUB itself says nothing there.
+	cat >"$r/etc/default/grub" <<-'EOF'
+		GRUB_DEFAULT=0
+		GRUB_TIMEOUT=0
+		GRUB_TIMEOUT_STYLE=hidden
+		GRUB_DISTRIBUTOR=Debian
+		GRUB_CMDLINE_LINUX_DEFAULT="quiet systemd.show_status=yes"
+		GRUB_CMDLINE_LINUX="console=ttyS0"
+		GRUB_TERMINAL=console
+		GRUB_DISABLE_RECOVERY=true
+		GRUB_DISABLE_OS_PROBER=true
+	EOF
+	mkdir -p "$r/etc/default/grub.d"
+	# What grub-install would put in place: the modules GRUB loads from /boot/grub.
+	mkdir -p "$r/boot/grub"
+	cp -a "$r/usr/lib/grub/i386-pc" "$r/boot/grub/"
+	local kver
+	kver=$(basename "$(ls "$r"/boot/vmlinuz-* | sort -V | tail -n1)")
+	kver=${kver#vmlinuz-}
+	# The first boot's menu; the guest's update-grub replaces it with grub-mkconfig's.
+	cat >"$r/boot/grub/grub.cfg" <<-EOF
+		set timeout=0
+		insmod part_msdos
+		insmod ext2
+		set root=(hd0,msdos1)
+		menuentry 'Debian GNU/Linux' {
+		    linux /boot/vmlinuz-$kver root=/dev/vda1 ro console=ttyS0 quiet systemd.show_status=yes
+		    initrd /boot/initrd.img-$kver
+		}
+	EOF
+	# core.img: enough to read the partition's ext4, the rest loads from the prefix.
+	chroot "$r" grub-mkimage -O i386-pc -o /tmp/core.img -p '(hd0,msdos1)/boot/grub' biosdisk part_msdos ext2 ||
+		die "grub-mkimage failed"
+	mv "$r/tmp/core.img" "$w/core.img"
+	cp "$r/usr/lib/grub/i386-pc/boot.img" "$w/boot.img"
+	local core_size
+	core_size=$(stat -c %s "$w/core.img")
+	((core_size < GRUB_PART_OFFSET - 512)) || die "core.img ($core_size bytes) does not fit before the partition"
+
+	local disk=$w/disk.img size_k fs_k
+	size_k=$(($(numfmt --from=iec "$DISK_SIZE") / 1024))
+	fs_k=$((size_k - GRUB_PART_OFFSET / 1024))
+	truncate -s "${size_k}K" "$disk"
+	echo "start=$((GRUB_PART_OFFSET / 512)), type=83, bootable" | sfdisk -q "$disk" || die "sfdisk failed"
+	mke2fs -q -t ext4 -L mcotui-root -E offset=$GRUB_PART_OFFSET -d "$r" "$disk" "${fs_k}K" || die "mke2fs failed"
+	# boot.img's code (not the partition table) in the MBR, core.img in the gap after it:
+	# boot.img reads sector 1 as a stock one does, and core.img's first sector lists the
+	# rest (grub-mkimage wrote its length there).
+	dd if="$w/boot.img" of="$disk" bs=440 count=1 conv=notrunc status=none
+	dd if="$w/core.img" of="$disk" bs=512 seek=1 conv=notrunc status=none
+}
+
+includes=systemd-sysv,dbus,udev,kmod,linux-image-cloud-amd64,libpam-systemd,procps,e2fsprogs,containerd
+[[ $FLAVOUR == grub ]] && includes+=,grub-pc-bin,grub2-common
+
 start=$SECONDS
 echo "vmimage: $VM_IMAGE_KEY: mmdebstrap $SUITE from $MIRROR ..."
 mmdebstrap --quiet --variant=minbase \
-	--include=systemd-sysv,dbus,udev,kmod,linux-image-cloud-amd64,libpam-systemd,procps,e2fsprogs,containerd \
+	--include="$includes" \
 	"$SUITE" "$root" "$MIRROR" || die "mmdebstrap failed; see the output above"
 customize "$root"
 rootfs_s=$((SECONDS - start))
@@ -236,17 +326,23 @@ rootfs_s=$((SECONDS - start))
 kernel=$(ls "$root"/boot/vmlinuz-* 2>/dev/null | sort -V | tail -n1)
 initrd=$(ls "$root"/boot/initrd.img-* 2>/dev/null | sort -V | tail -n1)
 [[ -n $kernel && -n $initrd ]] || die "no kernel or initrd under the rootfs's /boot"
-cp "$kernel" "$work/vmlinuz"
-cp "$initrd" "$work/initrd.img"
 
 start=$SECONDS
-mke2fs -q -t ext4 -L mcotui-root -d "$root" "$work/disk.img" "$DISK_SIZE" || die "mke2fs failed"
+outputs=("$work/disk.img")
+if [[ $FLAVOUR == grub ]]; then
+	grubify "$root" "$work"
+else
+	cp "$kernel" "$work/vmlinuz"
+	cp "$initrd" "$work/initrd.img"
+	outputs+=("$work/vmlinuz" "$work/initrd.img")
+	mke2fs -q -t ext4 -L mcotui-root -d "$root" "$work/disk.img" "$DISK_SIZE" || die "mke2fs failed"
+fi
 image_s=$((SECONDS - start))
 
 rm -rf "$root"
 rm -rf "$OUTDIR"
 mkdir -p "$OUTDIR.tmp.$$"
-mv "$work/disk.img" "$work/vmlinuz" "$work/initrd.img" "$OUTDIR.tmp.$$/"
+mv "${outputs[@]}" "$OUTDIR.tmp.$$/"
 echo "rootfs ${rootfs_s}s, image ${image_s}s, kernel $(basename "$kernel")" >"$OUTDIR.tmp.$$/.done"
 mv "$OUTDIR.tmp.$$" "$OUTDIR"
 echo "vmimage: $VM_IMAGE_KEY: built (rootfs ${rootfs_s}s, image ${image_s}s): $OUTDIR"
