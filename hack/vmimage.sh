@@ -38,7 +38,21 @@
 # wait, and /boot/grub/grub.cfg for the first boot is written here (grub-mkconfig needs
 # the guest's disk); the guest's update-grub rewrites it.
 #
-# Usage: hack/vmimage.sh DIR [grub]
+# With FLAVOUR ostree it builds the ostree-booted guest (the OS-update tests, TestVMOS*):
+# the same root, plus Debian's ostree, ostree-boot, dracut (ostree-boot ships a dracut
+# module only; its ostree-prepare-root runs in the initramfs) and GRUB, committed to an
+# ostree repository twice (refs debian/v1 and debian/v2, which differ in
+# /usr/lib/mcotui-os-version) and deployed (debian/v1) into a sysroot:
+#
+#   DIR/vm-$VM_OSTREE_IMAGE_KEY/disk.img  MBR and GRUB as above; partition 1 is /boot
+#                                          (ostree's boot entries, GRUB's files), partition
+#                                          2 at OSTREE_ROOT_OFFSET the sysroot (/ostree)
+#
+# A separate /boot, as Fedora CoreOS has: on one filesystem bookworm's ostree writes
+# boot entries GRUB cannot follow. The guest's ostree runs grub-mkconfig at each deploy
+# (its 15_ostree script lists the deployments); the first grub.cfg is written here.
+#
+# Usage: hack/vmimage.sh DIR [grub|ostree]
 set -euo pipefail
 
 # Bump when anything below changes what is in the image.
@@ -49,6 +63,11 @@ VM_IMAGE_KEY=bookworm-3-containerd
 VM_GRUB_IMAGE_KEY=bookworm-3-grub-1
 # Where the GRUB guest's root partition starts (e2e/vm grubPartOffset).
 GRUB_PART_OFFSET=1048576
+# The ostree-booted guest's key (e2e/vm OSTreeImageKey), its /boot partition's size and
+# where its sysroot partition starts (e2e/vm ostreeRootOffset).
+VM_OSTREE_IMAGE_KEY=bookworm-3-ostree-1
+OSTREE_BOOT_SIZE_K=393216
+OSTREE_ROOT_OFFSET=$((GRUB_PART_OFFSET + OSTREE_BOOT_SIZE_K * 1024))
 SUITE=bookworm
 MIRROR=${VM_MIRROR:-http://deb.debian.org/debian}
 DISK_SIZE=2G
@@ -59,18 +78,19 @@ die() {
 	exit 1
 }
 
-[[ ($# -eq 1 || ($# -eq 2 && $2 == grub)) && -n $1 ]] || die "usage: $0 DIR [grub]"
+[[ ($# -eq 1 || ($# -eq 2 && ($2 == grub || $2 == ostree))) && -n $1 ]] || die "usage: $0 DIR [grub|ostree]"
 FLAVOUR=${2:-base}
 mkdir -p "$1" || die "cannot create $1"
 DIR=$(cd "$1" && pwd)
 OUTDIR="$DIR/vm-$VM_IMAGE_KEY"
-if [[ $FLAVOUR == grub ]]; then
-	VM_IMAGE_KEY=$VM_GRUB_IMAGE_KEY
-	OUTDIR="$DIR/vm-$VM_IMAGE_KEY"
-fi
+case $FLAVOUR in
+grub) VM_IMAGE_KEY=$VM_GRUB_IMAGE_KEY ;;
+ostree) VM_IMAGE_KEY=$VM_OSTREE_IMAGE_KEY ;;
+esac
+OUTDIR="$DIR/vm-$VM_IMAGE_KEY"
 
 done_check() {
-	if [[ $FLAVOUR == grub ]]; then
+	if [[ $FLAVOUR != base ]]; then
 		[[ -s $OUTDIR/disk.img && -e $OUTDIR/.done ]]
 		return
 	fi
@@ -91,7 +111,8 @@ fi
 
 [[ $(id -u) -eq 0 ]] || die "building the VM image needs root (mmdebstrap into a directory, chroot); run: sudo $0 $1"
 tools=(mmdebstrap mke2fs)
-[[ $FLAVOUR == grub ]] && tools+=(sfdisk)
+[[ $FLAVOUR != base ]] && tools+=(sfdisk)
+[[ $FLAVOUR == ostree ]] && tools+=(ostree)
 for cmd in "${tools[@]}"; do
 	command -v "$cmd" >/dev/null || die "'$cmd' not found; run hack/system-deps.sh (as root) to install it"
 done
@@ -312,8 +333,106 @@ grubify() {
 	dd if="$w/core.img" of="$disk" bs=512 seek=1 conv=notrunc status=none
 }
 
+# ostreeify ROOTFS WORKDIR: the ostree flavour's additions, commits, sysroot and disk
+# (WORKDIR/disk.img).
+ostreeify() {
+	local r=$1 w=$2
+	local kver
+	kver=$(basename "$(ls "$r"/boot/vmlinuz-* | sort -V | tail -n1)")
+	kver=${kver#vmlinuz-}
+	# The initramfs: dracut with ostree-boot's module (ostree-prepare-root), not tied to
+	# this build machine's hardware.
+	chroot "$r" dracut --quiet --no-hostonly --force --add ostree /tmp/initramfs.img "$kver" || die "dracut failed"
+	# Root and /boot are mounted by the initramfs and by fstab; the per-test disk too.
+	sed -i 's|^/dev/vda / .*|/dev/vda2 / ext4 rw,errors=remount-ro 0 1\n/dev/vda1 /boot ext4 rw 0 2|' "$r/etc/fstab"
+	cat >"$r/etc/default/grub" <<-'EOF'
+		GRUB_DEFAULT=0
+		GRUB_TIMEOUT=0
+		GRUB_TIMEOUT_STYLE=hidden
+		GRUB_DISTRIBUTOR=Debian
+		GRUB_TERMINAL=console
+		GRUB_DISABLE_RECOVERY=true
+		GRUB_DISABLE_OS_PROBER=true
+		GRUB_DISABLE_LINUX_UUID=true
+	EOF
+	# Only ostree's entries: 10_linux would list kernels of /boot that are not there.
+	chmod -x "$r/etc/grub.d/10_linux" "$r/etc/grub.d/20_linux_xen" 2>/dev/null || true
+	[[ -e $r/usr/sbin/grub2-mkconfig ]] || ln -s grub-mkconfig "$r/usr/sbin/grub2-mkconfig"
+	echo v1 >"$r/usr/lib/mcotui-os-version"
+
+	# ostree's layout: the kernel and initramfs under /usr/lib/modules, /etc as /usr/etc,
+	# nothing in /dev, /run, /tmp, /boot (ostree commit refuses device nodes), /var
+	# kept aside for the deployment's var (2022.7 does not take it from the commit).
+	mv "$r/boot/vmlinuz-$kver" "$r/usr/lib/modules/$kver/vmlinuz"
+	mv "$r/tmp/initramfs.img" "$r/usr/lib/modules/$kver/initramfs.img"
+	rm -rf "${r:?}/boot/"*
+	mv "$r/etc" "$r/usr/etc"
+	mkdir -p "$r/etc"
+	local var=$w/var
+	mv "$r/var" "$var"
+	mkdir -p "$r/var"
+	rm -rf "${r:?}/dev/"* "${r:?}/run/"* "${r:?}/tmp/"* "${r:?}/proc/"* "${r:?}/sys/"*
+	mkdir -p "$r/sysroot"
+	ln -sfn sysroot/ostree "$r/ostree"
+
+	local repo=$w/repo sys=$w/sysroot
+	ostree --repo="$repo" init --mode=bare >/dev/null || die "ostree init failed"
+	ostree --repo="$repo" commit --branch=debian/v1 --tree=dir="$r" --subject=v1 --no-xattrs >/dev/null || die "ostree commit v1 failed"
+	echo v2 >"$r/usr/lib/mcotui-os-version"
+	ostree --repo="$repo" commit --branch=debian/v2 --tree=dir="$r" --subject=v2 --no-xattrs >/dev/null || die "ostree commit v2 failed"
+
+	mkdir -p "$sys"
+	ostree admin init-fs "$sys" >/dev/null || die "ostree admin init-fs failed"
+	ostree admin os-init --sysroot="$sys" debian >/dev/null || die "ostree admin os-init failed"
+	ostree --repo="$sys/ostree/repo" pull-local "$repo" debian/v1 debian/v2 >/dev/null || die "ostree pull-local failed"
+	ostree admin deploy --sysroot="$sys" --os=debian --karg=root=/dev/vda2 --karg=rw --karg=console=ttyS0 \
+		--karg=quiet --karg=systemd.show_status=yes debian/v1 || die "ostree admin deploy failed"
+	cp -a "$var/." "$sys/ostree/deploy/debian/var/"
+	# Set only now: on the build host the deploy above must not run grub-mkconfig.
+	ostree --repo="$sys/ostree/repo" config set sysroot.bootloader grub2
+	local entry
+	entry=$(ls "$sys"/boot/loader/entries/*.conf | head -n1)
+	[[ -n $entry ]] || die "ostree admin deploy wrote no boot entry"
+
+	# GRUB on the /boot partition: its modules, and the first menu from ostree's entry
+	# (the guest's ostree rewrites it with grub-mkconfig at its first deploy).
+	mkdir -p "$sys/boot/grub"
+	cp -a "$r/usr/lib/grub/i386-pc" "$sys/boot/grub/"
+	{
+		echo 'set timeout=0'
+		echo 'insmod part_msdos'
+		echo 'insmod ext2'
+		echo 'set root=(hd0,msdos1)'
+		echo "menuentry '$(sed -n 's/^title //p' "$entry")' {"
+		echo "    linux $(sed -n 's/^linux //p' "$entry") $(sed -n 's/^options //p' "$entry")"
+		echo "    initrd $(sed -n 's/^initrd //p' "$entry")"
+		echo '}'
+	} >"$sys/boot/grub/grub.cfg"
+	chroot "$r" grub-mkimage -O i386-pc -o /sysroot/core.img -p '(hd0,msdos1)/grub' biosdisk part_msdos ext2 ||
+		die "grub-mkimage failed"
+	mv "$r/sysroot/core.img" "$w/core.img"
+	cp "$r/usr/lib/grub/i386-pc/boot.img" "$w/boot.img"
+
+	local disk=$w/disk.img size_k root_k
+	size_k=$(($(numfmt --from=iec "$DISK_SIZE") / 1024))
+	root_k=$((size_k - OSTREE_ROOT_OFFSET / 1024))
+	truncate -s "${size_k}K" "$disk"
+	printf 'start=%d, size=%d, type=83, bootable\nstart=%d, type=83\n' \
+		$((GRUB_PART_OFFSET / 512)) $((OSTREE_BOOT_SIZE_K * 2)) $((OSTREE_ROOT_OFFSET / 512)) | sfdisk -q "$disk" || die "sfdisk failed"
+	mv "$sys/boot" "$w/bootfs"
+	mkdir "$sys/boot"
+	mke2fs -q -t ext4 -L boot -E offset=$GRUB_PART_OFFSET -d "$w/bootfs" "$disk" "${OSTREE_BOOT_SIZE_K}K" || die "mke2fs /boot failed"
+	mke2fs -q -t ext4 -L mcotui-root -E offset=$OSTREE_ROOT_OFFSET -d "$sys" "$disk" "${root_k}K" || die "mke2fs the sysroot failed"
+	dd if="$w/boot.img" of="$disk" bs=440 count=1 conv=notrunc status=none
+	dd if="$w/core.img" of="$disk" bs=512 seek=1 conv=notrunc status=none
+	# ostree marks deployments immutable; the build tree must go.
+	chattr -R -i "$sys" 2>/dev/null || true
+	rm -rf "$sys" "$repo" "$var" "$w/bootfs"
+}
+
 includes=systemd-sysv,dbus,udev,kmod,linux-image-cloud-amd64,libpam-systemd,procps,e2fsprogs,containerd
-[[ $FLAVOUR == grub ]] && includes+=,grub-pc-bin,grub2-common
+[[ $FLAVOUR != base ]] && includes+=,grub-pc-bin,grub2-common
+[[ $FLAVOUR == ostree ]] && includes+=,ostree,ostree-boot,dracut
 
 start=$SECONDS
 echo "vmimage: $VM_IMAGE_KEY: mmdebstrap $SUITE from $MIRROR ..."
@@ -331,6 +450,8 @@ start=$SECONDS
 outputs=("$work/disk.img")
 if [[ $FLAVOUR == grub ]]; then
 	grubify "$root" "$work"
+elif [[ $FLAVOUR == ostree ]]; then
+	ostreeify "$root" "$work"
 else
 	cp "$kernel" "$work/vmlinuz"
 	cp "$initrd" "$work/initrd.img"
