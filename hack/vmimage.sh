@@ -340,9 +340,7 @@ ostreeify() {
 	local kver
 	kver=$(basename "$(ls "$r"/boot/vmlinuz-* | sort -V | tail -n1)")
 	kver=${kver#vmlinuz-}
-	# The initramfs: dracut with ostree-boot's module (ostree-prepare-root), not tied to
-	# this build machine's hardware.
-	chroot "$r" dracut --quiet --no-hostonly --force --add ostree /tmp/initramfs.img "$kver" || die "dracut failed"
+	[[ -s $r/boot/initramfs-ostree.img ]] || die "no dracut initramfs (the customize hook's)"
 	# Root and /boot are mounted by the initramfs and by fstab; the per-test disk too.
 	sed -i 's|^/dev/vda / .*|/dev/vda2 / ext4 rw,errors=remount-ro 0 1\n/dev/vda1 /boot ext4 rw 0 2|' "$r/etc/fstab"
 	cat >"$r/etc/default/grub" <<-'EOF'
@@ -364,10 +362,16 @@ ostreeify() {
 	# nothing in /dev, /run, /tmp, /boot (ostree commit refuses device nodes), /var
 	# kept aside for the deployment's var (2022.7 does not take it from the commit).
 	mv "$r/boot/vmlinuz-$kver" "$r/usr/lib/modules/$kver/vmlinuz"
-	mv "$r/tmp/initramfs.img" "$r/usr/lib/modules/$kver/initramfs.img"
+	mv "$r/boot/initramfs-ostree.img" "$r/usr/lib/modules/$kver/initramfs.img"
 	rm -rf "${r:?}/boot/"*
+	# The test bed's rpm-ostree stand-in lives on the per-test disk (e2e/vm/ostree), so
+	# that changing it rebuilds no image.
+	cat >"$r/usr/bin/rpm-ostree" <<-'EOF'
+		#!/bin/sh
+		exec /var/lib/mcotui-test/bin/rpm-ostree "$@"
+	EOF
+	chmod 0755 "$r/usr/bin/rpm-ostree"
 	mv "$r/etc" "$r/usr/etc"
-	mkdir -p "$r/etc"
 	local var=$w/var
 	mv "$r/var" "$var"
 	mkdir -p "$r/var"
@@ -434,9 +438,14 @@ includes=systemd-sysv,dbus,udev,kmod,linux-image-cloud-amd64,libpam-systemd,proc
 [[ $FLAVOUR != base ]] && includes+=,grub-pc-bin,grub2-common
 [[ $FLAVOUR == ostree ]] && includes+=,ostree,ostree-boot,dracut
 
+# The ostree guest's initramfs: dracut with ostree-boot's module (ostree-prepare-root),
+# not tied to this machine's hardware, made in a hook (dracut needs /proc and /dev).
+hooks=()
+[[ $FLAVOUR == ostree ]] && hooks+=(--customize-hook='chroot "$1" sh -c "dracut --quiet --no-hostonly --force --add ostree /boot/initramfs-ostree.img \$(ls /lib/modules | sort -V | tail -n1)"')
+
 start=$SECONDS
 echo "vmimage: $VM_IMAGE_KEY: mmdebstrap $SUITE from $MIRROR ..."
-mmdebstrap --quiet --variant=minbase \
+mmdebstrap --quiet --variant=minbase "${hooks[@]}" \
 	--include="$includes" \
 	"$SUITE" "$root" "$MIRROR" || die "mmdebstrap failed; see the output above"
 customize "$root"

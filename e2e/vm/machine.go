@@ -907,7 +907,11 @@ func (m *Machine) journalOffline() (string, error) {
 		return "", err
 	}
 	defer os.RemoveAll(dst)
-	if out, err := exec.Command(m.tools.Debugfs, "-R", "rdump /var/log/journal "+dst, m.rootFS(raw)).CombinedOutput(); err != nil {
+	varDir := m.img.VarDir
+	if varDir == "" {
+		varDir = "/var"
+	}
+	if out, err := exec.Command(m.tools.Debugfs, "-R", "rdump "+varDir+"/log/journal "+dst, m.rootFS(raw)).CombinedOutput(); err != nil {
 		return "", fmt.Errorf("debugfs rdump /var/log/journal: %w: %s", err, out)
 	}
 	jctl, err := exec.LookPath("journalctl")

@@ -57,13 +57,19 @@ func ChrootRunner(ctx context.Context, root, name string, args ...string) ([]byt
 type OSTree struct {
 	root string
 	run  Runner
+	// freeze says whether syncing the boot loader's files freezes their filesystem
+	// (syncFS): only on the real host; a test's temporary root shares the filesystem of
+	// the machine the tests run on.
+	freeze bool
 }
 
 // NewOSTree returns the OS updater of the host under root (see Root). A nil run means
-// ChrootRunner.
+// ChrootRunner, the real host's; a test's runner also keeps the boot loader's files from
+// being synced by freezing their filesystem (see syncFS), which would freeze the test
+// machine's.
 func NewOSTree(root string, run Runner) *OSTree {
 	if run == nil {
-		run = ChrootRunner
+		return &OSTree{root: root, run: ChrootRunner, freeze: true}
 	}
 	return &OSTree{root: root, run: run}
 }
