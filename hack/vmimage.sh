@@ -60,7 +60,7 @@ set -euo pipefail
 # one shared .testbin must not take each other's image for their own.
 VM_IMAGE_KEY=bookworm-3-containerd
 # The GRUB-booted guest's key (e2e/vm GRUBImageKey); its root is the one above plus GRUB.
-VM_GRUB_IMAGE_KEY=bookworm-3-grub-1
+VM_GRUB_IMAGE_KEY=bookworm-3-grub-2
 # Where the GRUB guest's root partition starts (e2e/vm grubPartOffset).
 GRUB_PART_OFFSET=1048576
 # The ostree-booted guest's key (e2e/vm OSTreeImageKey), its /boot partition's size and
@@ -280,16 +280,18 @@ customize() {
 grubify() {
 	local r=$1 w=$2
 	sed -i 's|^/dev/vda / |/dev/vda1 / |' "$r/etc/fstab"
-	# No menu wait, no recovery entry, the kernel's console on the serial port the
-	# harness reads; GRUB itself says nothing there.
+	# No menu wait, no recovery entry; GRUB and the kernel on the serial port the harness
+	# reads, the kernel not quiet: loading the kernel through the BIOS under TCG on a
+	# loaded machine is slow, and the harness takes a silent console for a stuck guest.
 	cat >"$r/etc/default/grub" <<-'EOF'
 		GRUB_DEFAULT=0
 		GRUB_TIMEOUT=0
 		GRUB_TIMEOUT_STYLE=hidden
 		GRUB_DISTRIBUTOR=Debian
-		GRUB_CMDLINE_LINUX_DEFAULT="quiet systemd.show_status=yes"
+		GRUB_CMDLINE_LINUX_DEFAULT="systemd.show_status=yes"
 		GRUB_CMDLINE_LINUX="console=ttyS0"
-		GRUB_TERMINAL=console
+		GRUB_TERMINAL=serial
+		GRUB_SERIAL_COMMAND="serial --unit=0 --speed=115200"
 		GRUB_DISABLE_RECOVERY=true
 		GRUB_DISABLE_OS_PROBER=true
 	EOF
@@ -303,11 +305,15 @@ grubify() {
 	# The first boot's menu; the guest's update-grub replaces it with grub-mkconfig's.
 	cat >"$r/boot/grub/grub.cfg" <<-EOF
 		set timeout=0
+		serial --unit=0 --speed=115200
+		terminal_input serial
+		terminal_output serial
 		insmod part_msdos
 		insmod ext2
 		set root=(hd0,msdos1)
+		echo 'GRUB: loading the kernel'
 		menuentry 'Debian GNU/Linux' {
-		    linux /boot/vmlinuz-$kver root=/dev/vda1 ro console=ttyS0 quiet systemd.show_status=yes
+		    linux /boot/vmlinuz-$kver root=/dev/vda1 ro console=ttyS0 systemd.show_status=yes
 		    initrd /boot/initrd.img-$kver
 		}
 	EOF

@@ -17,7 +17,7 @@ const ImageKey = "bookworm-3-containerd"
 
 // GRUBImageKey is the GRUB-booted guest image's version, VM_GRUB_IMAGE_KEY in
 // hack/vmimage.sh (built by hack/vmimage.sh DIR grub).
-const GRUBImageKey = "bookworm-3-grub-1"
+const GRUBImageKey = "bookworm-3-grub-2"
 
 // grubPartOffset is where the GRUB image's root partition starts (GRUB_PART_OFFSET in
 // hack/vmimage.sh).
