@@ -65,7 +65,7 @@ VM_GRUB_IMAGE_KEY=bookworm-3-grub-2
 GRUB_PART_OFFSET=1048576
 # The ostree-booted guest's key (e2e/vm OSTreeImageKey), its /boot partition's size and
 # where its sysroot partition starts (e2e/vm ostreeRootOffset).
-VM_OSTREE_IMAGE_KEY=bookworm-3-ostree-1
+VM_OSTREE_IMAGE_KEY=bookworm-3-ostree-2
 OSTREE_BOOT_SIZE_K=393216
 OSTREE_ROOT_OFFSET=$((GRUB_PART_OFFSET + OSTREE_BOOT_SIZE_K * 1024))
 SUITE=bookworm
@@ -404,8 +404,11 @@ ostreeify() {
 	entry=$(ls "$sys"/boot/loader/entries/*.conf | head -n1)
 	[[ -n $entry ]] || die "ostree admin deploy wrote no boot entry"
 
-	# GRUB on the /boot partition: its modules, and the first menu from ostree's entry
-	# (the guest's ostree rewrites it with grub-mkconfig at its first deploy).
+	# GRUB on the /boot partition: its modules, and the first menu from ostree's entry.
+	# GRUB reads /boot/grub/grub.cfg, a link to the current loader folder's grub.cfg:
+	# the guest's ostree writes the next folder's with grub-mkconfig at each deploy and
+	# swaps the loader link (a regular grub.cfg here kept GRUB on the first deployment's
+	# ostree= path after the guest's first deploy flipped boot.1 to boot.0).
 	mkdir -p "$sys/boot/grub"
 	cp -a "$r/usr/lib/grub/i386-pc" "$sys/boot/grub/"
 	{
@@ -417,7 +420,8 @@ ostreeify() {
 		echo "    linux $(sed -n 's/^linux //p' "$entry") $(sed -n 's/^options //p' "$entry")"
 		echo "    initrd $(sed -n 's/^initrd //p' "$entry")"
 		echo '}'
-	} >"$sys/boot/grub/grub.cfg"
+	} >"$sys/boot/loader/grub.cfg"
+	ln -s ../loader/grub.cfg "$sys/boot/grub/grub.cfg"
 	chroot "$r" grub-mkimage -O i386-pc -o /sysroot/core.img -p '(hd0,msdos1)/grub' biosdisk part_msdos ext2 ||
 		die "grub-mkimage failed"
 	mv "$r/sysroot/core.img" "$w/core.img"

@@ -36,7 +36,7 @@ type Image struct {
 
 // OSTreeImageKey is the ostree-booted guest image's version, VM_OSTREE_IMAGE_KEY in
 // hack/vmimage.sh (built by hack/vmimage.sh DIR ostree).
-const OSTreeImageKey = "bookworm-3-ostree-1"
+const OSTreeImageKey = "bookworm-3-ostree-2"
 
 // ostreeRootOffset is where the ostree image's sysroot partition starts
 // (OSTREE_ROOT_OFFSET in hack/vmimage.sh: 1 MiB, then a /boot of 384 MiB).
