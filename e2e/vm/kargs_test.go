@@ -38,6 +38,12 @@ func createKargsConfigs(t *testing.T) {
 	createRendered(t, one)
 }
 
+// diskBootStall is the silence a guest that boots through GRUB may keep: GRUB reads
+// the kernel and the initrd (about 30 MB) through the BIOS, which under TCG on a loaded
+// machine took more than the default 4 minutes with nothing on the console (GRUB
+// prints "Loading initial ramdisk ..." and nothing more until the kernel starts).
+const diskBootStall = 10 * time.Minute
+
 // grubNode is newNode on the GRUB-booted image.
 func grubNode(t *testing.T, prefix string, opts ...func(*Options)) *node {
 	t.Helper()
@@ -46,7 +52,10 @@ func grubNode(t *testing.T, prefix string, opts ...func(*Options)) *node {
 		t.Fatal(err)
 	}
 	createKargsConfigs(t)
-	return newNode(t, prefix, append([]func(*Options){func(o *Options) { o.Image = img }}, opts...)...)
+	return newNode(t, prefix, append([]func(*Options){func(o *Options) {
+		o.Image = img
+		o.StallTimeout = diskBootStall
+	}}, opts...)...)
 }
 
 // kargsCount is how many times each of args is in the guest's /proc/cmdline, as a

@@ -48,6 +48,7 @@ func ostreeNode(t *testing.T, prefix string, opts ...func(*Options)) *node {
 	createOSConfigs(t)
 	return newNode(t, prefix, append([]func(*Options){func(o *Options) {
 		o.Image = img
+		o.StallTimeout = diskBootStall
 		if o.Files == nil {
 			o.Files = map[string][]byte{}
 		}
