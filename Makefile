@@ -60,6 +60,8 @@ testbin:
 	./hack/system-deps.sh
 	./hack/testbin.sh $(TESTBIN)
 	./hack/vmimage.sh $(TESTBIN)
+	./hack/vmimage.sh $(TESTBIN) grub
+	./hack/vmimage.sh $(TESTBIN) ostree
 
 # The VM tests (e2e/vm) named TestVMExtended* run only in make test-vm, to keep a cold
 # CI within its time; each boots a QEMU guest under TCG (a minute or more here).

@@ -359,6 +359,7 @@ func (a *Agent) sync(ctx context.Context) (again bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("get node %s: %w", a.cfg.Node, err)
 	}
+	a.publishKargsMethod(ctx, node)
 	current, desired := nodeanno.Current(node), nodeanno.Desired(node)
 	last, haveLast, err := a.lastFinished()
 	if err != nil {

@@ -41,6 +41,8 @@ type Rebooter interface {
 // and reads the host's deployments; *host.OSTree implements it.
 type OSUpdater interface {
 	Tools() []string
+	// KernelArgsMethod is how the host's kernel arguments change (host.KargsNone: no way).
+	KernelArgsMethod() host.KargsMethod
 	SetKernelArguments(ctx context.Context, remove, add []string) error
 	Rebase(ctx context.Context, imageURL string) error
 	// StageImage downloads imageURL without deploying it (before the drain), and
@@ -159,8 +161,8 @@ func (ap *applier) prepare(ctx context.Context, id uint64, p *Plan) (snaps []Sna
 func (ap *applier) checkOS(c configdiff.Changes, new configdiff.Config) error {
 	tools := ap.os.Tools()
 	switch {
-	case c.KernelArguments != nil && !slices.Contains(tools, host.RPMOSTree):
-		return &host.NoToolError{Change: "kernel arguments", Need: "rpm-ostree"}
+	case c.KernelArguments != nil && ap.os.KernelArgsMethod() == host.KargsNone:
+		return &host.NoKargsMethodError{}
 	case c.OSImageURL != nil && c.OSImageURL.New != "" && len(tools) == 0:
 		return &host.NoToolError{Change: "OS image", Need: "rpm-ostree or bootc"}
 	case c.KernelType != nil && !slices.Contains(tools, host.RPMOSTree):

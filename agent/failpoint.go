@@ -33,6 +33,7 @@ const (
 	FailAfterFile2    = "after-file-2"   // the second file is written
 	FailAfterFiles    = "after-files"    // every file is written
 	FailAfterUnits    = "after-units"    // units, drop-ins, enablement and masks are done
+	FailAfterOS       = "after-os"       // kernel arguments set and OS image staged; the journal still says ApplyOS
 	FailBeforeReboot  = "before-reboot"  // the reboot is journaled, not yet asked for
 	FailAfterReboot   = "after-reboot"   // logind accepted the reboot
 	FailAfterValidate = "after-validate" // the disk matched the target after the reboot
@@ -43,7 +44,7 @@ const (
 // Failpoints lists every failpoint, in the order an update reaches them.
 var Failpoints = []string{
 	FailAfterBegin, FailAfterCordon, FailDuringDrain, FailWriteTemp, FailWriteRenamed,
-	FailAfterFile1, FailAfterFile2, FailAfterFiles, FailAfterUnits, FailBeforeReboot,
+	FailAfterFile1, FailAfterFile2, FailAfterFiles, FailAfterUnits, FailAfterOS, FailBeforeReboot,
 	FailAfterReboot, FailAfterValidate, FailAfterUncordon, FailBeforeDone,
 }
 

@@ -104,7 +104,7 @@ func TestKernelTypeWithoutRPMOSTreeDegradesAndWritesNothing(t *testing.T) {
 	before := snapshotTree(t, s.h.dir)
 	s.backoff = 1 << 40
 	s.c.setDesired("rendered-worker-rt")
-	s.degradedWith("the config changes the kernel arguments, which needs rpm-ostree on the host")
+	s.degradedWith("the config changes the kernel arguments, and the host has no way to change them")
 	if after := snapshotTree(t, s.h.dir); after != before {
 		t.Fatalf("wrote to the host:\n%s\n%s", before, after)
 	}

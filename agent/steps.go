@@ -263,6 +263,10 @@ func (a *Agent) stepOS(ctx context.Context, r *run) error {
 	if err := a.ap.applyOS(ctx, r.plan); err != nil {
 		return err
 	}
+	// Crash here: what applyOS did is on the host (each method syncs its files), the
+	// journal says ApplyOS, whose rerun does it again: every method is a set operation,
+	// so a kernel argument is never there twice.
+	a.failpoint(FailAfterOS)
 	if err := a.recordStagedDigest(ctx, r); err != nil {
 		return err
 	}

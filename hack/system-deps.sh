@@ -6,7 +6,7 @@
 # pinned-image tests, platform/host/cri/critest), prometheus (the real server the
 # alert gate's client and stand-in are checked against, platform/prom), and for the VM test bed (e2e/vm) QEMU
 # (qemu-system-x86, qemu-utils for qemu-img), mmdebstrap (builds the guest image) and
-# e2fsprogs (mke2fs, debugfs), libblkid-dev (cgo of ignition-apply, hack/testbin.sh), and ca-certificates (the CA bundle make image and its
+# e2fsprogs (mke2fs, debugfs), fdisk (sfdisk, which partitions the GRUB-booted guest's disk), ostree (commits and deploys the ostree-booted guest's trees), libblkid-dev (cgo of ignition-apply, hack/testbin.sh), and ca-certificates (the CA bundle make image and its
 # test put in the image). As root it installs what
 # is missing with apt-get; otherwise it says what to install and fails.
 set -euo pipefail
@@ -21,6 +21,8 @@ command -v qemu-system-x86_64 >/dev/null || missing+=(qemu-system-x86)
 command -v qemu-img >/dev/null || missing+=(qemu-utils)
 command -v mmdebstrap >/dev/null || missing+=(mmdebstrap)
 command -v debugfs >/dev/null || missing+=(e2fsprogs)
+command -v sfdisk >/dev/null || missing+=(fdisk)
+command -v ostree >/dev/null || missing+=(ostree)
 [ -e /usr/include/blkid/blkid.h ] || missing+=(libblkid-dev)
 [ -s /etc/ssl/certs/ca-certificates.crt ] || missing+=(ca-certificates)
 [ ${#missing[@]} -eq 0 ] && exit 0

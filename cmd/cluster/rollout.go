@@ -177,13 +177,15 @@ func runRollout(ctx context.Context, s cmdutil.IOStreams, c *kube.Clients, o *Ro
 	if err != nil {
 		return fmt.Errorf("%w; fix the annotation (kubectl annotate mcp %s KEY=VALUE --overwrite, or KEY- to remove it): no node is targeted until then", err, name)
 	}
-	forecast, err := rollout.Preview(st.Pool, rollout.PlanningView(st.Nodes), rollout.Options{Policy: pol}, controller.NewDiffer(c).Diff)
+	differ := controller.NewDiffer(c)
+	forecast, err := rollout.Preview(st.Pool, rollout.PlanningView(st.Nodes), rollout.Options{Policy: pol}, differ.Diff)
 	if err != nil {
 		return err
 	}
 	if err := writePlan(s.Out, forecast, st); err != nil {
 		return err
 	}
+	writeKargsMethods(s.Out, forecast, st.Nodes, differ.ChangesKernelArgs)
 	if sum := pol.Summary(time.Now()); sum != "" {
 		fmt.Fprintf(s.Out, "Policy: %s.\n", sum)
 	}

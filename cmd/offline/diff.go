@@ -62,6 +62,12 @@ and Drain drain the node, and so does Special (registries.conf) unless, as MCO d
 the change only adds registries or mirrors that pull by digest only, or appends
 unqualified search registries.
 
+A node changes kernel arguments its host's way: rpm-ostree kargs, ostree admin kargs,
+grubby, a drop-in under /etc/default/grub.d and update-grub, or /etc/kernel/cmdline and
+kernel-install on systemd-boot; a host with none refuses the change. Each node's agent
+publishes its way (the mcotui.io/kernel-arguments-method annotation), and 'mcotui
+rollout POOL' lists it for every node whose update changes them.
+
 Last, whether a running node can make the change at all. It cannot when the change
 touches passwd groups, users other than core, core user fields other than
 sshAuthorizedKeys and passwordHash, Ignition's kernelArguments section, storage disks,

@@ -61,6 +61,15 @@ const (
 	// MCO publishes no such thing (its daemon only logs its backoff), and an operator
 	// asks "is it still trying, and when next?" of a degraded node first.
 	RetryKey = "mcotui.io/retry"
+
+	// KernelArgsMethodKey is how the node's host changes kernel arguments, as the agent
+	// found it at start: rpm-ostree, ostree, kernel-install, grubby, grub (a drop-in
+	// under /etc/default/grub.d and update-grub), or KernelArgsMethodNone. The rollout
+	// plan says it for a config that changes kernel arguments, before the node updates.
+	KernelArgsMethodKey = "mcotui.io/kernel-arguments-method"
+	// KernelArgsMethodNone is KernelArgsMethodKey's value on a host with no way to
+	// change kernel arguments: a config that changes them is refused there.
+	KernelArgsMethodNone = "none"
 )
 
 // Values of StateKey.

@@ -15,9 +15,65 @@ import (
 // ImageKey is the guest image's version, VM_IMAGE_KEY in hack/vmimage.sh.
 const ImageKey = "bookworm-3-containerd"
 
-// Image is one built guest image.
+// GRUBImageKey is the GRUB-booted guest image's version, VM_GRUB_IMAGE_KEY in
+// hack/vmimage.sh (built by hack/vmimage.sh DIR grub).
+const GRUBImageKey = "bookworm-3-grub-2"
+
+// grubPartOffset is where the GRUB image's root partition starts (GRUB_PART_OFFSET in
+// hack/vmimage.sh).
+const grubPartOffset = 1 << 20
+
+// Image is one built guest image. An image without Kernel boots from its disk, through
+// the boot loader on it, as a PC's firmware would; its root filesystem then starts at
+// byte PartOffset of the disk.
 type Image struct {
 	Dir, Disk, Kernel, Initrd string
+	PartOffset                int64
+	// VarDir is where the guest's /var is on its root filesystem, for reading the journal
+	// offline: "" is /var; an ostree guest's is its stateroot's var.
+	VarDir string
+}
+
+// OSTreeImageKey is the ostree-booted guest image's version, VM_OSTREE_IMAGE_KEY in
+// hack/vmimage.sh (built by hack/vmimage.sh DIR ostree).
+const OSTreeImageKey = "bookworm-3-ostree-2"
+
+// ostreeRootOffset is where the ostree image's sysroot partition starts
+// (OSTREE_ROOT_OFFSET in hack/vmimage.sh: 1 MiB, then a /boot of 384 MiB).
+const ostreeRootOffset = grubPartOffset + 384<<20
+
+// FindOSTreeImage finds the ostree-booted guest image under $MCOTUI_TESTBIN (else the
+// module's .testbin), or says how to build it.
+func FindOSTreeImage() (Image, error) {
+	dir, err := testbinDir()
+	if err != nil {
+		return Image{}, err
+	}
+	d := filepath.Join(dir, "vm-"+OSTreeImageKey)
+	img := Image{Dir: d, Disk: filepath.Join(d, "disk.img"), PartOffset: ostreeRootOffset, VarDir: "/ostree/deploy/debian/var"}
+	for _, f := range []string{img.Disk, filepath.Join(d, ".done")} {
+		if _, err := os.Stat(f); err != nil {
+			return Image{}, fmt.Errorf("the ostree-booted VM image %s is not built (%v): run `make testbin` (as root: hack/system-deps.sh, then hack/vmimage.sh .testbin ostree)", d, err)
+		}
+	}
+	return img, nil
+}
+
+// FindGRUBImage finds the GRUB-booted guest image under $MCOTUI_TESTBIN (else the
+// module's .testbin), or says how to build it.
+func FindGRUBImage() (Image, error) {
+	dir, err := testbinDir()
+	if err != nil {
+		return Image{}, err
+	}
+	d := filepath.Join(dir, "vm-"+GRUBImageKey)
+	img := Image{Dir: d, Disk: filepath.Join(d, "disk.img"), PartOffset: grubPartOffset}
+	for _, f := range []string{img.Disk, filepath.Join(d, ".done")} {
+		if _, err := os.Stat(f); err != nil {
+			return Image{}, fmt.Errorf("the GRUB-booted VM image %s is not built (%v): run `make testbin` (as root: hack/system-deps.sh, then hack/vmimage.sh .testbin grub)", d, err)
+		}
+	}
+	return img, nil
 }
 
 // testbinDir is $MCOTUI_TESTBIN, else the module's .testbin.

@@ -20,6 +20,17 @@
 //     /run/example.started and /run/example.reloaded) and tobemasked.service, for
 //     configs to change, reload and mask.
 //
+// Two more images boot from their disks, through Debian's GRUB (no -kernel; QEMU's
+// BIOS boots the MBR), with Options.Image: FindGRUBImage (hack/vmimage.sh DIR grub), a
+// conventional host whose kernel arguments change through a GRUB drop-in and
+// update-grub (TestVMKernelArgs*), and FindOSTreeImage (hack/vmimage.sh DIR ostree), an
+// ostree-booted host (a dracut initramfs running ostree-prepare-root, /boot on its own
+// partition, refs debian/v1 and debian/v2) whose /usr/bin/rpm-ostree runs the stand-in
+// ostree/rpm-ostree from the test disk over the real ostree (TestVMExtendedOSUpdate).
+// Their root filesystem is a partition (Image.PartOffset), which the offline reads
+// follow; GRUB loads the initrd through the BIOS, slow under TCG, so their tests allow
+// a longer silence.
+//
 // # A machine
 //
 // Start(t, opts) makes a copy-on-write overlay of the base disk (qemu-img, qcow2), so a

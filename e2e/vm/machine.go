@@ -78,6 +78,9 @@ type Options struct {
 	// now and then, and the guest is never silent. Default ProgressTimeout: StallTimeout.
 	Progress        func(ctx context.Context, m *Machine) (Progress, error)
 	ProgressTimeout time.Duration
+	// Image is the guest image; the zero Image is the default one (FindImage). An image
+	// without a kernel (FindGRUBImage) boots through the boot loader on its disk.
+	Image Image
 }
 
 // Progress is where the agent is in its work, as Options.Progress reads it (the
@@ -159,9 +162,12 @@ type progressState struct {
 // journal are logged first.
 func Start(t testing.TB, opts Options) *Machine {
 	t.Helper()
-	img, err := FindImage()
-	if err != nil {
-		t.Fatal(err)
+	img := opts.Image
+	if img.Disk == "" {
+		var err error
+		if img, err = FindImage(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	tools, err := FindTools()
 	if err != nil {
@@ -506,20 +512,34 @@ func (m *Machine) qemuArgs() []string {
 	for _, p := range ports {
 		nic += fwd(net.JoinHostPort(HostIP, strconv.Itoa(p)), m.opts.Forwards[p])
 	}
-	return []string{
+	args := []string{
 		"-accel", "tcg", // never KVM: it fails on these machines
 		"-smp", strconv.Itoa(m.opts.CPUs), "-m", strconv.Itoa(m.opts.MemoryMB),
 		"-nodefaults", "-no-user-config", "-display", "none", "-monitor", "none",
 		"-serial", "stdio",
-		"-kernel", m.img.Kernel, "-initrd", m.img.Initrd,
-		"-append", "console=ttyS0 root=/dev/vda rw quiet systemd.show_status=yes",
-		"-drive", "file=" + m.overlay + ",format=qcow2,if=virtio",
-		"-drive", "file=" + m.testDisk + ",format=raw,if=virtio,readonly=on",
+	}
+	if m.img.Kernel != "" {
+		args = append(args, "-kernel", m.img.Kernel, "-initrd", m.img.Initrd,
+			"-append", "console=ttyS0 root=/dev/vda rw quiet systemd.show_status=yes")
+	}
+	// Without a kernel, SeaBIOS boots the first disk: the image's own boot loader.
+	return append(args,
+		"-drive", "file="+m.overlay+",format=qcow2,if=virtio",
+		"-drive", "file="+m.testDisk+",format=raw,if=virtio,readonly=on",
 		"-nic", nic,
 		"-device", "virtio-serial-pci",
-		"-chardev", "socket,id=ctl,path=" + m.ctlSock + ",server=on,wait=off",
+		"-chardev", "socket,id=ctl,path="+m.ctlSock+",server=on,wait=off",
 		"-device", "virtserialport,chardev=ctl,name=mcotui.ctl",
+	)
+}
+
+// rootFS is how debugfs and e2fsck name the root filesystem of the raw image raw: the
+// image itself, or its partition at the image's offset.
+func (m *Machine) rootFS(raw string) string {
+	if m.img.PartOffset == 0 {
+		return raw
 	}
+	return raw + "?offset=" + strconv.FormatInt(m.img.PartOffset, 10)
 }
 
 // powerOn starts QEMU on the machine's disks.
@@ -1034,7 +1054,7 @@ func (m *Machine) ReadFilesOffline(guestPaths ...string) (map[string][]byte, err
 	files := map[string][]byte{}
 	for _, p := range guestPaths {
 		var out, errb bytes.Buffer
-		cmd := exec.Command(m.tools.Debugfs, "-R", "cat "+p, raw)
+		cmd := exec.Command(m.tools.Debugfs, "-R", "cat "+p, m.rootFS(raw))
 		cmd.Stdout, cmd.Stderr = &out, &errb
 		if err := cmd.Run(); err != nil {
 			return nil, fmt.Errorf("debugfs cat %s: %w: %s", p, err, errb.String())
@@ -1065,7 +1085,7 @@ func (m *Machine) rawCopy() (string, error) {
 		os.Remove(raw)
 		return "", fmt.Errorf("e2fsck (Debian package e2fsprogs), to replay the journal of the copy: %w", err)
 	}
-	out, err = exec.Command(fsck, "-E", "journal_only", "-p", raw).CombinedOutput()
+	out, err = exec.Command(fsck, "-E", "journal_only", "-p", m.rootFS(raw)).CombinedOutput()
 	var ee *exec.ExitError
 	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() < 4) { // 1 and 2: fixed
 		os.Remove(raw)
@@ -1086,7 +1106,11 @@ func (m *Machine) journalOffline() (string, error) {
 		return "", err
 	}
 	defer os.RemoveAll(dst)
-	if out, err := exec.Command(m.tools.Debugfs, "-R", "rdump /var/log/journal "+dst, raw).CombinedOutput(); err != nil {
+	varDir := m.img.VarDir
+	if varDir == "" {
+		varDir = "/var"
+	}
+	if out, err := exec.Command(m.tools.Debugfs, "-R", "rdump "+varDir+"/log/journal "+dst, m.rootFS(raw)).CombinedOutput(); err != nil {
 		return "", fmt.Errorf("debugfs rdump /var/log/journal: %w: %s", err, out)
 	}
 	jctl, err := exec.LookPath("journalctl")

@@ -57,13 +57,19 @@ func ChrootRunner(ctx context.Context, root, name string, args ...string) ([]byt
 type OSTree struct {
 	root string
 	run  Runner
+	// freeze says whether syncing the boot loader's files freezes their filesystem
+	// (syncFS): only on the real host; a test's temporary root shares the filesystem of
+	// the machine the tests run on.
+	freeze bool
 }
 
 // NewOSTree returns the OS updater of the host under root (see Root). A nil run means
-// ChrootRunner.
+// ChrootRunner, the real host's; a test's runner also keeps the boot loader's files from
+// being synced by freezing their filesystem (see syncFS), which would freeze the test
+// machine's.
 func NewOSTree(root string, run Runner) *OSTree {
 	if run == nil {
-		run = ChrootRunner
+		return &OSTree{root: root, run: ChrootRunner, freeze: true}
 	}
 	return &OSTree{root: root, run: run}
 }
@@ -102,28 +108,7 @@ func (e *NoToolError) Error() string {
 		e.Change, e.Need, toolPaths[RPMOSTree], toolPaths[Bootc])
 }
 
-// SetKernelArguments deletes each of remove (when present) and appends each of add (when
-// missing), in one rpm-ostree transaction: MCO's rpm-ostree kargs --delete-if-present=...
-// --append=..., except that appending is --append-if-missing so that running the same
-// change again after a crash leaves one copy of each argument, not two. rpm-ostree does
-// the deletions before the appends, so an argument in both lists stays. The new
-// arguments take effect at the next boot. Nothing to change is no call at all.
-func (o *OSTree) SetKernelArguments(ctx context.Context, remove, add []string) error {
-	if len(remove)+len(add) == 0 {
-		return nil
-	}
-	if !o.has(RPMOSTree) {
-		return &NoToolError{Change: "kernel arguments", Need: "rpm-ostree"}
-	}
-	args := []string{"kargs"}
-	for _, k := range remove {
-		args = append(args, "--delete-if-present="+k)
-	}
-	for _, k := range add {
-		args = append(args, "--append-if-missing="+k)
-	}
-	return o.exec(ctx, toolPaths[RPMOSTree], args...)
-}
+// SetKernelArguments is in kargs.go, with the other ways hosts change kernel arguments.
 
 // Rebase stages the OS image imageURL for the next boot: rpm-ostree rebase
 // ostree-unverified-registry:<url> where rpm-ostree exists (MCO's way, pull secrets and

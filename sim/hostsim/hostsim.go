@@ -324,6 +324,9 @@ func (h *Host) writeBootID() error {
 // Tools says the host is image-based: it has rpm-ostree.
 func (h *Host) Tools() []string { return []string{host.RPMOSTree} }
 
+// KernelArgsMethod is rpm-ostree's, the simulated host's only tool.
+func (h *Host) KernelArgsMethod() host.KargsMethod { return host.KargsRPMOSTree }
+
 // SetKernelArguments, Rebase and DiscardPending only record the call: nothing in the
 // simulation boots a kernel or an image.
 func (h *Host) SetKernelArguments(_ context.Context, remove, add []string) error {
