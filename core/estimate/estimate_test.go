@@ -43,10 +43,6 @@ func TestRecordRoundTripsThroughTheAnnotation(t *testing.T) {
 	}
 }
 
-func contains(s, sub string) bool {
-	return len(sub) == 0 || (len(s) >= len(sub) && (s[:len(sub)] == sub || contains(s[1:], sub)))
-}
-
 func TestComputeWithoutSamplesSaysWhy(t *testing.T) {
 	e := Compute(Record{}, []Node{{Name: "a"}}, 1, t0)
 	if e.OK || e.String() != "unknown (no node of this pool measured yet)" {
@@ -98,13 +94,13 @@ func TestNodeOfReadsTheConditions(t *testing.T) {
 	conds, _ = phase.Apply(conds, "rendered-new", metav1.NewTime(t0.Add(time.Minute)), phase.Condition{Type: phase.Drained, Status: metav1.ConditionTrue})
 	conds, _ = phase.Apply(conds, "rendered-new", metav1.NewTime(t0.Add(3*time.Minute)), phase.Condition{Type: phase.AppliedFilesAndOS, Status: metav1.ConditionTrue})
 	mcn := &mcfgv1.MachineConfigNode{Status: mcfgv1.MachineConfigNodeStatus{Conditions: conds}}
-	n, m := NodeOf(node, mcn, "rendered-new")
+	n, _ := NodeOf(node, mcn, "rendered-new")
 	if n.Phase != Rebooting || !n.Since.Equal(t0.Add(3*time.Minute)) {
 		t.Fatalf("phase %s since %s", n.Phase, n.Since)
 	}
 	conds, _ = phase.Apply(conds, "rendered-new", metav1.NewTime(t0.Add(7*time.Minute)), phase.Condition{Type: phase.RebootedNode, Status: metav1.ConditionTrue})
 	mcn.Status.Conditions = conds
-	_, m = NodeOf(node, mcn, "rendered-new")
+	_, m := NodeOf(node, mcn, "rendered-new")
 	s, ok := SampleOf(m, t0.Add(8*time.Minute))
 	want := Sample{Drain: time.Minute, Apply: 2 * time.Minute, Reboot: 4 * time.Minute, Ready: time.Minute}
 	if !ok || s != want {
