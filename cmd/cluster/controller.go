@@ -33,7 +33,9 @@ type ControllerOptions struct {
 	Platform                                  configv1.PlatformType
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	Prometheus                                cmdutil.PrometheusFlag
-	Verbose                                   bool
+	// Notify are the notification and silence flags.
+	Notify  notifyFlags
+	Verbose bool
 	// KubeletBaseFlag is --kubelet-base-configmap as given (NAMESPACE/NAME[:KEY]);
 	// Complete reads it and --kubelet-config-path into KubeletBase.
 	KubeletBaseFlag, KubeletConfigPath string
@@ -114,6 +116,7 @@ It refuses to start where the Machine Config Operator runs, and says what it fou
 		"NAMESPACE/NAME[:KEY] of the ConfigMap holding the base kubelet configuration that KubeletConfigs are merged onto (kubeadm's by default)")
 	fl.StringVar(&o.KubeletConfigPath, "kubelet-config-path", generated.DefaultKubeletConfigPath, "the file the nodes' kubelet reads its configuration from, where a KubeletConfig's merged configuration is written (kubeadm's by default)")
 	o.Prometheus.Add(fl)
+	o.Notify.Add(fl)
 	fl.BoolVarP(&o.Verbose, "verbose", "v", false, "log at debug level")
 	cmdutil.AddLogFormat(fl, &o.LogFormat)
 	fl.StringVar(&o.MetricsAddr, "metrics-addr", "", `serve Prometheus metrics at http://ADDR/metrics (default "": off; :8080 for every interface, as mcotui install sets)`)
@@ -149,7 +152,12 @@ func (o *ControllerOptions) Complete(*cobra.Command, []string) error {
 
 // Validate checks --prometheus-url (Complete has read --platform and the kubelet
 // base).
-func (o *ControllerOptions) Validate() error { return o.Prometheus.Validate() }
+func (o *ControllerOptions) Validate() error {
+	if err := o.Prometheus.Validate(); err != nil {
+		return err
+	}
+	return o.Notify.Validate()
+}
 
 // Run runs the controller until SIGTERM or SIGINT.
 func (o *ControllerOptions) Run(ctx context.Context) error {
@@ -196,7 +204,12 @@ func (o *ControllerOptions) Run(ctx context.Context) error {
 		}
 		defer stopHealth()
 	}
+	phases, err := o.Notify.PhaseWatch(ctx, log, reg)
+	if err != nil {
+		return err
+	}
 	return controller.Run(ctx, controller.Config{
+		PhaseWatch:    phases,
 		Clients:       clients,
 		Namespace:     o.Namespace,
 		Identity:      o.Identity,
