@@ -79,8 +79,14 @@ type nodeTrack struct {
 	pool, target string
 	phase        estimate.Phase
 	m            estimate.Milestones
-	silence      string
-	renewAt      time.Time
+	// told are the node's notifications told for this target: each once (a node
+	// degraded again after a retry is told again).
+	told    map[notify.Kind]bool
+	silence string
+	// silencedAt is the silence's start, kept when it is renewed: Alertmanager
+	// updates an active silence in place only while its start stays.
+	silencedAt, renewAt time.Time
+
 }
 
 type poolTrack struct {
@@ -189,11 +195,19 @@ func (pw *phaseWatch) syncNode(ctx context.Context, name string) error {
 		if !seen {
 			prev = cur.Phase
 		}
-		tr = &nodeTrack{pool: pool.Name, target: target, phase: prev}
+		tr = &nodeTrack{pool: pool.Name, target: target, phase: prev, told: map[notify.Kind]bool{}}
 		pw.nodes[name] = tr
 		pw.seedPool(pool, !seen)
 	}
 	prev := tr.phase
+	if updating(prev) && updating(cur.Phase) && cur.Phase < prev {
+		// A phase is never left backwards within an update (conditions reset by
+		// Updated before the annotations say Done read as an earlier phase).
+		cur.Phase = prev
+	}
+	if prev == estimate.Failed && updating(cur.Phase) {
+		tr.told[notify.NodeDegraded] = false // retried: a new failure is news
+	}
 	tr.phase = cur.Phase
 	// The conditions lose their times when the update ends (Updated resets the
 	// others): keep those seen while it ran.
@@ -206,15 +220,23 @@ func (pw *phaseWatch) syncNode(ctx context.Context, name string) error {
 	pt := pw.pools[pool.Name]
 	startRollout := updating(cur.Phase) && !pt.started
 	if startRollout {
-		pt.started = true
+		pt.started, pt.done = true, false
 	}
+	told := tr.told
 	pw.mu.Unlock()
 
 	ev := func(k notify.Kind, msg string) {
-		pw.send(pool, notify.Event{Kind: k, Pool: pool.Name, Node: name, Config: target, Message: msg, Time: now})
+		pw.mu.Lock()
+		again := told[k]
+		told[k] = true
+		pw.mu.Unlock()
+		if !again {
+			pw.send(pool, notify.Event{Kind: k, Pool: pool.Name, Node: name, Config: target, Message: msg, Time: now})
+		}
 	}
 	if startRollout {
 		pw.send(pool, notify.Event{Kind: notify.RolloutStarted, Pool: pool.Name, Config: target, Time: now})
+		pw.requeue(poolKey(pool.Name), 0) // a halt already there is told now
 	}
 	if prev != cur.Phase {
 		if prev < estimate.Applying && cur.Phase >= estimate.Applying && cur.Phase <= estimate.Finished && !milestones.Drained.IsZero() {
@@ -232,6 +254,7 @@ func (pw *phaseWatch) syncNode(ctx context.Context, name string) error {
 			}
 		case estimate.Failed:
 			ev(notify.NodeDegraded, nodeanno.Reason(n))
+			pw.requeue(poolKey(pool.Name), 0)
 		}
 	}
 	pw.holdSilence(ctx, pool.Name, name, tr, cur.Phase, now)
@@ -297,19 +320,19 @@ func (pw *phaseWatch) checkDone(pool *mcfgv1.MachineConfigPool) {
 }
 
 // syncPool tells RolloutHalted when the pool's rollout is held (RolloutHeld) or
-// degraded, once per reason.
+// degraded, once per reason, while its rollout runs.
 func (pw *phaseWatch) syncPool(name string) {
 	pool, err := pw.informers.pools.Lister().Get(name)
-	if err != nil {
+	if err != nil || pool.Spec.Configuration.Name == "" {
 		return
 	}
 	why := halted(pool)
 	pw.mu.Lock()
-	pt, seen := pw.pools[name]
+	_, seen := pw.pools[name]
+	pw.seedPool(pool, !seen)
+	pt := pw.pools[name]
 	if !seen {
-		pw.seedPool(pool, true)
-		pt = pw.pools[name]
-		pt.halted = why
+		pt.halted = why // a new leader tells only what happens from here
 	}
 	tell := why != "" && why != pt.halted && pt.started && !pt.done
 	pt.halted = why
@@ -400,7 +423,7 @@ func (pw *phaseWatch) holdSilence(ctx context.Context, pool, node string, tr *no
 		return
 	}
 	pw.mu.Lock()
-	id, renewAt := tr.silence, tr.renewAt
+	id, renewAt, startsAt := tr.silence, tr.renewAt, tr.silencedAt
 	pw.mu.Unlock()
 	if !updating(p) {
 		if id != "" {
@@ -412,13 +435,16 @@ func (pw *phaseWatch) holdSilence(ctx context.Context, pool, node string, tr *no
 		return
 	}
 	ttl := pw.cfg.SilenceDuration
+	if id == "" {
+		startsAt = now
+	}
 	if id != "" && now.Before(renewAt) {
 		pw.requeue(nodeKey(node), renewAt.Sub(now))
 		return
 	}
 	s := alertmanager.Silence{
 		ID: id, Matchers: alertmanager.ForNode(pw.cfg.SilenceMatchers, node),
-		StartsAt: now, EndsAt: now.Add(ttl), CreatedBy: pw.fieldManager,
+		StartsAt: startsAt, EndsAt: now.Add(ttl), CreatedBy: pw.fieldManager,
 		Comment: fmt.Sprintf("mcotui: node %s of pool %s is being updated to %s", node, pool, tr.target),
 	}
 	newID, err := pw.cfg.Alertmanager.Put(ctx, s)
@@ -432,7 +458,7 @@ func (pw *phaseWatch) holdSilence(ctx context.Context, pool, node string, tr *no
 		return
 	}
 	pw.mu.Lock()
-	tr.silence, tr.renewAt = newID, now.Add(ttl/2)
+	tr.silence, tr.renewAt, tr.silencedAt = newID, now.Add(ttl/2), startsAt
 	pw.mu.Unlock()
 	pw.log.Info("silence held", "pool", pool, "node", node, "silence", newID, "until", s.EndsAt)
 	pw.requeue(nodeKey(node), ttl/2)

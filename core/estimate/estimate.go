@@ -208,7 +208,15 @@ func NodeOf(n *corev1.Node, mcn *mcfgv1.MachineConfigNode, target string) (Node,
 		}
 		m.Rebooted = trueAt(conds, phase.RebootedNode)
 	}
+	var updated time.Time
+	if mcn != nil {
+		updated = trueAt(mcn.Status.Conditions, phase.Updated)
+	}
 	switch {
+	case !updated.IsZero():
+		// The agent wrote Updated (which resets the other conditions) and has yet to
+		// say Done in the node's annotations.
+		out.Phase, out.Since = Readying, updated
 	case !m.Rebooted.IsZero():
 		out.Phase, out.Since = Readying, m.Rebooted
 	case !m.Applied.IsZero():

@@ -1,8 +1,8 @@
 // Package alertmanager holds the silences of a rollout in Alertmanager (API v2): one per
 // node being updated, created when its update starts, renewed while it lasts and
 // expired when the node is Done, so that the alerts a rollout causes on purpose (a
-// node NotReady while it reboots) page no one. Three calls of Alertmanager's documented
-// API (POST /api/v2/silences, GET and DELETE /api/v2/silence/{id}) over net/http: its
+// node NotReady while it reboots) page no one. Four calls of Alertmanager's documented
+// API (GET and POST /api/v2/silences, GET and DELETE /api/v2/silence/{id}) over net/http: its
 // generated client would bring go-openapi's tree for them.
 package alertmanager
 
@@ -136,6 +136,14 @@ func (c *Client) Get(ctx context.Context, id string) (Silence, error) {
 	var s Silence
 	err := c.do(ctx, http.MethodGet, "api/v2/silence/"+url.PathEscape(id), nil, &s)
 	return s, err
+}
+
+// List reads every silence Alertmanager holds, expired ones included (until its
+// retention drops them).
+func (c *Client) List(ctx context.Context) ([]Silence, error) {
+	var out []Silence
+	err := c.do(ctx, http.MethodGet, "api/v2/silences", nil, &out)
+	return out, err
 }
 
 // Expire ends a silence now.
