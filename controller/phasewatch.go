@@ -86,7 +86,6 @@ type nodeTrack struct {
 	// silencedAt is the silence's start, kept when it is renewed: Alertmanager
 	// updates an active silence in place only while its start stays.
 	silencedAt, renewAt time.Time
-
 }
 
 type poolTrack struct {
