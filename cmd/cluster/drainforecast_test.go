@@ -92,7 +92,7 @@ func TestRolloutPlanDrainForecast(t *testing.T) {
 		"  " + c.Nodes[1] + ": pod " + ns + "/bare: not managed by a controller: deleted, not recreated",
 		"  " + c.Nodes[2] + ": pod " + ns + "/cache: emptyDir scratch: its data is deleted",
 		"  " + c.Nodes[2] + ": pod " + ns + "/db: volume data (persistentvolume " + pv.Name + ") is local to the node: the pod waits for the node to come back",
-		"  capacity: with ",
+		"  capacity: with " + c.Nodes[2] + " cordoned, their pods request 0.2 CPU, 0 memory;",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q", want)

@@ -12,7 +12,9 @@ package drainforecast
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -102,8 +104,25 @@ func (c Capacity) String() string {
 	if c.Short {
 		verdict = "does NOT fit: pods will stay Pending"
 	}
-	return fmt.Sprintf("with %s cordoned, their pods request cpu %s, memory %s; the pool's other nodes have cpu %s, memory %s free: %s",
-		strings.Join(c.Cordoned, ", "), c.NeedCPU.String(), c.NeedMemory.String(), c.FreeCPU.String(), c.FreeMemory.String(), verdict)
+	return fmt.Sprintf("with %s cordoned, their pods request %s CPU, %s memory; the pool's other nodes have %s CPU, %s memory free: %s",
+		strings.Join(c.Cordoned, ", "), cpu(c.NeedCPU), mem(c.NeedMemory), cpu(c.FreeCPU), mem(c.FreeMemory), verdict)
+}
+
+// cpu is cores as people write them: 0.2, 16.
+func cpu(q resource.Quantity) string {
+	return strconv.FormatFloat(float64(q.MilliValue())/1000, 'f', -1, 64)
+}
+
+// mem is memory in the largest binary unit that keeps it above 1: 512Mi, 2Gi.
+func mem(q resource.Quantity) string {
+	v := float64(q.Value())
+	for _, u := range []string{"", "Ki", "Mi", "Gi", "Ti"} {
+		if v < 1024 || u == "Ti" {
+			return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) + u
+		}
+		v /= 1024
+	}
+	return q.String()
 }
 
 // Report is the forecast.
