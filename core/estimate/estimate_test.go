@@ -171,7 +171,9 @@ func simulateRollout(rng *rand.Rand, n, slots int, drift float64, points []float
 	jitter := func(d time.Duration) time.Duration { return time.Duration(float64(d) * (0.6 + 0.8*rng.Float64())) }
 	samples := make([]Sample, n)
 	for i := range samples {
-		slow := func(d time.Duration) time.Duration { return time.Duration(float64(jitter(d)) * (1 + drift*float64(i)/float64(n-1))) }
+		slow := func(d time.Duration) time.Duration {
+			return time.Duration(float64(jitter(d)) * (1 + drift*float64(i)/float64(n-1)))
+		}
 		samples[i] = Sample{slow(base.Drain), slow(base.Apply), slow(base.Reboot), slow(base.Ready)}
 	}
 	// The real rollout: list scheduling in order.
