@@ -28,6 +28,7 @@ require (
 	github.com/godbus/dbus/v5 v5.1.0
 	github.com/google/go-containerregistry v0.22.1
 	github.com/json-iterator/go v1.1.12
+	github.com/nicholas-fedor/shoutrrr v0.13.2
 	github.com/openshift/api v0.0.0-20260813212709-d4bb0b443cb8
 	github.com/openshift/client-go v0.0.0-20260806041845-b74fb348f1e7
 	github.com/prometheus/client_golang v1.24.0
@@ -122,7 +123,6 @@ require (
 	github.com/monochromegane/go-gitignore v0.0.0-20200626010858-205db1a8cc00 // indirect
 	github.com/muesli/cancelreader v0.2.2 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
-	github.com/nicholas-fedor/shoutrrr v0.13.2 // indirect
 	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/peterbourgon/diskv v2.0.1+incompatible // indirect
