@@ -86,6 +86,9 @@ type nodeTrack struct {
 	// silencedAt is the silence's start, kept when it is renewed: Alertmanager
 	// updates an active silence in place only while its start stays.
 	silencedAt, renewAt time.Time
+	// doneSeen is when the node was first seen Done before its MachineConfigNode
+	// said Updated (see doneWait).
+	doneSeen time.Time
 }
 
 type poolTrack struct {
@@ -204,6 +207,18 @@ func (pw *phaseWatch) syncNode(ctx context.Context, name string) error {
 		// Updated before the annotations say Done read as an earlier phase).
 		cur.Phase = prev
 	}
+	wait := false
+	if cur.Phase == estimate.Finished && updating(prev) && !tr.m.Start.IsZero() && !updatedIn(mcn) {
+		// Done in the node's annotations, but the MachineConfigNode's Updated (the
+		// update's end time) not in the cache yet: its event comes soon; a little
+		// while at most.
+		if tr.doneSeen.IsZero() {
+			tr.doneSeen = now
+		}
+		if now.Sub(tr.doneSeen) < doneWait {
+			cur.Phase, wait = prev, true
+		}
+	}
 	if prev == estimate.Failed && updating(cur.Phase) {
 		tr.told[notify.NodeDegraded] = false // retried: a new failure is news
 	}
@@ -223,6 +238,9 @@ func (pw *phaseWatch) syncNode(ctx context.Context, name string) error {
 	}
 	told := tr.told
 	pw.mu.Unlock()
+	if wait {
+		pw.requeue(nodeKey(name), time.Second)
+	}
 
 	ev := func(k notify.Kind, msg string) {
 		pw.mu.Lock()
@@ -247,7 +265,7 @@ func (pw *phaseWatch) syncNode(ctx context.Context, name string) error {
 		switch cur.Phase {
 		case estimate.Finished:
 			if updating(prev) || prev == estimate.Waiting {
-				pw.recordSample(ctx, pool, name, milestones, doneAt(mcn, now))
+				pw.recordSample(ctx, pool, name, milestones, doneAt(mcn, now, milestones))
 				ev(notify.NodeDone, "")
 				pw.checkDone(pool)
 			}
@@ -260,6 +278,20 @@ func (pw *phaseWatch) syncNode(ctx context.Context, name string) error {
 	return nil
 }
 
+// doneWait is how long a node Done in its annotations waits for its
+// MachineConfigNode's Updated condition in the cache before its update is measured
+// to now.
+const doneWait = 10 * time.Second
+
+// updatedIn says whether the MachineConfigNode says Updated.
+func updatedIn(mcn *mcfgv1.MachineConfigNode) bool {
+	if mcn == nil {
+		return false
+	}
+	c, ok := phase.Find(mcn.Status.Conditions, phase.Updated)
+	return ok && c.Status == metav1.ConditionTrue
+}
+
 func keep(dst *time.Time, t time.Time) {
 	if !t.IsZero() {
 		*dst = t
@@ -268,11 +300,18 @@ func keep(dst *time.Time, t time.Time) {
 
 func updating(p estimate.Phase) bool { return p >= estimate.Draining && p <= estimate.Readying }
 
-// doneAt is when the update ended: its Updated condition's transition, or now.
-func doneAt(mcn *mcfgv1.MachineConfigNode, now time.Time) time.Time {
+// doneAt is when the update ended: its Updated condition's transition, or, when the
+// cache does not show that yet (the node's Done came first), now, but never before
+// the last milestone.
+func doneAt(mcn *mcfgv1.MachineConfigNode, now time.Time, m estimate.Milestones) time.Time {
 	if mcn != nil {
 		if c, ok := phase.Find(mcn.Status.Conditions, phase.Updated); ok && c.Status == metav1.ConditionTrue {
 			return c.LastTransitionTime.Time
+		}
+	}
+	for _, t := range []time.Time{m.Start, m.Drained, m.Applied, m.Rebooted} {
+		if t.After(now) {
+			now = t
 		}
 	}
 	return now

@@ -321,8 +321,9 @@ func TestPhaseWatchDegradedNodeHalts(t *testing.T) {
 	if !failed[nodes[0]+" create"] {
 		t.Errorf("no silence failure reported for %s: %v", nodes[0], failed)
 	}
-	p := getPool(t, "pwd")
-	if c := poolCondition(p, mcfgv1.MachineConfigPoolNodeDegraded); c == nil || c.Status != corev1.ConditionTrue {
-		t.Errorf("pool not NodeDegraded: %s", condString(p))
-	}
+	kubetest.Eventually(t, time.Minute, "pool NodeDegraded", func() (bool, string) {
+		p := getPool(t, "pwd")
+		c := poolCondition(p, mcfgv1.MachineConfigPoolNodeDegraded)
+		return c != nil && c.Status == corev1.ConditionTrue, condString(p)
+	})
 }
