@@ -29,6 +29,7 @@ require (
 	github.com/google/cel-go v0.29.2
 	github.com/google/go-containerregistry v0.22.1
 	github.com/json-iterator/go v1.1.12
+	github.com/nicholas-fedor/shoutrrr v0.13.2
 	github.com/openshift/api v0.0.0-20260813212709-d4bb0b443cb8
 	github.com/openshift/client-go v0.0.0-20260806041845-b74fb348f1e7
 	github.com/prometheus/client_golang v1.24.0
@@ -116,6 +117,8 @@ require (
 	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/liggitt/tabwriter v0.0.0-20181228230101-89fcab3d43de // indirect
 	github.com/lucasb-eyer/go-colorful v1.4.1 // indirect
+	github.com/mattn/go-colorable v0.1.14 // indirect
+	github.com/mattn/go-isatty v0.0.20 // indirect
 	github.com/mattn/go-runewidth v0.0.30 // indirect
 	github.com/mitchellh/go-wordwrap v1.0.1 // indirect
 	github.com/moby/term v0.5.2 // indirect

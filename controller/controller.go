@@ -126,6 +126,10 @@ type Config struct {
 	// Metrics, when set, receives the controller's metrics and readiness (NewMetrics).
 	Metrics *Metrics
 
+	// PhaseWatch configures the loop that measures each node's phase times (the
+	// remaining-time estimate), notifies and silences (phasewatch.go).
+	PhaseWatch PhaseWatch
+
 	// OnLeading, when set, is called with true once this controller holds the Lease,
 	// before any loop starts, and with false once every loop has stopped, before the
 	// Lease is released. Tests use it to check that leaders never overlap.
@@ -245,6 +249,7 @@ func lead(ctx context.Context, cfg *Config) error {
 	}
 	driver := t.setupRollout()
 	t.setupRender()
+	t.setupPhaseWatch()
 	if err := t.setupBootImages(); err != nil {
 		return err
 	}

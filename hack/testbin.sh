@@ -6,6 +6,8 @@
 #   DIR/kubectl-v1.37.2/kubectl
 #   DIR/etcd-v3.6.16/etcd
 #   DIR/kwok-v0.8.0/kwok
+#   DIR/alertmanager-v0.35.0/alertmanager       the Alertmanager the rollout's silences are
+#                                                created in and expired from
 #   DIR/ignition-apply-v2.24.0/ignition-apply   Ignition's ignition-apply, which tests run
 #                                                on what the config server serves
 #   DIR/kubelet-v1.37.2/kubelet                 a real node's kubelet, for the VM test bed's
@@ -18,7 +20,8 @@
 # stay until removed by hand. The versions must match platform/kube/kubetest/binaries.go.
 #
 # kube-apiserver, kubectl and kubelet come from hack/testbin/kube-apiserver, etcd from
-# hack/testbin/etcd, the CNI plugins from hack/testbin/cni: small modules of their own (go.mod and go.sum committed), so builds are
+# hack/testbin/etcd, the CNI plugins from hack/testbin/cni, Alertmanager from
+# hack/testbin/alertmanager: small modules of their own (go.mod and go.sum committed), so builds are
 # reproducible and `go build ./...` at the repository root never descends into them.
 # Their packages are `tool` lines, so the modules need no Go file. To move to another
 # version: change it here and in binaries.go, then in the module's folder
@@ -27,6 +30,7 @@
 #                   go get -tool k8s.io/kubernetes/cmd/kube-apiserver@vX k8s.io/kubernetes/cmd/kubectl@vX k8s.io/kubernetes/cmd/kubelet@vX
 #   cni:            go get -tool github.com/containernetworking/plugins/plugins/main/bridge@vX (and ipam/host-local, main/loopback)
 #   etcd:           go get go.etcd.io/etcd/server/v3@vX
+#   alertmanager:   go get -tool github.com/prometheus/alertmanager/cmd/alertmanager@vX
 # and run `GOWORK=off go mod tidy` there.
 #
 # Usage: hack/testbin.sh DIR
@@ -39,6 +43,8 @@ KWOK_VERSION=v0.8.0
 # uses: the tests apply what mcotui serves with the same Ignition that validated it.
 IGNITION_VERSION=v2.24.0
 CNI_VERSION=v1.9.1
+# The Alertmanager of controller's silence tests (platform/alertmanager).
+ALERTMANAGER_VERSION=v0.35.0
 
 GO=${GO:-go}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -126,6 +132,31 @@ build_etcd() {
 	"$GO" -C "$HERE/testbin/etcd" build -trimpath -ldflags "-s -w" -o "$OUT" go.etcd.io/etcd/server/v3
 }
 
+# Alertmanager stamps its version through Prometheus' common version package. Its web
+# UI (ui/app/dist, embedded) is built with npm and is not in the module's zip, so the
+# module is copied and given a placeholder page in its place, and a copy of our tool
+# module replaces it with that copy: the API the tests use is all there, the UI is not.
+build_alertmanager() {
+	local src work
+	src=$(GOFLAGS= "$GO" -C "$HERE/testbin/alertmanager" list -m -f '{{.Dir}}' github.com/prometheus/alertmanager) || return 1
+	work=$(mktemp -d "$DIR/.alertmanager.XXXXXX")
+	cp -r "$src" "$work/alertmanager" && chmod -R u+w "$work/alertmanager" || { rm -rf "$work"; return 1; }
+	local d
+	for d in elm mantine; do
+		mkdir -p "$work/alertmanager/ui/app/dist/$d"
+		echo '<!doctype html><title>Alertmanager</title><p>No web UI in this test build: use the API.' >"$work/alertmanager/ui/app/dist/$d/index.html"
+	done
+	mkdir "$work/tool"
+	cp "$HERE/testbin/alertmanager/go.mod" "$HERE/testbin/alertmanager/go.sum" "$work/tool/"
+	printf '\nreplace github.com/prometheus/alertmanager => ../alertmanager\n' >>"$work/tool/go.mod"
+	local rc=0
+	"$GO" -C "$work/tool" build -trimpath \
+		-ldflags "-s -w -X github.com/prometheus/common/version.Version=${ALERTMANAGER_VERSION#v}" \
+		-o "$OUT" github.com/prometheus/alertmanager/cmd/alertmanager || rc=$?
+	rm -rf "$work"
+	return $rc
+}
+
 # The CNI plugins stamp their version at link time too (they print it when run without
 # CNI_COMMAND).
 build_cni() { # PLUGIN-PACKAGE
@@ -174,6 +205,8 @@ grep -q "go.etcd.io/etcd/server/v3 $ETCD_VERSION" "$HERE/testbin/etcd/go.mod" ||
 	die "hack/testbin/etcd/go.mod does not require go.etcd.io/etcd/server/v3 $ETCD_VERSION"
 grep -q "github.com/coreos/ignition/v2 $IGNITION_VERSION" "$HERE/../go.mod" ||
 	die "go.mod does not require github.com/coreos/ignition/v2 $IGNITION_VERSION: change IGNITION_VERSION to match"
+grep -q "github.com/prometheus/alertmanager $ALERTMANAGER_VERSION" "$HERE/testbin/alertmanager/go.mod" ||
+	die "hack/testbin/alertmanager/go.mod does not require github.com/prometheus/alertmanager $ALERTMANAGER_VERSION"
 grep -q "github.com/containernetworking/plugins $CNI_VERSION" "$HERE/testbin/cni/go.mod" ||
 	die "hack/testbin/cni/go.mod does not require github.com/containernetworking/plugins $CNI_VERSION"
 
@@ -183,6 +216,7 @@ build kubectl "$KUBE_VERSION" "version --client" -- build_kube k8s.io/kubernetes
 build etcd "$ETCD_VERSION" --version -- build_etcd
 build kwok "$KWOK_VERSION" --version -- build_kwok
 build ignition-apply "$IGNITION_VERSION" --version -- build_ignition_apply
+build alertmanager "$ALERTMANAGER_VERSION" --version -- build_alertmanager
 # The VM test bed's node (e2e/vm): the kubelet (about 2 minutes and 2 GB of memory with
 # the build cache warm from kube-apiserver) and the CNI plugins its pods' network needs.
 build kubelet "$KUBE_VERSION" --version -- build_kube k8s.io/kubernetes/cmd/kubelet

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	tea "charm.land/bubbletea/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -136,19 +137,18 @@ func poolColumns(t *testing.T, view string, pools int) (now, degraded int, starr
 	lines := strings.Split(view, "\n")
 	header := lines[1]
 	cell := func(line, title string) int {
+		// Columns are found by their place in runes: the progress bar's cells are one
+		// rune and one column each, where its bytes are three.
 		i := strings.Index(header, title)
 		if i < 0 {
 			t.Fatalf("no %s column in %q", title, header)
 		}
-		// The header and rows are ASCII up to the progress bar, which comes after
-		// DEGRADED#; NOW is the last column, read from the end.
-		var f string
-		if title == "NOW" {
-			fs := strings.Fields(line)
-			f = fs[len(fs)-1]
-		} else {
-			f = strings.Fields(line[i:])[0]
+		i = utf8.RuneCountInString(header[:i])
+		runes := []rune(line)
+		if i >= len(runes) {
+			t.Fatalf("%s of %q: the line ends before the column", title, line)
 		}
+		f := strings.Fields(string(runes[i:]))[0]
 		if s, ok := strings.CutSuffix(f, "*"); ok {
 			starred, f = true, s
 		}

@@ -32,7 +32,9 @@ type ControllerOptions struct {
 	Platform                                  configv1.PlatformType
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	Prometheus                                cmdutil.PrometheusFlag
-	Verbose                                   bool
+	// Notify are the notification and silence flags.
+	Notify  notifyFlags
+	Verbose bool
 	// KubeletBaseFlag is --kubelet-base-configmap as given (NAMESPACE/NAME[:KEY]);
 	// Complete reads it and --kubelet-config-path into KubeletBase.
 	KubeletBaseFlag, KubeletConfigPath string
@@ -116,6 +118,7 @@ It refuses to start where the Machine Config Operator runs, and says what it fou
 	fl.StringVar(&o.KubeletConfigPath, "kubelet-config-path", generated.DefaultKubeletConfigPath, "the file the nodes' kubelet reads its configuration from, where a KubeletConfig's merged configuration is written (kubeadm's by default)")
 	o.Prometheus.Add(fl)
 	fl.IntVar(&o.StageParallel, "stage-parallelism", rollout.DefaultStageParallel, "how many nodes of a pool download and stage a new OS image at once, before their drain, where the pool's "+rollout.StageParallelKey+" annotation does not say (control-plane pools: one)")
+	o.Notify.Add(fl)
 	fl.BoolVarP(&o.Verbose, "verbose", "v", false, "log at debug level")
 	cmdutil.AddLogFormat(fl, &o.LogFormat)
 	fl.StringVar(&o.MetricsAddr, "metrics-addr", "", `serve Prometheus metrics at http://ADDR/metrics (default "": off; :8080 for every interface, as mcotui install sets)`)
@@ -155,7 +158,10 @@ func (o *ControllerOptions) Validate() error {
 	if o.StageParallel < 1 {
 		return cmdutil.UsageHelp(fmt.Errorf("--stage-parallelism %d: give a whole number of nodes, at least 1", o.StageParallel))
 	}
-	return o.Prometheus.Validate()
+	if err := o.Prometheus.Validate(); err != nil {
+		return err
+	}
+	return o.Notify.Validate()
 }
 
 // Run runs the controller until SIGTERM or SIGINT.
@@ -182,7 +188,12 @@ func (o *ControllerOptions) Run(ctx context.Context) error {
 		return err
 	}
 	defer stopOps()
+	phases, err := o.Notify.PhaseWatch(ctx, log, reg)
+	if err != nil {
+		return err
+	}
 	return controller.Run(ctx, controller.Config{
+		PhaseWatch:    phases,
 		Clients:       clients,
 		Namespace:     o.Namespace,
 		Identity:      o.Identity,

@@ -128,6 +128,10 @@ func (f *follower) poll(ctx context.Context) (end followEnd, err error) {
 	if bar := rollout.ProgressBar(f.updated, f.total, target); bar != f.bar {
 		fmt.Fprintln(f.w, bar)
 		f.bar = bar
+		// With each step of the bar, the estimate of what is left (core/estimate).
+		if line, ok := poolEstimate(st.Pool, st.Nodes, mcns, time.Now()); ok {
+			fmt.Fprintln(f.w, "estimated time remaining: "+line)
+		}
 	}
 	// What holds the rollout, as the controller (or this process's drive) says: a pool
 	// it waits for, a gate, a hook. A failed hook stops the rollout until someone

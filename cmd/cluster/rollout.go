@@ -59,6 +59,12 @@ disruption its update predicts (the post-config actions of the node disruption p
 for the change from the config it runs, and whether it drains), and the nodes that
 cannot be updated and why (not Ready, cordoned by an administrator, failed).
 
+The drain forecast then names every node whose drain will block or lose data: pods
+under a PodDisruptionBudget that allows no disruption now, pods no controller manages,
+pods with emptyDir or local volumes; and whether the pool's other nodes have room for
+the pods of the maxUnavailable busiest nodes while they are cordoned
+(docs/drain-forecast.md).
+
 --max-unavailable first sets the pool's spec.maxUnavailable, an integer or a percentage
 of the pool's nodes (rounded down, at least 1), as on OpenShift.
 
@@ -186,6 +192,7 @@ func runRollout(ctx context.Context, s cmdutil.IOStreams, c *kube.Clients, o *Ro
 		return err
 	}
 	writeKargsMethods(s.Out, forecast, st.Nodes, differ.ChangesKernelArgs)
+	writeDrainForecast(ctx, s.Out, s.ErrOut, c, forecast, st.Nodes)
 	if sum := pol.Summary(time.Now()); sum != "" {
 		fmt.Fprintf(s.Out, "Policy: %s.\n", sum)
 	}

@@ -181,6 +181,8 @@ WAVE   NODE     ZONE     FROM                ACTIONS   DRAIN
 2      plan-1   <none>   rendered-plan-old   Reboot    yes
 3      plan-2   <none>   <none>              Reboot    yes
 
+Drain forecast: 3 node(s) drain; none blocks or loses data; with plan-0 cordoned, their pods request 0 CPU, 0 memory; the pool's other nodes have 2000 CPU, 2Ti memory free: fits.
+
 `
 	if out != wantOut {
 		t.Errorf("plan:\n%s\nwant:\n%s", out, wantOut)

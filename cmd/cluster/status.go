@@ -314,6 +314,8 @@ type statusTables struct {
 	// irreconcilable are the nodes reporting irreconcilable changes, listed once the
 	// tables are out (done).
 	irreconcilable []*mcfgv1.MachineConfigNode
+	// estimates are the pools' remaining-time estimates, printed once the tables are out.
+	estimates poolEstimates
 }
 
 func newStatusTables(w io.Writer, wide bool, now time.Time) *statusTables {
@@ -323,6 +325,7 @@ func newStatusTables(w io.Writer, wide bool, now time.Time) *statusTables {
 }
 
 func (t *statusTables) page(p kube.StatusPage) error {
+	t.estimates.add(p)
 	if p.First {
 		t.pools = p.Pools
 		if err := writePoolTable(t.w, p.Pools, t.now); err != nil {
@@ -375,6 +378,9 @@ func (t *statusTables) page(p kube.StatusPage) error {
 // irreconcilable changes.
 func (t *statusTables) done() error {
 	if err := writePolicies(t.w, t.pools, t.now); err != nil {
+		return err
+	}
+	if err := t.estimates.write(t.w, t.pools, t.now); err != nil {
 		return err
 	}
 	return writeIrreconcilable(t.w, t.irreconcilable)

@@ -85,6 +85,9 @@ type Store struct {
 	// touched is Apply's scratch set of node names, kept to spare a map per burst.
 	touched map[string]struct{}
 	order   []string
+
+	// estimates are Estimate's, per pool, until they age (estimateTTL).
+	estimates map[string]*poolEstimate
 }
 
 // NewStore returns an empty Store.

@@ -17,6 +17,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/mcotui/mcotui/core/estimate"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
 	"github.com/mcotui/mcotui/core/rollout"
@@ -214,9 +215,9 @@ func (m *Model) document(n *model.Node) string {
 		if n.Waiting && c.State == phase.InProgress {
 			word = st.State[c.State].Render("waiting")
 		}
-		field("Phase", fmt.Sprintf("%s, %s for %s", n.PhaseName(), word, layout.Age(now.Sub(n.Since))))
+		field("Phase", fmt.Sprintf("%s, %s for %s", n.PhaseName(), word, layout.Age(now.Sub(n.Since)))+m.est(n, now))
 	} else {
-		field("Phase", st.Dim.Render("not started"))
+		field("Phase", st.Dim.Render("not started")+m.est(n, now))
 	}
 	if r := n.RetryText(now); r != "" {
 		field("Retry", st.Warn.Render(r))
@@ -439,3 +440,18 @@ func (m *Model) FullHelp() [][]key.Binding {
 }
 
 var _ common.Component = (*Model)(nil)
+
+// est is the node's EST in its pool's rollout (core/estimate), for the end of the
+// Phase line: "; EST ~7m". Empty for a node that is not to be updated, or Done. Its
+// basis is in the pools pane's note and `mcotui status`: the line must fit 80 columns.
+func (m *Model) est(n *model.Node, now time.Time) string {
+	est, nodes, rolling := m.c.Store.Estimate(n.Pool, now)
+	en, ok := nodes[n.Name]
+	if !rolling || !ok || en.Phase == estimate.Finished || en.Phase == estimate.Failed {
+		return ""
+	}
+	if d, ok := est.PerNode[n.Name]; ok && est.OK {
+		return "; EST ~" + estimate.Round(d)
+	}
+	return m.c.Styles.Dim.Render("; EST unknown")
+}

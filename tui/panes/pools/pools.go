@@ -16,6 +16,7 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/mcotui/mcotui/core/estimate"
 	"github.com/mcotui/mcotui/core/imagemode"
 	"github.com/mcotui/mcotui/core/osstream"
 	"github.com/mcotui/mcotui/core/policy"
@@ -43,6 +44,7 @@ const (
 	colPaused
 	colMaxUnavail
 	colNow
+	colEst
 	numCols
 )
 
@@ -186,14 +188,19 @@ func (m *Model) streamNote(p *model.Pool) (note, bool) {
 	return note{m.c.Styles.Dim, text}, true
 }
 
-// updatingNote is the selected pool's Updating message, shown where it has no note.
+// updatingNote is the selected pool's Updating message, shown where it has no note,
+// with its remaining-time estimate and the estimate's basis.
 func (m *Model) updatingNote(p *model.Pool) []note {
 	if p == nil || p.Obj == nil {
 		return nil
 	}
 	for _, c := range p.Obj.Status.Conditions {
 		if c.Type == mcfgv1.MachineConfigPoolUpdating && c.Message != "" {
-			return []note{{m.c.Styles.Dim, string(c.Type) + ": " + c.Message}}
+			text := string(c.Type) + ": " + c.Message
+			if est, _, rolling := m.c.Store.Estimate(p.Name, m.c.Clock.Now()); rolling && est.OK {
+				text = "remaining " + est.String() + "; " + text
+			}
+			return []note{{m.c.Styles.Dim, text}}
 		}
 	}
 	return nil
@@ -282,6 +289,8 @@ func (m *Model) relayout() {
 		colPaused:     {Title: "PAUSED", Min: 5},
 		colMaxUnavail: {Title: "MAXUNAVAILABLE", Short: "MAXUNAV", Min: 3, Drop: 4},
 		colNow:        {Title: "UPDATINGNOW", Short: "NOW"},
+		// The remaining-time estimate (core/estimate); its basis is in the note.
+		colEst: {Title: "EST", Min: 6, Drop: 10},
 	}
 	m.widths, m.short = layout.Layout(cols[:], m.width, 1)
 	var b strings.Builder
@@ -427,6 +436,16 @@ func (m *Model) row(p *model.Pool, now time.Time, plain bool) string {
 			}
 		case colMaxUnavail:
 			layout.Fit(&b, p.MaxUnavailable, w)
+		case colEst:
+			est, _, rolling := m.c.Store.Estimate(p.Name, now)
+			switch {
+			case !rolling:
+				layout.Fit(&b, "", w)
+			case !est.OK:
+				b.WriteString(paint(st.Dim, "?", w))
+			default:
+				layout.Fit(&b, "~"+estimate.Round(est.Remaining), w)
+			}
 		case colNow:
 			style := st.Warn
 			if counts.UpdatingNow == 0 {

@@ -1,0 +1,409 @@
+// Package estimate predicts how long a pool's rollout has left from the phase times
+// measured on the pool's own nodes: each node's drain, apply, reboot and ready times
+// (Sample), kept on the pool (Record, in the PhaseTimesKey annotation) so that the
+// estimate survives the controller's restart and reads the same in the CLI, the TUI
+// and the controller. The controller measures; everyone else reads.
+//
+// The estimate plays the rest of the rollout forward: the nodes updating now finish
+// what is left of their phases, and each waiting node, in rollout order, takes the
+// first slot (of maxUnavailable) that frees, for the mean time of a whole update.
+package estimate
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mcotui/mcotui/core/nodeanno"
+	"github.com/mcotui/mcotui/core/phase"
+	"github.com/mcotui/mcotui/core/rollout"
+)
+
+// PhaseTimesKey is the pool annotation that holds its Record. An annotation rather than
+// the controller's memory: a new leader (a restart, a failover) reads what the last one
+// measured, and `mcotui status`, `rollout --wait` and the TUI estimate from the same
+// numbers without asking the controller. Not the pool's status: its type is MCO's.
+const PhaseTimesKey = "mcotui.io/phase-times"
+
+// MaxSamples is how many of the pool's latest node updates a Record keeps: enough for a
+// stable mean, few enough that a change in the pool (a slower config, bigger nodes)
+// shows within a rollout.
+const MaxSamples = 20
+
+// Phase is where a node is in its update, as far as the estimate cares.
+type Phase int
+
+const (
+	// Waiting: not started (its desired config is not the target yet, or its agent
+	// has not begun).
+	Waiting Phase = iota
+	// Draining: from the update's start to Drained (prepare, cordon, drain).
+	Draining
+	// Applying: from Drained to the files and OS written (and the post-config
+	// actions of an update without a reboot).
+	Applying
+	// Rebooting: from applied to the node booted again.
+	Rebooting
+	// Readying: from the reboot to the node Done and Ready.
+	Readying
+	// Finished: Done at the target.
+	Finished
+	// Failed: degraded; the estimate leaves it out.
+	Failed
+)
+
+var phaseNames = [...]string{"waiting", "draining", "applying", "rebooting", "readying", "done", "failed"}
+
+func (p Phase) String() string { return phaseNames[p] }
+
+// Sample is one node's update, measured.
+type Sample struct {
+	Drain, Apply, Reboot, Ready time.Duration
+}
+
+// Total is the whole update.
+func (s Sample) Total() time.Duration { return s.Drain + s.Apply + s.Reboot + s.Ready }
+
+// of is the time of one phase.
+func (s Sample) of(p Phase) time.Duration {
+	switch p {
+	case Draining:
+		return s.Drain
+	case Applying:
+		return s.Apply
+	case Rebooting:
+		return s.Reboot
+	case Readying:
+		return s.Ready
+	}
+	return 0
+}
+
+// Record is a pool's measured updates, newest last, at most MaxSamples.
+type Record struct {
+	Samples []Sample
+}
+
+// recordJSON is the annotation's form: seconds, one array of four per node, so that
+// twenty nodes take a few hundred bytes.
+type recordJSON struct {
+	Samples [][4]int64 `json:"samples"`
+}
+
+// Parse reads the pool's Record from its annotation; a pool without one has an empty
+// Record. A value that does not parse is an error naming the pool (the controller
+// writes it anew with its next sample).
+func Parse(pool *mcfgv1.MachineConfigPool) (Record, error) {
+	v, ok := pool.Annotations[PhaseTimesKey]
+	if !ok || v == "" {
+		return Record{}, nil
+	}
+	var j recordJSON
+	if err := json.Unmarshal([]byte(v), &j); err != nil {
+		return Record{}, fmt.Errorf("machineconfigpool %s: annotation %s: %w", pool.Name, PhaseTimesKey, err)
+	}
+	r := Record{Samples: make([]Sample, 0, len(j.Samples))}
+	for _, s := range j.Samples {
+		r.Samples = append(r.Samples, Sample{
+			Drain: time.Duration(max(s[0], 0)) * time.Second, Apply: time.Duration(max(s[1], 0)) * time.Second,
+			Reboot: time.Duration(max(s[2], 0)) * time.Second, Ready: time.Duration(max(s[3], 0)) * time.Second,
+		})
+	}
+	return r, nil
+}
+
+// Format is the annotation's value for r.
+func (r Record) Format() string {
+	j := recordJSON{Samples: make([][4]int64, len(r.Samples))}
+	for i, s := range r.Samples {
+		j.Samples[i] = [4]int64{secs(s.Drain), secs(s.Apply), secs(s.Reboot), secs(s.Ready)}
+	}
+	b, _ := json.Marshal(j) // integers only: cannot fail
+	return string(b)
+}
+
+func secs(d time.Duration) int64 { return int64((d + time.Second/2) / time.Second) }
+
+// Add is r with s, the oldest sample dropped beyond MaxSamples.
+func (r Record) Add(s Sample) Record {
+	out := append(slices.Clone(r.Samples), s)
+	if len(out) > MaxSamples {
+		out = out[len(out)-MaxSamples:]
+	}
+	return Record{Samples: out}
+}
+
+// Mean is the mean sample; ok is false without samples.
+func (r Record) Mean() (Sample, bool) {
+	n := time.Duration(len(r.Samples))
+	if n == 0 {
+		return Sample{}, false
+	}
+	var sum Sample
+	for _, s := range r.Samples {
+		sum.Drain += s.Drain
+		sum.Apply += s.Apply
+		sum.Reboot += s.Reboot
+		sum.Ready += s.Ready
+	}
+	return Sample{Drain: sum.Drain / n, Apply: sum.Apply / n, Reboot: sum.Reboot / n, Ready: sum.Ready / n}, true
+}
+
+// Basis says what an estimate from r stands on, "from 12 nodes updated".
+func (r Record) Basis() string {
+	switch n := len(r.Samples); n {
+	case 0:
+		return "no node of this pool measured yet"
+	case 1:
+		return "from 1 node updated"
+	default:
+		return fmt.Sprintf("from %d nodes updated", n)
+	}
+}
+
+// Node is one member's place in the rollout: its phase and since when.
+type Node struct {
+	Name  string
+	Phase Phase
+	// Since is when the node entered Phase (its condition's transition time).
+	Since time.Time
+}
+
+// Milestones are the times a node's update passed each phase, as its
+// MachineConfigNode's conditions give them while it updates; zero where not (yet).
+type Milestones struct {
+	Start, Drained, Applied, Rebooted time.Time
+}
+
+// NodeOf is the node's phase in the rollout to target, from its annotations and its
+// MachineConfigNode's conditions (mcn may be nil), and the milestones its conditions
+// hold so far.
+func NodeOf(n *corev1.Node, mcn *mcfgv1.MachineConfigNode, target string) (Node, Milestones) {
+	out := Node{Name: n.Name}
+	var m Milestones
+	switch {
+	case rollout.DoneAt(n, target):
+		out.Phase = Finished
+		return out, m
+	case rollout.Degraded(n):
+		out.Phase = Failed
+		return out, m
+	case nodeanno.Desired(n) != target:
+		return out, m
+	}
+	if mcn != nil {
+		conds := mcn.Status.Conditions
+		m.Start = started(conds)
+		m.Drained = trueAt(conds, phase.Drained)
+		m.Applied = trueAt(conds, phase.AppliedFilesAndOS)
+		if m.Applied.IsZero() {
+			// Nothing to write but the post-config actions (a live update).
+			m.Applied = trueAt(conds, phase.UpdatePostActionComplete)
+		}
+		m.Rebooted = trueAt(conds, phase.RebootedNode)
+	}
+	var updated time.Time
+	if mcn != nil {
+		updated = trueAt(mcn.Status.Conditions, phase.Updated)
+	}
+	switch {
+	case !updated.IsZero():
+		// The agent wrote Updated (which resets the other conditions) and has yet to
+		// say Done in the node's annotations.
+		out.Phase, out.Since = Readying, updated
+	case !m.Rebooted.IsZero():
+		out.Phase, out.Since = Readying, m.Rebooted
+	case !m.Applied.IsZero():
+		out.Phase, out.Since = Rebooting, m.Applied
+	case !m.Drained.IsZero():
+		out.Phase, out.Since = Applying, m.Drained
+	case !m.Start.IsZero():
+		out.Phase, out.Since = Draining, m.Start
+	default:
+		// Targeted, its agent not begun: counted as draining from now.
+		out.Phase = Draining
+	}
+	return out, m
+}
+
+// started is when the update began: UpdatePrepared left False.
+func started(conds []metav1.Condition) time.Time {
+	c, ok := phase.Find(conds, phase.UpdatePrepared)
+	if !ok || c.Status == metav1.ConditionFalse {
+		return time.Time{}
+	}
+	return c.LastTransitionTime.Time
+}
+
+func trueAt(conds []metav1.Condition, t mcfgv1.StateProgress) time.Time {
+	c, ok := phase.Find(conds, t)
+	if !ok || c.Status != metav1.ConditionTrue {
+		return time.Time{}
+	}
+	return c.LastTransitionTime.Time
+}
+
+// SampleOf is the update measured from its milestones, ended (Done) at done. A phase
+// the update skipped (no drain, no reboot) counts zero; a milestone out of order (a
+// clock step) counts zero rather than negative. ok is false without a start.
+func SampleOf(m Milestones, done time.Time) (Sample, bool) {
+	if m.Start.IsZero() || done.Before(m.Start) {
+		return Sample{}, false
+	}
+	prev := m.Start
+	step := func(t time.Time) time.Duration {
+		if t.IsZero() || t.Before(prev) {
+			return 0
+		}
+		d := t.Sub(prev)
+		prev = t
+		return d
+	}
+	var s Sample
+	s.Drain = step(m.Drained)
+	s.Apply = step(m.Applied)
+	s.Reboot = step(m.Rebooted)
+	s.Ready = step(done)
+	return s, true
+}
+
+// Estimate is the rest of a rollout, predicted.
+type Estimate struct {
+	// OK is false when nothing is measured yet: no estimate, only Basis.
+	OK bool
+	// Remaining is until the last node is Done.
+	Remaining time.Duration
+	// PerNode is, for each node still to finish, until it is Done.
+	PerNode map[string]time.Duration
+	// Basis is what the estimate stands on ("from 12 nodes updated").
+	Basis string
+}
+
+// String is the estimate as status and rollout --wait print it: "~12m (from 12 nodes
+// updated)", or why there is none.
+func (e Estimate) String() string {
+	if !e.OK {
+		return "unknown (" + e.Basis + ")"
+	}
+	return "~" + Round(e.Remaining) + " (" + e.Basis + ")"
+}
+
+// Round is a duration as a person reads an estimate: seconds under a minute, minutes
+// under an hour, then hours and minutes.
+func Round(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Round(time.Second)/time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Round(time.Minute)/time.Minute))
+	}
+	d = d.Round(time.Minute)
+	h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
+	if m == 0 {
+		return fmt.Sprintf("%dh", h)
+	}
+	return fmt.Sprintf("%dh%02dm", h, m)
+}
+
+// Compute estimates the rest of the rollout at now: nodes in rollout order (the
+// plan's), slots the pool's maxUnavailable. A node past its phase's mean counts the
+// phase as ending now.
+func Compute(r Record, nodes []Node, slots int, now time.Time) Estimate {
+	e := Estimate{Basis: r.Basis(), PerNode: map[string]time.Duration{}}
+	mean, ok := r.Mean()
+	if !ok {
+		return e
+	}
+	e.OK = true
+	slots = max(slots, 1)
+	// free holds when each slot frees: the nodes updating now hold theirs until they
+	// finish; the rest are free now.
+	var free []time.Duration
+	var waiting []string
+	for _, n := range nodes {
+		switch n.Phase {
+		case Finished, Failed:
+			continue
+		case Waiting:
+			waiting = append(waiting, n.Name)
+			continue
+		}
+		left := remaining(mean, n, now)
+		e.PerNode[n.Name] = left
+		free = append(free, left)
+	}
+	for len(free) < slots {
+		free = append(free, 0)
+	}
+	slices.Sort(free)
+	total := mean.Total()
+	for _, name := range waiting {
+		// The earliest slot to free takes the next node.
+		end := free[0] + total
+		e.PerNode[name] = end
+		free[0] = end
+		for i := 0; i+1 < len(free) && free[i] > free[i+1]; i++ {
+			free[i], free[i+1] = free[i+1], free[i]
+		}
+	}
+	for _, d := range e.PerNode {
+		e.Remaining = max(e.Remaining, d)
+	}
+	return e
+}
+
+// remaining is what is left of an updating node's update: the rest of its phase, at
+// least nothing, and the phases after it.
+func remaining(mean Sample, n Node, now time.Time) time.Duration {
+	var left time.Duration
+	if n.Since.IsZero() {
+		left = mean.of(n.Phase)
+	} else {
+		left = max(mean.of(n.Phase)-now.Sub(n.Since), 0)
+	}
+	for p := n.Phase + 1; p < Finished; p++ {
+		left += mean.of(p)
+	}
+	return left
+}
+
+// Describe is a node's estimate for its detail: "EST 4m (rebooting)".
+func Describe(e Estimate, n Node) string {
+	d, ok := e.PerNode[n.Name]
+	if !e.OK || !ok {
+		return ""
+	}
+	return "EST " + Round(d) + " (" + strings.ToLower(n.Phase.String()) + ")"
+}
+
+// ForPool estimates the rest of the pool's rollout at now from its Record (a bad
+// annotation counts as none: an estimate is advice), its members and their
+// MachineConfigNodes (mcn returns nil for a node without one), nodes in MCO's order
+// (rollout.Order). The Node of each member comes back too, for per-node detail.
+func ForPool(pool *mcfgv1.MachineConfigPool, members []*corev1.Node, mcn func(string) *mcfgv1.MachineConfigNode, now time.Time) (Estimate, map[string]Node) {
+	r, _ := Parse(pool)
+	target := pool.Spec.Configuration.Name
+	slots, err := rollout.MaxUnavailable(pool, len(members))
+	if err != nil {
+		slots = 1
+	}
+	ordered := rollout.Order(members)
+	nodes := make([]Node, 0, len(ordered))
+	byName := make(map[string]Node, len(ordered))
+	for _, n := range ordered {
+		var m *mcfgv1.MachineConfigNode
+		if mcn != nil {
+			m = mcn(n.Name)
+		}
+		en, _ := NodeOf(n, m, target)
+		nodes = append(nodes, en)
+		byName[n.Name] = en
+	}
+	return Compute(r, nodes, slots, now), byName
+}

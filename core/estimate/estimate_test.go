@@ -1,0 +1,236 @@
+package estimate
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mcotui/mcotui/core/nodeanno"
+	"github.com/mcotui/mcotui/core/phase"
+)
+
+var t0 = time.Date(2026, 12, 6, 8, 0, 0, 0, time.UTC)
+
+func TestRecordRoundTripsThroughTheAnnotation(t *testing.T) {
+	var r Record
+	for i := range MaxSamples + 5 {
+		r = r.Add(Sample{Drain: time.Duration(i) * time.Second, Apply: time.Minute, Reboot: 2 * time.Minute, Ready: 30 * time.Second})
+	}
+	if len(r.Samples) != MaxSamples {
+		t.Fatalf("kept %d samples, want the last %d", len(r.Samples), MaxSamples)
+	}
+	pool := &mcfgv1.MachineConfigPool{ObjectMeta: metav1.ObjectMeta{Name: "worker", Annotations: map[string]string{PhaseTimesKey: r.Format()}}}
+	got, err := Parse(pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Samples) != MaxSamples || got.Samples[0].Drain != 5*time.Second || got.Samples[MaxSamples-1].Reboot != 2*time.Minute {
+		t.Fatalf("parsed %+v", got.Samples)
+	}
+	if got.Basis() != "from 20 nodes updated" {
+		t.Fatalf("basis %q", got.Basis())
+	}
+	pool.Annotations[PhaseTimesKey] = "{not json"
+	if _, err := Parse(pool); err == nil || !strings.Contains(err.Error(), "machineconfigpool worker") {
+		t.Fatalf("bad annotation: %v, want an error naming the pool", err)
+	}
+}
+
+func TestComputeWithoutSamplesSaysWhy(t *testing.T) {
+	e := Compute(Record{}, []Node{{Name: "a"}}, 1, t0)
+	if e.OK || e.String() != "unknown (no node of this pool measured yet)" {
+		t.Fatalf("got %q", e.String())
+	}
+}
+
+func TestComputePlaysTheRestForward(t *testing.T) {
+	// Each update: 1m drain, 1m apply, 2m reboot, 1m ready = 5m.
+	r := Record{}.Add(Sample{Drain: time.Minute, Apply: time.Minute, Reboot: 2 * time.Minute, Ready: time.Minute})
+	nodes := []Node{
+		{Name: "done", Phase: Finished},
+		// Rebooting for 30s: 1m30s of reboot left, then 1m ready.
+		{Name: "a", Phase: Rebooting, Since: t0.Add(-30 * time.Second)},
+		{Name: "b", Phase: Waiting},
+		{Name: "c", Phase: Waiting},
+		{Name: "d", Phase: Waiting},
+		{Name: "bad", Phase: Failed},
+	}
+	e := Compute(r, nodes, 2, t0)
+	want := map[string]time.Duration{
+		"a": 150 * time.Second,
+		"b": 5 * time.Minute,                 // the free slot, now
+		"c": 150*time.Second + 5*time.Minute, // a's slot
+		"d": 10 * time.Minute,                // b's slot
+	}
+	for n, d := range want {
+		if e.PerNode[n] != d {
+			t.Errorf("node %s: EST %s, want %s", n, e.PerNode[n], d)
+		}
+	}
+	if _, ok := e.PerNode["done"]; ok {
+		t.Error("a Done node has an EST")
+	}
+	if e.Remaining != 10*time.Minute || e.String() != "~10m (from 1 node updated)" {
+		t.Fatalf("remaining %s %q", e.Remaining, e.String())
+	}
+	if got := Describe(e, nodes[1]); got != "EST 3m (rebooting)" {
+		t.Fatalf("describe %q", got)
+	}
+}
+
+func TestNodeOfReadsTheConditions(t *testing.T) {
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Annotations: map[string]string{
+		nodeanno.CurrentConfigKey: "rendered-old", nodeanno.DesiredConfigKey: "rendered-new", nodeanno.StateKey: "Working",
+	}}}
+	conds := phase.Initial(metav1.NewTime(t0.Add(-time.Hour)))
+	conds, _ = phase.Apply(conds, "rendered-new", metav1.NewTime(t0), phase.Condition{Type: phase.UpdatePrepared, Status: metav1.ConditionTrue})
+	conds, _ = phase.Apply(conds, "rendered-new", metav1.NewTime(t0.Add(time.Minute)), phase.Condition{Type: phase.Drained, Status: metav1.ConditionTrue})
+	conds, _ = phase.Apply(conds, "rendered-new", metav1.NewTime(t0.Add(3*time.Minute)), phase.Condition{Type: phase.AppliedFilesAndOS, Status: metav1.ConditionTrue})
+	mcn := &mcfgv1.MachineConfigNode{Status: mcfgv1.MachineConfigNodeStatus{Conditions: conds}}
+	n, _ := NodeOf(node, mcn, "rendered-new")
+	if n.Phase != Rebooting || !n.Since.Equal(t0.Add(3*time.Minute)) {
+		t.Fatalf("phase %s since %s", n.Phase, n.Since)
+	}
+	conds, _ = phase.Apply(conds, "rendered-new", metav1.NewTime(t0.Add(7*time.Minute)), phase.Condition{Type: phase.RebootedNode, Status: metav1.ConditionTrue})
+	mcn.Status.Conditions = conds
+	_, m := NodeOf(node, mcn, "rendered-new")
+	s, ok := SampleOf(m, t0.Add(8*time.Minute))
+	want := Sample{Drain: time.Minute, Apply: 2 * time.Minute, Reboot: 4 * time.Minute, Ready: time.Minute}
+	if !ok || s != want {
+		t.Fatalf("sample %+v, want %+v", s, want)
+	}
+	// Not yet targeted: waiting.
+	if n, _ := NodeOf(node, mcn, "rendered-newer"); n.Phase != Waiting {
+		t.Fatalf("untargeted node: %s", n.Phase)
+	}
+}
+
+func TestSampleOfAnUpdateWithoutDrainOrReboot(t *testing.T) {
+	s, ok := SampleOf(Milestones{Start: t0, Applied: t0.Add(10 * time.Second)}, t0.Add(15*time.Second))
+	if !ok || s != (Sample{Apply: 10 * time.Second, Ready: 5 * time.Second}) {
+		t.Fatalf("sample %+v", s)
+	}
+	if _, ok := SampleOf(Milestones{}, t0); ok {
+		t.Fatal("a sample without a start")
+	}
+}
+
+func TestRound(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		40 * time.Second: "40s", 90 * time.Second: "2m", 59 * time.Minute: "59m", 2 * time.Hour: "2h", 125 * time.Minute: "2h05m",
+	} {
+		if got := Round(d); got != want {
+			t.Errorf("Round(%s) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+// BenchmarkEstimateError plays rollouts of a simulated pool (40 nodes, maxUnavailable
+// 3, each phase's time drawn around the pool's own means, ±40%) and reports the
+// estimate's error against the rollout's actual remaining time at 10%, 25%, 50% and
+// 75% of the nodes updated: the estimator sees only what the controller would have
+// measured by then (the phase times of the nodes Done) and where the others are.
+func BenchmarkEstimateError(b *testing.B) { benchEstimate(b, 0) }
+
+// BenchmarkEstimateErrorDrift is BenchmarkEstimateError on a pool whose nodes get
+// slower as the rollout goes (the last node's phases take 50% longer than the first's:
+// bigger nodes last, a registry slowing down): the estimate, a mean of what is
+// behind, is short.
+func BenchmarkEstimateErrorDrift(b *testing.B) { benchEstimate(b, 0.5) }
+
+func benchEstimate(b *testing.B, drift float64) {
+	points := []float64{0.10, 0.25, 0.50, 0.75}
+	sums := make([]float64, len(points))
+	rng := rand.New(rand.NewPCG(1, 2))
+	runs := 0
+	for b.Loop() {
+		errs := simulateRollout(rng, 40, 3, drift, points)
+		for i, e := range errs {
+			sums[i] += e
+		}
+		runs++
+	}
+	for i, p := range points {
+		b.ReportMetric(100*sums[i]/float64(runs), "err%@"+pct(p))
+	}
+}
+
+func pct(p float64) string { return strconv.Itoa(int(p*100)) + "%" }
+
+// simulateRollout runs one rollout of n nodes, slots at a time, and returns the
+// estimate's absolute error as a fraction of the actual remaining time at each point.
+func simulateRollout(rng *rand.Rand, n, slots int, drift float64, points []float64) []float64 {
+	base := Sample{Drain: 90 * time.Second, Apply: 60 * time.Second, Reboot: 3 * time.Minute, Ready: 40 * time.Second}
+	jitter := func(d time.Duration) time.Duration { return time.Duration(float64(d) * (0.6 + 0.8*rng.Float64())) }
+	samples := make([]Sample, n)
+	for i := range samples {
+		slow := func(d time.Duration) time.Duration {
+			return time.Duration(float64(jitter(d)) * (1 + drift*float64(i)/float64(n-1)))
+		}
+		samples[i] = Sample{slow(base.Drain), slow(base.Apply), slow(base.Reboot), slow(base.Ready)}
+	}
+	// The real rollout: list scheduling in order.
+	start := make([]time.Duration, n)
+	end := make([]time.Duration, n)
+	free := make([]time.Duration, slots)
+	for i := range n {
+		j := 0
+		for k := range free {
+			if free[k] < free[j] {
+				j = k
+			}
+		}
+		start[i], end[i] = free[j], free[j]+samples[i].Total()
+		free[j] = end[i]
+	}
+	var finish time.Duration
+	for _, e := range end {
+		finish = max(finish, e)
+	}
+	errs := make([]float64, len(points))
+	for pi, p := range points {
+		// The moment the p-th fraction of the nodes is Done.
+		ends := append([]time.Duration(nil), end...)
+		slices.Sort(ends)
+		at := ends[int(p*float64(n))-1]
+		now := t0.Add(at)
+		var r Record
+		var nodes []Node
+		for i := range n {
+			switch {
+			case end[i] <= at:
+				r = r.Add(samples[i])
+				nodes = append(nodes, Node{Name: name(i), Phase: Finished})
+			case start[i] > at:
+				nodes = append(nodes, Node{Name: name(i), Phase: Waiting})
+			default:
+				ph, since := Draining, start[i]
+				for _, q := range []Phase{Draining, Applying, Rebooting, Readying} {
+					if at < since+samples[i].of(q) {
+						ph = q
+						break
+					}
+					since += samples[i].of(q)
+				}
+				nodes = append(nodes, Node{Name: name(i), Phase: ph, Since: t0.Add(since)})
+			}
+		}
+		e := Compute(r, nodes, slots, now)
+		actual := finish - at
+		diff := e.Remaining - actual
+		if diff < 0 {
+			diff = -diff
+		}
+		errs[pi] = float64(diff) / float64(actual)
+	}
+	return errs
+}
+
+func name(i int) string { return "node-" + string(rune('a'+i%26)) + string(rune('a'+i/26)) }
