@@ -69,9 +69,16 @@ type run struct {
 // readOnly, and quits it when the test ends.
 func program(t *testing.T, c *Cluster, readOnly bool) *run {
 	t.Helper()
+	return programWith(t, c, tui.Options{Actions: NewActions(c, "test"), ReadOnly: readOnly, Refresh: -1})
+}
+
+// programWith runs the TUI with opts on a new subscription of c, and quits it when the
+// test ends.
+func programWith(t *testing.T, c *Cluster, opts tui.Options) *run {
+	t.Helper()
 	sub := c.Subscribe()
 	t.Cleanup(sub.Close)
-	ui := &screen{UI: tui.New(sub, tui.Options{Actions: NewActions(c, "test"), ReadOnly: readOnly, Refresh: -1})}
+	ui := &screen{UI: tui.New(sub, opts)}
 	tm := teatest.NewTestModel(t, ui, teatest.WithInitialTermSize(160, 50),
 		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii), tea.WithEnvironment([]string{"TERM=xterm-256color"})))
 	t.Cleanup(func() {
