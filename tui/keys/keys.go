@@ -129,9 +129,9 @@ func Default() *KeyMap {
 		Mark:       key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "mark as diff base")),
 		PrevPool:   key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←/h", "previous pool")),
 		NextPool:   key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("→/l", "next pool")),
-		Logs:       key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "logs: the node's agent, or the pod shown")),
-		Pod:        key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "the pod holding the drain (YAML)")),
-		Budgets:    key.NewBinding(key.WithKeys("B"), key.WithHelp("B", "that pod's PodDisruptionBudgets")),
+		Logs:       key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "logs of node's agent")),
+		Pod:        key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "pod blocking drain")),
+		Budgets:    key.NewBinding(key.WithKeys("B"), key.WithHelp("B", "that pod's budgets")),
 
 		Review:   key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "review the change")),
 		Confirm:  key.NewBinding(key.WithKeys("y", "enter"), key.WithHelp("y/enter", "confirm")),
