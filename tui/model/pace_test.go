@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/tui/internal/fixture"
 	"github.com/mcotui/mcotui/tui/model"
 )
@@ -52,5 +53,33 @@ func TestPace(t *testing.T) {
 	four := model.Pace{Pool: "worker", Done: 4, Window: 15 * time.Minute, Left: 8, Updating: 2}
 	if four.PerHour() != 16 || four.Remaining() != 30*time.Minute || four.String() != "worker 16/h, 8 left ~30m" {
 		t.Errorf("4 in 15m with 8 left: %v/h, %s, %q", four.PerHour(), four.Remaining(), four.String())
+	}
+}
+
+// TestJustTargetedNodeHasNotStarted: a node given a new desired config, whose agent
+// has not taken it up yet, has every condition of its last update still done; its
+// phase is none (not Updated, whose age would say how long ago the last update ended),
+// so that IN PHASE counts nothing old, and /phase:none finds it.
+func TestJustTargetedNodeHasNotStarted(t *testing.T) {
+	s := model.NewStore()
+	s.Apply(fixture.Small())
+	const name = "ci-ln-9xsm9-worker-a-2d8tz"
+	before := s.Node(name)
+	if !before.Done() || before.PhaseName() == "" || before.Since.IsZero() {
+		t.Fatalf("setup: %s is not done with a phase: %+v", name, before)
+	}
+	obj := before.Obj.DeepCopy()
+	obj.Annotations[nodeanno.DesiredConfigKey] = "rendered-worker-next"
+	s.Apply([]model.Event{model.NodeEvent(obj)})
+	n := s.Node(name)
+	if !n.Updating || n.Phase != -1 || n.PhaseName() != "" || !n.Since.IsZero() {
+		t.Errorf("just targeted: updating %v, phase %d %q since %v; want updating, no phase, no age", n.Updating, n.Phase, n.PhaseName(), n.Since)
+	}
+	f, err := model.ParseFilter("phase:none")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.Match(n) {
+		t.Error("/phase:none does not find the node whose update has not started")
 	}
 }
