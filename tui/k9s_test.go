@@ -151,3 +151,31 @@ func TestPodsFromANode(t *testing.T) {
 		})
 	}
 }
+
+// TestBootImageAgesMove: the boot images view's condition ages follow the clock on
+// each tick, not only when the MachineConfiguration changes.
+func TestBootImageAgesMove(t *testing.T) {
+	clock := &movingClock{now: fixture.Now}
+	ui := New(fixture.Source(16), Options{Clock: clock, Refresh: -1, NoticeTimeout: -1})
+	drive(ui, tea.WindowSizeMsg{Width: 160, Height: 50})
+	drive(ui, tuitest.Typed("b")...)
+	before := tuitest.Plain(ui.View().Content)
+	clock.add(3 * time.Hour)
+	drive(ui, tickMsg(clock.Now()))
+	after := tuitest.Plain(ui.View().Content)
+	ages := func(s string) []string {
+		var out []string
+		for _, l := range strings.Split(s, "\n") {
+			if strings.Contains(l, "BootImageUpdate") {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	if len(ages(before)) == 0 {
+		t.Fatalf("the boot images view shows no condition:\n%s", before)
+	}
+	if strings.Join(ages(before), "\n") == strings.Join(ages(after), "\n") {
+		t.Errorf("three hours on, the conditions' ages did not move:\n%s", strings.Join(ages(after), "\n"))
+	}
+}

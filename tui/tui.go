@@ -437,6 +437,9 @@ func (u *UI) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return u, u.waitForEvents()
 	case tickMsg:
 		u.detail.Tick()
+		if u.view == viewBootImages {
+			u.bootimages.Tick()
+		}
 		return u, tea.Batch(u.tick(), u.refreshEvents(u.c.Clock.Now()))
 	case describeMsg:
 		u.openDescribe(msg)
