@@ -6,6 +6,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	operatorv1 "github.com/openshift/api/operator/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/mcotui/mcotui/tui/internal/fixture"
 	"github.com/mcotui/mcotui/tui/internal/tuitest"
+	"github.com/mcotui/mcotui/tui/model"
 )
 
 // TestQuitStepsBackFirst: q is k9s's way back: it closes the detail, then clears the
@@ -177,5 +179,42 @@ func TestBootImageAgesMove(t *testing.T) {
 	}
 	if strings.Join(ages(before), "\n") == strings.Join(ages(after), "\n") {
 		t.Errorf("three hours on, the conditions' ages did not move:\n%s", strings.Join(ages(after), "\n"))
+	}
+}
+
+// TestBootModeSaysSkewAlarm: on a cluster whose boot image skew is recorded Automatic
+// (every Machine API MachineSet managed, spec.bootImageSkewEnforcement unset), the
+// confirmation of a change to None says that the skew is then recorded Manual, at the
+// install version, and may block upgrades: the alarm the change raises, said first.
+func TestBootModeSaysSkewAlarm(t *testing.T) {
+	events := fixture.Small()
+	for i, e := range events {
+		if e.Kind != model.KindMachineConfiguration {
+			continue
+		}
+		m := e.MachineConfiguration.DeepCopy()
+		for j := range m.Spec.ManagedBootImages.MachineManagers {
+			m.Spec.ManagedBootImages.MachineManagers[j].Selection = operatorv1.MachineManagerSelector{Mode: operatorv1.All}
+		}
+		m.Spec.BootImageSkewEnforcement = operatorv1.BootImageSkewEnforcementConfig{}
+		m.Status.BootImageSkewEnforcementStatus = operatorv1.BootImageSkewEnforcementStatus{
+			Mode: operatorv1.BootImageSkewEnforcementModeStatusAutomatic, Automatic: operatorv1.ClusterBootImageAutomatic{OCPVersion: "4.21.0"}}
+		events[i] = model.MachineConfigurationEvent(m)
+	}
+	src := model.NewChanSource(fixture.ManagedInfo, events, 16)
+	t.Cleanup(src.Close)
+	ui := New(src, Options{Clock: fixture.Clock(fixture.Now), Refresh: -1, NoticeTimeout: -1, Actions: &tuitest.Actions{}})
+	drive(ui, tea.WindowSizeMsg{Width: 160, Height: 50})
+	// All → None: tab from All.
+	drive(ui, tuitest.Seq(tuitest.Typed("bm"), tuitest.Special(tea.KeyTab, tea.KeyEnter))...)
+	screen := tuitest.Plain(ui.View().Content)
+	if ui.dialog == nil || !strings.Contains(ui.dialog.Title(), "Set the boot image mode to None") {
+		t.Fatalf("no confirmation of None:\n%s", screen)
+	}
+	flat := strings.Join(strings.Fields(screen), " ")
+	for _, s := range []string{"recorded Manual instead of Automatic", "blocks upgrades"} {
+		if !strings.Contains(strings.ReplaceAll(flat, "│ ", ""), s) {
+			t.Errorf("the confirmation does not say %q:\n%s", s, screen)
+		}
 	}
 }
