@@ -216,7 +216,8 @@ func TestDemoInTmuxWaitingDrainIsNotDegraded(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Logf("%d captures showed a waiting drain", seen)
-	if out, err := tmux("send-keys", "-t", "demo", "q"); err != nil {
+	// The first q clears the /waiting filter (k9s's q steps back); the second quits.
+	if out, err := tmux("send-keys", "-t", "demo", "q", "q"); err != nil {
 		t.Fatalf("tmux send-keys q: %v\n%s", err, out)
 	}
 	for {

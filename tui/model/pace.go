@@ -17,6 +17,10 @@ type Pace struct {
 	// before now.
 	Done   int
 	Window time.Duration
+	// Span is the time the Done nodes are counted over: Window, or less when the
+	// rollout began within it (see Paces), so that a rollout minutes old is not
+	// taken for a slow one.
+	Span time.Duration
 	// Left is the pool's nodes not yet done.
 	Left int
 	// Updating is the nodes updating now: a pool with none and nothing done lately is
@@ -30,10 +34,18 @@ func (p Pace) Rolling() bool { return p.Left > 0 && (p.Updating > 0 || p.Done > 
 
 // PerHour is the pace in nodes an hour.
 func (p Pace) PerHour() float64 {
-	if p.Window <= 0 {
+	span := p.span()
+	if span <= 0 {
 		return 0
 	}
-	return float64(p.Done) * float64(time.Hour) / float64(p.Window)
+	return float64(p.Done) * float64(time.Hour) / float64(span)
+}
+
+func (p Pace) span() time.Duration {
+	if p.Span > 0 {
+		return p.Span
+	}
+	return p.Window
 }
 
 // Remaining is the time the nodes left take at this pace, 0 when nothing finished
@@ -42,7 +54,7 @@ func (p Pace) Remaining() time.Duration {
 	if p.Done == 0 {
 		return 0
 	}
-	return time.Duration(float64(p.Left) / float64(p.Done) * float64(p.Window))
+	return time.Duration(float64(p.Left) / float64(p.Done) * float64(p.span()))
 }
 
 // String is the pace as the grid's title says it: "worker 16/h, 8 left ~30m".
@@ -79,22 +91,58 @@ func shortDuration(d time.Duration) string {
 // callers cache it.
 func (s *Store) Paces(now time.Time, window time.Duration) []Pace {
 	since := now.Add(-window)
-	done := map[string]int{}
+	type seen struct {
+		n           int
+		first, last time.Time
+	}
+	done := map[string]*seen{}
 	for _, n := range s.nodes {
 		if !n.Done() {
 			continue
 		}
-		if at := n.Cells[updatedColumn].Since; !at.Before(since) && !at.After(now) {
-			done[n.Pool]++
+		at := n.Cells[updatedColumn].Since
+		if at.Before(since) || at.After(now) {
+			continue
 		}
+		d := done[n.Pool]
+		if d == nil {
+			d = &seen{first: at, last: at}
+			done[n.Pool] = d
+		}
+		d.n++
+		d.first, d.last = minTime(d.first, at), maxTime(d.last, at)
 	}
 	var out []Pace
 	for _, pool := range s.poolList {
 		c := s.Counts(pool.Name)
-		p := Pace{Pool: pool.Name, Window: window, Done: done[pool.Name], Left: c.Nodes - c.DoneNow, Updating: c.UpdatingNow}
+		p := Pace{Pool: pool.Name, Window: window, Left: c.Nodes - c.DoneNow, Updating: c.UpdatingNow}
+		if d := done[pool.Name]; d != nil {
+			p.Done = d.n
+			if d.n >= 2 {
+				// Counted from a gap before the first: the rollout began about one
+				// mean gap before its first node finished, and a stall since the last
+				// lengthens the span, slowing the pace as it should.
+				gap := d.last.Sub(d.first) / time.Duration(d.n-1)
+				p.Span = min(window, now.Sub(d.first)+gap)
+			}
+		}
 		if p.Rolling() {
 			out = append(out, p)
 		}
 	}
 	return out
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }

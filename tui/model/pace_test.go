@@ -83,3 +83,31 @@ func TestJustTargetedNodeHasNotStarted(t *testing.T) {
 		t.Error("/phase:none does not find the node whose update has not started")
 	}
 }
+
+// TestPaceOfAYoungRollout: a rollout that began within the window is paced over the
+// time it has run (from about one mean gap before its first node finished), not over
+// the whole window; a stall since lengthens the span.
+func TestPaceOfAYoungRollout(t *testing.T) {
+	young := model.Pace{Pool: "worker", Done: 6, Window: 15 * time.Minute, Span: 3 * time.Minute, Left: 6, Updating: 2}
+	if young.PerHour() != 120 || young.Remaining() != 3*time.Minute {
+		t.Errorf("6 nodes in 3 minutes: %v/h, %s to go; want 120/h, 3m", young.PerHour(), young.Remaining())
+	}
+	s := model.NewStore()
+	s.Apply(fixture.Small())
+	var done []time.Time
+	s.Each(func(n *model.Node) {
+		if n.Pool == "worker" && n.Done() {
+			done = append(done, n.Cells[7].Since)
+		}
+	})
+	first, last := done[0], done[1]
+	if last.Before(first) {
+		first, last = last, first
+	}
+	gap := last.Sub(first)
+	for _, p := range s.Paces(last.Add(time.Minute), time.Hour+gap) {
+		if p.Pool == "worker" && (p.Done != 2 || p.Span != time.Minute+2*gap) {
+			t.Errorf("two done %s apart, a minute ago: %+v; want span %s", gap, p, time.Minute+2*gap)
+		}
+	}
+}
