@@ -128,7 +128,7 @@ func TestPodsFromANode(t *testing.T) {
 		shows []string
 	}{
 		{"agent log", tuitest.Typed("l"), "Log of the agent on node " + fixture.BlockedNode, []string{"# pod mcotui/mcotui-agent-x7k2p", "drain: waiting on default/web-0"}},
-		{"pod", tuitest.Typed("o"), "Pod default/web-0 (YAML)", []string{"kind: Pod", "image: registry.example.com/web-0:1", "l logs"}},
+		{"pod", tuitest.Typed("o"), "Pod default/web-0 (YAML)", []string{"kind: Pod", "image: registry.example.com/web-0:1", "l this pod's log"}},
 		{"pod log", tuitest.Typed("ol"), "Log of pod default/web-0", []string{"serving on :8080"}},
 		{"budgets", tuitest.Typed("B"), "PodDisruptionBudgets of pod default/web-0", []string{"minAvailable 1; 1 of 1 pods healthy, 1 needed: 0 disruptions allowed now", "kind: PodDisruptionBudget"}},
 		{"pods", tuitest.Seq(tuitest.Typed(":pods"), tuitest.Special(tea.KeyEnter)), "Pods on node " + fixture.BlockedNode, []string{"web-0", "1/1", "Running", "← holds the drain back", "mcotui-agent-x7k2p"}},

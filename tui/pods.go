@@ -62,13 +62,20 @@ func (u *UI) readDoc(title, pod string, read func(ctx context.Context, p action.
 func (u *UI) openDoc(m docMsg) {
 	if m.err != nil {
 		u.setNotice(m.title+": "+m.err.Error(), true)
+		if u.dialog != nil {
+			// Asked from a dialog (l in a pod's YAML), whose box would hide the
+			// footer's notice: the failure takes its place.
+			u.openDialog(dialog.NewText(u.c, m.title, textsafe.EscapeLines("cannot read it: "+m.err.Error()), true))
+		}
 		return
 	}
 	u.notice = ""
 	d := dialog.NewText(u.c, m.title, textsafe.EscapeLines(m.text), false)
 	if m.pod != "" {
 		ns, name, _ := strings.Cut(m.pod, "/")
-		d = d.WithAction(u.c.Keys.Logs, func() tea.Cmd { return u.podLog(ns, name) })
+		logs := u.c.Keys.Logs
+		logs.SetHelp(logs.Help().Key, "this pod's log")
+		d = d.WithAction(logs, func() tea.Cmd { return u.podLog(ns, name) })
 	}
 	u.openDialog(d)
 }

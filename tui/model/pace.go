@@ -59,8 +59,12 @@ func (p Pace) Remaining() time.Duration {
 
 // String is the pace as the grid's title says it: "worker 16/h, 8 left ~30m".
 func (p Pace) String() string {
-	if p.Done == 0 {
+	switch p.Done {
+	case 0:
 		return fmt.Sprintf("%s none done in %s, %d left", p.Pool, shortDuration(p.Window), p.Left)
+	case 1:
+		// One node is no pace: when the rollout began is unknown.
+		return fmt.Sprintf("%s 1 done in %s, %d left", p.Pool, shortDuration(p.Window), p.Left)
 	}
 	rate := p.PerHour()
 	r := fmt.Sprintf("%.0f/h", rate)
