@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -130,27 +131,30 @@ func TestPodsFromANode(t *testing.T) {
 		{"agent log", tuitest.Typed("l"), "Log of the agent on node " + fixture.BlockedNode, []string{"# pod mcotui/mcotui-agent-x7k2p", "drain: waiting on default/web-0"}},
 		{"pod", tuitest.Typed("o"), "Pod default/web-0 (YAML)", []string{"kind: Pod", "image: registry.example.com/web-0:1", "l this pod's log"}},
 		{"pod log", tuitest.Typed("ol"), "Log of pod default/web-0", []string{"serving on :8080"}},
-		{"budgets", tuitest.Typed("B"), "PodDisruptionBudgets of pod default/web-0", []string{"minAvailable 1; 1 of 1 pods healthy, 1 needed: 0 disruptions allowed now", "kind: PodDisruptionBudget"}},
-		{"pods", tuitest.Seq(tuitest.Typed(":pods"), tuitest.Special(tea.KeyEnter)), "Pods on node " + fixture.BlockedNode, []string{"web-0", "1/1", "Running", "← holds the drain back", "mcotui-agent-x7k2p"}},
+		{"budgets", tuitest.Typed("B"), "PodDisruptionBudgets of pod default/web-0", []string{"# 0 disruptions allowed now: PodDisruptionBudget default/web", "kind: PodDisruptionBudget"}},
+		{"pods", tuitest.Seq(tuitest.Typed(":pods"), tuitest.Special(tea.KeyEnter)), "Pods on node " + fixture.BlockedNode, []string{"▸ default    web-0", "1/1", "Running", "▸ holds the node's drain back", "  mcotui     mcotui-agent-x7k2p"}},
 		{"pdb", tuitest.Seq(tuitest.Typed(":pdb"), tuitest.Special(tea.KeyEnter)), "PodDisruptionBudgets of pod default/web-0", []string{"0 disruptions allowed"}},
 		{"events", tuitest.Seq(tuitest.Typed(":events"), tuitest.Special(tea.KeyEnter)), "Events (", []string{"LAST SEEN", "REASON"}},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			ui, src := newScenarioUI(scenario{pods: true, events: true})
-			t.Cleanup(src.Close)
-			drive(ui, tea.WindowSizeMsg{Width: 160, Height: 50})
-			drive(ui, tuitest.Seq(tuitest.Typed(":node "+fixture.BlockedNode), tuitest.Special(tea.KeyEnter))...)
-			drive(ui, c.keys...)
-			screen := tuitest.Plain(ui.View().Content)
-			if ui.dialog == nil || !strings.Contains(ui.dialog.Title(), c.title) {
-				t.Fatalf("no %q:\n%s", c.title, screen)
-			}
-			for _, s := range c.shows {
-				if !strings.Contains(screen, s) {
-					t.Errorf("%s does not show %q:\n%s", c.title, s, screen)
+		for _, size := range []struct{ w, h int }{{80, 24}, {200, 60}} {
+			t.Run(fmt.Sprintf("%s/%dx%d", c.name, size.w, size.h), func(t *testing.T) {
+				ui, src := newScenarioUI(scenario{pods: true, events: true})
+				t.Cleanup(src.Close)
+				drive(ui, tea.WindowSizeMsg{Width: size.w, Height: size.h})
+				drive(ui, tuitest.Seq(tuitest.Typed(":node "+fixture.BlockedNode), tuitest.Special(tea.KeyEnter))...)
+				drive(ui, c.keys...)
+				screen := tuitest.Plain(ui.View().Content)
+				if ui.dialog == nil || !strings.Contains(ui.dialog.Title(), c.title) {
+					t.Fatalf("no %q:\n%s", c.title, screen)
 				}
-			}
-		})
+				checkShape(t, ui.View().Content, size.w, size.h)
+				for _, s := range c.shows {
+					if !strings.Contains(screen, s) {
+						t.Errorf("%s does not show %q:\n%s", c.title, s, screen)
+					}
+				}
+			})
+		}
 	}
 }
 

@@ -193,8 +193,9 @@ func budgetSummary(pdb *policyv1.PodDisruptionBudget) string {
 		want = "maxUnavailable " + intOrString(pdb.Spec.MaxUnavailable)
 	}
 	s := pdb.Status
-	return fmt.Sprintf("# PodDisruptionBudget %s/%s: %s; %d of %d pods healthy, %d needed: %d disruptions allowed now\n",
-		pdb.Namespace, pdb.Name, want, s.CurrentHealthy, s.ExpectedPods, s.DesiredHealthy, s.DisruptionsAllowed)
+	// What decides the drain first: the line is whole, cut only by the screen.
+	return fmt.Sprintf("# %d disruptions allowed now: PodDisruptionBudget %s/%s, %s; %d of %d pods healthy, %d needed\n",
+		s.DisruptionsAllowed, pdb.Namespace, pdb.Name, want, s.CurrentHealthy, s.ExpectedPods, s.DesiredHealthy)
 }
 
 func intOrString(v interface{ String() string }) string {
@@ -233,7 +234,13 @@ func podsTable(pods []corev1.Pod, holding map[string]bool, now time.Time) string
 	slices.SortFunc(pods, func(a, b corev1.Pod) int {
 		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
 	})
-	rows := [][]string{{"NAMESPACE", "NAME", "READY", "STATUS", "RESTARTS", "AGE", ""}}
+	// The pods holding the drain are marked first on their line, where a narrow
+	// screen still shows it.
+	var head string
+	if len(holding) > 0 {
+		head = "▸ holds the node's drain back (o its YAML, B its budgets, v evicts it)\n\n"
+	}
+	rows := [][]string{{"  NAMESPACE", "NAME", "READY", "STATUS", "RESTARTS", "AGE", ""}}
 	for _, p := range pods {
 		ready, restarts := 0, int32(0)
 		for _, cs := range p.Status.ContainerStatuses {
@@ -242,14 +249,14 @@ func podsTable(pods []corev1.Pod, holding map[string]bool, now time.Time) string
 			}
 			restarts += cs.RestartCount
 		}
-		note := ""
+		mark := "  "
 		if holding[p.Namespace+"/"+p.Name] {
-			note = "← holds the drain back (o, B, v)"
+			mark = "▸ "
 		}
-		rows = append(rows, []string{p.Namespace, p.Name, fmt.Sprintf("%d/%d", ready, len(p.Spec.Containers)),
-			podStatus(&p), fmt.Sprint(restarts), layout.Age(now.Sub(p.CreationTimestamp.Time)), note})
+		rows = append(rows, []string{mark + p.Namespace, p.Name, fmt.Sprintf("%d/%d", ready, len(p.Spec.Containers)),
+			podStatus(&p), fmt.Sprint(restarts), layout.Age(now.Sub(p.CreationTimestamp.Time)), ""})
 	}
-	return columns(rows)
+	return head + columns(rows)
 }
 
 // podStatus is a pod's STATUS as kubectl prints it, in its common cases.

@@ -83,7 +83,7 @@ func TestTUIFromBlockedDrainToPod(t *testing.T) {
 		r := newRun(t)
 		send(r, tuitest.Typed("B"))
 		waitScreen(t, r, "PodDisruptionBudgets of pod "+ns+"/storefront-0")
-		waitScreen(t, r, "# PodDisruptionBudget "+ns+"/storefront: minAvailable 1;")
+		waitScreen(t, r, "# 0 disruptions allowed now: PodDisruptionBudget "+ns+"/storefront, minAvailable 1;")
 		waitScreen(t, r, "kind: PodDisruptionBudget")
 	})
 	t.Run("pods on the node", func(t *testing.T) {
@@ -91,7 +91,7 @@ func TestTUIFromBlockedDrainToPod(t *testing.T) {
 		send(r, tuitest.Seq(tuitest.Typed(":pods"), tuitest.Special(tea.KeyEnter)))
 		waitScreen(t, r, "Pods on node "+node)
 		waitScreen(t, r, "storefront-0")
-		waitScreen(t, r, "holds the drain back")
+		waitScreen(t, r, "▸ "+ns)
 	})
 	t.Run("agent log", func(t *testing.T) {
 		r := newRun(t)
