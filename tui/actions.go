@@ -238,6 +238,9 @@ func (u *UI) currentOf(node string) string {
 // reports whether the key was one of them.
 func (u *UI) actionKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	k := u.c.Keys
+	if cmd, ok := u.podKey(msg); ok {
+		return cmd, true
+	}
 	switch {
 	case key.Matches(msg, k.Configs):
 		if p := u.currentPool(); p != nil {

@@ -99,6 +99,10 @@ func TestEveryHelpKeyDoesWhatItSays(t *testing.T) {
 		"Nodes/A": sortBy(model.SortAge), "Nodes/T": sortBy(model.SortStatus), "Nodes/C": sortBy(model.SortCurrent),
 		"Nodes/E": sortBy(model.SortDesired),
 
+		"From a node/l": {setup: tuitest.Seq(typed("/degraded"), special(tea.KeyEnter)), ok: title("Log of the agent on node ci-ln-9xsm9-master-1")},
+		"From a node/o": {setup: tuitest.Seq(typed("/degraded"), special(tea.KeyEnter)), ok: title("Pod default/web-0 (YAML)")},
+		"From a node/B": {setup: tuitest.Seq(typed("/degraded"), special(tea.KeyEnter)), ok: title("PodDisruptionBudgets of pod default/web-0")},
+
 		"Configs/d":   {setup: typed("c"), ok: title("Diff")},
 		"Configs/x":   {setup: typed("cj"), ok: moved},
 		"Configs/←/h": {setup: typed("c"), ok: func(u *UI, _ string, _ tea.Cmd) bool { return u.configs.Pool() == "worker" }}, // from infra, wrapping
@@ -111,7 +115,7 @@ func TestEveryHelpKeyDoesWhatItSays(t *testing.T) {
 		"esc": special(tea.KeyEscape), "enter": special(tea.KeyEnter),
 	}
 	newUI := func() *UI {
-		ui, src := newScenarioUI(scenario{managed: true, driver: true})
+		ui, src := newScenarioUI(scenario{managed: true, driver: true, pods: true})
 		t.Cleanup(src.Close)
 		t.Cleanup(ui.stopDrive)
 		drive(ui, tea.WindowSizeMsg{Width: 120, Height: 40})

@@ -43,7 +43,9 @@ func (u *UI) key(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Quit) && u.view != viewMain:
 		u.view = viewMain
 		return nil
-	case key.Matches(msg, k.Quit) && u.showDetail:
+	case key.Matches(msg, k.Quit) && u.canGoBack():
+		// k9s's way: q steps back as esc does (the detail, a filter, a pool's
+		// scope), and quits only from the top, all nodes unfiltered.
 		u.back()
 		return nil
 	case key.Matches(msg, k.Quit):
@@ -149,6 +151,12 @@ func (u *UI) viewKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	u.explainUnbound(msg, u.focused())
 	return u.focused().Update(msg)
+}
+
+// canGoBack reports whether back has somewhere to go.
+func (u *UI) canGoBack() bool {
+	q := u.grid.Query()
+	return u.showDetail || !q.Filter.IsZero() || q.Pool != ""
 }
 
 // back is esc outside prompts and help: close the detail, else clear the filter, else

@@ -36,7 +36,7 @@ func promptStyles(st *styles.Styles) textinput.Styles {
 }
 
 // commands are the `:` commands: where to jump, and a few verbs.
-var commands = []string{"pools", "nodes", "detail", "configs", "bootimages", "messages", "help", "all", "quit"}
+var commands = []string{"pools", "nodes", "detail", "configs", "bootimages", "pods", "events", "pdb", "ctx", "messages", "help", "all", "quit"}
 
 func (u *UI) openPrompt(kind promptKind) tea.Cmd {
 	u.promptKind = kind
@@ -126,6 +126,10 @@ var verbs = map[string]string{
 	"bootimages": "bootimages", "bootimage": "bootimages", "bi": "bootimages", "machinesets": "bootimages", "machineset": "bootimages", "ms": "bootimages",
 	"nodes": "nodes", "node": "nodes", "no": "nodes", "grid": "nodes", "mcn": "nodes", "machineconfignode": "nodes", "machineconfignodes": "nodes",
 	"detail": "detail", "help": "help", "messages": "messages", "notices": "messages",
+	"pods": "pods", "po": "pods", "pod": "pods",
+	"events": "events", "ev": "events", "event": "events",
+	"pdb": "pdb", "poddisruptionbudget": "pdb", "poddisruptionbudgets": "pdb",
+	"ctx": "ctx", "context": "ctx", "contexts": "ctx",
 }
 
 // resolveVerb is the verb a typed word names: itself or its alias, else the one verb
@@ -217,6 +221,31 @@ func (u *UI) command(text string) tea.Cmd {
 			u.showDetail = false
 			u.setFocus(paneNodes)
 		}
+	case "pods":
+		// :pods [NODE] lists a node's pods; :pod NAMESPACE/NAME opens one.
+		if strings.Contains(arg, "/") {
+			return u.openPod(arg)
+		}
+		node, ok := u.nodeArg(arg)
+		if !ok {
+			return nil
+		}
+		return u.podsOn(node)
+	case "events":
+		return u.clusterEvents()
+	case "pdb":
+		node, ok := u.nodeArg(arg)
+		if !ok {
+			return nil
+		}
+		b, ok := u.blockerOf(node)
+		if !ok {
+			u.promptErr = fmt.Sprintf("node %s: no pod holds its drain back", node)
+			return nil
+		}
+		return u.budgets(b)
+	case "ctx":
+		return u.switchContext(arg)
 	case "help":
 		u.openHelp()
 	case "messages":

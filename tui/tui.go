@@ -73,6 +73,14 @@ type Options struct {
 	// Events reads an object's Events for describe (d) and the node detail; nil says
 	// that the session reads none. It is a read: read-only sessions get it too.
 	Events action.Events
+	// Pods reads the pods a node leads to (the ones holding its drain back, its
+	// agent's), their logs and PodDisruptionBudgets; nil says the session reads none.
+	// Reads: read-only sessions get it too.
+	Pods action.Pods
+	// Contexts are the kubeconfig's contexts :ctx can switch to; none offers no
+	// switch. A switch ends the program with SwitchTo set, for the caller to open the
+	// TUI again on that context.
+	Contexts []string
 	// NoticeTimeout is how long a notice or error stays in the footer when no key is
 	// pressed (any key dismisses it); 0 is 15s, negative forever.
 	NoticeTimeout time.Duration
@@ -168,6 +176,7 @@ type UI struct {
 	end  context.CancelFunc
 
 	messages []message // every notice so far, for :messages
+	switchTo string    // the context :ctx ended the program for
 
 	// eventsRead is when the detail's Events were last read (zero: not yet), and
 	// eventsPending whether a read is under way: the detail re-reads them every
@@ -428,9 +437,15 @@ func (u *UI) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return u, u.waitForEvents()
 	case tickMsg:
 		u.detail.Tick()
+		if u.view == viewBootImages {
+			u.bootimages.Tick()
+		}
 		return u, tea.Batch(u.tick(), u.refreshEvents(u.c.Clock.Now()))
 	case describeMsg:
 		u.openDescribe(msg)
+		return u, nil
+	case docMsg:
+		u.openDoc(msg)
 		return u, nil
 	case nodeEventsMsg:
 		u.eventsPending, u.eventsRead = false, u.c.Clock.Now()

@@ -48,6 +48,8 @@ type scenario struct {
 	// stale: the waiting drain has failed, and the worker pool's status does not yet
 	// count it.
 	stale bool
+	// pods gives the session fixturePods to read.
+	pods bool
 }
 
 func ctrl(r rune) tea.Msg { return tea.KeyPressMsg{Code: r, Mod: tea.ModCtrl} }
@@ -173,6 +175,9 @@ func newScenarioUI(sc scenario) (*UI, *model.ChanSource) {
 	}
 	if sc.events {
 		opts.Events = tuitest.Events(fixture.Events())
+	}
+	if sc.pods {
+		opts.Pods = fixturePods()
 	}
 	if sc.narration != nil {
 		ch := make(chan string, len(sc.narration))

@@ -373,9 +373,8 @@ func (u *UI) helpGroups() []helppane.Group {
 		"configs [POOL]", "a pool's MachineConfigs and rendered configs",
 		"bootimages", "boot image modes and MachineSets",
 		"all", "show the nodes of all pools",
+		"pods [NODE]", "a node's pods; also pdb, events, ctx",
 		"messages", "every notice so far, whole",
-		"help", "this help",
-		"quit", "quit",
 	)
 	// Only what the session may do: read-only lists no action at all.
 	groups := []helppane.Group{helppane.FromBindings("Global", k.Global()...)}
@@ -405,11 +404,12 @@ func (u *UI) helpGroups() []helppane.Group {
 	groups = append(groups,
 		helppane.FromBindings("Move", k.Navigation()...),
 		helppane.FromBindings("Pools", flatten(u.pools.FullHelp()[1:])...),
-		helppane.FromBindings("Nodes", flatten(u.grid.FullHelp()[1:])...),
+		helppane.FromBindings("Nodes", flatten(u.grid.FullHelp()[1:3])...),
 		helppane.FromBindings("Configs", k.Diff, k.Mark, k.PrevPool, k.NextPool),
 		glyphs,
 		filter,
 		cmds,
+		helppane.FromBindings("From a node", flatten(u.grid.FullHelp()[3:])...),
 	)
 	return groups
 }

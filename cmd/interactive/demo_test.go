@@ -118,7 +118,9 @@ func TestDemoInTmuxRollsOutToEveryNode(t *testing.T) {
 		return strings.Contains(s, narrated(demo.StepEnd))
 	})
 
-	if out, err := tmux("send-keys", "-t", "demo", "q"); err != nil {
+	// The first q widens the grid from the worker pool (k9s's q steps back); the
+	// second quits.
+	if out, err := tmux("send-keys", "-t", "demo", "q", "q"); err != nil {
 		t.Fatalf("tmux send-keys q: %v\n%s", err, out)
 	}
 	waitFor("mcotui to exit after q", func(string) bool {
@@ -216,7 +218,8 @@ func TestDemoInTmuxWaitingDrainIsNotDegraded(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Logf("%d captures showed a waiting drain", seen)
-	if out, err := tmux("send-keys", "-t", "demo", "q"); err != nil {
+	// The first q clears the /waiting filter (k9s's q steps back); the second quits.
+	if out, err := tmux("send-keys", "-t", "demo", "q", "q"); err != nil {
 		t.Fatalf("tmux send-keys q: %v\n%s", err, out)
 	}
 	for {

@@ -42,6 +42,7 @@ var (
 	benchTUIBase   = flag.String("bench.tui-baseline", "", "an mcotui binary built from another commit, measured too (as baseline-*), to see what a change gained")
 	benchTUIBaseN  = flag.Int("bench.tui-baseline-runs", 1, "runs of -bench.tui-baseline")
 	benchTUISteady = flag.Duration("bench.tui-steady", 10*time.Second, "how long BenchmarkTUIScale measures each program's CPU while nothing changes")
+	benchTUITime   = flag.Duration("bench.tui-timeout", 55*time.Minute, "how long BenchmarkTUIScale may take in all, setup included (give go test's -timeout more): 15,000 nodes need some hours")
 )
 
 // k9sVersion is the peer BenchmarkTUIScale measures mcotui against; hack/k9s.sh builds
@@ -95,7 +96,7 @@ func BenchmarkTUIScale(b *testing.B) {
 		}
 	}
 	env := cluster.Env(b)
-	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), *benchTUITime)
 	defer cancel()
 	n := *benchTUINodes
 	admin := rest.CopyConfig(env.Config)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -99,19 +100,32 @@ func (o *TUIOptions) Run(ctx context.Context) error {
 	}
 	defer closeLog()
 
+	for {
+		next, err := o.runOn(ctx, in, out, log)
+		if err != nil || next == "" {
+			return err
+		}
+		// :ctx: the same terminal, the TUI again on the context chosen.
+		o.Kube.Context = next
+	}
+}
+
+// runOn runs the TUI on the kubeconfig context of o.Kube until it quits; next is the
+// context the user switched to with :ctx, or "".
+func (o *TUIOptions) runOn(ctx context.Context, in, out *os.File, log *slog.Logger) (next string, _ error) {
 	cfg, err := o.Kube.RESTConfig()
 	if err != nil {
-		return err
+		return "", err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	alerts, err := o.Prometheus.Alerts()
 	if err != nil {
-		return err
+		return "", err
 	}
 	cluster, err := source.New(ctx, cfg, source.Options{Context: contextName(o.Kube.Kubeconfig, o.Kube.Context), Logger: log, Alerts: alerts})
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer cluster.Close()
 	// Opened at once, without waiting for the lists: rows appear as they are read
@@ -121,18 +135,20 @@ func (o *TUIOptions) Run(ctx context.Context) error {
 	sub := cluster.Subscribe()
 	defer sub.Close()
 	go trimMemory(ctx, time.Second)
-	opts := tui.Options{ReadOnly: o.ReadOnly, NoColor: os.Getenv("NO_COLOR") != "", Coalesce: coalesce, CoalesceListing: coalesceListing, Narration: o.Narration, Events: cluster}
+	opts := tui.Options{ReadOnly: o.ReadOnly, NoColor: os.Getenv("NO_COLOR") != "", Coalesce: coalesce, CoalesceListing: coalesceListing, Narration: o.Narration,
+		Events: cluster, Pods: cluster, Contexts: contextNames(o.Kube.Kubeconfig)}
 	var driver *tuiDriver
 	if !o.ReadOnly {
 		opts.Actions = source.NewActions(cluster, os.Getenv("USER"))
 		clients, err := kube.NewClients(cfg)
 		if err != nil {
-			return err
+			return "", err
 		}
 		driver = newTUIDriver(ctx, clients, o.Namespace, alerts, log)
 		opts.Driver = driver
 	}
-	p := tea.NewProgram(tui.New(sub, opts), tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out), tea.WithFPS(tui.FPS))
+	ui := tui.New(sub, opts)
+	p := tea.NewProgram(ui, tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out), tea.WithFPS(tui.FPS))
 	_, err = p.Run()
 	// What the TUI drove stops with it, and releases the Lease before the process ends.
 	cancel()
@@ -140,9 +156,9 @@ func (o *TUIOptions) Run(ctx context.Context) error {
 		driver.Wait()
 	}
 	if err != nil && !errors.Is(err, tea.ErrProgramKilled) {
-		return fmt.Errorf("the TUI stopped: %w", err)
+		return "", fmt.Errorf("the TUI stopped: %w", err)
 	}
-	return nil
+	return ui.SwitchTo(), nil
 }
 
 // tuiDriver is the TUI's action.Driver: a controller.DriveSession as
@@ -187,6 +203,23 @@ func tuiLogger(path string) (*slog.Logger, func(), error) {
 	h := slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelInfo})
 	klog.SetLogger(logr.FromSlogHandler(h))
 	return slog.New(h), func() { klog.SetLogger(logr.Discard()); _ = f.Close() }, nil
+}
+
+// contextNames are the kubeconfig's contexts, sorted, for :ctx; none when it cannot be
+// read (in a pod, with its service account).
+func contextNames(kubeconfig string) []string {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
+	raw, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).RawConfig()
+	if err != nil {
+		return nil
+	}
+	names := make([]string, 0, len(raw.Contexts))
+	for name := range raw.Contexts {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // contextName is the kubeconfig context in use, for the status line: --context, else

@@ -232,7 +232,9 @@ func TestTUIQuitStopsTheDrive(t *testing.T) {
 					t.Fatalf("while driving: lease holder %q held %t err %v; want %s", holder, held, err, driver.Identity())
 				}
 			}
-			// While it drives, the first q says what quitting stops; the second quits.
+			// While it drives, the first q at the top (esc widens the grid from the
+			// pool first, as q would) says what quitting stops; the second quits.
+			tm.Send(tea.KeyPressMsg{Code: tea.KeyEscape})
 			tm.Send(tea.KeyPressMsg{Code: 'q', Text: "q"})
 			tm.Send(tea.KeyPressMsg{Code: 'q', Text: "q"})
 			tm.WaitFinished(t, teatest.WithFinalTimeout(30*time.Second))

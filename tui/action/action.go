@@ -12,6 +12,7 @@ import (
 
 	operatorv1 "github.com/openshift/api/operator/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/mcotui/mcotui/core/rollout"
@@ -170,7 +171,24 @@ type DriveReport struct {
 // Events reads the Events of one object, as `kubectl describe` lists them at its end:
 // a read, offered to read-only sessions too. kind is the object's kind (Node,
 // MachineConfigPool, MachineConfigNode), name its name; cluster-scoped objects' Events
-// live in any namespace, so every namespace is read.
+// live in any namespace, so every namespace is read. An empty kind and name read the
+// cluster's Events, every object's (:events), up to a bound.
 type Events interface {
 	Events(ctx context.Context, kind, name string) ([]corev1.Event, error)
+}
+
+// Pods reads the pods an incident leads to, as kubectl get, logs and describe would:
+// the pods holding a node's drain back, their PodDisruptionBudgets, the pods on a node
+// (its agent's among them) and their logs. Reads only: offered to read-only sessions
+// too. Each error names the object read.
+type Pods interface {
+	// Pod is one pod as the API server has it now.
+	Pod(ctx context.Context, namespace, name string) (*corev1.Pod, error)
+	// PodLog is the end of a pod's log (pods/log, tailLines lines of each container,
+	// a container's name before its lines when it has several).
+	PodLog(ctx context.Context, namespace, name string, tailLines int64) (string, error)
+	// Budget is one PodDisruptionBudget.
+	Budget(ctx context.Context, namespace, name string) (*policyv1.PodDisruptionBudget, error)
+	// PodsOn is every pod scheduled to a node, in any namespace.
+	PodsOn(ctx context.Context, node string) ([]corev1.Pod, error)
 }

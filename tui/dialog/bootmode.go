@@ -164,7 +164,11 @@ func (d *BootMode) Update(msg tea.Msg) tea.Cmd {
 			for _, ms := range pv.Selected {
 				names = append(names, ms.Name)
 			}
-			d.c.Post(common.RequestMsg{Request: action.BootImageModeRequest(d.old, sel, names)})
+			req := action.BootImageModeRequest(d.old, sel, names)
+			if why := d.skewChange(sel); why != "" {
+				req.Effects = append(req.Effects, why)
+			}
+			d.c.Post(common.RequestMsg{Request: req})
 			return nil
 		}
 	}
@@ -269,6 +273,37 @@ func (d *BootMode) writePreview(b *strings.Builder, pv bootimage.Selection, room
 }
 
 // ShortHelp implements help.KeyMap.
+// skewChange says how the boot image skew record changes with sel, when it does: with
+// spec.bootImageSkewEnforcement unset, MCO records Automatic only while every Machine
+// API MachineSet is managed (All), and Manual at the install version otherwise
+// (bootimage.SkewStatus), which the release's limit may then refuse: the skew alarm a
+// Partial or None change raises, said before it is confirmed.
+func (d *BootMode) skewChange(sel operatorv1.MachineManagerSelector) string {
+	m := d.c.Store.MachineConfiguration()
+	if m == nil {
+		return ""
+	}
+	platform := BootImagePlatform(d.c)
+	var managers []operatorv1.MachineManager
+	for _, mm := range m.Spec.ManagedBootImages.MachineManagers {
+		if mm.Resource == operatorv1.MachineSets && mm.APIGroup == operatorv1.MachineAPI {
+			continue
+		}
+		managers = append(managers, mm)
+	}
+	managers = append(managers, operatorv1.MachineManager{Resource: operatorv1.MachineSets, APIGroup: operatorv1.MachineAPI, Selection: sel})
+	spec, cur := m.Spec.BootImageSkewEnforcement, m.Status.BootImageSkewEnforcementStatus
+	next := bootimage.SkewStatus(spec, cur, platform, bootimage.EffectiveManagers(platform, managers), "")
+	if cur.Mode == "" || next.Mode == cur.Mode {
+		return ""
+	}
+	why := fmt.Sprintf("Boot image skew: recorded %s instead of %s (status.bootImageSkewEnforcementStatus), as spec.bootImageSkewEnforcement is unset", next.Mode, cur.Mode)
+	if next.Mode == operatorv1.BootImageSkewEnforcementModeStatusManual {
+		why += ": the boot images are taken to be as old as the cluster's install, and past the release's limit MCO blocks upgrades (the skew alarm) until they are updated by hand or spec.bootImageSkewEnforcement says otherwise"
+	}
+	return why + "."
+}
+
 func (d *BootMode) ShortHelp() []key.Binding {
 	k := d.c.Keys
 	return []key.Binding{k.NextMode, k.Review, k.Cancel}

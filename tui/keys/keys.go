@@ -55,6 +55,10 @@ type KeyMap struct {
 	Mark       key.Binding // mark a rendered config as the diff's base
 	PrevPool   key.Binding // the configs view's pool
 	NextPool   key.Binding
+	// The pods an incident leads to, from a node (reads, as k9s's l and y).
+	Logs    key.Binding // the node's agent's log; in a pod's view, the pod's
+	Pod     key.Binding // the pod holding the node's drain back: its YAML
+	Budgets key.Binding // that pod's PodDisruptionBudgets
 
 	// Dialogs.
 	Review   key.Binding // from an editor to the confirmation of its change
@@ -125,6 +129,9 @@ func Default() *KeyMap {
 		Mark:       key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "mark as diff base")),
 		PrevPool:   key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←/h", "previous pool")),
 		NextPool:   key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("→/l", "next pool")),
+		Logs:       key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "logs of node's agent")),
+		Pod:        key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "pod blocking drain")),
+		Budgets:    key.NewBinding(key.WithKeys("B"), key.WithHelp("B", "that pod's budgets")),
 
 		Review:   key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "review the change")),
 		Confirm:  key.NewBinding(key.WithKeys("y", "enter"), key.WithHelp("y/enter", "confirm")),

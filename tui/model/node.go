@@ -257,6 +257,7 @@ func build(name string, obj *corev1.Node, mcn *mcfgv1.MachineConfigNode, pool fu
 			lastDone = i
 		}
 	}
+	moving := n.Phase >= 0 // a phase is in progress or failed
 	if n.Phase < 0 {
 		n.Phase = lastDone
 	}
@@ -269,6 +270,11 @@ func build(name string, obj *corev1.Node, mcn *mcfgv1.MachineConfigNode, pool fu
 		// config and sets it False: a node just given its target is not drawn updated.
 		if c := &n.Cells[updatedColumn]; c.State == phase.Done {
 			c.State = phase.NotStarted
+			if !moving {
+				// Every phase done is the last update's too: the new one has not
+				// started, and IN PHASE must not count the old phase's age.
+				n.Phase, n.Since = -1, time.Time{}
+			}
 		}
 	}
 	if n.Degraded {

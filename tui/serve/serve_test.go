@@ -298,7 +298,9 @@ func TestSSH(t *testing.T) {
 			got, err := pools.Get(ctx, p.Name, metav1.GetOptions{})
 			return err == nil && got.Spec.Paused, err
 		})
-		admin.typ(t, "q")
+		// The first q widens the grid back to every pool (k9s's q steps back); the
+		// second, at the top, quits.
+		admin.typ(t, "qq")
 		if err := admin.waitEnd(ctx, t); err != nil {
 			t.Errorf("the session ended with %v", err)
 		}

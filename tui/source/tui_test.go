@@ -2,6 +2,8 @@ package source
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -12,12 +14,16 @@ import (
 	"github.com/charmbracelet/x/exp/teatest/v2"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/platform/kube/kubetest"
 	"github.com/mcotui/mcotui/tui"
+	"github.com/mcotui/mcotui/tui/action"
 	"github.com/mcotui/mcotui/tui/internal/clustertest"
 	"github.com/mcotui/mcotui/tui/internal/tuitest"
 )
@@ -69,9 +75,16 @@ type run struct {
 // readOnly, and quits it when the test ends.
 func program(t *testing.T, c *Cluster, readOnly bool) *run {
 	t.Helper()
+	return programWith(t, c, tui.Options{Actions: NewActions(c, "test"), ReadOnly: readOnly, Refresh: -1})
+}
+
+// programWith runs the TUI with opts on a new subscription of c, and quits it when the
+// test ends.
+func programWith(t *testing.T, c *Cluster, opts tui.Options) *run {
+	t.Helper()
 	sub := c.Subscribe()
 	t.Cleanup(sub.Close)
-	ui := &screen{UI: tui.New(sub, tui.Options{Actions: NewActions(c, "test"), ReadOnly: readOnly, Refresh: -1})}
+	ui := &screen{UI: tui.New(sub, opts)}
 	tm := teatest.NewTestModel(t, ui, teatest.WithInitialTermSize(160, 50),
 		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii), tea.WithEnvironment([]string{"TERM=xterm-256color"})))
 	t.Cleanup(func() {
@@ -235,16 +248,21 @@ func TestTUIRolloutStep(t *testing.T) {
 }
 
 // TestTUIReadOnly: a read-only program offers no action: the action keys open no
-// confirmation, and nothing in the API server changes.
+// confirmation, the actions it was given are never called, and nothing in the API
+// server changes. No wall-clock wait: the program has ended (every key handled, and a
+// write is only ever started by a confirmed key), and a barrier write of the test's
+// own, once the source's watch delivers it, comes after any write the program made.
 func TestTUIReadOnly(t *testing.T) {
 	ctx := kubetest.Context(t)
 	p := clustertest.SeedPool(ctx, t, env, "tro", 2, 1)
 	c := newCluster(t, env.Config, Options{})
-	before, err := env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Get(ctx, p.Name, metav1.GetOptions{})
+	pools := env.MachineConfig.MachineconfigurationV1().MachineConfigPools()
+	before, err := pools.Get(ctx, p.Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tm := program(t, c, true)
+	acts := &recordingActions{Actions: NewActions(c, "test")}
+	tm := programWith(t, c, tui.Options{Actions: acts, ReadOnly: true, Refresh: -1})
 	// Every action key, each followed by what would confirm it; then the preview,
 	// whose enter would start a rollout.
 	send(tm, tuitest.Seq(scope(p.Name), tuitest.Typed("py"), tuitest.Typed("Ry"), tuitest.Typed("my"), tuitest.Typed("by"), tuitest.Typed("ey"), tuitest.Special(tea.KeyEscape),
@@ -263,13 +281,30 @@ func TestTUIReadOnly(t *testing.T) {
 			t.Errorf("a read-only program showed %q:\n%s", s, out)
 		}
 	}
-	time.Sleep(time.Second) // any write would have been made by now
-	after, err := env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Get(ctx, p.Name, metav1.GetOptions{})
+	// The barrier: the watch delivers the pool's changes in order, so once the cache
+	// shows this one, it holds any change the program made to the pool before.
+	barrier := fmt.Sprintf(`{"metadata":{"annotations":{"test.mcotui.io/barrier":%q}}}`, t.Name())
+	if _, err := pools.Patch(ctx, p.Name, types.MergePatchType, []byte(barrier), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cached(ctx, t, c, p.Name, func(pool *mcfgv1.MachineConfigPool) bool {
+		return pool.Annotations["test.mcotui.io/barrier"] == t.Name()
+	})
+	if calls := acts.calls(); len(calls) > 0 {
+		t.Errorf("a read-only program called its actions: %v", calls)
+	}
+	after, err := pools.Get(ctx, p.Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if after.ResourceVersion != before.ResourceVersion {
+	delete(after.Annotations, "test.mcotui.io/barrier")
+	if !equality.Semantic.DeepEqual(after.Spec, before.Spec) || !equality.Semantic.DeepEqual(after.Annotations, before.Annotations) {
 		t.Errorf("the pool changed under a read-only program: %+v", after.Spec)
+	}
+	for _, mf := range after.ManagedFields {
+		if mf.Manager == FieldManager {
+			t.Errorf("the pool was written by %s: %+v", FieldManager, mf)
+		}
 	}
 	for _, name := range append(p.AtNew, p.AtOld...) {
 		n, err := env.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
@@ -280,4 +315,68 @@ func TestTUIReadOnly(t *testing.T) {
 			t.Errorf("node %s was targeted by a read-only program", name)
 		}
 	}
+}
+
+// recordingActions records every call of its actions before making it.
+type recordingActions struct {
+	action.Actions
+	mu  sync.Mutex
+	log []string
+}
+
+func (r *recordingActions) record(call string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.log = append(r.log, call)
+}
+
+func (r *recordingActions) calls() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.log)
+}
+
+func (r *recordingActions) SetPaused(ctx context.Context, pool string, paused bool) error {
+	r.record("SetPaused " + pool)
+	return r.Actions.SetPaused(ctx, pool, paused)
+}
+
+func (r *recordingActions) SetMaxUnavailable(ctx context.Context, pool string, v intstr.IntOrString) error {
+	r.record("SetMaxUnavailable " + pool)
+	return r.Actions.SetMaxUnavailable(ctx, pool, v)
+}
+
+func (r *recordingActions) Rollout(ctx context.Context, pool string, nodes []string) (rollout.Step, error) {
+	r.record("Rollout " + pool)
+	return r.Actions.Rollout(ctx, pool, nodes)
+}
+
+func (r *recordingActions) RollBack(ctx context.Context, pool, to, from string) error {
+	r.record("RollBack " + pool)
+	return r.Actions.RollBack(ctx, pool, to, from)
+}
+
+func (r *recordingActions) RollForward(ctx context.Context, pool, to string) error {
+	r.record("RollForward " + pool)
+	return r.Actions.RollForward(ctx, pool, to)
+}
+
+func (r *recordingActions) Retry(ctx context.Context, pool, node string) error {
+	r.record("Retry " + node)
+	return r.Actions.Retry(ctx, pool, node)
+}
+
+func (r *recordingActions) SetBootImageMode(ctx context.Context, sel operatorv1.MachineManagerSelector) error {
+	r.record("SetBootImageMode")
+	return r.Actions.SetBootImageMode(ctx, sel)
+}
+
+func (r *recordingActions) EvictPod(ctx context.Context, namespace, name string) error {
+	r.record("EvictPod " + name)
+	return r.Actions.EvictPod(ctx, namespace, name)
+}
+
+func (r *recordingActions) DeletePod(ctx context.Context, namespace, name string) error {
+	r.record("DeletePod " + name)
+	return r.Actions.DeletePod(ctx, namespace, name)
 }

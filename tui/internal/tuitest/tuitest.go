@@ -15,6 +15,7 @@ import (
 
 	operatorv1 "github.com/openshift/api/operator/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/mcotui/mcotui/core/bootimage"
@@ -207,7 +208,7 @@ type Events []corev1.Event
 func (e Events) Events(_ context.Context, kind, name string) ([]corev1.Event, error) {
 	var out []corev1.Event
 	for _, ev := range e {
-		if ev.InvolvedObject.Kind == kind && ev.InvolvedObject.Name == name {
+		if (kind == "" && name == "") || (ev.InvolvedObject.Kind == kind && ev.InvolvedObject.Name == name) {
 			out = append(out, ev)
 		}
 	}
@@ -215,3 +216,52 @@ func (e Events) Events(_ context.Context, kind, name string) ([]corev1.Event, er
 }
 
 var _ action.Events = Events(nil)
+
+// Pods is an action.Pods over fixed pods, for tests of the UI alone; tests of the kube
+// reader use tui/source against a real API server. A pod's log is Logs[namespace/name].
+type Pods struct {
+	Pods    []corev1.Pod
+	Budgets []policyv1.PodDisruptionBudget
+	Logs    map[string]string
+}
+
+// Pod implements action.Pods.
+func (p *Pods) Pod(_ context.Context, namespace, name string) (*corev1.Pod, error) {
+	for i := range p.Pods {
+		if p.Pods[i].Namespace == namespace && p.Pods[i].Name == name {
+			return p.Pods[i].DeepCopy(), nil
+		}
+	}
+	return nil, fmt.Errorf("read pod %s/%s: not found", namespace, name)
+}
+
+// PodLog implements action.Pods.
+func (p *Pods) PodLog(ctx context.Context, namespace, name string, _ int64) (string, error) {
+	if _, err := p.Pod(ctx, namespace, name); err != nil {
+		return "", err
+	}
+	return p.Logs[namespace+"/"+name], nil
+}
+
+// Budget implements action.Pods.
+func (p *Pods) Budget(_ context.Context, namespace, name string) (*policyv1.PodDisruptionBudget, error) {
+	for i := range p.Budgets {
+		if p.Budgets[i].Namespace == namespace && p.Budgets[i].Name == name {
+			return p.Budgets[i].DeepCopy(), nil
+		}
+	}
+	return nil, fmt.Errorf("read PodDisruptionBudget %s/%s: not found", namespace, name)
+}
+
+// PodsOn implements action.Pods.
+func (p *Pods) PodsOn(_ context.Context, node string) ([]corev1.Pod, error) {
+	var out []corev1.Pod
+	for _, pod := range p.Pods {
+		if pod.Spec.NodeName == node {
+			out = append(out, pod)
+		}
+	}
+	return out, nil
+}
+
+var _ action.Pods = (*Pods)(nil)

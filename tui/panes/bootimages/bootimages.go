@@ -54,6 +54,10 @@ func (m *Model) Sync(ch model.Changes) {
 	}
 }
 
+// Tick redraws the content for the clock: its conditions' ages move while nothing
+// else changes.
+func (m *Model) Tick() { m.rebuild() }
+
 // Restyle redraws the content in new styles.
 func (m *Model) Restyle() { m.rebuild() }
 

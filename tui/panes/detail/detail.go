@@ -436,7 +436,7 @@ func (m *Model) ShortHelp() []key.Binding {
 // FullHelp implements help.KeyMap.
 func (m *Model) FullHelp() [][]key.Binding {
 	k := m.c.Keys
-	return [][]key.Binding{k.Navigation(), {k.Back, k.YAML, k.Describe}}
+	return [][]key.Binding{k.Navigation(), {k.Back, k.YAML, k.Describe, k.Logs, k.Pod, k.Budgets}}
 }
 
 var _ common.Component = (*Model)(nil)

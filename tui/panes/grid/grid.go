@@ -93,6 +93,13 @@ type Model struct {
 	titleKey titleKey
 	titleStr string
 
+	// syncs counts the batches of changes, and pace is the rollouts' pace as of the
+	// batch paceSyncs and the second paceAt: computing it reads every node.
+	syncs     uint64
+	paceSyncs uint64
+	paceAt    time.Time
+	pace      []model.Pace
+
 	pinned bool // a node has pinned images: the PINNED column is shown
 }
 
@@ -111,6 +118,7 @@ type titleKey struct {
 	width        int
 	focused      bool
 	gen          uint64
+	pace         string
 }
 
 // row is a node's rendered row around its age column, which is drawn per frame.
@@ -176,6 +184,7 @@ func (m *Model) Select(name string) bool {
 
 // Sync applies one batch of store changes.
 func (m *Model) Sync(ch model.Changes) {
+	m.syncs++
 	if ch.Pools {
 		// A new rendered config may be longer than the columns were sized for.
 		if c, h := m.configWidths(); c != m.cfgW || h != m.hashW {
@@ -690,7 +699,8 @@ func sortColumn(k model.SortKey) int {
 // title is the pane's title line: what is shown, in what order, and the glyph legend.
 func (m *Model) title() string {
 	q := m.list.Query()
-	k := titleKey{pool: q.Pool, filter: q.Filter.String(), sort: q.Sort, desc: q.Desc, shown: m.list.Len(), total: m.c.Store.Len(), width: m.width, focused: m.focused, gen: m.gen}
+	k := titleKey{pool: q.Pool, filter: q.Filter.String(), sort: q.Sort, desc: q.Desc, shown: m.list.Len(), total: m.c.Store.Len(), width: m.width, focused: m.focused, gen: m.gen,
+		pace: m.paceText(q.Pool)}
 	if k == m.titleKey && m.titleStr != "" {
 		return m.titleStr
 	}
@@ -709,6 +719,10 @@ func (m *Model) title() string {
 	if m.focused {
 		style = m.c.Styles.TitleFocused
 	}
+	if k.pace != "" {
+		// The rollouts' pace before the legend: what a watching operator asks next.
+		left += "  pace: " + k.pace
+	}
 	var b strings.Builder
 	if gap := m.width - ansi.StringWidth(left) - ansi.StringWidth(legend); gap >= 2 {
 		b.WriteString(left)
@@ -721,6 +735,24 @@ func (m *Model) title() string {
 	return m.titleStr
 }
 
+// paceText is the pace of the rollouts the grid shows (pool's, or every pool's), as
+// the title says it; "" when none rolls.
+func (m *Model) paceText(pool string) string {
+	now := m.c.Clock.Now().Truncate(time.Second)
+	if m.paceSyncs != m.syncs || !m.paceAt.Equal(now) || m.pace == nil {
+		m.paceSyncs, m.paceAt = m.syncs, now
+		m.pace = append(m.c.Store.Paces(now, model.PaceWindow), model.Pace{}) // never nil once computed
+		m.pace = m.pace[:len(m.pace)-1]
+	}
+	var parts []string
+	for _, p := range m.pace {
+		if pool == "" || p.Pool == pool {
+			parts = append(parts, p.String())
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
 // ShortHelp implements help.KeyMap.
 func (m *Model) ShortHelp() []key.Binding {
 	k := m.c.Keys
@@ -730,7 +762,7 @@ func (m *Model) ShortHelp() []key.Binding {
 // FullHelp implements help.KeyMap.
 func (m *Model) FullHelp() [][]key.Binding {
 	k := m.c.Keys
-	return [][]key.Binding{k.Navigation(), {k.Open, k.YAML, k.Describe, k.Sort, k.Reverse, k.AllPools, k.Filter}, k.SortBy[:]}
+	return [][]key.Binding{k.Navigation(), {k.Open, k.YAML, k.Describe, k.Sort, k.Reverse, k.AllPools, k.Filter}, k.SortBy[:], {k.Logs, k.Pod, k.Budgets}}
 }
 
 var _ common.Component = (*Model)(nil)
