@@ -224,7 +224,7 @@ func TestPoolsStreams(t *testing.T) {
 			"infra OS image stream rhel-10 (worker pool); status reports none yet (not updated onto it, degraded, or osImageURL overridden)"},
 		"master": {fmt.Sprintf(`master NodeDegraded: Node %s is reporting: "failed to drain node: 1 pod(s) could not be evicted: pod default/web-0 is protected by PodDisruptionBudget default/web"`, fixture.BlockedNode),
 			"master OS image stream: the cluster's default; status reports rhel-9"},
-		"worker": {"worker Updating: All nodes are updating to MachineConfig " + fixture.WorkerNew,
+		"worker": {"worker remaining ~7m (from 2 nodes updated); Updating: All nodes are updating to MachineConfig " + fixture.WorkerNew,
 			"worker OS image stream rhel-10 (spec.osImageStream); status reports rhel-9"},
 	}
 	for _, w := range []int{200, 80} {
