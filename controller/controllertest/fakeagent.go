@@ -26,6 +26,10 @@ import (
 // its desired config changes. It follows its nodes as InstantAgent does
 // (kube.NodeWorkers), one worker a node.
 //
+// A node asked to stage an OS image before its drain (nodeanno.StageImageKey) is said
+// to have staged it at once (nodeanno.StagedImageKey), as an agent says once its
+// download ends.
+//
 // It only writes the node annotations the controller reads; it neither cordons, drains
 // nor writes MachineConfigNode conditions.
 type FakeAgent struct {
@@ -45,6 +49,9 @@ func (a *FakeAgent) Start(t testing.TB) {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &kube.NodeWorkers{Kube: a.Kube, Selector: a.Selector, Workers: fakeAgentWorkers, Pending: a.pending,
 		Work: func(ctx context.Context, n *corev1.Node) error {
+			if nodeanno.Staging(n) {
+				a.stage(ctx, n.Name, nodeanno.StageImage(n))
+			}
 			a.update(ctx, n.Name, nodeanno.Desired(n))
 			return nil
 		}}
@@ -59,11 +66,24 @@ func (a *FakeAgent) Start(t testing.TB) {
 	})
 }
 
-// pending: the node has a desired config it does not run, and has not failed it.
+// pending: the node has an OS image to stage, or a desired config it does not run and
+// has not failed.
 func (a *FakeAgent) pending(n *corev1.Node) bool {
+	if nodeanno.Staging(n) {
+		return true
+	}
 	cur, des, st := nodeanno.Current(n), nodeanno.Desired(n), nodeanno.State(n)
 	failed := a.Fail[n.Name] && st == nodeanno.StateDegraded
 	return des != "" && (cur != des || st != nodeanno.StateDone) && !failed
+}
+
+// stage says the node has staged img.
+func (a *FakeAgent) stage(ctx context.Context, node, img string) {
+	b, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{nodeanno.StagedImageKey: img}}})
+	if err != nil {
+		return
+	}
+	_, _ = a.Kube.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, b, metav1.PatchOptions{FieldManager: "fake-agent"})
 }
 
 func (a *FakeAgent) update(ctx context.Context, node, desired string) {
