@@ -610,7 +610,15 @@ func targeted(nodes map[string]*corev1.Node, poolOf map[string]string, pool, cfg
 // node's MachineConfigNode with NodeDegraded=True.
 func statusShowsDegraded(t *testing.T, node, desired string) (bool, string) {
 	t.Helper()
-	tabs := tables(mcotui(t, "status", infraPool))
+	out := mcotui(t, "status", infraPool)
+	tabs := tables(out)
+	// While a rollout is under way the tables are followed by its estimate.
+	if _, est, ok := strings.Cut(out, "\nEstimated time remaining:\n"); ok && len(tabs) == 3 {
+		if !strings.HasPrefix(est, "  "+infraPool+": ") {
+			t.Fatalf("mcotui status infra: the estimate does not name the pool:\n%s", out)
+		}
+		tabs = tabs[:2]
+	}
 	if len(tabs) != 2 || len(tabs[0]) != 1 {
 		t.Fatalf("mcotui status infra: want a pool table of one row and a node table, got %v", tabs)
 	}
