@@ -149,19 +149,28 @@ func (pw *phaseWatch) sync(ctx context.Context, key string) error {
 	return pw.syncNode(ctx, name)
 }
 
-// poolOf is the pool that owns node: a custom pool before worker, as MCO's.
+// poolOf is the pool that owns node (rollout.PoolFor: MCO's precedence), nil for a
+// node no pool owns (or two custom pools select).
 func (pw *phaseWatch) poolOf(n *corev1.Node) *mcfgv1.MachineConfigPool {
 	ps, _ := pw.informers.pools.Lister().List(labels.Everything())
-	var found *mcfgv1.MachineConfigPool
-	for _, p := range ps {
-		if !rollout.Selects(p, n) {
-			continue
-		}
-		if found == nil || found.Name == "worker" {
-			found = p
+	p, _ := rollout.PoolFor(n, ps)
+	return p
+}
+
+// members are the pool's nodes in the cache: those its selector matches that it owns.
+func (pw *phaseWatch) members(pool *mcfgv1.MachineConfigPool) []*corev1.Node {
+	sel, err := metav1.LabelSelectorAsSelector(pool.Spec.NodeSelector)
+	if err != nil || pool.Spec.NodeSelector == nil {
+		return nil
+	}
+	nodes, _ := pw.informers.nodes.Lister().List(sel)
+	out := nodes[:0:0]
+	for _, n := range nodes {
+		if p := pw.poolOf(n); p != nil && p.Name == pool.Name {
+			out = append(out, n)
 		}
 	}
-	return found
+	return out
 }
 
 func (pw *phaseWatch) syncNode(ctx context.Context, name string) error {
@@ -334,14 +343,13 @@ func (pw *phaseWatch) seedPool(pool *mcfgv1.MachineConfigPool, firstSight bool) 
 
 // checkDone tells RolloutDone once every member is Done at the target.
 func (pw *phaseWatch) checkDone(pool *mcfgv1.MachineConfigPool) {
-	sel, err := metav1.LabelSelectorAsSelector(pool.Spec.NodeSelector)
-	if err != nil || pool.Spec.NodeSelector == nil {
+	nodes := pw.members(pool)
+	if len(nodes) == 0 {
 		return
 	}
-	nodes, _ := pw.informers.nodes.Lister().List(sel)
 	target := pool.Spec.Configuration.Name
 	for _, n := range nodes {
-		if p := pw.poolOf(n); p != nil && p.Name == pool.Name && !rollout.DoneAt(n, target) {
+		if !rollout.DoneAt(n, target) {
 			return
 		}
 	}
@@ -406,11 +414,10 @@ func (pw *phaseWatch) send(pool *mcfgv1.MachineConfigPool, ev notify.Event) {
 }
 
 func (pw *phaseWatch) estimate(pool *mcfgv1.MachineConfigPool) estimate.Estimate {
-	sel, err := metav1.LabelSelectorAsSelector(pool.Spec.NodeSelector)
-	if err != nil || pool.Spec.NodeSelector == nil {
+	nodes := pw.members(pool)
+	if len(nodes) == 0 {
 		return estimate.Estimate{}
 	}
-	nodes, _ := pw.informers.nodes.Lister().List(sel)
 	p := pool.DeepCopy()
 	pw.mu.Lock()
 	if r, ok := pw.records[pool.Name]; ok {

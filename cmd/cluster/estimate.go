@@ -64,32 +64,16 @@ func (e *poolEstimates) write(w io.Writer, pools []*mcfgv1.MachineConfigPool, no
 	return nil
 }
 
-// estimateLine is a pool's estimate, when its rollout is under way (some member not
-// Done at the target).
+// estimateLine is a pool's estimate (estimate.OfPool, the rule every screen prints),
+// when its rollout is under way (some member not Done at the target).
 func estimateLine(p *mcfgv1.MachineConfigPool, nodes []estimate.Node, now time.Time) (string, bool) {
-	var updating, waiting, failed int
-	for _, n := range nodes {
-		switch {
-		case n.Phase == estimate.Waiting:
-			waiting++
-		case n.Phase == estimate.Failed:
-			failed++
-		case n.Phase != estimate.Finished:
-			updating++
-		}
-	}
-	if updating+waiting == 0 {
+	est, err := estimate.OfPool(p, nodes, now)
+	if est.Updating+est.Waiting == 0 {
 		return "", false
 	}
-	r, err := estimate.Parse(p)
-	slots, muErr := rollout.MaxUnavailable(p, len(nodes))
-	if muErr != nil {
-		slots = 1
-	}
-	est := estimate.Compute(r, nodes, slots, now)
-	line := fmt.Sprintf("%s: %s; %d updating, %d waiting", p.Name, est, updating, waiting)
-	if failed > 0 {
-		line += fmt.Sprintf(", %d failed (not counted)", failed)
+	line := fmt.Sprintf("%s: %s; %d updating, %d waiting", p.Name, est, est.Updating, est.Waiting)
+	if est.Failed > 0 {
+		line += fmt.Sprintf(", %d failed (not counted)", est.Failed)
 	}
 	if err != nil {
 		line += " (" + err.Error() + ")"

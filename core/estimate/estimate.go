@@ -7,6 +7,10 @@
 // The estimate plays the rest of the rollout forward: the nodes updating now finish
 // what is left of their phases, and each waiting node, in rollout order, takes the
 // first slot (of maxUnavailable) that frees, for the mean time of a whole update.
+// Without measured phase times it goes by the pace, the nodes finished lately. Compute
+// is the one rule for the time remaining: status, rollout --wait, the controller's
+// notifications and every screen of the TUI (the pools' note and EST column, a node's
+// EST, the grid's pace line) print its answer, so that no two of them disagree.
 package estimate
 
 import (
@@ -171,7 +175,8 @@ func (r Record) Basis() string {
 type Node struct {
 	Name  string
 	Phase Phase
-	// Since is when the node entered Phase (its condition's transition time).
+	// Since is when the node entered Phase (its condition's transition time); for a
+	// Finished node, when its update finished (Updated), zero when unknown.
 	Since time.Time
 }
 
@@ -190,6 +195,9 @@ func NodeOf(n *corev1.Node, mcn *mcfgv1.MachineConfigNode, target string) (Node,
 	switch {
 	case rollout.DoneAt(n, target):
 		out.Phase = Finished
+		if mcn != nil {
+			out.Since = trueAt(mcn.Status.Conditions, phase.Updated)
+		}
 		return out, m
 	case rollout.Degraded(n):
 		out.Phase = Failed
@@ -273,17 +281,80 @@ func SampleOf(m Milestones, done time.Time) (Sample, bool) {
 	return s, true
 }
 
+// PaceWindow is how far back the pace looks: long enough to hold a few nodes of a
+// rollout that takes minutes a node, short enough to show a rollout slowing down.
+const PaceWindow = 15 * time.Minute
+
+// Pace is how fast the rollout went lately, as k9s's pulse shows a resource's rate:
+// the nodes that finished their update within Window before now.
+type Pace struct {
+	Done   int
+	Window time.Duration
+	// Span is the time Done is counted over: Window, or less when the rollout began
+	// within it, so that a rollout minutes old is not taken for a slow one.
+	Span time.Duration
+}
+
+// PerHour is the pace in nodes an hour.
+func (p Pace) PerHour() float64 {
+	if p.Span <= 0 {
+		return 0
+	}
+	return float64(p.Done) * float64(time.Hour) / float64(p.Span)
+}
+
+// paceOf counts the Finished nodes whose update ended within PaceWindow before now.
+func paceOf(nodes []Node, now time.Time) Pace {
+	p := Pace{Window: PaceWindow, Span: PaceWindow}
+	var first, last time.Time
+	for _, n := range nodes {
+		if n.Phase != Finished || n.Since.IsZero() || n.Since.After(now) || n.Since.Before(now.Add(-PaceWindow)) {
+			continue
+		}
+		if p.Done == 0 || n.Since.Before(first) {
+			first = n.Since
+		}
+		if p.Done == 0 || n.Since.After(last) {
+			last = n.Since
+		}
+		p.Done++
+	}
+	if p.Done >= 2 {
+		// Counted from a gap before the first: the rollout began about one mean gap
+		// before its first node finished, and a stall since the last lengthens the
+		// span, slowing the pace as it should.
+		gap := last.Sub(first) / time.Duration(p.Done-1)
+		p.Span = min(PaceWindow, now.Sub(first)+gap)
+	}
+	return p
+}
+
 // Estimate is the rest of a rollout, predicted.
 type Estimate struct {
-	// OK is false when nothing is measured yet: no estimate, only Basis.
+	// OK is false when there is nothing to go by: no estimate, only Basis.
 	OK bool
 	// Remaining is until the last node is Done.
 	Remaining time.Duration
-	// PerNode is, for each node still to finish, until it is Done.
+	// PerNode is, for each node still to finish, until it is Done (only from measured
+	// phase times: the pace says nothing of one node).
 	PerNode map[string]time.Duration
-	// Basis is what the estimate stands on ("from 12 nodes updated").
+	// Basis is what the estimate stands on ("from 12 nodes updated", "at the pace of
+	// 3 done in 15m").
 	Basis string
+
+	// Updating, Waiting and Failed count the nodes not Finished; Failed ones are left
+	// out of Remaining (their update stopped).
+	Updating, Waiting, Failed int
+	// Pace is the nodes finished lately.
+	Pace Pace
 }
+
+// Left is the nodes not yet Done, failed ones included.
+func (e Estimate) Left() int { return e.Updating + e.Waiting + e.Failed }
+
+// Rolling reports whether the rollout is under way: nodes left, and some updating or
+// finished lately.
+func (e Estimate) Rolling() bool { return e.Left() > 0 && (e.Updating > 0 || e.Pace.Done > 0) }
 
 // String is the estimate as status and rollout --wait print it: "~12m (from 12 nodes
 // updated)", or why there is none.
@@ -312,12 +383,35 @@ func Round(d time.Duration) string {
 }
 
 // Compute estimates the rest of the rollout at now: nodes in rollout order (the
-// plan's), slots the pool's maxUnavailable. A node past its phase's mean counts the
-// phase as ending now.
+// plan's), slots the pool's maxUnavailable. It is the one rule for the time remaining:
+//   - with phase times measured on the pool (r), the rest is played forward: a node
+//     past its phase's mean counts the phase as ending now;
+//   - without, at the pace of the nodes finished lately, when two or more did (one is
+//     no pace: when the rollout began is unknown);
+//   - else unknown, and Basis says why.
+//
+// The phase times win over the pace: a burst of nodes finishing together (or a stall)
+// makes the pace say seconds (or nothing) where the measured updates say minutes.
 func Compute(r Record, nodes []Node, slots int, now time.Time) Estimate {
-	e := Estimate{Basis: r.Basis(), PerNode: map[string]time.Duration{}}
+	e := Estimate{Basis: r.Basis(), PerNode: map[string]time.Duration{}, Pace: paceOf(nodes, now)}
+	for _, n := range nodes {
+		switch n.Phase {
+		case Finished:
+		case Failed:
+			e.Failed++
+		case Waiting:
+			e.Waiting++
+		default:
+			e.Updating++
+		}
+	}
 	mean, ok := r.Mean()
 	if !ok {
+		if p := e.Pace; p.Done >= 2 {
+			e.OK = true
+			e.Remaining = time.Duration(float64(e.Updating+e.Waiting) / float64(p.Done) * float64(p.Span))
+			e.Basis = fmt.Sprintf("at the pace of %d done in %s", p.Done, Round(p.Span))
+		}
 		return e
 	}
 	e.OK = true
@@ -387,12 +481,7 @@ func Describe(e Estimate, n Node) string {
 // MachineConfigNodes (mcn returns nil for a node without one), nodes in MCO's order
 // (rollout.Order). The Node of each member comes back too, for per-node detail.
 func ForPool(pool *mcfgv1.MachineConfigPool, members []*corev1.Node, mcn func(string) *mcfgv1.MachineConfigNode, now time.Time) (Estimate, map[string]Node) {
-	r, _ := Parse(pool)
 	target := pool.Spec.Configuration.Name
-	slots, err := rollout.MaxUnavailable(pool, len(members))
-	if err != nil {
-		slots = 1
-	}
 	ordered := rollout.Order(members)
 	nodes := make([]Node, 0, len(ordered))
 	byName := make(map[string]Node, len(ordered))
@@ -405,5 +494,18 @@ func ForPool(pool *mcfgv1.MachineConfigPool, members []*corev1.Node, mcn func(st
 		nodes = append(nodes, en)
 		byName[n.Name] = en
 	}
-	return Compute(r, nodes, slots, now), byName
+	e, _ := OfPool(pool, nodes, now)
+	return e, byName
+}
+
+// OfPool is Compute with the pool's Record and maxUnavailable (1 when it does not
+// parse: the rollout refuses such a pool anyway), nodes its members' places in rollout
+// order. The error is the Record's, which counts as none.
+func OfPool(pool *mcfgv1.MachineConfigPool, nodes []Node, now time.Time) (Estimate, error) {
+	r, err := Parse(pool)
+	slots, muErr := rollout.MaxUnavailable(pool, len(nodes))
+	if muErr != nil {
+		slots = 1
+	}
+	return Compute(r, nodes, slots, now), err
 }

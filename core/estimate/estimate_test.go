@@ -85,6 +85,55 @@ func TestComputePlaysTheRestForward(t *testing.T) {
 	}
 }
 
+// TestComputeDecidesOnce: without phase times the estimate goes by the pace (two or
+// more nodes finished within the window), and says so; with them it plays the rest
+// forward even when the pace, from a burst of nodes finishing together, says seconds.
+// The pools pane, the EST column, the grid's pace line, status and rollout --wait all
+// print this one answer.
+func TestComputeDecidesOnce(t *testing.T) {
+	nodes := []Node{
+		{Name: "a", Phase: Finished, Since: t0.Add(-4 * time.Minute)},
+		{Name: "b", Phase: Finished, Since: t0.Add(-2 * time.Minute)},
+		{Name: "c", Phase: Draining, Since: t0.Add(-time.Minute)},
+		{Name: "d", Phase: Waiting},
+		{Name: "e", Phase: Waiting},
+		{Name: "f", Phase: Failed},
+	}
+	e := Compute(Record{}, nodes, 1, t0)
+	// 2 done over 6m (a young rollout: from one gap of 2m before the first, not over
+	// the whole window), 20/h: 3 left, failed not counted.
+	if e.Pace.Span != 6*time.Minute || e.Pace.PerHour() != 20 {
+		t.Errorf("pace: %+v, %v/h", e.Pace, e.Pace.PerHour())
+	}
+	if !e.OK || e.Remaining != 9*time.Minute || e.String() != "~9m (at the pace of 2 done in 6m)" {
+		t.Errorf("from the pace: %q (%s)", e.String(), e.Remaining)
+	}
+	if e.Updating != 1 || e.Waiting != 2 || e.Failed != 1 || e.Left() != 4 || e.Pace.Done != 2 || !e.Rolling() {
+		t.Errorf("counts: %+v", e)
+	}
+	if len(e.PerNode) != 0 {
+		t.Errorf("the pace gives a node's EST: %v", e.PerNode)
+	}
+
+	// A burst: both finished within a second, 14400/h. The measured phase times say
+	// 5m a node, one slot: the pace's seconds are not the answer.
+	burst := slices.Clone(nodes)
+	burst[0].Since, burst[1].Since = t0.Add(-time.Second), t0.Add(-time.Second/2)
+	r := Record{}.Add(Sample{Drain: time.Minute, Apply: time.Minute, Reboot: 2 * time.Minute, Ready: time.Minute})
+	e = Compute(r, burst, 1, t0)
+	if e.Pace.PerHour() < 3600 || e.String() != "~14m (from 1 node updated)" {
+		t.Errorf("phase times and a burst: %q at %.0f/h", e.String(), e.Pace.PerHour())
+	}
+
+	// One node done is no pace; a stall past the window is none either.
+	if e := Compute(Record{}, nodes[1:], 1, t0); e.OK || e.Pace.Done != 1 {
+		t.Errorf("one done: %q", e.String())
+	}
+	if e := Compute(Record{}, nodes, 1, t0.Add(time.Hour)); e.OK || e.Pace.Done != 0 || !e.Rolling() {
+		t.Errorf("an hour later: %q %+v", e.String(), e.Pace)
+	}
+}
+
 func TestNodeOfReadsTheConditions(t *testing.T) {
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Annotations: map[string]string{
 		nodeanno.CurrentConfigKey: "rendered-old", nodeanno.DesiredConfigKey: "rendered-new", nodeanno.StateKey: "Working",

@@ -22,8 +22,9 @@ type poolEstimate struct {
 }
 
 // Estimate is the pool's remaining-time estimate at now (core/estimate: the phase times
-// the controller measured on the pool, kept in its annotation) and each member's place
-// in it, for the pools' EST column and the node detail. ok is false for a pool that is
+// the controller measured on the pool, kept in its annotation, else the pace) and each
+// member's place in it, for the pools' note and EST column, the node detail and the
+// grid's pace line (Paces): one estimate, so that they agree. ok is false for a pool that is
 // not rolling out (every member Done, or no target).
 func (s *Store) Estimate(pool string, now time.Time) (est estimate.Estimate, nodes map[string]estimate.Node, ok bool) {
 	p := s.pools[pool]
@@ -42,13 +43,7 @@ func (s *Store) Estimate(pool string, now time.Time) (est estimate.Estimate, nod
 			}
 		}
 		est, nodes := estimate.ForPool(p.Obj, members, func(name string) *mcfgv1.MachineConfigNode { return s.mcns[name] }, now)
-		e = &poolEstimate{at: now, est: est, nodes: nodes}
-		for _, n := range nodes {
-			if n.Phase != estimate.Finished && n.Phase != estimate.Failed {
-				e.rolling = true
-				break
-			}
-		}
+		e = &poolEstimate{at: now, est: est, nodes: nodes, rolling: est.Updating+est.Waiting > 0}
 		s.estimates[pool] = e
 	}
 	return e.est, e.nodes, e.rolling

@@ -3,150 +3,50 @@ package model
 import (
 	"fmt"
 	"time"
+
+	"github.com/mcotui/mcotui/core/estimate"
 )
 
-// PaceWindow is how far back a pool's pace looks: long enough to hold a few nodes of a
-// rollout that takes minutes a node, short enough to show a rollout slowing down.
-const PaceWindow = 15 * time.Minute
-
-// Pace is how fast a pool's rollout goes, as k9s's pulse shows a resource's rate:
-// nodes that finished their update lately, and how many are left.
+// Pace is a pool's rollout as the grid's title says it, as k9s's pulse shows a
+// resource's rate: the nodes finished lately, how many are left, and the time
+// remaining. All three are the pool's estimate's (core/estimate.Compute), the one the
+// pools pane and the EST column show, so that the title never disagrees with them.
 type Pace struct {
 	Pool string
-	// Done is the nodes that finished (Updated at the pool's target) within Window
-	// before now.
-	Done   int
-	Window time.Duration
-	// Span is the time the Done nodes are counted over: Window, or less when the
-	// rollout began within it (see Paces), so that a rollout minutes old is not
-	// taken for a slow one.
-	Span time.Duration
-	// Left is the pool's nodes not yet done.
-	Left int
-	// Updating is the nodes updating now: a pool with none and nothing done lately is
-	// not rolling.
-	Updating int
+	Est  estimate.Estimate
 }
 
-// Rolling reports whether the pool's rollout is under way: nodes left, and some
-// updating or finished lately.
-func (p Pace) Rolling() bool { return p.Left > 0 && (p.Updating > 0 || p.Done > 0) }
-
-// PerHour is the pace in nodes an hour.
-func (p Pace) PerHour() float64 {
-	span := p.span()
-	if span <= 0 {
-		return 0
-	}
-	return float64(p.Done) * float64(time.Hour) / float64(span)
-}
-
-func (p Pace) span() time.Duration {
-	if p.Span > 0 {
-		return p.Span
-	}
-	return p.Window
-}
-
-// Remaining is the time the nodes left take at this pace, 0 when nothing finished
-// lately (no pace to go by).
-func (p Pace) Remaining() time.Duration {
-	if p.Done == 0 {
-		return 0
-	}
-	return time.Duration(float64(p.Left) / float64(p.Done) * float64(p.span()))
-}
-
-// String is the pace as the grid's title says it: "worker 16/h, 8 left ~30m".
+// String is the pace as the grid's title says it, what is left first (the question a
+// watching operator asks, and what a narrow title keeps): "worker 8 left ~30m, 16/h",
+// "worker 4 left ~7m, none done in 15m"; no time when the estimate has none.
 func (p Pace) String() string {
-	switch p.Done {
+	e := p.Est
+	s := fmt.Sprintf("%s %d left", p.Pool, e.Left())
+	if e.OK {
+		s += " ~" + estimate.Round(e.Remaining)
+	}
+	switch e.Pace.Done {
 	case 0:
-		return fmt.Sprintf("%s none done in %s, %d left", p.Pool, shortDuration(p.Window), p.Left)
+		return s + ", none done in " + estimate.Round(e.Pace.Window)
 	case 1:
 		// One node is no pace: when the rollout began is unknown.
-		return fmt.Sprintf("%s 1 done in %s, %d left", p.Pool, shortDuration(p.Window), p.Left)
+		return s + ", 1 done in " + estimate.Round(e.Pace.Window)
 	}
-	rate := p.PerHour()
-	r := fmt.Sprintf("%.0f/h", rate)
+	rate := e.Pace.PerHour()
 	if rate < 10 {
-		r = fmt.Sprintf("%.1f/h", rate)
+		return s + fmt.Sprintf(", %.1f/h", rate)
 	}
-	return fmt.Sprintf("%s %s, %d left ~%s", p.Pool, r, p.Left, shortDuration(p.Remaining()))
+	return s + fmt.Sprintf(", %.0f/h", rate)
 }
 
-// shortDuration is d in its two largest units: 1h20m, 15m, 40s.
-func shortDuration(d time.Duration) string {
-	switch {
-	case d >= time.Hour:
-		d = d.Round(time.Minute)
-		if m := d % time.Hour / time.Minute; m != 0 {
-			return fmt.Sprintf("%dh%dm", d/time.Hour, m)
-		}
-		return fmt.Sprintf("%dh", d/time.Hour)
-	case d >= time.Minute:
-		return fmt.Sprintf("%dm", d.Round(time.Minute)/time.Minute)
-	}
-	return fmt.Sprintf("%ds", d.Round(time.Second)/time.Second)
-}
-
-// Paces are the paces of the pools whose rollout is under way (Pace.Rolling), in the
-// pools' order, at now: a node counts as done lately when its Updated condition turned
-// True within window before now, at its pool's target. It reads every node once:
-// callers cache it.
-func (s *Store) Paces(now time.Time, window time.Duration) []Pace {
-	since := now.Add(-window)
-	type seen struct {
-		n           int
-		first, last time.Time
-	}
-	done := map[string]*seen{}
-	for _, n := range s.nodes {
-		if !n.Done() {
-			continue
-		}
-		at := n.Cells[updatedColumn].Since
-		if at.Before(since) || at.After(now) {
-			continue
-		}
-		d := done[n.Pool]
-		if d == nil {
-			d = &seen{first: at, last: at}
-			done[n.Pool] = d
-		}
-		d.n++
-		d.first, d.last = minTime(d.first, at), maxTime(d.last, at)
-	}
+// Paces are the paces of the pools whose rollout is under way (estimate.Rolling), in
+// the pools' order, at now.
+func (s *Store) Paces(now time.Time) []Pace {
 	var out []Pace
 	for _, pool := range s.poolList {
-		c := s.Counts(pool.Name)
-		p := Pace{Pool: pool.Name, Window: window, Left: c.Nodes - c.DoneNow, Updating: c.UpdatingNow}
-		if d := done[pool.Name]; d != nil {
-			p.Done = d.n
-			if d.n >= 2 {
-				// Counted from a gap before the first: the rollout began about one
-				// mean gap before its first node finished, and a stall since the last
-				// lengthens the span, slowing the pace as it should.
-				gap := d.last.Sub(d.first) / time.Duration(d.n-1)
-				p.Span = min(window, now.Sub(d.first)+gap)
-			}
-		}
-		if p.Rolling() {
-			out = append(out, p)
+		if est, _, _ := s.Estimate(pool.Name, now); est.Rolling() {
+			out = append(out, Pace{Pool: pool.Name, Est: est})
 		}
 	}
 	return out
-}
-
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
 }

@@ -4,14 +4,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcotui/mcotui/core/estimate"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/tui/internal/fixture"
 	"github.com/mcotui/mcotui/tui/model"
 )
 
 // TestPace: a pool's pace counts the nodes whose update finished within the window, at
-// the pool's target, and says how long the nodes left take at it; a pool with nothing
-// updating and nothing done lately is not rolling.
+// the pool's target, and the time the nodes left take is the pool's estimate's; a pool
+// with nothing updating and nothing done lately is not rolling.
 func TestPace(t *testing.T) {
 	s := model.NewStore()
 	s.Apply(fixture.Small())
@@ -29,7 +30,7 @@ func TestPace(t *testing.T) {
 		last = done[1]
 	}
 	paceOf := func(now time.Time) model.Pace {
-		for _, p := range s.Paces(now, 15*time.Minute) {
+		for _, p := range s.Paces(now) {
 			if p.Pool == "worker" {
 				return p
 			}
@@ -38,21 +39,24 @@ func TestPace(t *testing.T) {
 		return model.Pace{}
 	}
 	p := paceOf(last.Add(time.Minute))
-	if p.Done < 1 || p.Left != 4 || p.Updating != 3 {
+	if p.Est.Pace.Done < 1 || p.Est.Left() != 4 || p.Est.Updating != 3 {
 		t.Errorf("just after a node finished: %+v, want at least 1 done, 4 left, 3 updating", p)
 	}
-	if p := paceOf(last.Add(20 * time.Minute)); p.Done != 0 || p.String() != "worker none done in 15m, 4 left" {
+	later := last.Add(20 * time.Minute)
+	est, _, _ := s.Estimate("worker", later)
+	if p := paceOf(later); p.Est.Pace.Done != 0 || p.String() != "worker 4 left ~"+estimate.Round(est.Remaining)+", none done in 15m" {
 		t.Errorf("20 minutes later: %+v %q", p, p.String())
 	}
-	for _, p := range s.Paces(last, 15*time.Minute) {
+	for _, p := range s.Paces(last) {
 		if p.Pool == "infra" {
 			t.Errorf("the paused infra pool, nothing updating, is said to roll: %+v", p)
 		}
 	}
 
-	four := model.Pace{Pool: "worker", Done: 4, Window: 15 * time.Minute, Left: 8, Updating: 2}
-	if four.PerHour() != 16 || four.Remaining() != 30*time.Minute || four.String() != "worker 16/h, 8 left ~30m" {
-		t.Errorf("4 in 15m with 8 left: %v/h, %s, %q", four.PerHour(), four.Remaining(), four.String())
+	four := model.Pace{Pool: "worker", Est: estimate.Estimate{OK: true, Remaining: 30 * time.Minute, Updating: 2, Waiting: 6,
+		Pace: estimate.Pace{Done: 4, Window: 15 * time.Minute, Span: 15 * time.Minute}}}
+	if four.Est.Pace.PerHour() != 16 || four.String() != "worker 8 left ~30m, 16/h" {
+		t.Errorf("4 in 15m with 8 left: %v/h, %q", four.Est.Pace.PerHour(), four.String())
 	}
 }
 
@@ -81,33 +85,5 @@ func TestJustTargetedNodeHasNotStarted(t *testing.T) {
 	}
 	if !f.Match(n) {
 		t.Error("/phase:none does not find the node whose update has not started")
-	}
-}
-
-// TestPaceOfAYoungRollout: a rollout that began within the window is paced over the
-// time it has run (from about one mean gap before its first node finished), not over
-// the whole window; a stall since lengthens the span.
-func TestPaceOfAYoungRollout(t *testing.T) {
-	young := model.Pace{Pool: "worker", Done: 6, Window: 15 * time.Minute, Span: 3 * time.Minute, Left: 6, Updating: 2}
-	if young.PerHour() != 120 || young.Remaining() != 3*time.Minute {
-		t.Errorf("6 nodes in 3 minutes: %v/h, %s to go; want 120/h, 3m", young.PerHour(), young.Remaining())
-	}
-	s := model.NewStore()
-	s.Apply(fixture.Small())
-	var done []time.Time
-	s.Each(func(n *model.Node) {
-		if n.Pool == "worker" && n.Done() {
-			done = append(done, n.Cells[7].Since)
-		}
-	})
-	first, last := done[0], done[1]
-	if last.Before(first) {
-		first, last = last, first
-	}
-	gap := last.Sub(first)
-	for _, p := range s.Paces(last.Add(time.Minute), time.Hour+gap) {
-		if p.Pool == "worker" && (p.Done != 2 || p.Span != time.Minute+2*gap) {
-			t.Errorf("two done %s apart, a minute ago: %+v; want span %s", gap, p, time.Minute+2*gap)
-		}
 	}
 }

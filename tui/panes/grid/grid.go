@@ -741,7 +741,7 @@ func (m *Model) paceText(pool string) string {
 	now := m.c.Clock.Now().Truncate(time.Second)
 	if m.paceSyncs != m.syncs || !m.paceAt.Equal(now) || m.pace == nil {
 		m.paceSyncs, m.paceAt = m.syncs, now
-		m.pace = append(m.c.Store.Paces(now, model.PaceWindow), model.Pace{}) // never nil once computed
+		m.pace = append(m.c.Store.Paces(now), model.Pace{}) // never nil once computed
 		m.pace = m.pace[:len(m.pace)-1]
 	}
 	var parts []string
