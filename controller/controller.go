@@ -55,7 +55,7 @@ const (
 	DefaultResync        = 10 * time.Minute
 
 	// DefaultStatusInterval is how long the controller may hold back a pool status
-	// write that only moves its machine counts (DriverOptions.StatusInterval). MCO's
+	// write that only moves its machine counts (driverOptions.StatusInterval). MCO's
 	// node controller syncs a pool at most every 5 s (defaultUpdateDelay), so its counts
 	// lag as much.
 	DefaultStatusInterval = time.Second
@@ -111,7 +111,7 @@ type Config struct {
 
 	// Alerts is the Prometheus the pools' alert gates ask. nil: a pool with an alert
 	// gate is held, saying no Prometheus is configured.
-	Alerts AlertSource
+	Alerts kube.AlertSource
 
 	// Clock times conditions, reads the pools' maintenance windows and counts the
 	// pools' status interval (DefaultStatusInterval) and the waits until a pool is
@@ -136,7 +136,7 @@ type Config struct {
 	OnLeading func(leading bool)
 
 	// StageParallel is how many nodes of a pool stage a new OS image at once before
-	// their drain where the pool does not say (DriverOptions.StageParallel).
+	// their drain where the pool does not say (driverOptions.StageParallel).
 	StageParallel int
 }
 
@@ -247,7 +247,7 @@ func lead(ctx context.Context, cfg *Config) error {
 	if err := t.setupStreams(); err != nil {
 		return err
 	}
-	driver := t.setupRollout()
+	rd := t.setupRollout()
 	t.setupRender()
 	t.setupPhaseWatch()
 	if err := t.setupBootImages(); err != nil {
@@ -284,7 +284,7 @@ func lead(ctx context.Context, cfg *Config) error {
 	wg.Wait()
 	// The rollout's targets in flight end with ctx: waited for, so that no write of
 	// this term lands once the next leader may have started.
-	driver.Wait()
+	rd.Wait()
 	return nil
 }
 
@@ -337,13 +337,13 @@ func (t *term) register(_ cache.ResourceEventHandlerRegistration, err error) {
 	t.regs = append(t.regs, err)
 }
 
-// setupRollout sets up the rollout loop: the Driver over the shared rollout watch
+// setupRollout sets up the rollout loop: the driver over the shared rollout watch
 // (rolloutInformers.watch), requeued by its policy's waits and its failed targets.
-func (t *term) setupRollout() *Driver {
+func (t *term) setupRollout() *driver {
 	cfg := t.cfg
 	var rolloutQ *loop
 	t.requeue = newRequeuer(cfg.Clock, func(pool string) { rolloutQ.add(pool) })
-	opts := DriverOptions{
+	opts := driverOptions{
 		FieldManager: cfg.Identity, Recorder: t.recorder, Logger: t.log.With("loop", "rollout"), Clock: cfg.Clock,
 		Nodes: t.rollout.nodes.Lister(), Pools: t.rollout.pools.Lister(), MachineConfigNodes: t.rollout.mcns.Lister(),
 		Alerts: cfg.Alerts, Requeue: t.requeue.after, StatusInterval: DefaultStatusInterval,
@@ -356,13 +356,13 @@ func (t *term) setupRollout() *Driver {
 		opts.OSImageStreams = t.streams.Lister()
 		opts.MachineConfigs = t.mcfgF.Machineconfiguration().V1().MachineConfigs().Lister()
 	}
-	driver := NewDriver(cfg.Clients, opts)
-	rl := &rolloutLoop{driver: driver}
+	d := newDriver(cfg.Clients, opts)
+	rl := &rolloutLoop{driver: d}
 	rolloutQ = newLoop("rollout", rl.sync, t.log, cfg.Metrics.QueueMetrics())
 	t.regs = append(t.regs, t.rollout.watch(rolloutQ.add))
 	t.loops = append(t.loops, rolloutQ)
 	t.synced = append(t.synced, t.rollout.synced()...)
-	return driver
+	return d
 }
 
 // setupRender sets up the render loop: a pool renders again when its spec, its

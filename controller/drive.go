@@ -54,8 +54,8 @@ type DriveOptions struct {
 	Clock clock.PassiveClock
 	// Logger receives the driver's log. Default: discard.
 	Logger *slog.Logger
-	// Alerts is the Prometheus the pool's alert gate asks (see DriverOptions.Alerts).
-	Alerts AlertSource
+	// Alerts is the Prometheus the pool's alert gate asks (see driverOptions.Alerts).
+	Alerts kube.AlertSource
 }
 
 // DriveEnd says why a drive stopped.
@@ -190,10 +190,10 @@ func (s *DriveSession) Start(ctx context.Context, pool string, report func(Drive
 // It refuses where MCO runs (ErrMCOPresent) and when the controller's Lease is held by
 // someone else (ErrLeaseHeld, naming the holder). Otherwise it takes that Lease (kube.Lead),
 // so that a controller or another terminal starting meanwhile waits, and while it
-// holds it, it syncs the pool as the controller would (Driver.Sync, from informers
+// holds it, it syncs the pool as the controller would (driver.Sync, from informers
 // of its own, woken by the controller's own watch: rolloutInformers.watch) on every
 // change that may concern it, and every Interval besides: the UpdateInProgress taints,
-// the pool's status and the Driver's next step. It stops when every node is Done at
+// the pool's status and the driver's next step. It stops when every node is Done at
 // the pool's target (DriveUpdated), the pool is paused (DrivePaused), a node failed
 // its update to the target (DriveDegraded), or ctx or the session's context ends
 // (DriveStopped); then it releases the Lease, so that a controller started later takes
@@ -271,7 +271,7 @@ func drivePool(ctx context.Context, clients *kube.Clients, pool string, opts Dri
 
 // poolDriver is one drive's term.
 type poolDriver struct {
-	*Driver
+	*driver
 	clients *kube.Clients
 	pool    string
 	opts    DriveOptions
@@ -293,7 +293,7 @@ func (d *poolDriver) run(ctx context.Context) (DriveEnd, error) {
 	w := newRolloutInformers(kubeF, mcfgF)
 	// No Requeue: the driver syncs every Interval anyway, which is how a window that
 	// opens or a soak that ends is seen.
-	d.Driver = NewDriver(d.clients, DriverOptions{
+	d.driver = newDriver(d.clients, driverOptions{
 		FieldManager: d.opts.Identity, Logger: d.opts.Logger, Clock: d.opts.Clock,
 		Nodes: w.nodes.Lister(), Pools: w.pools.Lister(), MachineConfigNodes: w.mcns.Lister(),
 		Alerts: d.opts.Alerts,

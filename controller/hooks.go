@@ -50,7 +50,7 @@ type hookGate struct {
 // updated already; the mark goes when the after-rollout hook has succeeded (or, with
 // none, when every node is Done). held says that the rollout policy lets no node start
 // now: the hooks before the rollout and before a node wait for it.
-func (d *Driver) hooks(ctx context.Context, st *PoolState, pol policy.Policy, held bool) (hookGate, error) {
+func (d *driver) hooks(ctx context.Context, st *PoolState, pol policy.Policy, held bool) (hookGate, error) {
 	pool := st.Pool
 	target := pool.Spec.Configuration.Name
 	if !pol.Hooks.Any() || target == "" {
@@ -161,7 +161,7 @@ func (g hookGate) filterTargets(ctx context.Context, step *rollout.Step) (hold r
 // awaitHook creates the run's Job when it has none and create is set, and says how it
 // stands: done when it succeeded, a HookFailed hold naming the Job and its last log
 // lines when it failed, a HookRunning hold while it runs.
-func (d *Driver) awaitHook(ctx context.Context, r hookjob.Run, create bool) (hookGate, bool, error) {
+func (d *driver) awaitHook(ctx context.Context, r hookjob.Run, create bool) (hookGate, bool, error) {
 	jobs := d.clients.Kube.BatchV1().Jobs(r.Ref.Namespace)
 	name := r.Name()
 	key := r.Ref.Namespace + "/" + name
@@ -214,7 +214,7 @@ func (d *Driver) awaitHook(ctx context.Context, r hookjob.Run, create bool) (hoo
 // hookLogTail is the last lines a failed hook Job's newest failed pod wrote: its
 // containers' logs, or where they cannot be read, their termination messages (which
 // FallbackToLogsOnError fills with the log's end).
-func (d *Driver) hookLogTail(ctx context.Context, job *batchv1.Job) string {
+func (d *driver) hookLogTail(ctx context.Context, job *batchv1.Job) string {
 	pods, err := d.clients.Kube.CoreV1().Pods(job.Namespace).List(ctx, metav1.ListOptions{LabelSelector: batchv1.JobNameLabel + "=" + job.Name})
 	if err != nil || len(pods.Items) == 0 {
 		return ""
@@ -247,7 +247,7 @@ func (d *Driver) hookLogTail(ctx context.Context, job *batchv1.Job) string {
 
 // markHookedRollout sets the pool's hooked-rollout mark to target ("" removes it),
 // and brings st.Pool up to date.
-func (d *Driver) markHookedRollout(ctx context.Context, st *PoolState, target string) error {
+func (d *driver) markHookedRollout(ctx context.Context, st *PoolState, target string) error {
 	pool := st.Pool
 	if pool.Annotations[rollout.HookedRolloutKey] == target {
 		return nil

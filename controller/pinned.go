@@ -14,7 +14,7 @@ import (
 // controller does. A pool that names no PinnedImageSets and never had the entry is left
 // without it, so pools that do not use the feature keep the status they had; a driver
 // without a MachineConfigNode lister (the TUI's) leaves the entry as it was.
-func (d *Driver) setPinnedSynchronizer(pool *mcfgv1.MachineConfigPool, status *mcfgv1.MachineConfigPoolStatus, view []*corev1.Node) {
+func (d *driver) setPinnedSynchronizer(pool *mcfgv1.MachineConfigPool, status *mcfgv1.MachineConfigPoolStatus, view []*corev1.Node) {
 	if d.mcns == nil {
 		return
 	}

@@ -18,9 +18,6 @@ import (
 	"github.com/mcotui/mcotui/platform/kube"
 )
 
-// AlertSource reads Prometheus's alerts for the alert gate (prom.Client).
-type AlertSource = kube.AlertSource
-
 // RolloutHeld is the pool condition that says the pool's rollout policy lets no node
 // start now, and why (policy.HeldCondition).
 const RolloutHeld = policy.HeldCondition
@@ -43,7 +40,7 @@ type policyHold struct {
 
 // policyOptions evaluates the pool's rollout policy at now by kube.PolicyOptions, the
 // code path the TUI's steps take too.
-func (d *Driver) policyOptions(ctx context.Context, st PoolState, now time.Time) (rollout.Options, policyHold) {
+func (d *driver) policyOptions(ctx context.Context, st PoolState, now time.Time) (rollout.Options, policyHold) {
 	in := kube.GateInputs{Clients: d.clients, Alerts: d.alerts, MachineConfigNode: d.cachedMachineConfigNode}
 	if d.pools != nil {
 		in.Pools = func() ([]*mcfgv1.MachineConfigPool, error) {

@@ -24,7 +24,7 @@ type PoolState struct {
 // ReadPool reads the pool named pool and its members from the API server (not from a
 // cache), and writes nothing: what a one-off look (`mcotui rollout`'s plan, its
 // --wait's following) shows. It is the read-only side of the rollout, apart from the
-// Driver that steps it.
+// driver that steps it (the controller's rollout loop, a DriveSession).
 func ReadPool(ctx context.Context, c *kube.Clients, pool string) (PoolState, error) {
 	p, err := c.MachineConfig.MachineconfigurationV1().MachineConfigPools().Get(ctx, pool, metav1.GetOptions{})
 	if err != nil {

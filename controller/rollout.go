@@ -30,7 +30,7 @@ import (
 )
 
 // FieldManager names mcotui's controller in managedFields, and is the default field
-// manager of a Driver.
+// manager of the driver.
 const FieldManager = "mcotui-controller"
 
 // Event reasons of the rollout loop besides rollout.EventReason (SetDesiredConfig).
@@ -39,8 +39,8 @@ const (
 	reasonInvalidRollout = "InvalidRollout"
 )
 
-// DriverOptions tune a Driver. The zero value is usable.
-type DriverOptions struct {
+// driverOptions tune a driver. The zero value is usable.
+type driverOptions struct {
 	// FieldManager names the writer in the nodes' managedFields.
 	// Default FieldManager; the TUI passes its own so that a node's history says who
 	// drove it.
@@ -56,9 +56,10 @@ type DriverOptions struct {
 	// MCO's daemon writes its own (see kube.TargetNode).
 	MachineConfigNodes mcfglisters.MachineConfigNodeLister
 	// Nodes and Pools, when set together with MachineConfigNodes, are the caches the
-	// driver plans from (Sync, and Step): no read of the API server per step. The
+	// driver plans from (Sync): no read of the API server per step. The
 	// driver's record of its own writes makes up for a cache that lags them (see
-	// ownWrites). Without them Step reads the API server.
+	// ownWrites). Sync needs them; without them only the tests' step (export_test.go)
+	// plans, from the API server.
 	Nodes corelisters.NodeLister
 	Pools mcfglisters.MachineConfigPoolLister
 	// Clock times the pool's status conditions and expires writes whose outcome is
@@ -67,7 +68,7 @@ type DriverOptions struct {
 	Clock clock.PassiveClock
 	// Alerts is the Prometheus the pools' alert gates ask (policy.AlertsGateKey). nil:
 	// a pool with an alert gate is held, saying that no Prometheus is configured.
-	Alerts AlertSource
+	Alerts kube.AlertSource
 	// Requeue, when set, is asked to sync the pool again after a while though nothing
 	// changes: when its maintenance window opens or closes, a soak ends, a gate that no
 	// informer follows (an alert) is to be looked at again, or a held-back status is
@@ -95,7 +96,7 @@ type DriverOptions struct {
 	// before its slot could be given. A patch
 	// the API server refused (a Conflict: the node moved on) is forgotten and the pool
 	// requeued, with a backoff that grows while its targets keep failing. Wait waits
-	// for the writes in flight. Step always writes its targets before it returns.
+	// for the writes in flight.
 	// Sync's pool status write goes to the background likewise; while it is in
 	// flight no other is sent, and once it answers the pool is synced again.
 	BackgroundTargets bool
@@ -114,14 +115,15 @@ type DriverOptions struct {
 	StageParallel int
 }
 
-// Driver drives pools' rollouts one step at a time, as MCO's node controller does. It
-// plans from informer caches when given them (DriverOptions.Nodes), and otherwise from
-// the API server, so the controller's rollout loop and the TUI (when no controller
-// holds the Lease) drive pools the same way. Its only state is its record of its own
+// driver drives pools' rollouts one step at a time, as MCO's node controller does,
+// planning from informer caches (driverOptions.Nodes): the controller's rollout loop
+// and a DriveSession (the TUI's and `rollout --wait`'s, when no controller holds the
+// Lease) drive pools the same way, through Sync. It is unexported: its audiences
+// reach it through Run and DriveSession; a one-off look is ReadPool. Its only state is its record of its own
 // writes that the caches do not show yet. Only one driver may drive a pool at a time;
 // Run's Lease sees to that for controllers. Its methods may be called concurrently,
 // for different pools.
-type Driver struct {
+type driver struct {
 	clients      *kube.Clients
 	nodes        corelisters.NodeLister
 	pools        mcfglisters.MachineConfigPoolLister
@@ -130,10 +132,10 @@ type Driver struct {
 	recorder     record.EventRecorder
 	log          *slog.Logger
 	clock        clock.PassiveClock
-	alerts       AlertSource
+	alerts       kube.AlertSource
 	requeue      func(string, time.Duration)
 	onTargeted   func(pool, node string)
-	streams      mcfglisters.OSImageStreamLister // with mcs; see DriverOptions.OSImageStreams
+	streams      mcfglisters.OSImageStreamLister // with mcs; see driverOptions.OSImageStreams
 	mcs          mcfglisters.MachineConfigLister
 
 	ownNodes *ownWrites[*corev1.Node]
@@ -154,7 +156,7 @@ type Driver struct {
 	// final, so they are not read again at every sync (hooks.go).
 	hooksSucceeded sync.Map
 
-	// Background targets (DriverOptions.BackgroundTargets): the writes in flight,
+	// Background targets (driverOptions.BackgroundTargets): the writes in flight,
 	// the bound on their requests, and the backoff of a pool whose targets fail.
 	background bool
 	inflight   sync.WaitGroup
@@ -162,15 +164,15 @@ type Driver struct {
 	failures   workqueue.TypedRateLimiter[string]
 	retry      func(string, time.Duration)
 
-	// stageParallel is DriverOptions.StageParallel; osImages the rendered configs'
+	// stageParallel is driverOptions.StageParallel; osImages the rendered configs'
 	// OS images the staging reads.
 	stageParallel int
 	osImages      osImages
 }
 
-// NewDriver returns a Driver writing through clients.
-func NewDriver(clients *kube.Clients, opts DriverOptions) *Driver {
-	d := &Driver{
+// newDriver returns a driver writing through clients.
+func newDriver(clients *kube.Clients, opts driverOptions) *driver {
+	d := &driver{
 		clients: clients, mcns: opts.MachineConfigNodes, fieldManager: opts.FieldManager, recorder: opts.Recorder, log: opts.Logger,
 		clock: opts.Clock, alerts: opts.Alerts, requeue: opts.Requeue, onTargeted: opts.OnTargeted, statusWritten: map[string]time.Time{},
 		memos: map[string]*rollout.Memo{},
@@ -212,16 +214,11 @@ func NewDriver(clients *kube.Clients, opts DriverOptions) *Driver {
 	return d
 }
 
-// Read is ReadPool with the driver's clients: a driver with no informers steps on it.
-func (d *Driver) Read(ctx context.Context, pool string) (PoolState, error) {
-	return ReadPool(ctx, d.clients, pool)
-}
-
 // cached is the pool named pool and its members from the caches, each object replaced
 // by the driver's own write of it where the cache does not show that write yet: what
 // Sync decides on. Membership is read through memo (nil: afresh). NotFound when the
 // cache has no such pool.
-func (d *Driver) cached(pool string, memo *rollout.Memo) (PoolState, error) {
+func (d *driver) cached(pool string, memo *rollout.Memo) (PoolState, error) {
 	p, err := d.pools.Get(pool)
 	if err != nil {
 		return PoolState{}, err
@@ -254,57 +251,10 @@ func (d *Driver) cached(pool string, memo *rollout.Memo) (PoolState, error) {
 	return PoolState{Pool: p, Nodes: members, Problems: problems}, nil
 }
 
-// Step plans the next step of the pool's rollout over its members (rollout.Plan over
-// rollout.PlanningView), as the driver's caches have them with its own writes, or as
-// the API server has them now when the driver has no caches, and carries it out: each
-// target node's desiredConfig annotation is set to the step's target, decided on the
-// node's resourceVersion (the MachineConfigNode is the agent's to bring in step); then
-// a SetDesiredConfig event goes to the pool. A paused pool gets no targets.
-//
-// The pool's rollout policy applies (its windows, gates, order and holds): an invalid
-// policy is an error.
-//
-// The step's targets are written concurrently, all of them even when one fails; the
-// step is returned in full, and the error names each node whose write failed. A node
-// that changed since it was read fails with a Conflict: step again. The
-// retries of opts.Retry are planned but not written: how an agent is told to retry is
-// not settled yet.
-func (d *Driver) Step(ctx context.Context, pool string, opts rollout.Options) (rollout.Step, error) {
-	var st PoolState
-	var err error
-	if d.nodes != nil {
-		st, err = d.cached(pool, nil)
-		if err != nil {
-			err = fmt.Errorf("machineconfigpool %s: %w", pool, err)
-		}
-	} else {
-		st, err = d.Read(ctx, pool)
-	}
-	if err != nil {
-		return rollout.Step{}, err
-	}
-	pol, hold := d.policyOptions(ctx, st, d.clock.Now())
-	if hold.Invalid {
-		return rollout.Step{}, errors.New(hold.Message)
-	}
-	opts.Policy, opts.Now, opts.Gate = pol.Policy, pol.Now, pol.Gate
-	if opts.Stage, err = d.stageOptions(ctx, st, targetName(st, opts)); err != nil {
-		return rollout.Step{}, err
-	}
-	step, err := rollout.Plan(st.Pool, rollout.PlanningView(st.Nodes), opts)
-	if err != nil {
-		return rollout.Step{}, err
-	}
-	if err := d.writeStage(ctx, &st, step); err != nil {
-		return step, err
-	}
-	return d.stepOn(ctx, &st, step, false)
-}
-
 // stepOn carries out step on st, which it brings up to date with its writes: in the
-// background when background is set (DriverOptions.BackgroundTargets), with st
+// background when background is set (driverOptions.BackgroundTargets), with st
 // holding each target as assumed.
-func (d *Driver) stepOn(ctx context.Context, st *PoolState, step rollout.Step, background bool) (rollout.Step, error) {
+func (d *driver) stepOn(ctx context.Context, st *PoolState, step rollout.Step, background bool) (rollout.Step, error) {
 	if len(step.Targets) == 0 {
 		return step, nil
 	}
@@ -352,10 +302,10 @@ const maxConcurrentTargets = 16
 
 // stepInBackground records each of step's targets as assumed, in st and in the
 // driver's record of its own writes, and writes them in the background
-// (DriverOptions.BackgroundTargets): at most maxConcurrentTargets requests at once
+// (driverOptions.BackgroundTargets): at most maxConcurrentTargets requests at once
 // across the driver, then the step's Event. A target that failed requeues the pool
 // after the pool's backoff.
-func (d *Driver) stepInBackground(ctx context.Context, st *PoolState, step rollout.Step, index map[string]int) {
+func (d *driver) stepInBackground(ctx context.Context, st *PoolState, step rollout.Step, index map[string]int) {
 	pool := st.Pool
 	type write struct {
 		t       kube.Target
@@ -402,13 +352,13 @@ func (d *Driver) stepInBackground(ctx context.Context, st *PoolState, step rollo
 }
 
 // Wait waits until the targets that Sync writes in the background
-// (DriverOptions.BackgroundTargets) have been written or have failed: at the end of a
+// (driverOptions.BackgroundTargets) have been written or have failed: at the end of a
 // leadership term, before the Lease is released.
-func (d *Driver) Wait() { d.inflight.Wait() }
+func (d *driver) Wait() { d.inflight.Wait() }
 
 // targetOf is the write that gives node the pool's target config desired, and the node
 // as it will be once written.
-func (d *Driver) targetOf(pool *mcfgv1.MachineConfigPool, desired string, node *corev1.Node) (kube.Target, *corev1.Node) {
+func (d *driver) targetOf(pool *mcfgv1.MachineConfigPool, desired string, node *corev1.Node) (kube.Target, *corev1.Node) {
 	t := kube.Target{Node: node, Desired: desired, FieldManager: d.fieldManager}
 	// The target's patch takes the UpdateInProgress taint off too, when the node
 	// will no longer need it: one write rather than two.
@@ -427,7 +377,7 @@ func (d *Driver) targetOf(pool *mcfgv1.MachineConfigPool, desired string, node *
 // target gives node the pool's target config desired (kube.TargetNodeWith) and records
 // the writes; set receives what the node is now believed to be, the API server's
 // answer or, when the outcome is unknown, the node as it would be had the patch landed.
-func (d *Driver) target(ctx context.Context, pool *mcfgv1.MachineConfigPool, desired string, node *corev1.Node, set func(*corev1.Node)) error {
+func (d *driver) target(ctx context.Context, pool *mcfgv1.MachineConfigPool, desired string, node *corev1.Node, set func(*corev1.Node)) error {
 	t, assumed := d.targetOf(pool, desired, node)
 	return d.writeTarget(ctx, pool, t, assumed, set)
 }
@@ -435,7 +385,7 @@ func (d *Driver) target(ctx context.Context, pool *mcfgv1.MachineConfigPool, des
 // writeTarget writes t and records what it wrote; assumed is the node as it is once
 // written. A write whose outcome is unknown leaves the node assumed; one refused
 // forgets the assumption, when it is still the one made for t.
-func (d *Driver) writeTarget(ctx context.Context, pool *mcfgv1.MachineConfigPool, t kube.Target, assumed *corev1.Node, set func(*corev1.Node)) error {
+func (d *driver) writeTarget(ctx context.Context, pool *mcfgv1.MachineConfigPool, t kube.Target, assumed *corev1.Node, set func(*corev1.Node)) error {
 	node, desired, name := t.Node, t.Desired, t.Node.Name
 	written, err := kube.TargetNodeWith(ctx, d.clients, t)
 	switch {
@@ -462,7 +412,7 @@ func (d *Driver) writeTarget(ctx context.Context, pool *mcfgv1.MachineConfigPool
 }
 
 // cachedMachineConfigNode is the node's MachineConfigNode from the cache, or nil.
-func (d *Driver) cachedMachineConfigNode(name string) *mcfgv1.MachineConfigNode {
+func (d *driver) cachedMachineConfigNode(name string) *mcfgv1.MachineConfigNode {
 	if d.mcns == nil {
 		return nil
 	}
@@ -473,7 +423,7 @@ func (d *Driver) cachedMachineConfigNode(name string) *mcfgv1.MachineConfigNode 
 	return mcn
 }
 
-func (d *Driver) event(pool *mcfgv1.MachineConfigPool, step rollout.Step) {
+func (d *driver) event(pool *mcfgv1.MachineConfigPool, step rollout.Step) {
 	if d.recorder != nil && len(step.Targets) > 0 {
 		d.recorder.Event(pool, corev1.EventTypeNormal, rollout.EventReason, step.EventMessage())
 	}
@@ -484,8 +434,8 @@ func (d *Driver) event(pool *mcfgv1.MachineConfigPool, step rollout.Step) {
 // mayStep, when not nil, says no after looking at the members), keeps the
 // UpdateInProgress taints, and writes the
 // pool's status once, when it changed. It returns the pool and its members as they
-// are after its writes. The driver must have caches (DriverOptions.Nodes).
-func (d *Driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) bool) (PoolState, rollout.Step, error) {
+// are after its writes. The driver must have caches (driverOptions.Nodes).
+func (d *driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) bool) (PoolState, rollout.Step, error) {
 	// The phases' times, at Debug: where a sync's time goes, which is how long the
 	// next Done of the pool may wait behind it (BenchmarkRollout's -bench.rollout-trace).
 	var tr syncTrace
@@ -595,7 +545,7 @@ func (d *Driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) 
 }
 
 // memo is the pool's rollout.Memo.
-func (d *Driver) memo(pool string) *rollout.Memo {
+func (d *driver) memo(pool string) *rollout.Memo {
 	d.memoMu.Lock()
 	defer d.memoMu.Unlock()
 	m, ok := d.memos[pool]
@@ -607,16 +557,16 @@ func (d *Driver) memo(pool string) *rollout.Memo {
 }
 
 // dropMemo forgets the memo of a pool that is gone.
-func (d *Driver) dropMemo(pool string) {
+func (d *driver) dropMemo(pool string) {
 	d.memoMu.Lock()
 	defer d.memoMu.Unlock()
 	delete(d.memos, pool)
 }
 
-// rolloutLoop is the controller's rollout: per pool, a Sync of the Driver from the
+// rolloutLoop is the controller's rollout: per pool, a Sync of the driver from the
 // informers' caches.
 type rolloutLoop struct {
-	driver *Driver
+	driver *driver
 }
 
 func (l *rolloutLoop) sync(ctx context.Context, name string) error {
@@ -631,9 +581,9 @@ func (l *rolloutLoop) sync(ctx context.Context, name string) error {
 // members (read through memo), with the RolloutHeld condition of hold, when it
 // differs from what the pool has, and brings st.Pool up to date. A change of the
 // machine counts alone waits for the pool's status interval
-// (DriverOptions.StatusInterval), the pool requeued for when it is over. A hold that
+// (driverOptions.StatusInterval), the pool requeued for when it is over. A hold that
 // begins or changes its reason is an Event on the pool.
-func (d *Driver) writeStatus(ctx context.Context, memo *rollout.Memo, st *PoolState, now time.Time, hold policyHold) error {
+func (d *driver) writeStatus(ctx context.Context, memo *rollout.Memo, st *PoolState, now time.Time, hold policyHold) error {
 	pool := st.Pool
 	view := memo.PlanningView(st.Nodes)
 	status := memo.Status(pool, view, metav1.NewTime(now))
@@ -700,7 +650,7 @@ func (d *Driver) writeStatus(ctx context.Context, memo *rollout.Memo, st *PoolSt
 
 // updateStatus writes updated's status over pool and records the write; updated gets
 // what the API server answered.
-func (d *Driver) updateStatus(ctx context.Context, pool, updated *mcfgv1.MachineConfigPool) error {
+func (d *driver) updateStatus(ctx context.Context, pool, updated *mcfgv1.MachineConfigPool) error {
 	written, err := d.clients.MachineConfig.MachineconfigurationV1().MachineConfigPools().UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: d.fieldManager})
 	if err != nil {
 		return fmt.Errorf("update status of machineconfigpool %s: %w", pool.Name, err)
@@ -715,7 +665,7 @@ func (d *Driver) updateStatus(ctx context.Context, pool, updated *mcfgv1.Machine
 // and if so marks that a sync had a status to write meanwhile: the pool is synced
 // again once it answers. Only then: a sync after each status write was a third of a
 // 5,000-node rollout's syncs, each reading every node.
-func (d *Driver) statusInFlight(pool string) bool {
+func (d *driver) statusInFlight(pool string) bool {
 	d.statusMu.Lock()
 	defer d.statusMu.Unlock()
 	busy, ok := d.statusBusy[pool]
@@ -727,7 +677,7 @@ func (d *Driver) statusInFlight(pool string) bool {
 
 // statusWait is how long a status change of the pool's counts alone is held back at
 // now: what is left of the status interval since its last write, or 0.
-func (d *Driver) statusWait(pool string, now time.Time) time.Duration {
+func (d *driver) statusWait(pool string, now time.Time) time.Duration {
 	if d.statusInterval <= 0 {
 		return 0
 	}
@@ -754,7 +704,7 @@ func onlyCountsDiffer(a, b mcfgv1.MachineConfigPoolStatus) bool {
 // as MCO's node controller does. Each write carries the resourceVersion of the node it
 // was decided on, so that it never undoes a taint someone else wrote meanwhile. The
 // nodes written are replaced in members by what the API server answered.
-func (d *Driver) syncTaints(ctx context.Context, memo *rollout.Memo, pool *mcfgv1.MachineConfigPool, members []*corev1.Node, skip []string) error {
+func (d *driver) syncTaints(ctx context.Context, memo *rollout.Memo, pool *mcfgv1.MachineConfigPool, members []*corev1.Node, skip []string) error {
 	// The writes are independent, one per node: at most maxConcurrentTargets at once,
 	// since a pool's new target taints every node at once, 5,000 writes one after
 	// another on a large pool.
@@ -791,7 +741,7 @@ func (d *Driver) syncTaints(ctx context.Context, memo *rollout.Memo, pool *mcfgv
 
 // writeTaints sets the taints of node n, decided on its resourceVersion, and records
 // the write.
-func (d *Driver) writeTaints(ctx context.Context, pool *mcfgv1.MachineConfigPool, n *corev1.Node, taints []corev1.Taint) (*corev1.Node, error) {
+func (d *driver) writeTaints(ctx context.Context, pool *mcfgv1.MachineConfigPool, n *corev1.Node, taints []corev1.Taint) (*corev1.Node, error) {
 	patch, err := json.Marshal(map[string]any{
 		"metadata": map[string]any{"resourceVersion": n.ResourceVersion},
 		"spec":     map[string]any{"taints": taints},

@@ -55,7 +55,7 @@ func (o *osImages) of(ctx context.Context, c *kube.Clients, name string) (string
 // node's current config that does not exist counts as another image: the node stages. A pool annotation
 // that does not parse is an error, as an unreadable config is: the rollout does not
 // step without knowing which nodes must stage first.
-func (d *Driver) stageOptions(ctx context.Context, st PoolState, target string) (*rollout.Stage, error) {
+func (d *driver) stageOptions(ctx context.Context, st PoolState, target string) (*rollout.Stage, error) {
 	on, parallel, err := rollout.StageOf(st.Pool, d.stageParallel)
 	if err != nil || !on || target == "" {
 		return nil, err
@@ -79,7 +79,7 @@ func (d *Driver) stageOptions(ctx context.Context, st PoolState, target string) 
 
 // writeStage asks each of step's Stage nodes to stage step.StageImage, and records the
 // writes so the next plan counts them as staging though the cache lags.
-func (d *Driver) writeStage(ctx context.Context, st *PoolState, step rollout.Step) error {
+func (d *driver) writeStage(ctx context.Context, st *PoolState, step rollout.Step) error {
 	if len(step.Stage) == 0 {
 		return nil
 	}

@@ -43,7 +43,7 @@ func TestOnlyCountsDiffer(t *testing.T) {
 // the held-back status.
 func TestStatusWait(t *testing.T) {
 	clk := clocktesting.NewFakePassiveClock(time.Unix(1000, 0))
-	d := NewDriver(nil, DriverOptions{Clock: clk, StatusInterval: time.Second, Requeue: func(string, time.Duration) {}})
+	d := newDriver(nil, driverOptions{Clock: clk, StatusInterval: time.Second, Requeue: func(string, time.Duration) {}})
 	if w := d.statusWait("p", clk.Now()); w != 0 {
 		t.Errorf("never written: wait %s, want 0", w)
 	}
@@ -59,7 +59,7 @@ func TestStatusWait(t *testing.T) {
 	if w := d.statusWait("p", clk.Now()); w != 0 {
 		t.Errorf("after the interval: wait %s, want 0", w)
 	}
-	plain := NewDriver(nil, DriverOptions{Clock: clk, StatusInterval: time.Second})
+	plain := newDriver(nil, driverOptions{Clock: clk, StatusInterval: time.Second})
 	plain.statusWritten["p"] = clk.Now()
 	if w := plain.statusWait("p", clk.Now()); w != 0 {
 		t.Errorf("without Requeue: wait %s, want 0", w)

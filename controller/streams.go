@@ -12,7 +12,7 @@ import (
 // and configuration (osstream.PoolStatus), where the driver has the caches to. A
 // rendered or source config missing from the cache leaves the stream unreported, as
 // MCO leaves it when its lister misses them.
-func (d *Driver) setStreamStatus(status *mcfgv1.MachineConfigPoolStatus) {
+func (d *driver) setStreamStatus(status *mcfgv1.MachineConfigPoolStatus) {
 	if d.streams == nil {
 		return
 	}

@@ -8,7 +8,7 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// syncTrace times the phases of one Driver.Sync, for a Debug line: a sync holds the
+// syncTrace times the phases of one driver.Sync, for a Debug line: a sync holds the
 // pool's key, so its length is what a Done arriving meanwhile waits before the next
 // sync can target the slot it freed. The line is written only at Debug.
 type syncTrace struct {
