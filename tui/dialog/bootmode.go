@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"charm.land/bubbles/v2/key"
-	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	configv1 "github.com/openshift/api/config/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
@@ -25,12 +24,9 @@ var modes = []operatorv1.MachineManagerSelectorMode{operatorv1.All, operatorv1.N
 // MachineSets the new selection would take, through bootimage.Select, the rule the
 // controller applies. Enter asks the root to confirm the change.
 type BootMode struct {
-	c        *common.Common
-	old      *operatorv1.MachineManagerSelector // nil: no entry, the platform's default
-	mode     int                                // index in modes
-	selector textinput.Model
-	err      string
-	w, h     int
+	field                                    // the selector
+	old   *operatorv1.MachineManagerSelector // nil: no entry, the platform's default
+	mode  int                                // index in modes
 }
 
 // BootImagePlatform is the platform whose default mode applies to Machine API
@@ -46,16 +42,8 @@ func BootImagePlatform(c *common.Common) configv1.PlatformType {
 // NewBootMode returns the editor, starting from the current selection. editSelector
 // opens it in Partial mode with the selector ready to type.
 func NewBootMode(c *common.Common, editSelector bool) *BootMode {
-	d := &BootMode{c: c}
-	ti := textinput.New()
-	s := textinput.DefaultStyles(true)
-	s.Focused.Prompt = c.Styles.Prompt
-	s.Blurred.Prompt = c.Styles.Dim
-	s.Cursor.Blink = false
-	ti.SetStyles(s)
-	ti.Prompt = "selector: "
-	ti.Placeholder = "key=value,key2 in (a,b),!key3"
-	d.selector = ti
+	d := &BootMode{field: newField(c, "selector: ")}
+	d.input.Placeholder = "key=value,key2 in (a,b),!key3"
 	if m := c.Store.MachineConfiguration(); m != nil {
 		for _, mm := range m.Spec.ManagedBootImages.MachineManagers {
 			if mm.Resource == operatorv1.MachineSets && mm.APIGroup == operatorv1.MachineAPI {
@@ -68,7 +56,7 @@ func NewBootMode(c *common.Common, editSelector bool) *BootMode {
 	if d.old != nil {
 		cur = d.old.Mode
 		if p := d.old.Partial; p != nil && p.MachineResourceSelector != nil {
-			d.selector.SetValue(metav1.FormatLabelSelector(p.MachineResourceSelector))
+			d.input.SetValue(metav1.FormatLabelSelector(p.MachineResourceSelector))
 		}
 	}
 	d.mode = max(0, slices.Index(modes, cur))
@@ -83,10 +71,10 @@ func (d *BootMode) partial() bool { return modes[d.mode] == operatorv1.Partial }
 
 func (d *BootMode) focus() {
 	if d.partial() {
-		d.selector.CursorEnd()
-		d.selector.Focus()
+		d.input.CursorEnd()
+		d.input.Focus()
 	} else {
-		d.selector.Blur()
+		d.input.Blur()
 	}
 }
 
@@ -94,11 +82,7 @@ func (d *BootMode) focus() {
 func (d *BootMode) Title() string { return "Boot image mode of Machine API MachineSets" }
 
 // SetSize implements common.Component.
-func (d *BootMode) SetSize(w, h int) {
-	d.w, d.h = w, h
-	inner, _ := box(w, h)
-	d.selector.SetWidth(inner - len(d.selector.Prompt) - 1)
-}
+func (d *BootMode) SetSize(w, h int) { d.setSize(w, h) }
 
 // selection is the selection as edited, or why it is not one yet.
 func (d *BootMode) selection() (operatorv1.MachineManagerSelector, error) {
@@ -106,7 +90,7 @@ func (d *BootMode) selection() (operatorv1.MachineManagerSelector, error) {
 	if !d.partial() {
 		return sel, nil
 	}
-	text := strings.TrimSpace(d.selector.Value())
+	text := strings.TrimSpace(d.input.Value())
 	if text == "" {
 		return sel, fmt.Errorf("mode Partial needs a label selector over MachineSet labels")
 	}
@@ -175,10 +159,7 @@ func (d *BootMode) Update(msg tea.Msg) tea.Cmd {
 	if !d.partial() {
 		return nil
 	}
-	var cmd tea.Cmd
-	d.selector, cmd = d.selector.Update(msg)
-	d.err = ""
-	return cmd
+	return d.update(msg)
 }
 
 // View implements common.Component.
@@ -202,7 +183,7 @@ func (d *BootMode) View() string {
 	}
 	b.WriteString("\n")
 	if d.partial() {
-		b.WriteString(d.selector.View())
+		b.WriteString(d.input.View())
 	} else {
 		b.WriteString(st.Dim.Render("(no selector: " + modeSays(modes[d.mode]) + ")"))
 	}
@@ -212,15 +193,8 @@ func (d *BootMode) View() string {
 	if err == nil {
 		pv, err = d.preview(sel)
 	}
-	switch {
-	case d.err != "":
-		b.WriteString(st.PromptErr.Render(wrap(d.err, inner)))
-	case err != nil:
-		b.WriteString(st.Warn.Render(wrap(err.Error(), inner)))
-	default:
-		d.writePreview(&b, pv, max(2, lines-10), inner)
-	}
-	return frame(d.c, d.Title(), b.String(), hints(d.c, d.c.Keys.NextMode, d.c.Keys.Review, d.c.Keys.Cancel), inner)
+	d.feedback(&b, err, st.Warn, func() { d.writePreview(&b, pv, max(2, lines-10), inner) })
+	return d.frame(d.Title(), b.String(), d.c.Keys.NextMode, d.c.Keys.Review, d.c.Keys.Cancel)
 }
 
 func modeSays(m operatorv1.MachineManagerSelectorMode) string {

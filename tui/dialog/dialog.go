@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
@@ -67,4 +69,53 @@ func hints(c *common.Common, bindings ...key.Binding) string {
 // indent prefixes every line of s, so that a wrapped line hangs under its first.
 func indent(s, prefix string) string {
 	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix)
+}
+
+// field is the shape the dialogs that ask for a value share (MaxUnavailable, BootMode):
+// a text field (common.NewTextInput), the size of the screen it is laid out on, and
+// what the last Enter refused, which the next key clears.
+type field struct {
+	c     *common.Common
+	input textinput.Model
+	err   string
+	w, h  int
+}
+
+func newField(c *common.Common, prompt string) field {
+	return field{c: c, input: common.NewTextInput(c, prompt)}
+}
+
+// setSize lays the field out on a w×h screen: as wide as the box, after its prompt.
+func (f *field) setSize(w, h int) {
+	f.w, f.h = w, h
+	inner, _ := box(w, h)
+	f.input.SetWidth(inner - len(f.input.Prompt) - 1)
+}
+
+// update hands msg to the text field: a key typed clears what Enter refused.
+func (f *field) update(msg tea.Msg) tea.Cmd {
+	var cmd tea.Cmd
+	f.input, cmd = f.input.Update(msg)
+	f.err = ""
+	return cmd
+}
+
+// feedback writes, under the field, what the last Enter refused; else why what is
+// typed is not a value yet (invalid, in invalidStyle); else ok's lines.
+func (f *field) feedback(b *strings.Builder, invalid error, invalidStyle lipgloss.Style, ok func()) {
+	inner, _ := box(f.w, f.h)
+	switch {
+	case f.err != "":
+		b.WriteString(f.c.Styles.PromptErr.Render(wrap(f.err, inner)))
+	case invalid != nil:
+		b.WriteString(invalidStyle.Render(wrap(invalid.Error(), inner)))
+	default:
+		ok()
+	}
+}
+
+// frame draws the dialog around body with its key hints.
+func (f *field) frame(title, body string, keys ...key.Binding) string {
+	inner, _ := box(f.w, f.h)
+	return frame(f.c, title, body, hints(f.c, keys...), inner)
 }

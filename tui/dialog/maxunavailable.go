@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"charm.land/bubbles/v2/key"
-	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -19,38 +18,26 @@ import (
 // says as it is typed how many of the pool's nodes that allows at once. Enter asks the
 // root to confirm the change.
 type MaxUnavailable struct {
-	c     *common.Common
+	field
 	pool  *model.Pool
 	nodes int
-	input textinput.Model
-	err   string
-	w, h  int
 }
 
 // NewMaxUnavailable returns the dialog for pool, which has nodes nodes.
 func NewMaxUnavailable(c *common.Common, pool *model.Pool, nodes int) *MaxUnavailable {
-	ti := textinput.New()
-	s := textinput.DefaultStyles(true)
-	s.Focused.Prompt = c.Styles.Prompt
-	s.Cursor.Blink = false
-	ti.SetStyles(s)
-	ti.Prompt = "maxUnavailable: "
-	ti.CharLimit = 8
-	ti.SetValue(pool.MaxUnavailable)
-	ti.CursorEnd()
-	ti.Focus()
-	return &MaxUnavailable{c: c, pool: pool, nodes: nodes, input: ti}
+	d := &MaxUnavailable{field: newField(c, "maxUnavailable: "), pool: pool, nodes: nodes}
+	d.input.CharLimit = 8
+	d.input.SetValue(pool.MaxUnavailable)
+	d.input.CursorEnd()
+	d.input.Focus()
+	return d
 }
 
 // Title implements common.Dialog.
 func (d *MaxUnavailable) Title() string { return "Set maxUnavailable of pool " + d.pool.Name }
 
 // SetSize implements common.Component.
-func (d *MaxUnavailable) SetSize(w, h int) {
-	d.w, d.h = w, h
-	inner, _ := box(w, h)
-	d.input.SetWidth(inner - len(d.input.Prompt) - 1)
-}
+func (d *MaxUnavailable) SetSize(w, h int) { d.setSize(w, h) }
 
 // value parses and checks the typed value with the rollout's own rule.
 func (d *MaxUnavailable) value() (intstr.IntOrString, int, error) {
@@ -84,16 +71,12 @@ func (d *MaxUnavailable) Update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 	}
-	var cmd tea.Cmd
-	d.input, cmd = d.input.Update(msg)
-	d.err = ""
-	return cmd
+	return d.update(msg)
 }
 
 // View implements common.Component.
 func (d *MaxUnavailable) View() string {
 	st := d.c.Styles
-	inner, _ := box(d.w, d.h)
 	var b strings.Builder
 	b.WriteString(st.Label.Render("now ") + d.pool.MaxUnavailable)
 	if cur, err := rollout.MaxUnavailable(d.pool.Obj, d.nodes); err == nil {
@@ -102,15 +85,11 @@ func (d *MaxUnavailable) View() string {
 	b.WriteString("\n\n")
 	b.WriteString(d.input.View())
 	b.WriteString("\n")
-	switch _, budget, err := d.value(); {
-	case d.err != "":
-		b.WriteString(st.PromptErr.Render(wrap(d.err, inner)))
-	case err != nil:
-		b.WriteString(st.Dim.Render(wrap(err.Error(), inner)))
-	default:
+	_, budget, err := d.value()
+	d.feedback(&b, err, st.Dim, func() {
 		b.WriteString(st.Dim.Render(fmt.Sprintf("→ %d of %d nodes at once", budget, d.nodes)))
-	}
-	return frame(d.c, d.Title(), b.String(), hints(d.c, d.c.Keys.Review, d.c.Keys.Cancel), inner)
+	})
+	return d.frame(d.Title(), b.String(), d.c.Keys.Review, d.c.Keys.Cancel)
 }
 
 // ShortHelp implements help.KeyMap.
