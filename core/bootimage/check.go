@@ -67,9 +67,12 @@ func (r *Report) fail(machineSet string, err error) {
 }
 
 // Patches are the results that need a patch.
-func (r Report) Patches() []Result {
+func (r Report) Patches() []Result { return patches(r.Results) }
+
+// patches are the results whose outcome is Patch, in order.
+func patches(results []Result) []Result {
 	var out []Result
-	for _, res := range r.Results {
+	for _, res := range results {
 		if res.Outcome == Patch {
 			out = append(out, res)
 		}

@@ -150,15 +150,7 @@ func (r CPMSReport) Stats() Stats {
 }
 
 // Patches are the results whose ControlPlaneMachineSet must be patched.
-func (r CPMSReport) Patches() []Result {
-	var out []Result
-	for _, res := range r.Results {
-		if res.Outcome == Patch {
-			out = append(out, res)
-		}
-	}
-	return out
-}
+func (r CPMSReport) Patches() []Result { return patches(r.Results) }
 
 // CPMSSyncError is how MCO words the failure of one ControlPlaneMachineSet in the
 // Degraded message (cpms_helpers.go syncControlPlaneMachineSets).

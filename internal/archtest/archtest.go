@@ -111,7 +111,7 @@ var Rules = []Rule{
 // TestHelpers are the packages of fixtures for tests: real control planes, D-Bus
 // doubles, MachineConfig builders, agent doubles, screens.
 var TestHelpers = []string{
-	"core/mctest", "platform/kube/kubetest", "platform/host/hosttest", "platform/host/cri/critest", "platform/prom/promtest", "controller/controllertest",
+	"core/mctest", "platform/kube/kubetest", "platform/host/hosttest", "platform/host/cri/critest", "platform/prom/promtest", "platform/alertmanager/amtest", "controller/controllertest",
 	"cmd/internal/cmdtest", "tui/internal/tuitest", "tui/internal/clustertest", "tui/internal/fixture", "tui/screentest",
 }
 

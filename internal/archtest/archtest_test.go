@@ -120,6 +120,8 @@ func TestRules(t *testing.T) {
 			`controller imports cmd/cmdutil: against "controller runs in the cluster alone"`},
 		{"the agent imports a test fixture", archtest.Package{Path: "agent", Imports: []string{"platform/kube/kubetest"}},
 			`agent imports platform/kube/kubetest: against "test helpers serve tests only"`},
+		{"the controller imports the Alertmanager of tests", archtest.Package{Path: "controller", Imports: []string{"platform/alertmanager/amtest"}},
+			`controller imports platform/alertmanager/amtest: against "test helpers serve tests only"`},
 		{"store imports the agent's code", archtest.Package{Path: "store", Imports: []string{"agent"}},
 			`store imports agent: against "store journals, on core's types"`},
 		{"durable imports core", archtest.Package{Path: "internal/durable", Imports: []string{"core/phase"}},
