@@ -68,7 +68,7 @@ type bootImageLoop struct {
 	installVersion func(context.Context) string
 	// capi carries the mode out for Cluster API MachineDeployments too; nil without a
 	// dynamic client.
-	capi *CAPIBootImages
+	capi *kube.CAPIBootImages
 	// Used by the one worker only. skewDropped says the served MachineConfiguration
 	// schema has no status.bootImageSkewEnforcementStatus (its Default feature set
 	// lacks the BootImageSkewEnforcement gate): the API server dropped it from a write,
@@ -318,7 +318,7 @@ func equalIgnoringTimes(a, b operatorv1.MachineConfigurationStatus) bool {
 }
 
 // syncMachineDeployments carries the mode out for Cluster API MachineDeployments (see
-// CAPIBootImages) and returns its failures, which the Degraded condition reports with
+// kube.CAPIBootImages) and returns its failures, which the Degraded condition reports with
 // the MachineSets'. The conditions' counts are the Machine API MachineSets' only.
 func (l *bootImageLoop) syncMachineDeployments(ctx context.Context, cfg *operatorv1.MachineConfiguration, platform configv1.PlatformType, cm *corev1.ConfigMap, nodes []*corev1.Node) []error {
 	if l.capi == nil || cm == nil {

@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
-	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/core/bootimage"
+	"github.com/mcotui/mcotui/platform/kube"
 	"github.com/mcotui/mcotui/platform/kube/kubetest"
 )
 
@@ -147,14 +147,14 @@ func TestCAPIBootImages(t *testing.T) {
 	// The MachineSet Cluster API made for aws-md's current revision.
 	createObj(t, bootimage.CAPIMachineSetsResource, ns, capiMachineSet("aws-md-7f9c", "aws-old", "AWSMachineTemplate"))
 
-	c := &controller.CAPIBootImages{Dynamic: env.Dynamic, FieldManager: "capi-test", Log: slog.New(slog.DiscardHandler)}
+	c := &kube.CAPIBootImages{Dynamic: env.Dynamic, FieldManager: "capi-test", Log: slog.New(slog.DiscardHandler)}
 	opts := bootimage.Options{DefaultArch: "x86_64"}
 	partial := []operatorv1.MachineManager{{Resource: operatorv1.MachineSets, APIGroup: operatorv1.MachineAPI, Selection: operatorv1.MachineManagerSelector{
 		Mode: operatorv1.Partial, Partial: &operatorv1.PartialSelector{MachineResourceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"boot-images": "managed"}}},
 	}}}
 	all := []operatorv1.MachineManager{{Resource: operatorv1.MachineSets, APIGroup: operatorv1.MachineAPI, Selection: operatorv1.MachineManagerSelector{Mode: operatorv1.All}}}
 	none := []operatorv1.MachineManager{{Resource: operatorv1.MachineSets, APIGroup: operatorv1.MachineAPI, Selection: operatorv1.MachineManagerSelector{Mode: operatorv1.None}}}
-	sync := func(managers []operatorv1.MachineManager) controller.CAPIReport {
+	sync := func(managers []operatorv1.MachineManager) kube.CAPIReport {
 		t.Helper()
 		rep, err := c.Sync(ctx, "", managers, stream, opts)
 		if err != nil || len(rep.Errors) > 0 {
@@ -163,7 +163,7 @@ func TestCAPIBootImages(t *testing.T) {
 		return rep
 	}
 	// Other tests' namespaces hold no MachineDeployments; only ns's are looked at.
-	inNS := func(rep controller.CAPIReport) map[string]bootimage.MDResult {
+	inNS := func(rep kube.CAPIReport) map[string]bootimage.MDResult {
 		out := map[string]bootimage.MDResult{}
 		for _, r := range rep.Results {
 			if name, ok := strings.CutPrefix(r.MachineDeployment, ns+"/"); ok {

@@ -451,7 +451,7 @@ func (t *term) setupBootImages() error {
 		installVersion: kube.ClusterInstallVersion(c, t.log),
 	}
 	if c.Dynamic != nil {
-		bl.capi = &CAPIBootImages{Dynamic: c.Dynamic, FieldManager: cfg.Identity, Log: bl.log}
+		bl.capi = &kube.CAPIBootImages{Dynamic: c.Dynamic, FieldManager: cfg.Identity, Log: bl.log}
 	}
 	cpmsOK, err := kube.Served(c.Kube.Discovery(), machinev1.GroupVersion, "controlplanemachinesets")
 	if err != nil {

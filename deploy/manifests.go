@@ -212,7 +212,7 @@ func Objects(o Options) []any {
 				Subjects: subject(controllerName), RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: bootImagesRole}},
 			// Cluster API MachineDeployments, in any namespace: moved to a new copy
 			// of their infrastructure template, and the copies mcotui made deleted
-			// once unused (controller's CAPIBootImages).
+			// once unused (platform/kube's CAPIBootImages).
 			&rbacv1.ClusterRole{TypeMeta: tm("rbac.authorization.k8s.io/v1", "ClusterRole"), ObjectMeta: meta(capiBootImagesRole, ""), Rules: []rbacv1.PolicyRule{
 				{APIGroups: []string{bootimage.CAPIGroup}, Resources: []string{"machinedeployments"}, Verbs: []string{"get", "list", "patch"}},
 				{APIGroups: []string{bootimage.CAPIGroup}, Resources: []string{"machinesets", "clusters"}, Verbs: []string{"get", "list"}},

@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/core/bootimage"
 	"github.com/mcotui/mcotui/core/textsafe"
 	"github.com/mcotui/mcotui/platform/kube"
@@ -92,7 +91,7 @@ func writeCPMS(ctx context.Context, w io.Writer, c *kube.Clients, in bootimage.C
 
 // writeMachineDeployments lists the Cluster API MachineDeployments beside the Machine
 // API MachineSets: whether the mode selects each, and what the controller would do to
-// its boot image (controller.CAPIBootImages, as a dry run). Nothing is written where
+// its boot image (kube.CAPIBootImages, as a dry run). Nothing is written where
 // Cluster API is not installed or may not be read.
 func writeMachineDeployments(ctx context.Context, w io.Writer, c *kube.Clients, in bootimage.ClusterInputs, platform configv1.PlatformType) error {
 	if c.Dynamic == nil || in.ConfigMap == nil {
@@ -107,7 +106,7 @@ func writeMachineDeployments(ctx context.Context, w io.Writer, c *kube.Clients, 
 		spec = in.Configuration.Spec.ManagedBootImages.MachineManagers
 	}
 	arch, noArch := bootimage.ClusterArch(in.Nodes)
-	check := &controller.CAPIBootImages{Dynamic: c.Dynamic, Log: slog.New(slog.DiscardHandler), DryRun: true}
+	check := &kube.CAPIBootImages{Dynamic: c.Dynamic, Log: slog.New(slog.DiscardHandler), DryRun: true}
 	rep, err := check.Sync(ctx, platform, spec, stream, bootimage.Options{Platform: platform, DefaultArch: arch, NoArch: noArch})
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package controller
+package kube
 
 import (
 	"context"
@@ -25,7 +25,8 @@ import (
 // selected MachineDeployment whose template boots an older image, it creates the copy
 // of the template with the target image and points the MachineDeployment at it; then it
 // deletes the copies it made earlier that no MachineDeployment or MachineSet names any
-// more. A cluster without Cluster API's CRDs has nothing to do.
+// more. A cluster without Cluster API's CRDs has nothing to do. The controller's boot
+// image loop syncs with it; `mcotui bootimages` lists its decisions as a dry run.
 type CAPIBootImages struct {
 	Dynamic      dynamic.Interface
 	FieldManager string
