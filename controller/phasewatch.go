@@ -157,20 +157,12 @@ func (pw *phaseWatch) poolOf(n *corev1.Node) *mcfgv1.MachineConfigPool {
 	return p
 }
 
-// members are the pool's nodes in the cache: those its selector matches that it owns.
+// members are the pool's nodes in the cache (rollout.Members).
 func (pw *phaseWatch) members(pool *mcfgv1.MachineConfigPool) []*corev1.Node {
-	sel, err := metav1.LabelSelectorAsSelector(pool.Spec.NodeSelector)
-	if err != nil || pool.Spec.NodeSelector == nil {
-		return nil
-	}
-	nodes, _ := pw.informers.nodes.Lister().List(sel)
-	out := nodes[:0:0]
-	for _, n := range nodes {
-		if p := pw.poolOf(n); p != nil && p.Name == pool.Name {
-			out = append(out, n)
-		}
-	}
-	return out
+	nodes, _ := pw.informers.nodes.Lister().List(labels.Everything())
+	ps, _ := pw.informers.pools.Lister().List(labels.Everything())
+	members, _ := rollout.Members(pool, ps, nodes)
+	return members
 }
 
 func (pw *phaseWatch) syncNode(ctx context.Context, name string) error {
