@@ -61,7 +61,7 @@ func TestBuildScreens(t *testing.T) {
 						}
 					}
 				case "log":
-					if !strings.Contains(plain, "Log of pod build-" + fixture.FailedBuild[:20]) {
+					if !strings.Contains(plain, "Log of pod build-"+fixture.FailedBuild[:20]) {
 						t.Errorf("the log does not say whose it is:\n%s", plain)
 					}
 				case "rebuild":

@@ -412,6 +412,7 @@ func (u *UI) helpGroups() []helppane.Group {
 		helppane.FromBindings("Pools", flatten(u.pools.FullHelp()[1:])...),
 		helppane.FromBindings("Nodes", flatten(u.grid.FullHelp()[1:3])...),
 		helppane.FromBindings("Configs", k.Diff, k.Mark, k.PrevPool, k.NextPool),
+		helppane.FromBindings("Image builds", u.builds.FullHelp()[1][0]),
 		glyphs,
 		filter,
 		cmds,
