@@ -42,6 +42,7 @@ func TestBuildScreens(t *testing.T) {
 			{"log", tuitest.Typed("il"), "error: Packages not found: tmux"},
 			{"rebuild", tuitest.Typed("ir"), ""},
 			{"command", tuitest.Seq(tuitest.Typed(":mosb "+fixture.RunningBuild), tuitest.Special(tea.KeyEnter)), ""},
+			{"command-pool", tuitest.Seq(tuitest.Typed(":mosc infra"), tuitest.Special(tea.KeyEnter)), ""},
 		} {
 			t.Run(fmt.Sprintf("%dx%d/%s", size.w, size.h, sc.name), func(t *testing.T) {
 				ui, _ := newBuildsUI(false)
@@ -70,7 +71,7 @@ func TestBuildScreens(t *testing.T) {
 							t.Errorf("missing %q in\n%s", want, plain)
 						}
 					}
-				case "command":
+				case "command", "command-pool":
 					if !strings.Contains(plain, "Build "+fixture.RunningBuild) {
 						t.Errorf(":mosb NAME did not select %s:\n%s", fixture.RunningBuild, plain)
 					}

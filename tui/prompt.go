@@ -204,9 +204,9 @@ func (u *UI) command(text string) tea.Cmd {
 	case "bootimages", "bootimage", "bi", "machinesets":
 		u.view = viewBootImages
 	case "builds":
-		// :builds [MACHINEOSBUILD] selects that build.
+		// :builds [NAME] selects that MachineOSBuild, or a MachineOSConfig's newest.
 		if arg != "" && !u.builds.Select(arg) {
-			u.promptErr = fmt.Sprintf("no MachineOSBuild %q", arg)
+			u.promptErr = fmt.Sprintf("no MachineOSBuild or MachineOSConfig %q", arg)
 			return nil
 		}
 		u.openBuilds()

@@ -85,10 +85,21 @@ func (m *Model) Tick() { m.rebuild() }
 // Selected is the selected MachineOSBuild's name, "" when there is none.
 func (m *Model) Selected() string { return m.sel }
 
-// Select selects the build named name, and reports whether it is shown.
+// Select selects the build named name, or the newest build of the MachineOSConfig (or
+// pool: MCO names a MachineOSConfig after its pool) named name, and reports whether
+// there is one.
 func (m *Model) Select(name string) bool {
 	if m.c.Store.MachineOSBuild(name) == nil {
-		return false
+		found := false
+		for _, b := range m.c.Store.MachineOSBuilds() { // newest first per MachineOSConfig
+			if b.Spec.MachineOSConfig.Name == name {
+				name, found = b.Name, true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
 	}
 	m.sel = name
 	m.rebuild()
