@@ -106,8 +106,6 @@ func TestEveryHelpKeyDoesWhatItSays(t *testing.T) {
 		"Global/i": {ok: func(u *UI, _ string, _ tea.Cmd) bool { return u.view == viewBuilds }},
 		"Actions (each asks to confirm)/i r": {setup: []tea.Msg{eventsMsg{events: fixture.Builds()}}, keys: typed("ir"),
 			ok: title("Rebuild the OS image of pool worker")},
-		"Image builds/l": {setup: append([]tea.Msg{eventsMsg{events: fixture.Builds()}}, typed("i")...),
-			ok: func(u *UI, _ string, _ tea.Cmd) bool { return u.builds.LogBuild() == fixture.FailedBuild }},
 
 		"Configs/d":   {setup: typed("c"), ok: title("Diff")},
 		"Configs/x":   {setup: typed("cj"), ok: moved},

@@ -122,7 +122,7 @@ func Default() *KeyMap {
 		Cancel: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
 
 		BootImages: key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "boot images")),
-		Builds:     key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "image builds, OS streams")),
+		Builds:     key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "image builds")),
 		Configs:    key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "configs of the pool")),
 		Main:       key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "pools and nodes")),
 		Preview:    key.NewBinding(key.WithKeys("P"), key.WithHelp("P", "preview rollout")),

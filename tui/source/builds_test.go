@@ -249,3 +249,53 @@ func TestRebuildNeedsOnlyPatch(t *testing.T) {
 		t.Fatalf("a rebuild of a MachineOSConfig that does not exist: %v, want NotFound", err)
 	}
 }
+
+// TestSourceWithoutBuildsAccess: an identity that may read everything the TUI draws but
+// MachineOSBuilds still connects (a watch it may not make would keep the source
+// reconnecting for ever), and the source says which resource it leaves out.
+func TestSourceWithoutBuildsAccess(t *testing.T) {
+	ctx := kubetest.Context(t)
+	read := []string{"get", "list", "watch"}
+	role, err := env.Kube.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "no-builds-"},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"*"}, Verbs: read},
+			{APIGroups: []string{"apps", "operator.openshift.io", "machine.openshift.io", "config.openshift.io"}, Resources: []string{"*"}, Verbs: read},
+			{APIGroups: []string{mcfgv1.GroupName}, Resources: []string{"machineconfigpools", "machineconfigs", "machineconfignodes",
+				"kubeletconfigs", "containerruntimeconfigs", "machineosconfigs", "osimagestreams"}, Verbs: read},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = env.Kube.RbacV1().ClusterRoles().Delete(context.Background(), role.Name, metav1.DeleteOptions{})
+	})
+	user := "viewer@tsrcbuilds"
+	binding, err := env.Kube.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "no-builds-"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = env.Kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), binding.Name, metav1.DeleteOptions{})
+	})
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	// The authorizer reads the binding from its own informers: wait until it counts.
+	cl, err := kube.NewClients(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clustertest.Eventually(ctx, t, "the viewer may list MachineConfigPools", func(ctx context.Context) (bool, error) {
+		_, err := cl.MachineConfig.MachineconfigurationV1().MachineConfigPools().List(ctx, metav1.ListOptions{Limit: 1})
+		return err == nil, nil
+	})
+	c := newCluster(t, cfg, Options{})
+	if got := c.Info().Unreadable; len(got) != 1 || got[0] != "machineosbuilds" {
+		t.Fatalf("Unreadable = %v, want [machineosbuilds]", got)
+	}
+}

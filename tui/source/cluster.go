@@ -201,7 +201,8 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Cluster, error) 
 			return nil, fmt.Errorf("the cluster does not serve %s.%s: it runs neither the Machine Config Operator nor mcotui (`mcotui install` sets mcotui up)", r, mcfgv1.GroupVersion)
 		}
 	}
-	c.info = model.Info{Context: opts.Context, Cluster: model.ClusterManaged, MCO: mco, Platform: platform}
+	c.info = model.Info{Context: opts.Context, Cluster: model.ClusterManaged, MCO: mco, Platform: platform,
+		Unreadable: c.unreadable(ctx, served)}
 	if mco {
 		c.info.Cluster = model.ClusterMCO
 	}

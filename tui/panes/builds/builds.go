@@ -11,6 +11,7 @@ package builds
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -322,6 +323,11 @@ func (m *Model) document() string {
 	}
 
 	section("MachineOSBuilds", "per MachineOSConfig, newest first")
+	for _, r := range []string{"machineosconfigs", "machineosbuilds"} {
+		if slices.Contains(m.c.Info.Unreadable, r) {
+			line(st.Warn.Render("  This session's identity may not list and watch " + r + ": they are not shown."))
+		}
+	}
 	if len(store.MachineOSConfigs()) == 0 && len(builds) == 0 {
 		line(st.Dim.Render("  No MachineOSConfig: no pool is in image mode (On-Cluster Layering)."))
 	} else {
@@ -512,6 +518,11 @@ func (m *Model) streams(b *strings.Builder, section func(string, string)) {
 	st := m.c.Styles
 	s := m.c.Store.OSImageStream()
 	section("OS image streams", "OSImageStream/cluster")
+	if slices.Contains(m.c.Info.Unreadable, "osimagestreams") {
+		b.WriteString(st.Warn.Render("  This session's identity may not list and watch osimagestreams: they are not shown."))
+		b.WriteByte('\n')
+		return
+	}
 	if s == nil {
 		b.WriteString(st.Dim.Render("  No OSImageStream/cluster: pools render from their MachineConfigs' osImageURL."))
 		b.WriteByte('\n')

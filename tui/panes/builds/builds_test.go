@@ -93,3 +93,21 @@ func TestBuildsSelectByPool(t *testing.T) {
 		t.Error("Select(nosuch) found something")
 	}
 }
+
+// TestBuildsUnreadable: resources the session's identity may not read are named, not
+// shown as none.
+func TestBuildsUnreadable(t *testing.T) {
+	c := tuitest.Common(false, fixture.SmallOpenShift())
+	c.Info.Unreadable = []string{"machineosbuilds", "osimagestreams"}
+	m := builds.New(c)
+	m.SetSize(120, 20)
+	v := tuitest.Plain(m.View())
+	for _, want := range []string{"may not list and watch machineosbuilds", "may not list and watch osimagestreams"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("missing %q in\n%s", want, v)
+		}
+	}
+	if strings.Contains(v, "No OSImageStream/cluster") {
+		t.Errorf("an unreadable OSImageStream shown as none:\n%s", v)
+	}
+}
