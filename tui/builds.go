@@ -73,7 +73,7 @@ func (u *UI) followLog(build string) tea.Cmd {
 	seq := u.blog.seq
 	b, ok := u.opts.Pods.(action.Builds)
 	if !ok {
-		u.builds.SetLog(build, "", "this session reads no pods or logs", true)
+		u.builds.SetLog(build, "", "not followed: this session reads no pods or logs", true)
 		return nil
 	}
 	mosb := u.c.Store.MachineOSBuild(build)
@@ -92,7 +92,7 @@ func (u *UI) followLog(build string) tea.Cmd {
 			return logFailedMsg{seq, build, err}
 		}
 		if len(pods) == 0 {
-			return logFailedMsg{seq, build, fmt.Errorf("Job %s/%s has no pod: MCO has not started the build, or its Job is gone", ns, job)}
+			return logFailedMsg{seq, build, fmt.Errorf("no pod of Job %s/%s: MCO has not started the build, or its Job is gone", ns, job)}
 		}
 		// The newest try: MCO's Job retries a failed build pod.
 		pod := slices.MaxFunc(pods, func(a, b corev1.Pod) int {
@@ -165,7 +165,7 @@ func (u *UI) buildMsg(msg tea.Msg) (tea.Cmd, bool) {
 		return u.followLog(msg.Build), true
 	case logFailedMsg:
 		if msg.seq == u.blog.seq {
-			u.builds.SetLog(msg.build, "", "cannot follow it: "+msg.err.Error(), true)
+			u.builds.SetLog(msg.build, "", "not followed: "+msg.err.Error(), true)
 		}
 		return nil, true
 	case logStartedMsg:

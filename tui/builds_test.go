@@ -40,6 +40,8 @@ func TestBuildScreens(t *testing.T) {
 		}{
 			{"builds", tuitest.Typed("i"), ""},
 			{"log", tuitest.Typed("il"), "error: Packages not found: tmux"},
+			// infra's build has no pod yet: the log says so, naming the Job.
+			{"log-no-pod", tuitest.Typed("ikl"), "Log not followed"},
 			{"rebuild", tuitest.Typed("ir"), ""},
 			{"command", tuitest.Seq(tuitest.Typed(":mosb "+fixture.RunningBuild), tuitest.Special(tea.KeyEnter)), ""},
 			{"command-pool", tuitest.Seq(tuitest.Typed(":mosc infra"), tuitest.Special(tea.KeyEnter)), ""},
@@ -70,6 +72,10 @@ func TestBuildScreens(t *testing.T) {
 						if !strings.Contains(plain, want) {
 							t.Errorf("missing %q in\n%s", want, plain)
 						}
+					}
+				case "log-no-pod":
+					if !strings.Contains(strings.Join(strings.Fields(plain), " "), "no pod of Job openshift-machine-config-operator/build-"+fixture.RunningBuild) {
+						t.Errorf("the log does not say the Job has no pod:\n%s", plain)
 					}
 				case "command", "command-pool":
 					if !strings.Contains(plain, "Build "+fixture.RunningBuild) {
