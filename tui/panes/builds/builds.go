@@ -491,6 +491,8 @@ func (m *Model) detail(b *strings.Builder, bl *mcfgv1.MachineOSBuild, section fu
 	wrap("Builder", "Job "+job+" in "+ns, lipgloss.NewStyle())
 	img := string(bl.Status.DigestedImagePushSpec)
 	switch {
+	case img != "" && mosc != nil && string(mosc.Status.CurrentImagePullSpec) == img:
+		wrap("Image", img+" (the MachineOSConfig's current image: the pool's nodes get it)", st.OK)
 	case img != "":
 		wrap("Image", img, st.OK)
 	case state.Done():

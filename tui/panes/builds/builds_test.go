@@ -111,3 +111,18 @@ func TestBuildsUnreadable(t *testing.T) {
 		t.Errorf("an unreadable OSImageStream shown as none:\n%s", v)
 	}
 }
+
+// TestBuildsCurrentImage: the succeeded build whose digest is its MachineOSConfig's
+// current image says that its pool's nodes get it.
+func TestBuildsCurrentImage(t *testing.T) {
+	c := tuitest.Common(false, fixture.SmallWithBuilds())
+	m := builds.New(c)
+	m.SetSize(200, 40)
+	if !m.Select(fixture.SucceededBuild) {
+		t.Fatal("no succeeded build")
+	}
+	v := strings.Join(strings.Fields(tuitest.Plain(m.View())), " ") // wrapped lines joined
+	if !strings.Contains(v, fixture.BuiltDigest+" (the MachineOSConfig's current image: the pool's nodes get it)") {
+		t.Errorf("the current image is not said:\n%s", v)
+	}
+}
