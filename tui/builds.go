@@ -179,6 +179,15 @@ func (u *UI) buildMsg(msg tea.Msg) (tea.Cmd, bool) {
 		if msg.seq != u.blog.seq {
 			return nil, true
 		}
+		if u.view != viewBuilds && !msg.ended {
+			// Left: the stream ends, as k9s's log view does when left, rather than
+			// read on for a screen nobody sees; l follows it again.
+			u.blog.cancel()
+			u.blog.cancel = nil
+			u.blog.seq++
+			u.builds.SetLog(msg.build, u.blog.current.from, "(stopped when the view was left: l follows it again)", false)
+			return nil, true
+		}
 		u.builds.AppendLog(msg.build, msg.lines)
 		if !msg.ended {
 			return u.readLog(u.blog.current), true

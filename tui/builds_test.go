@@ -1,7 +1,9 @@
 package tui
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -170,4 +172,36 @@ func TestRebuildFlow(t *testing.T) {
 			t.Errorf("actions in a read-only session = %v, want none", calls)
 		}
 	})
+}
+
+// pipeBuilds is an action.Builds whose followed log is a pipe the test writes to, as a
+// running builder's log grows.
+type pipeBuilds struct {
+	tuitest.Builds
+	r *io.PipeReader
+}
+
+func (p *pipeBuilds) FollowLog(context.Context, string, string, string, int64) (io.ReadCloser, error) {
+	return p.r, nil
+}
+
+// TestBuildLogStopsWhenLeft: a followed log's stream ends once the builds view is left
+// (at its next lines, which are not added), and says so when the view is back.
+func TestBuildLogStopsWhenLeft(t *testing.T) {
+	r, w := io.Pipe()
+	t.Cleanup(func() { _ = w.Close() })
+	src := model.NewChanSource(fixture.Info, fixture.SmallWithBuilds(), 16)
+	pods := &pipeBuilds{Builds: tuitest.Builds{Pods: tuitest.Pods{Pods: fixture.BuilderPods()}}, r: r}
+	ui := New(src, Options{Clock: fixture.Clock(fixture.Now), Refresh: -1, NoticeTimeout: -1, Pods: pods})
+	drive(ui, append([]tea.Msg{tea.WindowSizeMsg{Width: 120, Height: 40}}, tuitest.Typed("il")...)...)
+	go func() { _, _ = io.WriteString(w, "STEP 1/12: FROM base\n") }()
+	settle(ui, func() bool { return strings.Contains(ui.View().Content, "STEP 1/12") })
+	drive(ui, tuitest.Special(tea.KeyEscape)...)
+	go func() { _, _ = io.WriteString(w, "STEP 2/12: written while away\n") }()
+	settle(ui, func() bool { return ui.blog.cancel == nil })
+	drive(ui, tuitest.Typed("i")...)
+	plain := tuitest.Plain(ui.View().Content)
+	if !strings.Contains(plain, "stopped when the view was left") || strings.Contains(plain, "STEP 2/12") {
+		t.Errorf("after leaving the view, the log:\n%s", plain)
+	}
 }
