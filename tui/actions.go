@@ -253,6 +253,9 @@ func (u *UI) actionKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	case key.Matches(msg, k.BootImages):
 		u.view = viewBootImages
 		return nil, true
+	case key.Matches(msg, k.Builds):
+		u.openBuilds()
+		return nil, true
 	case key.Matches(msg, k.YAML):
 		u.showYAML()
 		return nil, true

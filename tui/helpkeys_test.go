@@ -103,6 +103,10 @@ func TestEveryHelpKeyDoesWhatItSays(t *testing.T) {
 		"From a node/o": {setup: tuitest.Seq(typed("/degraded"), special(tea.KeyEnter)), ok: title("Pod default/web-0 (YAML)")},
 		"From a node/B": {setup: tuitest.Seq(typed("/degraded"), special(tea.KeyEnter)), ok: title("PodDisruptionBudgets of pod default/web-0")},
 
+		"Global/i": {ok: func(u *UI, _ string, _ tea.Cmd) bool { return u.view == viewBuilds }},
+		"Actions (each asks to confirm)/i r": {setup: []tea.Msg{eventsMsg{events: fixture.Builds()}}, keys: typed("ir"),
+			ok: title("Rebuild the OS image of pool worker")},
+
 		"Configs/d":   {setup: typed("c"), ok: title("Diff")},
 		"Configs/x":   {setup: typed("cj"), ok: moved},
 		"Configs/←/h": {setup: typed("c"), ok: func(u *UI, _ string, _ tea.Cmd) bool { return u.configs.Pool() == "worker" }}, // from infra, wrapping

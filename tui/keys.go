@@ -107,7 +107,13 @@ func (u *UI) explainUnbound(msg tea.KeyPressMsg, c common.Component) {
 		}
 	}
 	name := msg.String()
-	for _, b := range k.Dangerous() {
+	// The pane's own actions first: a key means one action per view (r rebuilds in
+	// the builds view, retries elsewhere).
+	own := c.ShortHelp()
+	for _, g := range c.FullHelp() {
+		own = append(own, g...)
+	}
+	for _, b := range append(own, k.Dangerous()...) {
 		if !b.Enabled() && slices.Contains(b.Keys(), name) {
 			why := "the Machine Config Operator runs this cluster"
 			if u.c.ReadOnly {
@@ -130,6 +136,9 @@ func (u *UI) viewKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case key.Matches(msg, k.BootImages):
 		u.view = viewBootImages
+		return nil
+	case key.Matches(msg, k.Builds):
+		u.openBuilds()
 		return nil
 	case key.Matches(msg, k.Configs):
 		if u.view == viewConfigs {

@@ -36,7 +36,7 @@ func promptStyles(st *styles.Styles) textinput.Styles {
 }
 
 // commands are the `:` commands: where to jump, and a few verbs.
-var commands = []string{"pools", "nodes", "detail", "configs", "bootimages", "pods", "events", "pdb", "ctx", "messages", "help", "all", "quit"}
+var commands = []string{"pools", "nodes", "detail", "configs", "bootimages", "builds", "pods", "events", "pdb", "ctx", "messages", "help", "all", "quit"}
 
 func (u *UI) openPrompt(kind promptKind) tea.Cmd {
 	u.promptKind = kind
@@ -124,6 +124,8 @@ var verbs = map[string]string{
 	"all":     "all",
 	"configs": "configs", "config": "configs", "mc": "configs", "machineconfig": "configs", "machineconfigs": "configs", "rendered": "configs",
 	"bootimages": "bootimages", "bootimage": "bootimages", "bi": "bootimages", "machinesets": "bootimages", "machineset": "bootimages", "ms": "bootimages",
+	"builds": "builds", "build": "builds", "mosb": "builds", "machineosbuild": "builds", "machineosbuilds": "builds",
+	"mosc": "builds", "machineosconfig": "builds", "machineosconfigs": "builds", "streams": "builds", "osimagestream": "builds", "osimagestreams": "builds",
 	"nodes": "nodes", "node": "nodes", "no": "nodes", "grid": "nodes", "mcn": "nodes", "machineconfignode": "nodes", "machineconfignodes": "nodes",
 	"detail": "detail", "help": "help", "messages": "messages", "notices": "messages",
 	"pods": "pods", "po": "pods", "pod": "pods",
@@ -201,6 +203,13 @@ func (u *UI) command(text string) tea.Cmd {
 		u.view = viewConfigs
 	case "bootimages", "bootimage", "bi", "machinesets":
 		u.view = viewBootImages
+	case "builds":
+		// :builds [NAME] selects that MachineOSBuild, or a MachineOSConfig's newest.
+		if arg != "" && !u.builds.Select(arg) {
+			u.promptErr = fmt.Sprintf("no MachineOSBuild or MachineOSConfig %q", arg)
+			return nil
+		}
+		u.openBuilds()
 	case "nodes", "node", "grid", "mcn", "detail":
 		u.view = viewMain
 		switch {

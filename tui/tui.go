@@ -23,6 +23,7 @@ import (
 
 	"github.com/mcotui/mcotui/tui/action"
 	"github.com/mcotui/mcotui/tui/panes/bootimages"
+	"github.com/mcotui/mcotui/tui/panes/builds"
 	"github.com/mcotui/mcotui/tui/panes/configs"
 
 	"charm.land/bubbles/v2/help"
@@ -125,6 +126,7 @@ const (
 	viewMain       view = iota // pools, and the grid or a node's detail
 	viewConfigs                // a pool's configs
 	viewBootImages             // boot images
+	viewBuilds                 // image builds and OS streams
 )
 
 // promptKind is what the footer's prompt is for.
@@ -157,6 +159,8 @@ type UI struct {
 	detail     *detail.Model
 	configs    *configs.Model
 	bootimages *bootimages.Model
+	builds     *builds.Model
+	blog       buildLog // the builder log the builds view follows
 	help       *helppane.Model
 	footer     help.Model
 	dialog     common.Dialog // open over everything but the prompt, or nil
@@ -269,6 +273,7 @@ func New(src model.Source, opts Options) *UI {
 	u.detail = detail.New(c)
 	u.configs = configs.New(c)
 	u.bootimages = bootimages.New(c)
+	u.builds = builds.New(c)
 	u.help = helppane.New(c)
 	u.footer = help.New()
 	u.footer.Styles = c.Styles.Help
@@ -385,6 +390,7 @@ func (u *UI) apply(events []model.Event) {
 	u.detail.Sync(ch)
 	u.configs.Sync(ch)
 	u.bootimages.Sync(ch)
+	u.builds.Sync(ch)
 	if ch.Pools && u.pools.Height() != u.poolsHeight {
 		u.layout()
 	}
@@ -440,6 +446,9 @@ func (u *UI) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if u.view == viewBootImages {
 			u.bootimages.Tick()
 		}
+		if u.view == viewBuilds {
+			u.builds.Tick()
+		}
 		return u, tea.Batch(u.tick(), u.refreshEvents(u.c.Clock.Now()))
 	case describeMsg:
 		u.openDescribe(msg)
@@ -491,6 +500,9 @@ func (u *UI) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return u, u.leaseThen(msg)
 	case tea.KeyPressMsg:
 		return u, u.key(msg)
+	case builds.FollowLogMsg, logStartedMsg, logLinesMsg, logFailedMsg:
+		cmd, _ := u.buildMsg(msg)
+		return u, cmd
 	case tea.MouseWheelMsg:
 		return u, u.mouse(tea.Mouse(msg), func(m tea.Mouse) tea.Msg { return tea.MouseWheelMsg(m) })
 	case tea.MouseClickMsg:
@@ -540,6 +552,7 @@ func (u *UI) layout() {
 	u.detail.SetSize(u.width, body-ph)
 	u.configs.SetSize(u.width, body)
 	u.bootimages.SetSize(u.width, body)
+	u.builds.SetSize(u.width, body)
 	u.help.SetSize(u.width, u.height)
 	if u.dialog != nil {
 		u.dialog.SetSize(u.width, u.height)
@@ -602,6 +615,8 @@ func (u *UI) focused() common.Component {
 		return u.configs
 	case u.view == viewBootImages:
 		return u.bootimages
+	case u.view == viewBuilds:
+		return u.builds
 	case u.focus == panePools:
 		return u.pools
 	case u.showDetail:

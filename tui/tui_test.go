@@ -140,6 +140,9 @@ var scenarios = []scenario{
 	{name: "narration", narration: storyLines, shows: "chronyd"},
 	{name: "narration-no-color", noColor: true, narration: storyLines, shows: "chronyd"},
 	{name: "narration-bootimages", input: tuitest.Typed("b"), narration: storyLines, shows: "chronyd"},
+
+	// Image builds (issue 31): worker's failed build selected, the OS streams below.
+	{name: "builds", openshift: true, input: tuitest.Seq([]tea.Msg{eventsMsg{events: fixture.Builds()}}, tuitest.Typed("i"))},
 }
 
 // storyLines are two steps of a story like the demo's; the second supersedes the first.

@@ -35,6 +35,8 @@ func (u *UI) where() string {
 		return "configs of pool " + u.configs.Pool()
 	case u.view == viewBootImages:
 		return "boot images"
+	case u.view == viewBuilds:
+		return "image builds"
 	case u.focus == panePools:
 		return "pools"
 	case u.showDetail:
@@ -57,6 +59,8 @@ func (u *UI) render() string {
 		b.WriteString(u.configs.View())
 	case viewBootImages:
 		b.WriteString(u.bootimages.View())
+	case viewBuilds:
+		b.WriteString(u.builds.View())
 	default:
 		if u.poolsShown > 0 {
 			b.WriteString(u.pools.View())
@@ -372,6 +376,7 @@ func (u *UI) helpGroups() []helppane.Group {
 		"node NAME", "open node NAME",
 		"configs [POOL]", "a pool's MachineConfigs and rendered configs",
 		"bootimages", "boot image modes and MachineSets",
+		"builds", "image builds and OS streams",
 		"all", "show the nodes of all pools",
 		"pods [NODE]", "a node's pods; also pdb, events, ctx",
 		"messages", "every notice so far, whole",
@@ -393,6 +398,7 @@ func (u *UI) helpGroups() []helppane.Group {
 		{k.Drive, "D", "drive the pool's rollout from here, or stop"},
 		{k.EvictPod, "v", "evict the pod holding a node's drain"},
 		{k.DeletePod, "ctrl+k", "delete that pod, past its budget"},
+		{k.Rebuild, "i r", "rebuild a pool's OS image (MCO)"},
 	} {
 		if a.b.Enabled() {
 			acts.Entries = append(acts.Entries, helppane.Entry{Key: a.key, Desc: a.desc})

@@ -54,6 +54,11 @@ type Actions interface {
 	// DeletePod deletes a pod, which no PodDisruptionBudget holds back: the way past
 	// a budget that will not allow the drain.
 	DeletePod(ctx context.Context, namespace, name string) error
+	// Rebuild asks MCO to build a MachineOSConfig's image again: the
+	// machineconfiguration.openshift.io/rebuild annotation (RebuildAnnotation), which
+	// MCO's build controller answers by replacing the current MachineOSBuild and
+	// clears once the new build is done. It writes nothing else.
+	Rebuild(ctx context.Context, mosc string) error
 }
 
 // Kind is a kind of action, for deciding what to offer.
@@ -69,6 +74,8 @@ const (
 	BootImageMode
 	Drive // drive a pool's rollout from this terminal while it stays open
 	Pod   // evict or delete a pod that holds a drain back
+	// Rebuild asks MCO to rebuild a MachineOSConfig's image.
+	Rebuild
 )
 
 func (k Kind) String() string {
@@ -89,6 +96,8 @@ func (k Kind) String() string {
 		return "driving a rollout"
 	case Pod:
 		return "evicting or deleting a pod"
+	case Rebuild:
+		return "rebuilding an OS image"
 	}
 	return "unknown"
 }
@@ -103,8 +112,9 @@ func Offered(k Kind, mco, readOnly bool) bool {
 		return false
 	}
 	switch k {
-	case Pause, MaxUnavailable, BootImageMode, Pod:
-		// A pod holding a drain back is not MCO's to manage either.
+	case Pause, MaxUnavailable, BootImageMode, Pod, Rebuild:
+		// A pod holding a drain back is not MCO's to manage either; a rebuild is
+		// what MCO's own API leaves to administrators (its rebuild annotation).
 		return true
 	case Rollout, Rollback, Retry, Drive:
 		return !mco

@@ -46,6 +46,7 @@ type KeyMap struct {
 
 	// Views and what only reads.
 	BootImages key.Binding // the boot images view
+	Builds     key.Binding // the image builds view
 	Configs    key.Binding // the configs view
 	Main       key.Binding // back to pools and nodes
 	Preview    key.Binding // a pool's rollout forecast
@@ -80,6 +81,7 @@ type KeyMap struct {
 	Drive          key.Binding // drive a pool's rollout from this terminal, or stop
 	EvictPod       key.Binding // evict the pod holding the node's drain back
 	DeletePod      key.Binding // delete it, past its budgets (k9s's ctrl-k, kill)
+	Rebuild        key.Binding // ask MCO to rebuild a pool's OS image (builds view)
 }
 
 // Default returns the default keymap: vi keys and arrows, k9s's `:`, `/`, `?` and esc.
@@ -120,6 +122,7 @@ func Default() *KeyMap {
 		Cancel: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
 
 		BootImages: key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "boot images")),
+		Builds:     key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "image builds")),
 		Configs:    key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "configs of the pool")),
 		Main:       key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "pools and nodes")),
 		Preview:    key.NewBinding(key.WithKeys("P"), key.WithHelp("P", "preview rollout")),
@@ -149,6 +152,7 @@ func Default() *KeyMap {
 		Drive:          key.NewBinding(key.WithKeys("D"), key.WithHelp("D", "drive rollout/stop")),
 		EvictPod:       key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "evict the pod holding the drain")),
 		DeletePod:      key.NewBinding(key.WithKeys("ctrl+k"), key.WithHelp("ctrl+k", "delete that pod, past its budget")),
+		Rebuild:        key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "rebuild the OS image")),
 	}
 }
 
@@ -165,6 +169,7 @@ func (k *KeyMap) actions() map[*key.Binding]action.Kind {
 		&k.Drive:          action.Drive,
 		&k.EvictPod:       action.Pod,
 		&k.DeletePod:      action.Pod,
+		&k.Rebuild:        action.Rebuild,
 	}
 }
 
@@ -180,12 +185,12 @@ func (k *KeyMap) Restrict(offered func(action.Kind) bool) {
 // Dangerous is every binding that changes the cluster, enabled or not, for tests and
 // help.
 func (k *KeyMap) Dangerous() []key.Binding {
-	return []key.Binding{k.Pause, k.MaxUnavailable, k.StartRollout, k.Rollback, k.Retry, k.BootImageMode, k.EditSelector, k.Drive, k.EvictPod, k.DeletePod}
+	return []key.Binding{k.Pause, k.MaxUnavailable, k.StartRollout, k.Rollback, k.Retry, k.BootImageMode, k.EditSelector, k.Drive, k.EvictPod, k.DeletePod, k.Rebuild}
 }
 
 // Global is the bindings that work in every pane, for help.
 func (k *KeyMap) Global() []key.Binding {
-	return []key.Binding{k.Help, k.Command, k.Filter, k.NextPane, k.PrevPane, k.Back, k.BootImages, k.Configs, k.Quit}
+	return []key.Binding{k.Help, k.Command, k.Filter, k.NextPane, k.PrevPane, k.Back, k.BootImages, k.Builds, k.Configs, k.Quit}
 }
 
 // Navigation is the bindings that move through a list or a document, for help.

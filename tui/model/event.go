@@ -41,6 +41,11 @@ const (
 	// pools they select: the configs pane lists them with their conditions.
 	KindKubeletConfig
 	KindContainerRuntimeConfig
+	// KindMachineOSConfig, KindMachineOSBuild and KindOSImageStream are image mode's
+	// objects and the cluster's OS streams: the builds view draws them.
+	KindMachineOSConfig
+	KindMachineOSBuild
+	KindOSImageStream
 )
 
 func (k Kind) String() string {
@@ -65,6 +70,12 @@ func (k Kind) String() string {
 		return "KubeletConfig"
 	case KindContainerRuntimeConfig:
 		return "ContainerRuntimeConfig"
+	case KindMachineOSConfig:
+		return "MachineOSConfig"
+	case KindMachineOSBuild:
+		return "MachineOSBuild"
+	case KindOSImageStream:
+		return "OSImageStream"
 	}
 	return "Unknown"
 }
@@ -90,6 +101,10 @@ type Event struct {
 
 	KubeletConfig          *mcfgv1.KubeletConfig
 	ContainerRuntimeConfig *mcfgv1.ContainerRuntimeConfig
+
+	MachineOSConfig *mcfgv1.MachineOSConfig
+	MachineOSBuild  *mcfgv1.MachineOSBuild
+	OSImageStream   *mcfgv1.OSImageStream
 }
 
 // KubeletConfigEvent is an added or updated KubeletConfig.
@@ -173,6 +188,18 @@ func (e Event) name() string {
 	case KindContainerRuntimeConfig:
 		if e.ContainerRuntimeConfig != nil {
 			return e.ContainerRuntimeConfig.Name
+		}
+	case KindMachineOSConfig:
+		if e.MachineOSConfig != nil {
+			return e.MachineOSConfig.Name
+		}
+	case KindMachineOSBuild:
+		if e.MachineOSBuild != nil {
+			return e.MachineOSBuild.Name
+		}
+	case KindOSImageStream:
+		if e.OSImageStream != nil {
+			return e.OSImageStream.Name
 		}
 	}
 	return ""

@@ -22,6 +22,10 @@ type Info struct {
 	// Platform is the infrastructure platform (Infrastructure/cluster), which decides
 	// the default boot image mode; empty when unknown.
 	Platform configv1.PlatformType
+	// Unreadable are the resources ("machineosbuilds") the cluster serves but the
+	// session's identity may not list and watch, so that the source does not watch them:
+	// the views that draw them say so rather than show none.
+	Unreadable []string
 }
 
 // Source feeds the TUI. A cluster informer source, the demo simulation and test fixtures

@@ -28,11 +28,13 @@ type Changes struct {
 	// BootImages: MachineConfiguration/cluster, a MachineSet or the target images
 	// changed.
 	BootImages bool
+	// Builds: a MachineOSConfig, a MachineOSBuild or OSImageStream/cluster changed.
+	Builds bool
 }
 
 // Empty reports whether nothing changed, so that no pane needs to hear of it.
 func (c Changes) Empty() bool {
-	return len(c.Nodes) == 0 && !c.Pools && !c.Health && !c.Configs && !c.BootImages
+	return len(c.Nodes) == 0 && !c.Pools && !c.Health && !c.Configs && !c.BootImages && !c.Builds
 }
 
 // PoolCounts are counts over the nodes the Store knows in one pool.
@@ -80,6 +82,7 @@ type Store struct {
 	members *rollout.Membership
 
 	cluster clusterObjects
+	images  imageObjects
 	diffs   map[diffKey]diffResult // Diff's results, until the configs change
 
 	// touched is Apply's scratch set of node names, kept to spare a map per burst.
@@ -100,6 +103,7 @@ func NewStore() *Store {
 		counts:  map[string]*PoolCounts{},
 		touched: map[string]struct{}{},
 		cluster: newClusterObjects(),
+		images:  newImageObjects(),
 	}
 }
 
@@ -126,6 +130,8 @@ func (s *Store) Apply(events []Event) Changes {
 			ch.Health = true
 		case KindMachineConfig, KindMachineConfiguration, KindMachineSet, KindBootImages, KindKubeletConfig, KindContainerRuntimeConfig:
 			s.applyCluster(e, name, &ch)
+		case KindMachineOSConfig, KindMachineOSBuild, KindOSImageStream:
+			s.images.apply(e, name, &ch)
 		case KindNode:
 			if name == "" {
 				continue

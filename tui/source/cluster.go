@@ -1,6 +1,7 @@
 // Package source feeds the TUI from a real cluster: one set of shared informers over the
 // objects the panes draw (MachineConfigPools, Nodes, MachineConfigNodes, MachineConfigs,
-// MachineConfiguration/cluster, MachineSets and the coreos-bootimages ConfigMap), shared
+// MachineConfiguration/cluster, MachineSets, the coreos-bootimages ConfigMap, and image
+// mode's MachineOSConfigs, MachineOSBuilds and OSImageStream), shared
 // by every program that subscribes to it, and the kube implementation of
 // action.Actions.
 //
@@ -200,7 +201,8 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Cluster, error) 
 			return nil, fmt.Errorf("the cluster does not serve %s.%s: it runs neither the Machine Config Operator nor mcotui (`mcotui install` sets mcotui up)", r, mcfgv1.GroupVersion)
 		}
 	}
-	c.info = model.Info{Context: opts.Context, Cluster: model.ClusterManaged, MCO: mco, Platform: platform}
+	c.info = model.Info{Context: opts.Context, Cluster: model.ClusterManaged, MCO: mco, Platform: platform,
+		Unreadable: c.unreadable(ctx, served)}
 	if mco {
 		c.info.Cluster = model.ClusterMCO
 	}
@@ -366,6 +368,26 @@ func (c *Cluster) informers(served map[schema.GroupVersionResource]bool) error {
 		add("ContainerRuntimeConfigs", mf.Machineconfiguration().V1().ContainerRuntimeConfigs().Informer(), func(o any) (model.Event, bool) {
 			c, ok := o.(*mcfgv1.ContainerRuntimeConfig)
 			return model.ContainerRuntimeConfigEvent(c), ok
+		})
+	}
+	// Image mode and OS streams, where the cluster's CRDs have them (OpenShift 4.19+
+	// for builds, 2026's Default CRDs for streams): tens of objects.
+	if served[mcfgv1.GroupVersion.WithResource("machineosconfigs")] {
+		add("MachineOSConfigs", mf.Machineconfiguration().V1().MachineOSConfigs().Informer(), func(o any) (model.Event, bool) {
+			m, ok := o.(*mcfgv1.MachineOSConfig)
+			return model.MachineOSConfigEvent(m), ok
+		})
+	}
+	if served[mcfgv1.GroupVersion.WithResource("machineosbuilds")] {
+		add("MachineOSBuilds", mf.Machineconfiguration().V1().MachineOSBuilds().Informer(), func(o any) (model.Event, bool) {
+			m, ok := o.(*mcfgv1.MachineOSBuild)
+			return model.MachineOSBuildEvent(m), ok
+		})
+	}
+	if served[mcfgv1.GroupVersion.WithResource("osimagestreams")] {
+		add("OSImageStreams", mf.Machineconfiguration().V1().OSImageStreams().Informer(), func(o any) (model.Event, bool) {
+			m, ok := o.(*mcfgv1.OSImageStream)
+			return model.OSImageStreamEvent(m), ok
 		})
 	}
 	if served[operatorv1.GroupVersion.WithResource("machineconfigurations")] {

@@ -85,12 +85,16 @@ func (e *Env) startKwok(ctx context.Context) (*kwokProcess, error) {
 
 	// The process is not tied to ctx: it serves every test of the binary and is stopped
 	// by Stop.
-	cmd := exec.Command(e.Binaries.Kwok,
-		"--kubeconfig="+e.KubeconfigPath,
-		"--config="+config,
+	server, err := e.kwokServerArgs(home)
+	if err != nil {
+		return nil, fmt.Errorf("start kwok: %w", err)
+	}
+	cmd := exec.Command(e.Binaries.Kwok, append([]string{
+		"--kubeconfig=" + e.KubeconfigPath,
+		"--config=" + config,
 		"--manage-all-nodes=false",
-		"--manage-nodes-with-annotation-selector="+KwokNodeAnnotation+"=fake",
-	)
+		"--manage-nodes-with-annotation-selector=" + KwokNodeAnnotation + "=fake",
+	}, server...)...)
 	// kwok also loads ~/.kwok/kwok.yaml when it exists: a home of its own keeps a
 	// developer's kwok configuration out of the tests.
 	cmd.Env = append(os.Environ(), "HOME="+home)
