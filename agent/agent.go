@@ -391,8 +391,12 @@ func (a *Agent) sync(ctx context.Context) (again bool, err error) {
 		a.retireBorn()
 	}
 	if desired == "" || desired == current {
+		// The node's own state first: a new process says Updated before a staging it
+		// starts can say the image is staged (whoever waits for staged-image then
+		// finds the node Updated, not "not yet entered the Updated phase").
+		err := a.idle(ctx, node, current)
 		a.syncStage(ctx, node, current)
-		return false, a.idle(ctx, node, current)
+		return false, err
 	}
 	if haveLast && last.Result == store.ResultUnreconcilable && last.To == desired && last.From == current {
 		return false, nil // already reported; wait for a new desired config
