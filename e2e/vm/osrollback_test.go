@@ -34,9 +34,10 @@ func TestVMOSExtendedUnitRollback(t *testing.T) {
 	mc.Spec.OSImageURL = osImageV2
 	createRendered(t, mc)
 	awaitAgentActive(t, m)
+	asked := time.Now()
 	n.patch(map[string]string{nodeanno.DesiredConfigKey: cfgOSv2NeedsV1})
 	msg := n.degradedWith(cfgBase, needsV1Unit+" is failed")
-	t.Logf("vm %s: desiredConfig to Degraded after the rollback %s, whole test %s; NodeDegraded: %s", n.name, time.Since(began).Round(time.Second), time.Since(began).Round(time.Second), msg)
+	t.Logf("vm %s: desiredConfig to Degraded after the rollback %s, whole test %s; NodeDegraded: %s", n.name, time.Since(asked).Round(time.Second), time.Since(began).Round(time.Second), msg)
 	for _, want := range []string{osImageV2, "rolled back to its previous OS deployment", "everything the update wrote was rolled back", "running on v2"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("NodeDegraded %q lacks %q", msg, want)
