@@ -63,12 +63,13 @@ testbin:
 	./hack/vmimage.sh $(TESTBIN) grub
 	./hack/vmimage.sh $(TESTBIN) ostree
 
-# The VM tests (e2e/vm) named TestVMExtended* run only in make test-vm, to keep a cold
-# CI within its time; each boots a QEMU guest under TCG (a minute or more here).
+# The VM tests (e2e/vm) named TestVMExtended* or TestVMOSExtended* run only in make
+# test-vm, to keep a cold CI within its time; each boots a QEMU guest under TCG (a
+# minute or more here).
 # The agent's in-process failpoint tests need the failpoints build tag; the crash tests
 # in ./... (and the VM tests) build their tagged binary themselves.
 test: testbin lint
-	$(GO) test -race -count=1 -timeout 70m -skip '^TestVMExtended' ./...
+	$(GO) test -race -count=1 -timeout 70m -skip '^TestVM(OS)?Extended' ./...
 	$(GO) test -race -count=1 -tags failpoints -run 'TestResumeAtEveryFailpoint|TestFailpoint|TestWriteFailpoints' ./agent/
 
 # The real-host tests alone: the agent on a Debian guest in QEMU with real systemd,

@@ -67,6 +67,10 @@ type Config struct {
 	// DrainTimeout is how long a drain may be blocked before NodeDegraded says so; the
 	// drain goes on after it.
 	DrainTimeout time.Duration
+	// BootCheckTimeout is how long, after the boot into a new OS deployment, the agent
+	// waits for the units the config requires to start before it judges them by what
+	// they are then (default DefaultBootCheckTimeout).
+	BootCheckTimeout time.Duration
 	// MinBackoff and MaxBackoff bound the wait before an update that failed is tried
 	// again (doubling from min to max, as MCO's 5s..60s).
 	MinBackoff, MaxBackoff time.Duration
@@ -130,6 +134,9 @@ func New(cfg Config) (*Agent, error) {
 	}
 	if cfg.DrainTimeout <= 0 {
 		cfg.DrainTimeout = DefaultDrainTimeout
+	}
+	if cfg.BootCheckTimeout <= 0 {
+		cfg.BootCheckTimeout = DefaultBootCheckTimeout
 	}
 	if cfg.MinBackoff <= 0 {
 		cfg.MinBackoff = DefaultMinBackoff
@@ -384,11 +391,20 @@ func (a *Agent) sync(ctx context.Context) (again bool, err error) {
 		a.retireBorn()
 	}
 	if desired == "" || desired == current {
+		// The node's own state first: a new process says Updated before a staging it
+		// starts can say the image is staged (whoever waits for staged-image then
+		// finds the node Updated, not "not yet entered the Updated phase").
+		err := a.idle(ctx, node, current)
 		a.syncStage(ctx, node, current)
-		return false, a.idle(ctx, node, current)
+		return false, err
 	}
 	if haveLast && last.Result == store.ResultUnreconcilable && last.To == desired && last.From == current {
 		return false, nil // already reported; wait for a new desired config
+	}
+	if haveLast && last.Result == store.ResultFailed && last.To == desired && last.From == current && bootFailed(last) {
+		// The new OS booted unhealthy and was rolled back: trying again would boot it
+		// again. Reported; wait for a new desired config.
+		return false, nil
 	}
 	a.stopDrift()
 	a.stopStage()

@@ -25,6 +25,8 @@ type Systemd interface {
 	Mask(ctx context.Context, units ...string) error
 	Unmask(ctx context.Context, units ...string) error
 	UnitFileState(ctx context.Context, unit string) (string, error)
+	// UnitStates is where systemd has each of units now (running, failed, starting).
+	UnitStates(ctx context.Context, units ...string) ([]host.UnitState, error)
 }
 
 // UnitLogger reads the last lines of a unit's journal; *host.UnitLog implements it.
@@ -52,6 +54,9 @@ type OSUpdater interface {
 	StageImage(ctx context.Context, imageURL string) (fetched string, err error)
 	DeployStaged(ctx context.Context, imageURL string) error
 	DiscardPending(ctx context.Context) error
+	// RollbackOS makes the deployment booted before the current one the next boot's
+	// (rpm-ostree rollback); idempotent.
+	RollbackOS(ctx context.Context) error
 	// Deployments are the booted deployment and the staged one (nil when none).
 	Deployments(ctx context.Context) (booted, staged *host.Deployment, err error)
 	// Layer runs one rpm-ostree package transaction (ospkg's arguments).

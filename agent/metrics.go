@@ -21,7 +21,7 @@ type Metrics struct {
 // start and dashboards need no absent() tricks.
 var metricPhases = []string{
 	phaseIdle, phasePrepare, phaseCordon, phaseDrain, phaseSnapshot, phaseFiles, phaseUnits,
-	phaseOS, phasePostActions, phaseReboot, phaseRebooted, phaseValidate, phaseUncordon, phaseComplete, phaseRollback,
+	phaseOS, phasePostActions, phaseReboot, phaseRebooted, phaseValidate, phaseBootCheck, phaseUncordon, phaseComplete, phaseRollback,
 }
 
 // NewMetrics creates the metrics and registers them on reg.

@@ -38,7 +38,10 @@ func directRunner(ctx context.Context, root, name string, args ...string) ([]byt
 // into the repository without a deployment and prints ostree-ext's "layers needed"
 // summary; --cache-only (-C) deploys only what was downloaded and fails otherwise.
 // "fake-boot" is the test's own verb: the reboot, which makes the staged deployment
-// the booted one; "fake-boot-old" a reboot that lost it (the previous one boots).
+// the booted one (the booted one becomes the previous one, listed after it), or, after
+// rollback (which swaps the default between the booted and the previous deployment, as
+// the real one reorders them), the previous one; "fake-boot-old" a reboot that lost the
+// staged deployment (the booted one boots again).
 const rpmOSTreeStandIn = `#!/bin/sh
 d="$FAKE_ROOT/.ostree"
 mkdir -p "$d"
@@ -68,15 +71,24 @@ status)
 	echo 'warning: stderr noise before the document' >&2
 	printf '{"deployments":['
 	if [ -f "$d/staged" ]; then deployment staged false true; printf ','; fi
+	if [ -f "$d/rolledback" ]; then deployment previous false false; printf ','; fi
 	deployment booted true false
+	if [ -f "$d/previous-image" ] && [ ! -f "$d/rolledback" ]; then printf ','; deployment previous false false; fi
 	printf '],"transaction":null}\n'
+	;;
+rollback)
+	[ -f "$d/previous-image" ] || { echo 'error: No rollback deployment found' >&2; exit 1; }
+	if [ -f "$d/rolledback" ]; then rm "$d/rolledback"; else : > "$d/rolledback"; fi
 	;;
 fake-boot-old)
 	rm -f "$d/staged" "$d/staged-image" "$d/staged-pkgs" "$d/staged-removals"
 	;;
 fake-boot)
-	if [ -f "$d/staged" ]; then
-		for f in image pkgs removals; do mv "$d/staged-$f" "$d/booted-$f"; done
+	if [ -f "$d/rolledback" ]; then
+		for f in image pkgs removals; do mv "$d/booted-$f" "$d/x"; mv "$d/previous-$f" "$d/booted-$f"; mv "$d/x" "$d/previous-$f"; done
+		rm "$d/rolledback"
+	elif [ -f "$d/staged" ]; then
+		for f in image pkgs removals; do mv "$d/booted-$f" "$d/previous-$f"; mv "$d/staged-$f" "$d/booted-$f"; done
 		rm "$d/staged"
 	fi
 	;;

@@ -55,6 +55,12 @@ type Plan struct {
 	// one (the staged deployment was lost, or the bootloader fell back).
 	OSDigest string `json:"osDigest,omitempty"`
 
+	// BootFailure is why the boot into the new OS deployment was not healthy (units
+	// the config requires failed), journaled before the agent rolled the OS back to the
+	// previous deployment; RollbackBootID is the boot id that rollback's reboot left.
+	BootFailure    string `json:"bootFailure,omitempty"`
+	RollbackBootID string `json:"rollbackBootID,omitempty"`
+
 	// parsed caches configs(); the plan is used by one goroutine at a time.
 	parsed struct {
 		done     bool

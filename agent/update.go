@@ -34,6 +34,7 @@ const (
 	phaseReboot      = "Reboot"
 	phaseRebooted    = "Rebooted"
 	phaseValidate    = "Validate"
+	phaseBootCheck   = "BootCheck"
 	phaseUncordon    = "Uncordon"
 	phaseComplete    = "Complete"
 	// phaseRollback is entered, instead of the next step, when a step that writes to
@@ -83,6 +84,7 @@ var steps = []step{
 	{phaseReboot, msg("Upgrade requires a reboot."), reboots, (*Agent).stepReboot},
 	{phaseRebooted, msg("Node has rebooted"), reboots, (*Agent).stepRebooted},
 	{phaseValidate, msg("Validating the files and units on disk against the target config"), always, (*Agent).stepValidate},
+	{phaseBootCheck, msg("Checking that the units the config requires run on the new OS deployment"), bootsNewOS, (*Agent).stepBootCheck},
 	{phaseUncordon, msg("Uncordoning the node"), always, (*Agent).stepUncordon},
 	{phaseComplete, msg("Marking the node done"), always, (*Agent).stepComplete},
 }
@@ -295,7 +297,9 @@ func (a *Agent) supersede(ctx context.Context, r *run) error {
 }
 
 // failed handles a step's error. A step that may have written to the host is rolled
-// back and the update ends Failed, to be tried again as a new update after a backoff;
+// back and the update ends Failed, to be tried again as a new update after a backoff
+// (after a BootFailedError too, the boot check's verdict on the new OS, once the node
+// is back on its previous deployment, but that one is not tried again: bootcheck.go);
 // so does a refusal (a *RefusedError in Prepare, before the cordon, or anything in
 // Snapshot, before the first write), with nothing to roll back. Any
 // other step (an API call, the drain, the reboot request, validation after the reboot)
@@ -304,7 +308,7 @@ func (a *Agent) failed(ctx context.Context, r *run, ph string, cause error) erro
 	a.log.Error("update step failed", "id", r.u.ID, "phase", ph, "err", cause)
 	report := fmt.Errorf("%s: %w", ph, cause)
 	switch {
-	case writesHost(ph):
+	case writesHost(ph) || errors.As(cause, new(*BootFailedError)):
 		if err := a.enter(r, phaseRollback, report.Error()); err != nil {
 			return errors.Join(report, err)
 		}

@@ -26,7 +26,8 @@
 // update-grub (TestVMKernelArgs*), and FindOSTreeImage (hack/vmimage.sh DIR ostree), an
 // ostree-booted host (a dracut initramfs running ostree-prepare-root, /boot on its own
 // partition, refs debian/v1 and debian/v2) whose /usr/bin/rpm-ostree runs the stand-in
-// ostree/rpm-ostree from the test disk over the real ostree (TestVMExtendedOSUpdate).
+// ostree/rpm-ostree from the test disk over the real ostree (TestVMOS*: an OS update,
+// and power cuts at each point of one).
 // Their root filesystem is a partition (Image.PartOffset), which the offline reads
 // follow; GRUB loads the initrd through the BIOS, slow under TCG, so their tests allow
 // a longer silence.
@@ -112,5 +113,6 @@
 // journal (journalctl -u mcotui-agent, over Exec while the guest runs, else read out of
 // the disk image).
 //
-// `make test-vm` runs every test here; `make test` runs those not named TestVMExtended*.
+// `make test-vm` runs every test here; `make test` runs those not named TestVMExtended*
+// or TestVMOSExtended*.
 package vm

@@ -82,11 +82,11 @@ func updateOS(t *testing.T, n *node, cfg string) time.Duration {
 	return time.Since(began)
 }
 
-// TestVMExtendedOSUpdate (make test-vm): the agent stages the image v2 as a real ostree
+// TestVMOSExtendedUpdate (make test-vm): the agent stages the image v2 as a real ostree
 // deployment, drains, reboots into it, and verifies it (the booted deployment's
 // container-image-reference is the config's osImageURL); then a second update goes back
 // to v1.
-func TestVMExtendedOSUpdate(t *testing.T) {
+func TestVMOSExtendedUpdate(t *testing.T) {
 	began := time.Now()
 	n := ostreeNode(t, "vm-os")
 	m := n.m

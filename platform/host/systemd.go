@@ -361,3 +361,54 @@ func SystemBusAddressUnder(root string) string {
 	}
 	return "unix:path=" + strings.TrimSuffix(root, "/") + "/run/dbus/system_bus_socket"
 }
+
+// UnitState is where systemd has a unit now (systemctl list-units).
+type UnitState struct {
+	Name string
+	// Load is the unit's LoadState: "loaded", "not-found", "masked", ...
+	Load string
+	// Active is its ActiveState: "active", "inactive", "failed", "activating",
+	// "deactivating", "reloading"; Sub the type's own state ("exited", "dead", ...).
+	Active, Sub string
+	// Job is whether a job for the unit is queued: at boot, a unit not started yet has
+	// its start job waiting, so "inactive" with a job is "not there yet".
+	Job bool
+}
+
+// Settled reports whether the unit is in a state it stays in on its own: no job queued
+// and not between two states.
+func (u UnitState) Settled() bool {
+	switch u.Active {
+	case "activating", "deactivating", "reloading":
+		return false
+	}
+	return !u.Job
+}
+
+// UnitStates reads the states of units (Manager.ListUnitsByNames): one per name, in
+// order; a unit systemd does not know is "not-found" and "inactive".
+func (s *Systemd) UnitStates(ctx context.Context, units ...string) ([]UnitState, error) {
+	for _, u := range units {
+		if err := checkUnitName(u); err != nil {
+			return nil, fmt.Errorf("state of unit %q: %w", u, err)
+		}
+	}
+	if err := s.alive(); err != nil {
+		return nil, fmt.Errorf("state of units %s: %w", strings.Join(units, ", "), err)
+	}
+	var out []struct {
+		Name, Description, Load, Active, Sub, Followed string
+		Path                                           dbus.ObjectPath
+		JobID                                          uint32
+		JobType                                        string
+		JobPath                                        dbus.ObjectPath
+	}
+	if err := s.manager.CallWithContext(ctx, systemdIface+".ListUnitsByNames", 0, units).Store(&out); err != nil {
+		return nil, fmt.Errorf("state of units %s: %w", strings.Join(units, ", "), busErr(err))
+	}
+	states := make([]UnitState, len(out))
+	for i, u := range out {
+		states[i] = UnitState{Name: u.Name, Load: u.Load, Active: u.Active, Sub: u.Sub, Job: u.JobID != 0}
+	}
+	return states, nil
+}

@@ -62,7 +62,9 @@ type Host struct {
 	// booted is the deployment the host runs; staged, when not nil, the one it boots
 	// next (what Rebase and Layer built on top of booted).
 	booted host.Deployment
-	staged *host.Deployment
+	// previous is the deployment booted before booted, which RollbackOS goes back to.
+	previous *host.Deployment
+	staged   *host.Deployment
 	// downloaded are the OS images StageImage fetched, which DeployStaged deploys
 	// without going to the registry.
 	downloaded map[string]bool
@@ -310,7 +312,8 @@ func (h *Host) writeBootID() error {
 	h.mu.Lock()
 	h.boots++
 	if h.staged != nil {
-		h.booted, h.staged = *h.staged, nil
+		prev := h.booted
+		h.booted, h.staged, h.previous = *h.staged, nil, &prev
 		h.booted.Booted, h.booted.Staged = true, false
 	}
 	id := fmt.Sprintf("%08x-sim-boot-%d", h.rnd.Uint32(), h.boots)
@@ -377,6 +380,33 @@ func (h *Host) DeployStaged(_ context.Context, imageURL string) error {
 	}
 	h.stage().Image = imageURL
 	return nil
+}
+
+// RollbackOS records the call and makes the deployment booted before this one the next
+// boot's, as rpm-ostree rollback does; with none, it fails as there.
+func (h *Host) RollbackOS(context.Context) error {
+	h.record("rollback")
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.previous == nil {
+		return errors.New("hostsim: rollback: no previous deployment")
+	}
+	d := *h.previous
+	h.staged = &d
+	return nil
+}
+
+// UnitStates says every unit with a unit file is active and the others not found: the
+// simulated host runs its units and none fails.
+func (h *Host) UnitStates(_ context.Context, units ...string) ([]host.UnitState, error) {
+	out := make([]host.UnitState, len(units))
+	for i, u := range units {
+		out[i] = host.UnitState{Name: u, Load: "loaded", Active: "active", Sub: "running"}
+		if !h.unitFile(u) {
+			out[i].Load, out[i].Active, out[i].Sub = "not-found", "inactive", "dead"
+		}
+	}
+	return out, nil
 }
 
 // DiscardPending records the call and drops what was staged.

@@ -50,7 +50,11 @@ func (c Call) String() string {
 //     "invalid", as systemd's does (real systemd also says so of a unit never started,
 //     which the double takes for running);
 //   - EnableUnitFiles, DisableUnitFiles, MaskUnitFiles, UnmaskUnitFiles and
-//     GetUnitFileState, on the files under its root directory, as systemctl does them.
+//     GetUnitFileState, on the files under its root directory, as systemctl does them;
+//   - ListUnitsByNames, from the above: "active" for a unit that runs, "failed" for one
+//     whose last start or restart job failed or that a test said failed
+//     (SetUnitFailed: a unit that failed at boot), "inactive" for one stopped, with no
+//     job queued. It is a read and is not recorded among the calls.
 //
 // Every call is recorded, in order. Units are names, never paths: a path is refused.
 type Systemd struct {
@@ -65,6 +69,8 @@ type Systemd struct {
 	failures map[callKey]*dbus.Error
 	// stopped are the units that do not run: stopped, or whose last start failed.
 	stopped map[string]bool
+	// failed are the units a test said failed (SetUnitFailed), until started again.
+	failed map[string]bool
 }
 
 // callKey selects calls of one method for one unit; an empty unit selects every unit.
@@ -81,6 +87,7 @@ func NewSystemd(t testing.TB, bus *Bus, root string) *Systemd {
 		holds:    map[callKey]chan struct{}{},
 		failures: map[callKey]*dbus.Error{},
 		stopped:  map[string]bool{},
+		failed:   map[string]bool{},
 	}
 	s.conn = bus.serve(t, systemdName)
 	m := manager{s}
@@ -312,6 +319,7 @@ func (m manager) job(method, name, mode string) (dbus.ObjectPath, *dbus.Error) {
 		result = "invalid"
 	case method == "StartUnit" || method == "RestartUnit":
 		s.stopped[name] = result != "done"
+		s.failed[name] = result != "done"
 	case method == "StopUnit" && result == "done":
 		s.stopped[name] = true
 	}
@@ -328,6 +336,52 @@ func (m manager) job(method, name, mode string) (dbus.ObjectPath, *dbus.Error) {
 		_ = s.conn.Emit(systemdPath, managerIface+".JobRemoved", id, job, name, result)
 	}()
 	return job, nil
+}
+
+// SetUnitFailed makes unit failed, as a unit whose start at boot failed is, until a
+// start or restart job of it succeeds.
+func (s *Systemd) SetUnitFailed(unit string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failed[unit] = true
+	s.stopped[unit] = true
+}
+
+// listedUnit is one element of ListUnitsByNames' answer, a(ssssssouso).
+type listedUnit struct {
+	Name, Description, Load, Active, Sub, Followed string
+	Path                                           dbus.ObjectPath
+	JobID                                          uint32
+	JobType                                        string
+	JobPath                                        dbus.ObjectPath
+}
+
+func (m manager) ListUnitsByNames(names []string) ([]listedUnit, *dbus.Error) {
+	s := m.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]listedUnit, 0, len(names))
+	for _, name := range names {
+		if derr := checkName(name); derr != nil {
+			return nil, derr
+		}
+		u := listedUnit{Name: name, Load: "loaded", Active: "active", Sub: "running", Path: "/org/freedesktop/systemd1/unit/x", JobPath: "/"}
+		un, err := s.files.lookup(name)
+		switch {
+		case err != nil:
+			return nil, &dbus.Error{Name: "org.freedesktop.DBus.Error.Failed", Body: []any{err.Error()}}
+		case un.notFound:
+			u.Load, u.Active, u.Sub = "not-found", "inactive", "dead"
+		case un.masked:
+			u.Load, u.Active, u.Sub = "masked", "inactive", "dead"
+		case s.failed[name]:
+			u.Active, u.Sub = "failed", "failed"
+		case s.stopped[name]:
+			u.Active, u.Sub = "inactive", "dead"
+		}
+		out = append(out, u)
+	}
+	return out, nil
 }
 
 func (m manager) EnableUnitFiles(files []string, runtime, force bool) (bool, []unitFileChange, *dbus.Error) {
