@@ -46,6 +46,10 @@ type docMsg struct {
 // readDoc reads a document with the session's Pods, off the program's loop.
 func (u *UI) readDoc(title, pod string, read func(ctx context.Context, p action.Pods) (string, error)) tea.Cmd {
 	if u.opts.Pods == nil {
+		if u.opts.NoPods != "" {
+			u.openDialog(dialog.NewText(u.c, title+": not available", u.opts.NoPods, true))
+			return nil
+		}
 		u.setNotice(title+": this session reads no pods", true)
 		return nil
 	}
