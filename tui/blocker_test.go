@@ -75,6 +75,9 @@ func TestChooseBlocker(t *testing.T) {
 		// [ goes back, and wraps.
 		drive(ui, tuitest.Typed("[")...)
 		marked(first)
+		if strings.Contains(ui.notice, "does nothing") {
+			t.Errorf("%dx%d: [ moved the mark and the footer says %q", size.Width, size.Height, ui.notice)
+		}
 		drive(ui, tuitest.Typed("[")...)
 		marked(second)
 		// From the grid: the first.

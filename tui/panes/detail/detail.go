@@ -492,7 +492,7 @@ func (m *Model) ShortHelp() []key.Binding {
 // FullHelp implements help.KeyMap.
 func (m *Model) FullHelp() [][]key.Binding {
 	k := m.c.Keys
-	return [][]key.Binding{k.Navigation(), {k.Back, k.YAML, k.Describe, k.Logs, k.Pod, k.Budgets, k.NextBlocker}}
+	return [][]key.Binding{k.Navigation(), {k.Back, k.YAML, k.Describe, k.Logs, k.Pod, k.Budgets, k.NextBlocker, k.PrevBlocker}}
 }
 
 var _ common.Component = (*Model)(nil)
