@@ -307,9 +307,7 @@ func (u *UI) actionKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		case len(n.Blockers) == 0:
 			u.setNotice(fmt.Sprintf("node %s: no pod holds its drain back", n.Name), true)
 		default:
-			// The first blocker: the detail lists them all, and a drain evicts them
-			// in turn.
-			b := n.Blockers[0]
+			b := u.blockerFor(n)
 			if key.Matches(msg, k.EvictPod) {
 				u.request(action.EvictPodRequest(n.Name, b.Pod, b.Budgets))
 			} else {

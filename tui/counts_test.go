@@ -34,6 +34,8 @@ func TestStatusAgreesWithPools(t *testing.T) {
 		{"small", small, true},
 		{"small, the waiting drain gives up", append(append([]model.Event{}, small...), degradeWaiting(small)...), true},
 		{"small, the pool's status not yet counting the waiting drain's failure", append(append([]model.Event{}, small...), nodesOnly(degradeWaiting(small))...), false},
+		// Seen in the demo: UPDATED# 2 beside 5 workers done at the new config, unmarked.
+		{"small, the pool's status not yet counting nodes done", append(append([]model.Event{}, small...), poolUpdatedLags(small, "worker", 2)...), false},
 	}
 	large := fixture.Large(300)
 	for v := range 4 {
@@ -50,28 +52,45 @@ func TestStatusAgreesWithPools(t *testing.T) {
 			drive(ui, tea.WindowSizeMsg{Width: 200, Height: 60})
 			status := tuitest.Plain(ui.statusView())
 			updating, degraded := statusCounts(t, status)
-			now, degN, starred := poolColumns(t, tuitest.Plain(ui.pools.View()), len(ui.c.Store.Pools()))
+			cols, starred := poolColumns(t, tuitest.Plain(ui.pools.View()), len(ui.c.Store.Pools()))
+			now, degN, updN := cols["NOW"], cols["DEGRADED#"], cols["UPDATED#"]
 			if updating != now {
 				t.Errorf("status line says %d updating; the pools' NOW sum to %d", updating, now)
 			}
-			drawn := 0
+			drawn, done := 0, 0
 			ui.c.Store.Each(func(n *model.Node) {
 				if n.Degraded {
 					drawn++
+				}
+				if n.Done() {
+					done++
 				}
 			})
 			if drawn != degraded {
 				t.Errorf("%d nodes drawn degraded, the status line counts %d", drawn, degraded)
 			}
 			behind := strings.Contains(status, "status behind")
-			if degN != degraded && (!starred || !behind) {
+			if degN != degraded && (!starred["DEGRADED#"] || !behind) {
 				t.Errorf("the pools' DEGRADED# sum to %d beside %d degraded nodes, and nothing says their status is behind (starred %v, status line %q)", degN, degraded, starred, status)
 			}
-			if st.consistent && (behind || starred || degN != degraded) {
-				t.Errorf("pools up to date with their nodes, yet: DEGRADED# %d, starred %v, status line %q", degN, starred, status)
+			if updN != done && (!starred["UPDATED#"] || !behind) {
+				t.Errorf("the pools' UPDATED# sum to %d beside %d nodes done at their pool's target, and nothing says their status is behind (starred %v, status line %q)", updN, done, starred, status)
+			}
+			if st.consistent && (behind || len(starred) > 0 || degN != degraded || updN != done) {
+				t.Errorf("pools up to date with their nodes, yet: DEGRADED# %d (%d drawn), UPDATED# %d (%d done), starred %v, status line %q", degN, degraded, updN, done, starred, status)
 			}
 			if !st.consistent && strings.HasPrefix(st.name, "small") && !behind {
-				t.Errorf("worker's status counts 0 degraded beside a degraded node; the status line does not say so: %q", status)
+				t.Errorf("worker's status lags its nodes; the status line does not say so: %q", status)
+			}
+			if !st.consistent && strings.HasPrefix(st.name, "small") {
+				// At 80 columns UPDATED#, MACHINES and DEGRADED# are gone: the lagging
+				// pool's row must still be marked where its counts are shown.
+				drive(ui, tea.WindowSizeMsg{Width: 80, Height: 24})
+				for _, l := range strings.Split(tuitest.Plain(ui.pools.View()), "\n") {
+					if f := strings.Fields(l); len(f) > 0 && f[0] == "worker" && !strings.Contains(l, "*") {
+						t.Errorf("at 80x24 the worker pool's row has no mark of its status lagging: %q", l)
+					}
+				}
 			}
 			if w := ui.c.Store.Node(fixture.WaitingNode); st.name == "small" && (w.Degraded || !w.Updating) {
 				t.Errorf("the waiting drain: degraded %v updating %v", w.Degraded, w.Updating)
@@ -104,6 +123,20 @@ func degradeWaiting(small []model.Event) []model.Event {
 	return out
 }
 
+// poolUpdatedLags is pool's status counting by fewer nodes updated than it has: the
+// pool controller has not yet synced the nodes that finished.
+func poolUpdatedLags(ev []model.Event, pool string, by int32) []model.Event {
+	var out []model.Event
+	for _, e := range ev {
+		if e.Kind == model.KindPool && e.Pool.Name == pool {
+			p := e.Pool.DeepCopy()
+			p.Status.UpdatedMachineCount = max(0, p.Status.UpdatedMachineCount-by)
+			out = append(out, model.PoolEvent(p))
+		}
+	}
+	return out
+}
+
 // nodesOnly drops the pool events of ev: the nodes' change before the pool
 // controller has counted it.
 func nodesOnly(ev []model.Event) []model.Event {
@@ -129,10 +162,11 @@ func statusCounts(t *testing.T, line string) (updating, degraded int) {
 	return u, d
 }
 
-// poolColumns sums the NOW and DEGRADED# columns of the pools pane as drawn: its first
-// pools rows, under the title and header (the notes of the selected pool follow them),
-// and says whether a DEGRADED# cell is starred (the pool's status is behind its nodes).
-func poolColumns(t *testing.T, view string, pools int) (now, degraded int, starred bool) {
+// poolColumns sums the NOW, UPDATED# and DEGRADED# columns of the pools pane as drawn:
+// its first pools rows, under the title and header (the notes of the selected pool
+// follow them), and says which columns have a starred cell (the pool's status is behind
+// its nodes).
+func poolColumns(t *testing.T, view string, pools int) (sums map[string]int, starred map[string]bool) {
 	t.Helper()
 	lines := strings.Split(view, "\n")
 	header := lines[1]
@@ -150,7 +184,7 @@ func poolColumns(t *testing.T, view string, pools int) (now, degraded int, starr
 		}
 		f := strings.Fields(string(runes[i:]))[0]
 		if s, ok := strings.CutSuffix(f, "*"); ok {
-			starred, f = true, s
+			starred[title], f = true, s
 		}
 		n, err := strconv.Atoi(f)
 		if err != nil {
@@ -158,12 +192,14 @@ func poolColumns(t *testing.T, view string, pools int) (now, degraded int, starr
 		}
 		return n
 	}
+	sums, starred = map[string]int{}, map[string]bool{}
 	for _, l := range lines[2 : 2+pools] {
 		if strings.TrimSpace(l) == "" {
 			continue
 		}
-		now += cell(l, "NOW")
-		degraded += cell(l, "DEGRADED#")
+		for _, title := range []string{"NOW", "UPDATED#", "DEGRADED#"} {
+			sums[title] += cell(l, title)
+		}
 	}
-	return now, degraded, starred
+	return sums, starred
 }

@@ -102,6 +102,11 @@ func TestEveryHelpKeyDoesWhatItSays(t *testing.T) {
 		"From a node/l": {setup: tuitest.Seq(typed("/degraded"), special(tea.KeyEnter)), ok: title("Log of the agent on node ci-ln-9xsm9-master-1")},
 		"From a node/o": {setup: tuitest.Seq(typed("/degraded"), special(tea.KeyEnter)), ok: title("Pod default/web-0 (YAML)")},
 		"From a node/B": {setup: tuitest.Seq(typed("/degraded"), special(tea.KeyEnter)), ok: title("PodDisruptionBudgets of pod default/web-0")},
+		"From a node/]/[": {setup: tuitest.Seq([]tea.Msg{twoBlockersMsg()}, typed("/waiting"), special(tea.KeyEnter), special(tea.KeyEnter)), keys: typed("]"),
+			ok: func(u *UI, _ string, _ tea.Cmd) bool {
+				b, ok := u.detail.Blocker()
+				return ok && b.Pod == twoBlockers[1].Pod && strings.Contains(tuitest.Plain(u.View().Content), "▸ "+b.Pod)
+			}},
 
 		"Global/i": {ok: func(u *UI, _ string, _ tea.Cmd) bool { return u.view == viewBuilds }},
 		"Actions (each asks to confirm)/i r": {setup: []tea.Msg{eventsMsg{events: fixture.Builds()}}, keys: typed("ir"),

@@ -154,6 +154,9 @@ func (u *UI) viewKey(msg tea.KeyPressMsg) tea.Cmd {
 		u.view = viewConfigs
 		return nil
 	}
+	if u.view == viewConfigs && u.configKey(msg) {
+		return nil
+	}
 	if u.view == viewConfigs && key.Matches(msg, k.Pause, k.MaxUnavailable, k.Preview, k.Rollback, k.Drive) {
 		cmd, _ := u.actionKey(msg)
 		return cmd

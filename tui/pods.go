@@ -17,6 +17,7 @@ import (
 	"github.com/mcotui/mcotui/tui/action"
 	"github.com/mcotui/mcotui/tui/dialog"
 	"github.com/mcotui/mcotui/tui/internal/layout"
+	"github.com/mcotui/mcotui/tui/model"
 )
 
 // logTail is how many lines of each container's log l shows: the end, which is what
@@ -45,6 +46,10 @@ type docMsg struct {
 // readDoc reads a document with the session's Pods, off the program's loop.
 func (u *UI) readDoc(title, pod string, read func(ctx context.Context, p action.Pods) (string, error)) tea.Cmd {
 	if u.opts.Pods == nil {
+		if u.opts.NoPods != "" {
+			u.openDialog(dialog.NewText(u.c, title+": not available", u.opts.NoPods, true))
+			return nil
+		}
 		u.setNotice(title+": this session reads no pods", true)
 		return nil
 	}
@@ -99,9 +104,7 @@ func (u *UI) podKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		u.setNotice(fmt.Sprintf("node %s: no pod holds its drain back", n.Name), true)
 		return nil, true
 	}
-	// The first blocker, as v and ctrl+k act on: the detail lists them all, and
-	// :pod NAMESPACE/NAME opens any.
-	b := n.Blockers[0]
+	b := u.blockerFor(n)
 	if key.Matches(msg, k.Pod) {
 		return u.openPod(b.Pod), true
 	}
@@ -373,11 +376,22 @@ func (u *UI) nodeArg(arg string) (string, bool) {
 	return "", false
 }
 
-// blockerOf is the first pod holding a node's drain back.
+// blockerOf is the pod holding a node's drain back that :pdb shows (blockerFor).
 func (u *UI) blockerOf(node string) (phase.Blocker, bool) {
 	n := u.c.Store.Node(node)
 	if n == nil || len(n.Blockers) == 0 {
 		return phase.Blocker{}, false
 	}
-	return n.Blockers[0], true
+	return u.blockerFor(n), true
+}
+
+// blockerFor is the pod of n's drain blockers that o, B, v and ctrl+k act on: the one
+// chosen in its detail (] and [), else the first (from the grid, which lists none).
+func (u *UI) blockerFor(n *model.Node) phase.Blocker {
+	if u.showDetail && u.detail.Name() == n.Name {
+		if b, ok := u.detail.Blocker(); ok {
+			return b
+		}
+	}
+	return n.Blockers[0]
 }

@@ -54,6 +54,9 @@ func (u *UI) openPrompt(kind promptKind) tea.Cmd {
 		for _, p := range u.c.Store.Pools() {
 			sugg = append(sugg, "pool "+p.Name, "configs "+p.Name)
 		}
+		for _, mc := range u.c.Store.MachineConfigs() {
+			sugg = append(sugg, "mc "+mc.Name)
+		}
 		u.prompt.SetSuggestions(sugg)
 	}
 	u.prompt.CursorEnd()
@@ -190,8 +193,11 @@ func (u *UI) command(text string) tea.Cmd {
 		u.scope("")
 	case "configs", "config", "mc":
 		switch {
+		case arg != "" && u.c.Store.Pool(arg) == nil && u.machineConfigArg(arg):
+			// :mc NAME, as k9s opens one: its YAML.
+			return nil
 		case arg != "" && u.c.Store.Pool(arg) == nil:
-			u.promptErr = fmt.Sprintf("no pool %q", arg)
+			u.promptErr = fmt.Sprintf("no pool or MachineConfig %q", arg)
 			return nil
 		case arg != "":
 			u.configs.SetPool(arg)

@@ -78,6 +78,9 @@ type Options struct {
 	// agent's), their logs and PodDisruptionBudgets; nil says the session reads none.
 	// Reads: read-only sessions get it too.
 	Pods action.Pods
+	// NoPods, when Pods is nil, is why, shown whole when a read of pods is asked for
+	// (a serve session: which sessions read pods is its operator's choice).
+	NoPods string
 	// Contexts are the kubeconfig's contexts :ctx can switch to; none offers no
 	// switch. A switch ends the program with SwitchTo set, for the caller to open the
 	// TUI again on that context.

@@ -415,7 +415,7 @@ func (u *UI) helpGroups() []helppane.Group {
 		glyphs,
 		filter,
 		cmds,
-		helppane.FromBindings("From a node", flatten(u.grid.FullHelp()[3:])...),
+		helppane.FromBindings("From a node", append(flatten(u.grid.FullHelp()[3:]), k.NextBlocker)...),
 	)
 	return groups
 }

@@ -30,7 +30,7 @@ func TestInteractiveOptions(t *testing.T) {
 	// directory; it listens on loopback and holds clients to limits unless told.
 	t.Setenv("XDG_STATE_HOME", "/state")
 	code, s := cmdtest.ParseOptions(t, NewCmdServe, "serve", "--authorized-keys", "keys")
-	if code != 0 || s.AuthorizedKeys != "keys" || s.Listen != "127.0.0.1:2222" || s.HostKey != "/state/mcotui/host_ed25519" || s.Limits != serve.DefaultLimits() {
+	if code != 0 || s.AuthorizedKeys != "keys" || s.Listen != "127.0.0.1:2222" || s.HostKey != "/state/mcotui/host_ed25519" || s.Limits != serve.DefaultLimits() || s.PodReads != "none" {
 		t.Errorf("serve: exit %d, options %+v", code, s)
 	}
 	code, s = cmdtest.ParseOptions(t, NewCmdServe, "serve", "--authorized-keys", "keys", "--listen", ":2222", "--host-key", "hk",
@@ -47,6 +47,7 @@ func TestInteractiveOptions(t *testing.T) {
 		{"--authorized-keys", "keys", "--max-sessions", "0"},
 		{"--authorized-keys", "keys", "--max-window", "8000"},
 		{"--authorized-keys", "keys", "--max-window", "2x2"},
+		{"--authorized-keys", "keys", "--pod-reads", "everyone"},
 	} {
 		if code, _ := cmdtest.ParseOptions(t, NewCmdServe, append([]string{"serve"}, bad...)...); code != cmdutil.ExitUsage {
 			t.Errorf("serve %v: exit %d, want %d", bad, code, cmdutil.ExitUsage)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
 	"github.com/mcotui/mcotui/cmd/cmdutil"
@@ -37,6 +38,8 @@ type ServeOptions struct {
 	HostKey, AuthorizedKeys string
 	// Limits bound what clients can hold.
 	Limits serve.Limits
+	// PodReads is --pod-reads: which sessions read pods and their logs.
+	PodReads string
 	// Getenv reads the environment, for the default host key path.
 	Getenv func(string) string
 }
@@ -69,7 +72,10 @@ connections (counted before the handshake), a connection must authenticate withi
 --max-session-time after it opened, the session told why.
 
 Actions run with serve's own Kubernetes credentials, whoever the SSH user is, and are
-logged with the key's comment. Sessions need a terminal (ssh -t); NO_COLOR sent by the
+logged with the key's comment. So would reads of pods, their logs and their
+PodDisruptionBudgets (l, o, B, :pods): sessions make none unless --pod-reads says which
+may (admin: role=admin keys; all), and serve then checks at start that its identity may
+get and list pods, get pods/log and get poddisruptionbudgets in every namespace. Sessions need a terminal (ssh -t); NO_COLOR sent by the
 client (ssh -o SetEnv=NO_COLOR=1) draws without colour.`,
 		Example: `  mcotui serve --authorized-keys /etc/mcotui/authorized_keys --host-key /var/lib/mcotui/host_ed25519
   ssh -p 2222 -t bastion.example.com`,
@@ -93,6 +99,7 @@ client (ssh -o SetEnv=NO_COLOR=1) draws without colour.`,
 	fl.DurationVar(&o.Limits.WatchTimeout, "watch-timeout", d.WatchTimeout, "close a connection without input after this long even while its screen changes (someone watching a rollout); never sooner than --idle-timeout")
 	fl.DurationVar(&o.Limits.MaxSessionTime, "max-session-time", d.MaxSessionTime, "close a connection this long after it opened")
 	fl.StringVar(&o.AuthorizedKeys, "authorized-keys", "", "authorized keys file, each key marked role=admin or role=read-only (required)")
+	fl.StringVar(&o.PodReads, "pod-reads", string(serve.PodReadsNone), "which sessions read pods, their logs and budgets with serve's credentials: none, admin (role=admin keys) or all")
 	return cmd
 }
 
@@ -118,6 +125,9 @@ func (o *ServeOptions) Complete(*cobra.Command, []string) error {
 func (o *ServeOptions) Validate() error {
 	if o.AuthorizedKeys == "" {
 		return cmdutil.UsageHelp(errors.New("--authorized-keys is required: serve lets in only the keys it lists"))
+	}
+	if _, err := serve.ParsePodReads(o.PodReads); err != nil {
+		return cmdutil.UsageHelp(err)
 	}
 	l := o.Limits
 	for _, c := range []struct {
@@ -173,6 +183,19 @@ func (o *ServeOptions) Run(ctx context.Context) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	podReads, err := serve.ParsePodReads(o.PodReads)
+	if err != nil {
+		return cmdutil.UsageErr(err)
+	}
+	if podReads != serve.PodReadsNone {
+		kc, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return err
+		}
+		if err := serve.CheckPodReads(ctx, kc); err != nil {
+			return err
+		}
+	}
 	cluster, err := source.New(ctx, cfg, source.Options{Context: contextName(o.Kube.Kubeconfig, o.Kube.Context), Logger: log})
 	if err != nil {
 		return err
@@ -187,10 +210,12 @@ func (o *ServeOptions) Run(ctx context.Context) error {
 			sub := cluster.Subscribe()
 			return sub, sub.Close
 		},
-		Actions: func(user string) action.Actions { return source.NewActions(cluster, user) },
-		Logger:  log,
-		TUI:     tui.Options{Coalesce: coalesce, CoalesceListing: coalesceListing, Events: cluster},
-		Limits:  o.Limits,
+		Actions:  func(user string) action.Actions { return source.NewActions(cluster, user) },
+		Logger:   log,
+		TUI:      tui.Options{Coalesce: coalesce, CoalesceListing: coalesceListing, Events: cluster},
+		Pods:     cluster,
+		PodReads: podReads,
+		Limits:   o.Limits,
 	})
 	if err != nil {
 		return cmdutil.UsageErr(err)
@@ -200,7 +225,7 @@ func (o *ServeOptions) Run(ctx context.Context) error {
 		return cmdutil.UsageErr(fmt.Errorf("--listen %s: %w", o.Listen, err))
 	}
 	info := cluster.Info()
-	log.Info("serving the TUI over SSH", "listen", ln.Addr().String(), "context", info.Context, "cluster", info.Cluster, "host-key", o.HostKey)
+	log.Info("serving the TUI over SSH", "listen", ln.Addr().String(), "context", info.Context, "cluster", info.Cluster, "host-key", o.HostKey, "pod-reads", string(podReads))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

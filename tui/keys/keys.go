@@ -60,6 +60,10 @@ type KeyMap struct {
 	Logs    key.Binding // the node's agent's log; in a pod's view, the pod's
 	Pod     key.Binding // the pod holding the node's drain back: its YAML
 	Budgets key.Binding // that pod's PodDisruptionBudgets
+	// In a node's detail, the next and previous of its drain's blockers: the pod o, B,
+	// v and ctrl+k act on.
+	NextBlocker key.Binding
+	PrevBlocker key.Binding
 
 	// Dialogs.
 	Review   key.Binding // from an editor to the confirmation of its change
@@ -135,6 +139,9 @@ func Default() *KeyMap {
 		Logs:       key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "logs of node's agent")),
 		Pod:        key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "pod blocking drain")),
 		Budgets:    key.NewBinding(key.WithKeys("B"), key.WithHelp("B", "that pod's budgets")),
+		// k9s leaves [ and ] to its command history, which has no use in a detail.
+		NextBlocker: key.NewBinding(key.WithKeys("]"), key.WithHelp("]/[", "next/previous blocking pod")),
+		PrevBlocker: key.NewBinding(key.WithKeys("[")),
 
 		Review:   key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "review the change")),
 		Confirm:  key.NewBinding(key.WithKeys("y", "enter"), key.WithHelp("y/enter", "confirm")),

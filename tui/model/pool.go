@@ -38,8 +38,10 @@ func (p *Pool) Progress() float64 {
 
 // StatusBehind says how the pool's status lags what the TUI sees of its nodes (live,
 // the counts c): a spec the pool controller has not yet observed, a machine count that
-// is not the number of nodes listed, a degraded count that is not the number of nodes
-// degraded now. MCO and mcotui's controller sync a pool's status after its nodes, so a
+// is not the number of nodes listed, an updated count that is not the number of nodes
+// the grid shows done at the pool's target (MCO's updatedMachineCount counts the same
+// nodes: current and desired config the target, not degraded, not updating), a degraded
+// count that is not the number of nodes degraded now. MCO and mcotui's controller sync a pool's status after its nodes, so a
 // pool a few seconds behind is normal; an operator must still not read "0 degraded"
 // beside a failed node without being told the 0 is old. Empty when it agrees.
 func (p *Pool) StatusBehind(c PoolCounts) []string {
@@ -49,6 +51,9 @@ func (p *Pool) StatusBehind(c PoolCounts) []string {
 	}
 	if int(p.MachineCount) != c.Nodes {
 		out = append(out, fmt.Sprintf("counts %d machines, %d nodes listed", p.MachineCount, c.Nodes))
+	}
+	if int(p.UpdatedCount) != c.DoneNow {
+		out = append(out, fmt.Sprintf("counts %d updated, %d at the target now", p.UpdatedCount, c.DoneNow))
 	}
 	if int(p.DegradedCount) != c.DegradedNow {
 		out = append(out, fmt.Sprintf("counts %d degraded, %d now", p.DegradedCount, c.DegradedNow))

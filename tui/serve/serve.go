@@ -57,8 +57,12 @@ type Options struct {
 	// Logger receives connections, refusals and errors; nil discards.
 	Logger *slog.Logger
 	// TUI is the base of each session's program options (a test's clock, say); the
-	// server sets the source, the actions and read-only mode.
+	// server sets the source, the actions, read-only mode and the pod reads.
 	TUI tui.Options
+	// Pods reads pods, their logs and budgets for the sessions PodReads lets read
+	// them; PodReads "" is none.
+	Pods     action.Pods
+	PodReads PodReads
 	// Limits bound what clients hold; zero fields take DefaultLimits'.
 	Limits Limits
 	// KeysPollInterval is how often the authorized keys file is looked at for
@@ -179,6 +183,7 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 	if k.Role == Admin && s.opts.Actions != nil {
 		opts.Actions = s.opts.Actions(sess.User() + " (" + k.Name() + ")")
 	}
+	opts.Pods, opts.NoPods = s.opts.PodReads.sessionPods(s.opts.Pods, k.Role)
 	// NO_COLOR from the client (ssh -o SetEnv=NO_COLOR=1) counts like a local one.
 	if slices.ContainsFunc(sess.Environ(), func(e string) bool { return strings.HasPrefix(e, "NO_COLOR=") && e != "NO_COLOR=" }) {
 		opts.NoColor = true

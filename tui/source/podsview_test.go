@@ -1,10 +1,12 @@
 package source
 
 import (
+	"context"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcotui/mcotui/core/phase"
@@ -21,7 +23,10 @@ import (
 // (:pods), its log (l in the pod's view: pods/log, which the API server cannot proxy
 // here without a kubelet, so the screen must say so, naming the pod), the agent's log
 // (l on the node: no agent runs here, which it must say) and the cluster's Events
-// (:events). Each is what the API server holds, read when asked for.
+// (:events). Each is what the API server holds, read when asked for. Of two blockers,
+// ] chooses the second, and o, B, v and ctrl+k act on it: the API server refuses its
+// eviction while its budget allows none, deletes it when asked, and the first blocker
+// is left as it was.
 func TestTUIFromBlockedDrainToPod(t *testing.T) {
 	ctx := kubetest.Context(t)
 	p := clustertest.SeedPool(ctx, t, env, "tpodv", 1, 1)
@@ -39,6 +44,22 @@ func TestTUIFromBlockedDrainToPod(t *testing.T) {
 		t.Fatal(err)
 	}
 	kubetest.CreateBudget(t, env.Kube, ns, "storefront", 0)
+	// The second blocker: Running and Ready, as a kubelet would say, since the API
+	// server evicts a Pending pod whatever its budget says.
+	cart, err := env.Kube.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "cart-0", Labels: map[string]string{"app": "cart"}},
+		Spec: corev1.PodSpec{NodeName: node,
+			Containers: []corev1.Container{{Name: "cart", Image: "registry.example.com/cart:1"}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cart.Status.Phase = corev1.PodRunning
+	cart.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	if _, err := env.Kube.CoreV1().Pods(ns).UpdateStatus(ctx, cart, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	kubetest.CreateBudget(t, env.Kube, ns, "cart", 0)
 	if _, err := env.Kube.CoreV1().Events(ns).Create(ctx, &corev1.Event{
 		ObjectMeta:     metav1.ObjectMeta{Name: "storefront-0.evict", Namespace: ns},
 		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: pod.Name},
@@ -57,8 +78,11 @@ func TestTUIFromBlockedDrainToPod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocker := phase.Blocker{Pod: ns + "/storefront-0", Budgets: []string{ns + "/storefront"}}
-	mcn.Status.Conditions, _ = phase.Apply(phase.Initial(metav1.Now()), p.New, metav1.Now(), phase.DrainFailed(phase.DescribeBlockers([]phase.Blocker{blocker})))
+	blockers := []phase.Blocker{
+		{Pod: ns + "/storefront-0", Budgets: []string{ns + "/storefront"}},
+		{Pod: ns + "/cart-0", Budgets: []string{ns + "/cart"}},
+	}
+	mcn.Status.Conditions, _ = phase.Apply(phase.Initial(metav1.Now()), p.New, metav1.Now(), phase.DrainFailed(phase.DescribeBlockers(blockers)))
 	if _, err := mcns.UpdateStatus(ctx, mcn, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +92,7 @@ func TestTUIFromBlockedDrainToPod(t *testing.T) {
 	newRun := func(t *testing.T) *run {
 		r := programWith(t, c, tui.Options{ReadOnly: true, Refresh: -1, Pods: c, Events: c})
 		send(r, open)
-		waitScreen(t, r, "storefront-0")
+		waitScreen(t, r, "▸ "+ns+"/storefront-0")
 		return r
 	}
 	t.Run("pod YAML, then its log", func(t *testing.T) {
@@ -97,6 +121,48 @@ func TestTUIFromBlockedDrainToPod(t *testing.T) {
 		r := newRun(t)
 		send(r, tuitest.Typed("l"))
 		waitScreen(t, r, "machine-config-daemon pod runs on node "+node)
+	})
+	t.Run("the second blocker", func(t *testing.T) {
+		r := newRun(t)
+		send(r, tuitest.Typed("]"))
+		waitScreen(t, r, "▸ "+ns+"/cart-0")
+		send(r, tuitest.Typed("o"))
+		waitScreen(t, r, "Pod "+ns+"/cart-0 (YAML)")
+		waitScreen(t, r, "image: registry.example.com/cart:1")
+		send(r, tuitest.Special(tea.KeyEscape))
+		send(r, tuitest.Typed("B"))
+		waitScreen(t, r, "PodDisruptionBudgets of pod "+ns+"/cart-0")
+		waitScreen(t, r, "# 0 disruptions allowed now: PodDisruptionBudget "+ns+"/cart, minAvailable 1;")
+	})
+	t.Run("evict, then delete, the second blocker", func(t *testing.T) {
+		r := programWith(t, c, tui.Options{Refresh: -1, NoticeTimeout: -1, Pods: c, Events: c, Actions: NewActions(c, "test")})
+		send(r, open)
+		waitScreen(t, r, "▸ "+ns+"/storefront-0")
+		send(r, tuitest.Typed("]"))
+		waitScreen(t, r, "▸ "+ns+"/cart-0")
+		send(r, tuitest.Typed("v"))
+		waitScreen(t, r, "Evict pod "+ns+"/cart-0")
+		send(r, tuitest.Typed("y"))
+		// The API server's refusal, naming the pod: its budget allows no disruption.
+		waitScreen(t, r, "evict pod "+ns+"/cart-0")
+		for _, name := range []string{"cart-0", "storefront-0"} {
+			if got, err := env.Kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{}); err != nil || got.DeletionTimestamp != nil {
+				t.Fatalf("after a refused eviction, pod %s: %v, deleted at %v", name, err, got.DeletionTimestamp)
+			}
+		}
+		send(r, []tea.Msg{tea.KeyPressMsg{Code: 'k', Mod: tea.ModCtrl}})
+		waitScreen(t, r, "Delete pod "+ns+"/cart-0")
+		send(r, tuitest.Typed("y"))
+		clustertest.Eventually(ctx, t, "pod "+ns+"/cart-0 deleted", func(ctx context.Context) (bool, error) {
+			got, err := env.Kube.CoreV1().Pods(ns).Get(ctx, "cart-0", metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return true, nil
+			}
+			return err == nil && got.DeletionTimestamp != nil, err
+		})
+		if got, err := env.Kube.CoreV1().Pods(ns).Get(ctx, "storefront-0", metav1.GetOptions{}); err != nil || got.DeletionTimestamp != nil {
+			t.Fatalf("the first blocker, never chosen: %v, deleted at %v", err, got.DeletionTimestamp)
+		}
 	})
 	t.Run("events", func(t *testing.T) {
 		r := newRun(t)

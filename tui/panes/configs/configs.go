@@ -1,8 +1,9 @@
 // Package configs is the configs pane: one pool's MachineConfigs (those its
 // machineConfigSelector selects, in MCO's merge order) and its rendered configs, with
 // which one the pool targets, which one every node reached, and how many nodes run
-// each. Two rendered configs can be diffed, with the actions a node would take, by the
-// same core/configdiff and core/disruption rules the agent acts on.
+// each. The cursor moves over both lists, so that any of them can be shown as YAML
+// (Current). Two rendered configs can be diffed, with the actions a node would take,
+// by the same core/configdiff and core/disruption rules the agent acts on.
 package configs
 
 import (
@@ -30,10 +31,13 @@ type Model struct {
 	width, height int
 
 	pool     string
+	srcs     []*mcfgv1.MachineConfig // the MachineConfigs the pool selects, in merge order
+	srcErr   error                   // why they could not be selected or ordered
 	rendered []*mcfgv1.MachineConfig // the pool's, by name
-	cursor   int                     // in rendered
-	base     string                  // the diff's base; "" is the pool's current config
-	offset   int                     // first line shown
+	// cursor is in srcs then rendered: srcs[cursor], else rendered[cursor-len(srcs)].
+	cursor int
+	base   string // the diff's base; "" is the pool's current config
+	offset int    // first line shown
 }
 
 // New returns the pane.
@@ -46,11 +50,23 @@ func (m *Model) SetPool(pool string) {
 	}
 	m.pool, m.base, m.offset = pool, "", 0
 	m.reload()
-	m.cursor = 0
+	m.cursor = len(m.srcs)
 	if p := m.c.Store.Pool(pool); p != nil {
 		if i := slices.IndexFunc(m.rendered, func(mc *mcfgv1.MachineConfig) bool { return mc.Name == p.Target }); i >= 0 {
-			m.cursor = i
+			m.cursor += i
 		}
+	}
+	m.clamp()
+}
+
+// Current is the MachineConfig under the cursor, one the pool selects or a rendered
+// one, or nil.
+func (m *Model) Current() *mcfgv1.MachineConfig {
+	switch {
+	case m.cursor >= 0 && m.cursor < len(m.srcs):
+		return m.srcs[m.cursor]
+	default:
+		return m.selected()
 	}
 }
 
@@ -71,25 +87,41 @@ func (m *Model) SetSize(width, height int) { m.width, m.height = width, height }
 // Sync applies one batch of store changes.
 func (m *Model) Sync(ch model.Changes) {
 	if ch.Configs || ch.Pools {
-		sel := ""
-		if mc := m.selected(); mc != nil {
-			sel = mc.Name
-		}
+		cur := m.Current()
 		m.reload()
-		if i := slices.IndexFunc(m.rendered, func(mc *mcfgv1.MachineConfig) bool { return mc.Name == sel }); i >= 0 {
-			m.cursor = i
+		if cur != nil {
+			// The same config stays under the cursor, in whichever list it is.
+			if i := slices.IndexFunc(m.srcs, func(mc *mcfgv1.MachineConfig) bool { return mc.Name == cur.Name }); i >= 0 {
+				m.cursor = i
+			} else if i := slices.IndexFunc(m.rendered, func(mc *mcfgv1.MachineConfig) bool { return mc.Name == cur.Name }); i >= 0 {
+				m.cursor = len(m.srcs) + i
+			}
 		}
-		m.cursor = max(0, min(m.cursor, len(m.rendered)-1))
+		m.clamp()
 	}
 }
 
-func (m *Model) reload() { m.rendered = m.c.Store.RenderedConfigs(m.pool) }
+func (m *Model) reload() {
+	m.rendered = m.c.Store.RenderedConfigs(m.pool)
+	m.srcs, m.srcErr = nil, nil
+	if p := m.c.Store.Pool(m.pool); p != nil && p.Obj != nil {
+		srcs, err := render.Select(p.Obj, m.c.Store.MachineConfigs())
+		if err == nil {
+			srcs, err = render.Order(srcs)
+		}
+		m.srcs, m.srcErr = srcs, err
+	}
+}
 
+func (m *Model) clamp() { m.cursor = max(0, min(m.cursor, len(m.srcs)+len(m.rendered)-1)) }
+
+// selected is the rendered config under the cursor, or nil.
 func (m *Model) selected() *mcfgv1.MachineConfig {
-	if m.cursor < 0 || m.cursor >= len(m.rendered) {
+	i := m.cursor - len(m.srcs)
+	if i < 0 || i >= len(m.rendered) {
 		return nil
 	}
-	return m.rendered[m.cursor]
+	return m.rendered[i]
 }
 
 // baseName is the diff's base: the marked config, else the pool's current one.
@@ -112,13 +144,16 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 	}
 	switch {
 	case key.Matches(kp, k.Up):
-		m.cursor = max(0, m.cursor-1)
+		m.cursor--
+		m.clamp()
 	case key.Matches(kp, k.Down):
-		m.cursor = min(len(m.rendered)-1, m.cursor+1)
+		m.cursor++
+		m.clamp()
 	case key.Matches(kp, k.Top):
 		m.cursor = 0
 	case key.Matches(kp, k.Bottom):
-		m.cursor = len(m.rendered) - 1
+		m.cursor = len(m.srcs) + len(m.rendered) - 1
+		m.clamp()
 	case key.Matches(kp, k.PrevPool, k.NextPool):
 		pools := m.c.Store.Pools()
 		i := slices.IndexFunc(pools, func(p *model.Pool) bool { return p.Name == m.pool })
@@ -234,10 +269,7 @@ func (m *Model) lines() ([]string, int) {
 	if s := p.Obj.Spec.MachineConfigSelector; s != nil {
 		selector = metav1.FormatLabelSelector(s)
 	}
-	srcs, err := render.Select(p.Obj, m.c.Store.MachineConfigs())
-	if err == nil {
-		srcs, err = render.Order(srcs)
-	}
+	srcs, err := m.srcs, m.srcErr
 	add(st.Section.Render("MachineConfigs") + st.Dim.Render(fmt.Sprintf("  %d selected by %s, in merge order", len(srcs), selector)))
 	switch {
 	case err != nil:
@@ -249,7 +281,13 @@ func (m *Model) lines() ([]string, int) {
 	for _, mc := range srcs {
 		nameW = max(nameW, len(mc.Name))
 	}
-	for _, mc := range srcs {
+	cursorLine := -1
+	for i, mc := range srcs {
+		if i == m.cursor {
+			cursorLine = len(out)
+			add(st.Selected.Render("▸ " + fit(fit(mc.Name, nameW)+"  "+layout.Age(now.Sub(mc.CreationTimestamp.Time)), max(0, m.width-2))))
+			continue
+		}
 		add("  " + fit(mc.Name, nameW) + "  " + st.Dim.Render(layout.Age(now.Sub(mc.CreationTimestamp.Time))))
 	}
 	add("")
@@ -285,7 +323,7 @@ func (m *Model) lines() ([]string, int) {
 	add(st.Section.Render("Rendered configs") + st.Dim.Render(fmt.Sprintf("  %d; diff base %s", len(m.rendered), orDash(m.baseName()))))
 	if len(m.rendered) == 0 {
 		add("  " + st.Dim.Render("None yet."))
-		return out, -1
+		return out, cursorLine
 	}
 	nameW = 4
 	for _, mc := range m.rendered {
@@ -293,7 +331,6 @@ func (m *Model) lines() ([]string, int) {
 	}
 	nameW = min(nameW, max(20, m.width-40))
 	add(st.Header.Render("  " + fit("NAME", nameW) + "  " + fit("AGE", 5) + "  " + fit("NODES", 5) + "  ROLE"))
-	cursorLine := -1
 	for i, mc := range m.rendered {
 		var roles []string
 		if mc.Name == p.Target {
@@ -307,7 +344,7 @@ func (m *Model) lines() ([]string, int) {
 		}
 		line := fit(mc.Name, nameW) + "  " + fit(layout.Age(now.Sub(mc.CreationTimestamp.Time)), 5) + "  " +
 			fit(fmt.Sprint(running[mc.Name]), 5) + "  " + strings.Join(roles, ", ")
-		if i == m.cursor {
+		if len(m.srcs)+i == m.cursor {
 			cursorLine = len(out)
 			add(st.Selected.Render("▸ " + fit(line, max(0, m.width-2))))
 			continue
@@ -327,13 +364,13 @@ func orDash(s string) string {
 // ShortHelp implements help.KeyMap.
 func (m *Model) ShortHelp() []key.Binding {
 	k := m.c.Keys
-	return []key.Binding{k.Diff, k.Mark, k.Rollback, k.NextPool, k.Main, k.BootImages, k.Help, k.Quit}
+	return []key.Binding{k.YAML, k.Diff, k.Mark, k.Rollback, k.NextPool, k.Main, k.BootImages, k.Help, k.Quit}
 }
 
 // FullHelp implements help.KeyMap.
 func (m *Model) FullHelp() [][]key.Binding {
 	k := m.c.Keys
-	return [][]key.Binding{{k.Up, k.Down, k.Top, k.Bottom}, {k.Diff, k.Mark, k.PrevPool, k.NextPool, k.Main}}
+	return [][]key.Binding{{k.Up, k.Down, k.Top, k.Bottom}, {k.YAML, k.Diff, k.Mark, k.PrevPool, k.NextPool, k.Main}}
 }
 
 var _ common.Component = (*Model)(nil)

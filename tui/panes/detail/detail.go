@@ -42,6 +42,24 @@ type Model struct {
 	// events is the Events section of the node shown (the root reads them when the
 	// node opens), "" until they are read.
 	events, eventsOf string
+
+	// blocker is the drain blocker chosen with ] and [ ("namespace/name"), the pod o,
+	// B, v and ctrl+k act on; "" (or a pod no longer blocking) is the first.
+	blocker string
+}
+
+// Blocker is the drain blocker of the node shown that o, B, v and ctrl+k act on: the
+// one chosen with ] and [, else the first. ok is false when no pod blocks its drain.
+func (m *Model) Blocker() (b phase.Blocker, ok bool) {
+	n := m.c.Store.Node(m.name)
+	if n == nil || len(n.Blockers) == 0 {
+		return phase.Blocker{}, false
+	}
+	return n.Blockers[m.blockerIndex(n)], true
+}
+
+func (m *Model) blockerIndex(n *model.Node) int {
+	return max(0, slices.IndexFunc(n.Blockers, func(b phase.Blocker) bool { return b.Pod == m.blocker }))
 }
 
 // SetEvents gives the detail of node name its Events section, drawn as is (the root
@@ -71,6 +89,9 @@ func (m *Model) Name() string { return m.name }
 func (m *Model) SetNode(name string) {
 	if name != m.eventsOf {
 		m.events, m.eventsOf = "", ""
+	}
+	if name != m.name {
+		m.blocker = ""
 	}
 	m.name = name
 	m.vp.GotoTop()
@@ -102,7 +123,19 @@ func (m *Model) Tick() {
 
 // Update implements common.Component.
 func (m *Model) Update(msg tea.Msg) tea.Cmd {
-	if _, ok := msg.(tea.KeyPressMsg); ok && !m.focused {
+	kp, ok := msg.(tea.KeyPressMsg)
+	if ok && !m.focused {
+		return nil
+	}
+	if k := m.c.Keys; ok && key.Matches(kp, k.NextBlocker, k.PrevBlocker) {
+		if n := m.c.Store.Node(m.name); n != nil && len(n.Blockers) > 0 {
+			step := 1
+			if key.Matches(kp, k.PrevBlocker) {
+				step = len(n.Blockers) - 1
+			}
+			m.blocker = n.Blockers[(m.blockerIndex(n)+step)%len(n.Blockers)].Pod
+			m.rebuild()
+		}
 		return nil
 	}
 	return common.Scroll(&m.vp, m.c.Keys, msg)
@@ -256,10 +289,10 @@ func (m *Model) document(n *model.Node) string {
 	case len(n.Blockers) > 0 && n.Waiting:
 		// Not a failure: the agent retries the drain until the budgets allow it.
 		section(fmt.Sprintf("Drain waiting for %s on", layout.Age(now.Sub(n.Since))))
-		m.blockers(&b, n.Blockers, st.Warn)
+		m.blockers(&b, n, st.Warn)
 	case len(n.Blockers) > 0:
 		section("Drain blocked by")
-		m.blockers(&b, n.Blockers, st.Error)
+		m.blockers(&b, n, st.Error)
 	case n.Waiting:
 		section(fmt.Sprintf("Waiting for %s on", layout.Age(now.Sub(n.Since))))
 		b.WriteString(ansi.Wrap("  "+textsafe.Escape(n.WaitFor), m.width, " "))
@@ -319,8 +352,15 @@ func stateWord(s phase.State) string {
 	return [...]string{"not started", "in progress", "failed", "done"}[s]
 }
 
-func (m *Model) blockers(b *strings.Builder, bs []phase.Blocker, style lipgloss.Style) {
+// blockers draws the pods blocking n's drain. Of several, the one o, B, v and ctrl+k
+// act on is marked ▸, and a line says how to choose another.
+func (m *Model) blockers(b *strings.Builder, n *model.Node, style lipgloss.Style) {
 	st := m.c.Styles
+	bs := n.Blockers
+	chosen := -1
+	if len(bs) > 1 {
+		chosen = m.blockerIndex(n)
+	}
 	podW := len("POD")
 	for _, bl := range bs {
 		podW = max(podW, len(bl.Pod))
@@ -331,8 +371,12 @@ func (m *Model) blockers(b *strings.Builder, bs []phase.Blocker, style lipgloss.
 	hb.WriteString("  PODDISRUPTIONBUDGETS / REFUSAL")
 	b.WriteString(st.Header.Render(hb.String()))
 	b.WriteByte('\n')
-	for _, bl := range bs {
-		b.WriteString("  ")
+	for i, bl := range bs {
+		if i == chosen {
+			b.WriteString("▸ ")
+		} else {
+			b.WriteString("  ")
+		}
 		layout.Fit(b, bl.Pod, podW)
 		b.WriteString("  ")
 		if len(bl.Budgets) > 0 {
@@ -340,6 +384,18 @@ func (m *Model) blockers(b *strings.Builder, bs []phase.Blocker, style lipgloss.
 		} else {
 			b.WriteString(style.Render(textsafe.Escape(bl.Reason)))
 		}
+		b.WriteByte('\n')
+	}
+	if chosen >= 0 {
+		k := m.c.Keys
+		acts := []string{k.Pod.Help().Key, k.Budgets.Help().Key}
+		for _, a := range []key.Binding{k.EvictPod, k.DeletePod} {
+			if a.Enabled() {
+				acts = append(acts, a.Help().Key)
+			}
+		}
+		line := fmt.Sprintf("  ▸ the pod %s and %s act on; %s chooses another", strings.Join(acts[:len(acts)-1], ", "), acts[len(acts)-1], k.NextBlocker.Help().Key)
+		b.WriteString(st.Dim.Render(ansi.Truncate(line, m.width, layout.Ellipsis)))
 		b.WriteByte('\n')
 	}
 }
@@ -436,7 +492,7 @@ func (m *Model) ShortHelp() []key.Binding {
 // FullHelp implements help.KeyMap.
 func (m *Model) FullHelp() [][]key.Binding {
 	k := m.c.Keys
-	return [][]key.Binding{k.Navigation(), {k.Back, k.YAML, k.Describe, k.Logs, k.Pod, k.Budgets}}
+	return [][]key.Binding{k.Navigation(), {k.Back, k.YAML, k.Describe, k.Logs, k.Pod, k.Budgets, k.NextBlocker, k.PrevBlocker}}
 }
 
 var _ common.Component = (*Model)(nil)

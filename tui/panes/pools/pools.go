@@ -412,6 +412,10 @@ func (m *Model) row(p *model.Pool, now time.Time, plain bool) string {
 		case colReady:
 			layout.Fit(&b, itoa(p.ReadyCount), w)
 		case colUpdatedN:
+			if int(p.UpdatedCount) != counts.DoneNow {
+				b.WriteString(paint(st.Warn, itoa(p.UpdatedCount)+"*", w))
+				return
+			}
 			layout.Fit(&b, itoa(p.UpdatedCount), w)
 		case colDegradedN:
 			style := st.Dim
@@ -427,7 +431,17 @@ func (m *Model) row(p *model.Pool, now time.Time, plain bool) string {
 			layout.Fit(&b, layout.Age(now.Sub(p.Created)), w)
 		case colProgress:
 			m.bar(&b, p, plain)
-			layout.Fit(&b, " "+itoa(p.UpdatedCount)+"/"+itoa(p.MachineCount), w-barWidth)
+			// The pool's own counts, starred as UPDATED# and MACHINES are when the nodes
+			// disagree: on a narrow screen this is the only count of them shown.
+			text := " " + itoa(p.UpdatedCount)
+			if int(p.UpdatedCount) != counts.DoneNow {
+				text += "*"
+			}
+			text += "/" + itoa(p.MachineCount)
+			if int(p.MachineCount) != counts.Nodes {
+				text += "*"
+			}
+			layout.Fit(&b, text, w-barWidth)
 		case colPaused:
 			if p.Paused {
 				b.WriteString(paint(st.Paused, "true", w))
