@@ -14,8 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mcotui/mcotui/core/disruption"
-	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/drainforecast"
+	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/tui/action"
 	"github.com/mcotui/mcotui/tui/common"

@@ -47,6 +47,7 @@ func (u *UI) readDrainForecast(doc *dialog.Document, v *drainView, members []*co
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, readTimeout)
 		defer cancel()
+		u.waits() // on the API server
 		rep, err := df.DrainForecast(ctx, members, draining, maxUnavailable)
 		return drainForecastMsg{view: v, doc: doc, rep: rep, err: err}
 	}
@@ -70,22 +71,34 @@ func (u *UI) drainArrived(m drainForecastMsg) {
 	}
 }
 
-// drainSummary is the preview's one line near its top: what the forecast says, in a
-// word, so that it is seen without scrolling.
-func drainSummary(st *styles.Styles, v *drainView) string {
-	label := st.Label.Render("drain forecast ")
+// drainSummary is the preview's lines near its top: what the forecast says, in a
+// few words, so that it is seen without scrolling; a read that failed is said whole,
+// wrapped under its label, since its reason is what the user acts on.
+func drainSummary(st *styles.Styles, v *drainView, width int, line func(string)) {
+	const label = "drain forecast "
+	body := drainSummaryText(st, v)
+	for i, l := range strings.Split(ansi.Wrap(body, max(20, width-len(label)), " "), "\n") {
+		if i == 0 {
+			line(st.Label.Render(label) + l)
+		} else {
+			line(strings.Repeat(" ", len(label)) + l)
+		}
+	}
+}
+
+func drainSummaryText(st *styles.Styles, v *drainView) string {
 	n := len(v.draining)
 	switch {
 	case n == 0:
-		return label + "no node drains"
+		return "no node drains"
 	case !v.done:
-		return label + st.Dim.Render(fmt.Sprintf("reading pods… (%s drain)", nodes(n)))
+		return st.Dim.Render(fmt.Sprintf("reading pods… (%s)", drain(n)))
 	case v.err != nil:
-		return label + st.Error.Render("cannot read: "+v.err.Error())
+		return st.Error.Render("cannot read: " + v.err.Error())
 	}
 	blocking, losing := v.counts()
 	if blocking == 0 && losing == 0 && !v.rep.Capacity.Short {
-		return label + st.OK.Render(fmt.Sprintf("%s drain; none blocks or loses data", nodes(n)))
+		return st.OK.Render(drain(n) + "; none blocks or loses data")
 	}
 	var parts []string
 	if blocking > 0 {
@@ -97,7 +110,7 @@ func drainSummary(st *styles.Styles, v *drainView) string {
 	if v.rep.Capacity.Short {
 		parts = append(parts, st.Error.Render("pods will not fit"))
 	}
-	return label + fmt.Sprintf("%s drain: ", nodes(n)) + strings.Join(parts, ", ") + st.Dim.Render(" (below)")
+	return drain(n) + ": " + strings.Join(parts, ", ") + st.Dim.Render(" (below)")
 }
 
 // counts are the nodes whose drain blocks, and the others with a risk.
@@ -110,6 +123,14 @@ func (v *drainView) counts() (blocking, losing int) {
 		}
 	}
 	return blocking, losing
+}
+
+// drain is how many nodes drain, as a clause: "1 node drains", "3 nodes drain".
+func drain(n int) string {
+	if n == 1 {
+		return "1 node drains"
+	}
+	return fmt.Sprintf("%d nodes drain", n)
 }
 
 func nodes(n int) string {
@@ -128,9 +149,14 @@ func drainSection(st *styles.Styles, v *drainView, width int, line func(string))
 	if len(v.draining) == 0 || !v.done || v.err != nil {
 		return
 	}
+	// wrap writes s from column indent, its further lines two columns in.
 	wrap := func(s string, indent int) {
-		for _, l := range strings.Split(ansi.Wrap(s, max(20, width-indent), " "), "\n") {
-			line(strings.Repeat(" ", indent) + l)
+		for i, l := range strings.Split(ansi.Wrap(s, max(20, width-indent-2), " "), "\n") {
+			if i == 0 {
+				line(strings.Repeat(" ", indent) + l)
+			} else {
+				line(strings.Repeat(" ", indent+2) + l)
+			}
 		}
 	}
 	by := v.rep.ByNode()

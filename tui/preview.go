@@ -53,7 +53,7 @@ func previewText(st *styles.Styles, fc rollout.Forecast, updating []string, curr
 	line(st.Label.Render("target         ") + fc.Target)
 	line(st.Label.Render("maxUnavailable ") + fmt.Sprintf("%d node(s) at once", fc.MaxUnavailable))
 	if drain != nil {
-		line(drainSummary(st, drain))
+		drainSummary(st, drain, width, line)
 	}
 	if fc.Paused {
 		line(st.Paused.Render("The pool is paused: this is what happens once it is resumed."))
