@@ -73,6 +73,11 @@ func TestTeamsPayload(t *testing.T) {
 	)
 	u := "teams://" + group + "@" + tenant + "/" + altID + "/" + owner + "/" + extraID +
 		"?host=contoso.webhook.office.com&title=mcotui+rollout&color=d63333"
+	// The webhook URL as Teams shows it is accepted too.
+	asGiven := "teams+https://contoso.webhook.office.com/webhookb2/" + group + "@" + tenant + "/IncomingWebhook/" + altID + "/" + owner + "/" + extraID
+	if _, err := New([]string{asGiven}, Options{}); err != nil {
+		t.Errorf("the webhook URL as Teams gives it: %v", err)
+	}
 	s, err := New([]string{u}, Options{Template: "{{.Kind}}: pool {{.Pool}} node {{.Node}}\n{{.Message}}"})
 	if err != nil {
 		t.Fatal(err)
