@@ -41,6 +41,24 @@ const hookLogLines = 5
 type hookGate struct {
 	hold      rollout.Hold
 	mayTarget func(ctx context.Context, node string) (ok bool, failed string)
+	// stopped are the nodes a failed hook of their own (before-drain, after-node)
+	// stops, with the failure: rollout.Options.Stopped. filterTargets adds the nodes
+	// whose before-drain hook it finds failed (stoppedLate).
+	stopped     map[string]string
+	stoppedLate map[string]string
+}
+
+// stoppedNow is every node stopped at this sync: those known before the plan and
+// those filterTargets found.
+func (g hookGate) stoppedNow() map[string]string {
+	out := make(map[string]string, len(g.stopped)+len(g.stoppedLate))
+	for n, m := range g.stopped {
+		out[n] = m
+	}
+	for n, m := range g.stoppedLate {
+		out[n] = m
+	}
+	return out
 }
 
 // hooks runs the pool's hooks (policy.Hooks) as far as the rollout to the pool's
@@ -82,6 +100,13 @@ func (d *driver) hooks(ctx context.Context, st *PoolState, pol policy.Policy, he
 			return g, err
 		}
 	}
+	// A node's own hook that failed stops that node alone: the before-drain runs seen
+	// failed (read again: a deleted Job runs again when the node is next chosen), and
+	// the after-node runs below.
+	stopped := map[string]string{}
+	if err := d.stoppedBeforeDrain(ctx, pool.Name, target, stopped); err != nil {
+		return hookGate{}, err
+	}
 	// After each node Done at the target, before the next is given it: each is a
 	// gate, as a smoke test is.
 	if _, ok := pol.Hooks[policy.AfterNode]; ok {
@@ -95,16 +120,21 @@ func (d *driver) hooks(ctx context.Context, st *PoolState, pol policy.Policy, he
 				return hookGate{}, err
 			}
 			if g.hold.Reason == reasonHookFailed {
-				return g, nil
+				stopped[n.Name] = g.hold.Message
+				continue
 			}
 			if !done {
 				running = append(running, n.Name)
 			}
 		}
 		if len(running) > 0 {
-			return hookGate{hold: rollout.Hold{Reason: reasonHookRunning, Recheck: hookPoll,
+			return hookGate{stopped: stopped, hold: rollout.Hold{Reason: reasonHookRunning, Recheck: hookPoll,
 				Message: fmt.Sprintf("waiting for hook %s (CronJob %s) after nodes %s", policy.AfterNode, pol.Hooks[policy.AfterNode], strings.Join(running, ", "))}}, nil
 		}
+	}
+	if len(stopped) > 0 {
+		// Not over while a node is stopped: no after-rollout hook, the mark stays.
+		allDone = false
 	}
 	if allDone {
 		if _, ok := pol.Hooks[policy.AfterRollout]; ok {
@@ -114,14 +144,16 @@ func (d *driver) hooks(ctx context.Context, st *PoolState, pol policy.Policy, he
 		}
 		return hookGate{}, d.markHookedRollout(ctx, st, "")
 	}
-	var gate hookGate
+	gate := hookGate{stopped: stopped}
 	if _, ok := pol.Hooks[policy.BeforeDrain]; ok {
 		gate.mayTarget = func(ctx context.Context, node string) (bool, string) {
-			g, done, err := d.awaitHook(ctx, run(policy.BeforeDrain, node), true)
+			r := run(policy.BeforeDrain, node)
+			g, done, err := d.awaitHook(ctx, r, true)
 			switch {
 			case err != nil:
 				return false, ""
 			case g.hold.Reason == reasonHookFailed:
+				d.hooksStopped.Store(pool.Name+"/"+node, r)
 				return false, g.hold.Message
 			}
 			return done, ""
@@ -130,11 +162,87 @@ func (d *driver) hooks(ctx context.Context, st *PoolState, pol policy.Policy, he
 	return gate, nil
 }
 
+// stoppedBeforeDrain adds to stopped the pool's nodes whose before-drain hook for
+// target was seen failed and still is; a run whose Job was deleted (to run it again),
+// succeeded, or was for another config is forgotten.
+func (d *Driver) stoppedBeforeDrain(ctx context.Context, pool, target string, stopped map[string]string) error {
+	var runs []hookjob.Run
+	d.hooksStopped.Range(func(k, v any) bool {
+		if r := v.(hookjob.Run); r.Pool == pool {
+			if r.Config != target {
+				d.hooksStopped.Delete(k)
+			} else {
+				runs = append(runs, r)
+			}
+		}
+		return true
+	})
+	for _, r := range runs {
+		g, _, err := d.awaitHook(ctx, r, false)
+		if err != nil {
+			return err
+		}
+		if g.hold.Reason == reasonHookFailed {
+			stopped[r.Node] = g.hold.Message
+			continue
+		}
+		d.hooksStopped.Delete(pool + "/" + r.Node)
+	}
+	return nil
+}
+
+// tellStopped says what stops nodes: a Warning Event HookFailed on each node newly
+// stopped, with the failure (the Job, its last lines), and the pool's RolloutHeld
+// NodeHookFailed when nothing else holds it (other holds keep their reason and gain
+// the nodes' failure). A node no longer stopped may be told again later.
+func (d *Driver) tellStopped(st PoolState, stopped map[string]string, hold *rollout.Hold) {
+	pool, target := st.Pool.Name, st.Pool.Spec.Configuration.Name
+	prefix := pool + "/"
+	d.hooksTold.Range(func(k, _ any) bool {
+		key := k.(string)
+		if rest, ok := strings.CutPrefix(key, prefix); ok {
+			node, cfg, _ := strings.Cut(rest, "/")
+			if _, still := stopped[node]; !still || cfg != target {
+				d.hooksTold.Delete(k)
+			}
+		}
+		return true
+	})
+	if len(stopped) == 0 {
+		return
+	}
+	names := make([]string, 0, len(stopped))
+	for n := range stopped {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		if _, told := d.hooksTold.LoadOrStore(prefix+n+"/"+target, true); told || d.recorder == nil {
+			continue
+		}
+		for _, node := range st.Nodes {
+			if node.Name == n {
+				d.recorder.Event(node, corev1.EventTypeWarning, reasonHookFailed, stopped[n])
+			}
+		}
+	}
+	msg := stopped[names[0]]
+	if len(names) > 1 {
+		msg = fmt.Sprintf("%d nodes stopped by failed hooks (%s); %s", len(names), strings.Join(names, ", "), msg)
+	}
+	switch hold.Reason {
+	case "", reasonHookRunning:
+		*hold = rollout.Hold{Reason: rollout.HeldNodeHookFailed, Message: msg, Recheck: hookPoll}
+	default:
+		hold.Message += "; also " + msg
+	}
+}
+
 // filterTargets keeps the step's targets whose before-drain hook has succeeded; it
 // starts the hook of the others. A failed hook holds the rollout with its message; one
 // still running holds none (the others of the step go), and the pool is synced again
 // to look.
-func (g hookGate) filterTargets(ctx context.Context, step *rollout.Step) (hold rollout.Hold) {
+func (g *hookGate) filterTargets(ctx context.Context, step *rollout.Step) (hold rollout.Hold) {
 	if g.mayTarget == nil || len(step.Targets) == 0 {
 		return rollout.Hold{}
 	}
@@ -143,7 +251,12 @@ func (g hookGate) filterTargets(ctx context.Context, step *rollout.Step) (hold r
 		ok, failed := g.mayTarget(ctx, n)
 		switch {
 		case failed != "":
-			return rollout.Hold{Reason: reasonHookFailed, Message: failed, Recheck: hookPoll}
+			// That node stops; the others of the step go, and the next sync plans
+			// with it stopped (counted against maxUnavailable).
+			if g.stoppedLate == nil {
+				g.stoppedLate = map[string]string{}
+			}
+			g.stoppedLate[n] = failed
 		case ok:
 			keep = append(keep, n)
 		default:
@@ -204,7 +317,11 @@ func (d *driver) awaitHook(ctx context.Context, r hookjob.Run, create bool) (hoo
 		if lines := d.hookLogTail(ctx, job); lines != "" {
 			msg += "; last lines: " + lines
 		}
-		msg += fmt.Sprintf("; the rollout stops here: fix the cause, then delete the Job (kubectl delete job -n %s %s) to run the hook again", job.Namespace, job.Name)
+		if r.Node != "" {
+			msg += fmt.Sprintf("; node %s stops here (not targeted, left as it is, counted against maxUnavailable; the other nodes go on): fix the cause, then delete the Job (kubectl delete job -n %s %s) to run the hook again", r.Node, job.Namespace, job.Name)
+		} else {
+			msg += fmt.Sprintf("; the rollout stops here: fix the cause, then delete the Job (kubectl delete job -n %s %s) to run the hook again", job.Namespace, job.Name)
+		}
 		return hookGate{hold: rollout.Hold{Reason: reasonHookFailed, Message: msg, Recheck: hookPoll}}, false, nil
 	}
 	return hookGate{hold: rollout.Hold{Reason: reasonHookRunning, Recheck: hookPoll,

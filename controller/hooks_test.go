@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -224,7 +225,9 @@ func TestFailedHookStopsTheRollout(t *testing.T) {
 		return false, condString(getPool(t, "hkf"))
 	})
 	job := hookjob.Run{Pool: "hkf", Node: first, Config: target, Hook: policy.AfterNode, Ref: policy.HookRef{Namespace: ns, Name: "smoke"}}.Name()
-	waitHeld(t, "hkf", corev1.ConditionTrue, "HookFailed", "hook after-node for node "+first+" failed: Job "+ns+"/"+job)
+	// The node's own hook: that node stops, and with maxUnavailable 1 it takes the
+	// pool's one slot, as a failed node would.
+	waitHeld(t, "hkf", corev1.ConditionTrue, "NodeHookFailed", "hook after-node for node "+first+" failed: Job "+ns+"/"+job)
 	msg := poolCondition(getPool(t, "hkf"), "RolloutHeld").Message
 	if !strings.Contains(msg, "last lines: container hook exited 1: GET http://shop/healthz | curl: (7) Failed to connect to shop port 80: Connection refused") {
 		t.Errorf("RolloutHeld message %q does not quote the hook's last lines", msg)
@@ -235,9 +238,102 @@ func TestFailedHookStopsTheRollout(t *testing.T) {
 		other = nodes[1]
 	}
 	annotate(t, other, map[string]any{"example.com/touch": "1"})
-	waitHeld(t, "hkf", corev1.ConditionTrue, "HookFailed", "")
+	waitHeld(t, "hkf", corev1.ConditionTrue, "NodeHookFailed", "")
 	if n := getNode(t, other); nodeanno.Desired(n) == target {
 		t.Errorf("node %s was targeted after the hook of %s failed", other, first)
+	}
+}
+
+// TestFailedNodeHookStopsOnlyThatNode: a node's own hook that fails (before-drain on
+// one node, after-node on another, their Jobs failed by kwok) stops that node alone:
+// the node whose before-drain hook failed is never targeted nor cordoned; the one
+// whose after-node hook failed stays as it is; each counts against maxUnavailable
+// (3), and the other two nodes go on within what is left, one at a time. The pool's
+// RolloutHeld says NodeHookFailed with both Jobs' failures, each node gets a Warning
+// Event HookFailed naming its Job, and the rollout is not over (the hooked-rollout
+// mark stays).
+func TestFailedNodeHookStopsOnlyThatNode(t *testing.T) {
+	ctx := kubetest.Context(t)
+	ns, err := env.CreateNamespace(ctx, "hooks-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner, err := env.CreateNode(ctx, "hkn-runner", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = env.Kube.CoreV1().Nodes().Delete(context.Background(), runner.Name, metav1.DeleteOptions{})
+	})
+	env.PlayJobs(t, ns, runner.Name)
+	hookCronJob(t, ns, "prep", "")
+	hookCronJob(t, ns, "smoke", "")
+	pool := createPool(t, "hkn", ptr.To(intstr.FromInt32(3)), false)
+	annotatePool(t, "hkn", map[string]any{
+		policy.HookKey(policy.BeforeDrain): ns + "/prep", policy.HookKey(policy.AfterNode): ns + "/smoke",
+	})
+	v1 := machineConfig(t, "00-hkn", "hkn", "/etc/hkn", "v1")
+	target := expectedRendered(t, pool, v1)
+	nodes := createNodes(t, "hkn", "rendered-hkn-old", "", "", "", "")
+	// The Jobs of two runs exist before the controller would create them, failing:
+	// it takes them as its own (they have its names), as after a restart.
+	blocked, smoked := nodes[0], nodes[1]
+	failJob := func(node string, hook policy.Hook, cronJob string, lines string) string {
+		t.Helper()
+		cj, err := env.Kube.BatchV1().CronJobs(ns).Get(ctx, cronJob, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cj.Spec.JobTemplate.Spec.Template.Annotations = map[string]string{kubetest.KwokFailAnnotation: lines}
+		r := hookjob.Run{Pool: "hkn", Node: node, Config: target, Hook: hook, Ref: policy.HookRef{Namespace: ns, Name: cronJob}}
+		if _, err := env.Kube.BatchV1().Jobs(ns).Create(ctx, hookjob.Job(r, cj), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		return r.Name()
+	}
+	prepJob := failJob(blocked, policy.BeforeDrain, "prep", "rsync: connection refused")
+	smokeJob := failJob(smoked, policy.AfterNode, "smoke", "curl: (7) Failed to connect to shop port 80")
+	startFakeAgent(t, "hkn", 200*time.Millisecond)
+	applyMC(t, v1)
+	startController(t, "lease-hkn", "hkn-ctrl")
+
+	others := nodes[2:]
+	kubetest.Eventually(t, 2*time.Minute, "the other nodes done at the target", func() (bool, string) {
+		for _, name := range append([]string{smoked}, others...) {
+			if !rollout.DoneAt(getNode(t, name), target) {
+				return false, name + " not done; " + condString(getPool(t, "hkn"))
+			}
+		}
+		return true, ""
+	})
+	waitHeld(t, "hkn", corev1.ConditionTrue, "NodeHookFailed", "2 nodes stopped by failed hooks ("+blocked+", "+smoked+")")
+	msg := poolCondition(getPool(t, "hkn"), controller.RolloutHeld).Message
+	if !strings.Contains(msg, "hook before-drain for node "+blocked+" failed: Job "+ns+"/"+prepJob) ||
+		!strings.Contains(msg, "last lines: container hook exited 1: rsync: connection refused") ||
+		!strings.Contains(msg, "node "+blocked+" stops here") {
+		t.Errorf("RolloutHeld message %q does not name the before-drain Job, its last lines and what it stops", msg)
+	}
+	n := getNode(t, blocked)
+	if nodeanno.Desired(n) == target || n.Spec.Unschedulable {
+		t.Errorf("node %s, whose before-drain hook failed, was targeted (%q) or cordoned (%t)", blocked, nodeanno.Desired(n), n.Spec.Unschedulable)
+	}
+	// Each stopped node has its failure in an Event of its own.
+	for node, job := range map[string]string{blocked: prepJob, smoked: smokeJob} {
+		kubetest.Eventually(t, time.Minute, "Event HookFailed on node "+node, func() (bool, string) {
+			evs, err := env.Kube.CoreV1().Events(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=Node,involvedObject.name=" + node + ",reason=HookFailed"})
+			if err != nil {
+				return false, err.Error()
+			}
+			for _, e := range evs.Items {
+				if e.Type == corev1.EventTypeWarning && strings.Contains(e.Message, "Job "+ns+"/"+job) {
+					return true, ""
+				}
+			}
+			return false, fmt.Sprintf("%d events", len(evs.Items))
+		})
+	}
+	if p := getPool(t, "hkn"); p.Annotations[rollout.HookedRolloutKey] != target {
+		t.Errorf("the hooked-rollout mark is %q while nodes are stopped, want %q", p.Annotations[rollout.HookedRolloutKey], target)
 	}
 }
 

@@ -155,6 +155,13 @@ type driver struct {
 	// hooksSucceeded are the hook Jobs (namespace/name) seen succeeded: a success is
 	// final, so they are not read again at every sync (hooks.go).
 	hooksSucceeded sync.Map
+	// hooksStopped are the before-drain hook runs seen failed (pool/node to
+	// hookjob.Run): their nodes are stopped (rollout.Options.Stopped) until the Job is
+	// deleted to run again; each is read again at the pool's syncs (hooks.go).
+	hooksStopped sync.Map
+	// hooksTold are the stopped nodes (pool/node/config) whose failed hook has been an
+	// Event on the node, so that it is told once.
+	hooksTold sync.Map
 
 	// Background targets (driverOptions.BackgroundTargets): the writes in flight,
 	// the bound on their requests, and the backoff of a pool whose targets fail.
@@ -481,6 +488,9 @@ func (d *driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) 
 		if h := hooks.hold; h.Reason != "" && (hold.Reason == "" || h.Reason == rollout.HeldHookFailed) {
 			hold.Hold, opts.Gate = h, h.Message
 		}
+		// Nodes a failed hook of their own stopped: left out, counted against
+		// maxUnavailable; the others go on.
+		opts.Stopped = hooks.stopped
 	}
 	tr.mark("policy")
 	var step rollout.Step
@@ -510,6 +520,9 @@ func (d *driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) 
 	}
 	if h := hooks.filterTargets(ctx, &step); h.Reason != "" && hold.Reason == "" {
 		hold.Hold = h
+	}
+	if !hold.Invalid {
+		d.tellStopped(st, hooks.stoppedNow(), &hold.Hold)
 	}
 	tr.mark("plan")
 	// Taints before targets, as MCO's syncMachineConfigPool: a node that waits for the

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mcotui/mcotui/core/disruption"
+	"github.com/mcotui/mcotui/core/drainforecast"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/tui/action"
@@ -281,7 +282,7 @@ func (u *UI) actionKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		return nil, true
 	case key.Matches(msg, k.Preview):
 		if p := u.currentPool(); p != nil {
-			u.preview(p)
+			return u.preview(p), true
 		}
 		return nil, true
 	case key.Matches(msg, k.Rollback):
@@ -388,8 +389,9 @@ func (u *UI) rollbackTo(p *model.Pool, target string) {
 	u.request(req)
 }
 
-// preview opens the pool's rollout forecast, from which enter starts it.
-func (u *UI) preview(p *model.Pool) {
+// preview opens the pool's rollout forecast, from which enter starts it, and starts
+// the read of its drain forecast.
+func (u *UI) preview(p *model.Pool) tea.Cmd {
 	nodes := u.nodesOf(p.Name)
 	store := u.c.Store
 	diff := func(from, to string) (disruption.Decision, error) {
@@ -413,12 +415,17 @@ func (u *UI) preview(p *model.Pool) {
 	}
 	slices.Sort(updating)
 	st := u.c.Styles
+	var drain *drainView
+	if err == nil {
+		drain = newDrainView(u.opts.DrainForecast, drainforecast.Draining(fc))
+	}
 	doc := dialog.NewDocument(u.c, "Rollout preview of pool "+p.Name, func(width int) string {
 		if err != nil {
 			return st.Error.Render(err.Error())
 		}
-		return previewText(st, fc, updating, u.currentOf, width)
+		return previewText(st, fc, updating, u.currentOf, drain, width)
 	})
+	read := u.readDrainForecast(doc, drain, nodes, fc.MaxUnavailable)
 	propose := func() tea.Cmd {
 		opts, hold := rollout.PolicyOptions(p.Obj, u.c.Clock.Now(), nil)
 		if hold.Invalid {
@@ -449,7 +456,8 @@ func (u *UI) preview(p *model.Pool) {
 	// whose every node is at the target has nothing to roll out.
 	if err != nil || p.Paused || (len(fc.Waves) == 0 && len(fc.Blocked) == 0) {
 		u.openDialog(doc)
-		return
+		return read
 	}
 	u.openDialog(doc.WithAction(u.c.Keys.StartRollout, start))
+	return read
 }

@@ -23,6 +23,8 @@ func TestHoldsVisible(t *testing.T) {
 	for _, hold := range []struct{ reason, message, shows string }{
 		{"HookFailed", "hook after-node for node infra-0 failed: Job hooks/smoke-1a2b3c4d5e6f7a8b (BackoffLimitExceeded: Job has reached the specified backoff limit); last lines: container hook exited 1: curl: (7) Failed to connect",
 			"RolloutHeld: hook after-node for node infra-0 failed"},
+		{"NodeHookFailed", "hook before-drain for node infra-0 failed: Job hooks/prep-1a2b3c4d5e6f7a8b (BackoffLimitExceeded: Job has reached the specified backoff limit); last lines: container hook exited 1: rsync: connection refused; node infra-0 stops here (not targeted, left as it is, counted against maxUnavailable; the other nodes go on): fix the cause, then delete the Job (kubectl delete job -n hooks prep-1a2b3c4d5e6f7a8b) to run the hook again",
+			"RolloutHeld: hook before-drain for node infra-0 failed"},
 		{"WaitingForPool", "waiting for pool canary to be updated (1 of 3 machines updated to rendered-canary-1)", "RolloutHeld: waiting for pool canary"},
 		{"UnhealthyNodes", "halted: 2 nodes updated by this rollout are unhealthy (mcotui.io/halt-unhealthy-nodes is 2): infra-0, infra-1", "RolloutHeld: halted: 2 nodes"},
 		{"GateFailing", "held by a health gate: health check ceph: cephcluster rook-ceph/rook-ceph is not healthy (object.status.ceph.health == 'HEALTH_OK' is false)", "RolloutHeld: held by a health gate: health check ceph"},

@@ -14,8 +14,9 @@ import (
 
 // previewText lays a rollout forecast out for people: the waves in order, each node
 // with the config it leaves, and what the node disruption policy predicts it does
-// (its actions, whether it drains); then the nodes the rollout would not reach, and why.
-func previewText(st *styles.Styles, fc rollout.Forecast, updating []string, current func(string) string, width int) string {
+// (its actions, whether it drains); then the nodes the rollout would not reach, and why;
+// then, when drain is not nil, the drain forecast as far as it has arrived.
+func previewText(st *styles.Styles, fc rollout.Forecast, updating []string, current func(string) string, drain *drainView, width int) string {
 	var b strings.Builder
 	line := func(s string) {
 		b.WriteString(ansi.Truncate(s, width, "…"))
@@ -51,6 +52,9 @@ func previewText(st *styles.Styles, fc rollout.Forecast, updating []string, curr
 	}
 	line(st.Label.Render("target         ") + fc.Target)
 	line(st.Label.Render("maxUnavailable ") + fmt.Sprintf("%d node(s) at once", fc.MaxUnavailable))
+	if drain != nil {
+		drainSummary(st, drain, width, line)
+	}
 	if fc.Paused {
 		line(st.Paused.Render("The pool is paused: this is what happens once it is resumed."))
 	}
@@ -149,6 +153,9 @@ func previewText(st *styles.Styles, fc rollout.Forecast, updating []string, curr
 				line("  " + fitName(name, nameW) + "  " + st.Dim.Render(l))
 			}
 		}
+	}
+	if drain != nil {
+		drainSection(st, drain, width, line)
 	}
 	return strings.TrimRight(b.String(), "\n")
 }

@@ -81,6 +81,10 @@ type Options struct {
 	// NoPods, when Pods is nil, is why, shown whole when a read of pods is asked for
 	// (a serve session: which sessions read pods is its operator's choice).
 	NoPods string
+	// DrainForecast reads a pool's drain forecast for the rollout preview (P) as it
+	// opens; nil says the session reads none, and the preview says nothing of drains.
+	// A read: read-only sessions get it too.
+	DrainForecast action.DrainForecast
 	// Contexts are the kubeconfig's contexts :ctx can switch to; none offers no
 	// switch. A switch ends the program with SwitchTo set, for the caller to open the
 	// TUI again on that context.
@@ -458,6 +462,9 @@ func (u *UI) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return u, nil
 	case docMsg:
 		u.openDoc(msg)
+		return u, nil
+	case drainForecastMsg:
+		u.drainArrived(msg)
 		return u, nil
 	case nodeEventsMsg:
 		u.eventsPending, u.eventsRead = false, u.c.Clock.Now()

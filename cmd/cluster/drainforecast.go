@@ -12,26 +12,12 @@ import (
 	"github.com/mcotui/mcotui/platform/kube"
 )
 
-// drainingNodes are the plan's nodes whose update drains them (an unknown diff counts
-// as a drain: the forecast would rather warn).
-func drainingNodes(f rollout.Forecast) []string {
-	var out []string
-	for _, w := range f.Waves {
-		for _, n := range w.Nodes {
-			if n.Decision.Drain || n.Err != nil {
-				out = append(out, n.Node)
-			}
-		}
-	}
-	return out
-}
-
 // writeDrainForecast prints the plan's drain forecast (drainforecast.Check): each node
 // whose drain blocks or loses data, and the room for the pods of the maxUnavailable
 // busiest nodes. A forecast it cannot read (no right to list pods) is a warning on
 // errOut: the plan stands without it.
 func writeDrainForecast(ctx context.Context, w, errOut io.Writer, c *kube.Clients, f rollout.Forecast, members []*corev1.Node) {
-	draining := drainingNodes(f)
+	draining := drainforecast.Draining(f)
 	if len(draining) == 0 {
 		return
 	}

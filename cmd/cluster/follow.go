@@ -149,7 +149,9 @@ func (f *follower) poll(ctx context.Context) (end followEnd, err error) {
 			}
 			f.held = held
 		}
-		if c.Status == corev1.ConditionTrue && c.Reason == rollout.HeldHookFailed {
+		// A failed hook, the pool's or a node's own, is a failure as a degraded node is:
+		// the pool cannot end updated until someone acts.
+		if c.Status == corev1.ConditionTrue && (c.Reason == rollout.HeldHookFailed || c.Reason == rollout.HeldNodeHookFailed) {
 			fmt.Fprintf(f.w, "machineconfigpool %s: %s\n", f.name, c.Message)
 			return followDegraded, nil
 		}

@@ -136,7 +136,7 @@ func (o *TUIOptions) runOn(ctx context.Context, in, out *os.File, log *slog.Logg
 	defer sub.Close()
 	go trimMemory(ctx, time.Second)
 	opts := tui.Options{ReadOnly: o.ReadOnly, NoColor: os.Getenv("NO_COLOR") != "", Coalesce: coalesce, CoalesceListing: coalesceListing, Narration: o.Narration,
-		Events: cluster, Pods: cluster, Contexts: contextNames(o.Kube.Kubeconfig)}
+		Events: cluster, Pods: cluster, DrainForecast: cluster, Contexts: contextNames(o.Kube.Kubeconfig)}
 	var driver *tuiDriver
 	if !o.ReadOnly {
 		opts.Actions = source.NewActions(cluster, os.Getenv("USER"))

@@ -22,6 +22,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/mcotui/mcotui/core/rollout"
 )
 
 // Kind is what goes wrong with a pod when its node drains.
@@ -304,4 +306,20 @@ func ready(n *corev1.Node) bool {
 		}
 	}
 	return false
+}
+
+// Draining are the forecast's nodes whose update drains them, in rollout order: the
+// nodes Check looks at. A node whose diff is unknown counts as draining: the forecast
+// would rather warn. `mcotui rollout POOL` and the TUI's preview both take them from
+// here, so that both forecast the same nodes.
+func Draining(f rollout.Forecast) []string {
+	var out []string
+	for _, w := range f.Waves {
+		for _, n := range w.Nodes {
+			if n.Decision.Drain || n.Err != nil {
+				out = append(out, n.Node)
+			}
+		}
+	}
+	return out
 }

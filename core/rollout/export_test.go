@@ -25,7 +25,7 @@ func NaiveForecast(pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, opts Op
 	var waves [][]string
 	var d decision
 	for range len(ms) + 1 {
-		d = decide(ms, target, budget, false, opts.Canary, retry, nil)
+		d = decide(ms, target, budget, false, opts.Canary, retry, nil, nil)
 		if len(d.targets) == 0 && len(d.retry) == 0 {
 			break
 		}

@@ -56,6 +56,13 @@ type Options struct {
 	// MCO's behaviour, the image is downloaded after the drain.
 	Stage *Stage
 
+	// Stopped are nodes a failed hook of their own stopped (a before-drain or
+	// after-node Job; name to why): none is a candidate or retried, and each counts
+	// against maxUnavailable as a failed node does, so that a failure that repeats on
+	// every node stops the rollout at maxUnavailable of them rather than running
+	// through the pool.
+	Stopped map[string]string
+
 	// Brief leaves Step.Skipped empty: a controller that plans at every change and
 	// acts on the targets alone need not explain thousands of nodes each time.
 	Brief bool
@@ -85,6 +92,8 @@ const (
 	// SkipStaging: the node is staging the target's OS image (or waits its turn to);
 	// it becomes a candidate once staged.
 	SkipStaging SkipReason = "Staging"
+	// SkipStopped: a hook of the node's own failed (Options.Stopped).
+	SkipStopped SkipReason = "HookFailed"
 )
 
 // Skip is a node a step leaves out, and why, for previews and `mcotui rollout`.
@@ -119,6 +128,9 @@ type Step struct {
 	// Held are the nodes that would be candidates but are held (policy.HoldKey), in
 	// rollout order.
 	Held []string
+	// Stopped are the nodes Options.Stopped names, in rollout order; those not
+	// otherwise unavailable or failing count against MaxUnavailable.
+	Stopped []string
 	// Window is the maintenance windows' state at Options.Now (Open for a pool without
 	// windows); Gate is Options.Gate.
 	Window policy.State
@@ -202,7 +214,7 @@ func plan(c *Memo, pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, opts Op
 	case !window.Open:
 		closed = "outside the maintenance windows: " + window.Describe(opts.Now)
 	}
-	d := decide(ms, target, budget, pool.Spec.Paused, opts.Canary, retry, opts.Stage)
+	d := decide(ms, target, budget, pool.Spec.Paused, opts.Canary, retry, opts.Stage, opts.Stopped)
 	if closed != "" {
 		d.closed, d.closedReason = closed, SkipWindow
 		if opts.Gate != "" {
@@ -281,6 +293,10 @@ type decision struct {
 	retry   []*member
 	held    []*member // candidates but for their hold
 
+	stopped     []*member         // Options.Stopped
+	stoppedWhy  map[string]string // Options.Stopped
+	stoppedFree int               // of stopped, those counted for it alone
+
 	stage     *Stage
 	staging   []*member // candidates but for the OS image they have not staged
 	stageNext []*member // of staging, those to ask to stage now
@@ -291,14 +307,30 @@ type decision struct {
 	wait string // waitMessage, once computed
 }
 
-func decide(ms []*member, target string, budget int, paused bool, canary int, retry map[string]bool, stage *Stage) decision {
-	d := decision{target: target, budget: budget, paused: paused, stage: stage}
+func decide(ms []*member, target string, budget int, paused bool, canary int, retry map[string]bool, stage *Stage, stopped map[string]string) decision {
+	d := decision{target: target, budget: budget, paused: paused, stage: stage, stoppedWhy: stopped}
 	if canary > 0 {
 		d.canaryNeed = min(canary, len(ms))
 	}
 	for _, m := range ms {
 		if m.unavailable() {
 			d.unavailable = append(d.unavailable, m)
+		}
+		if _, stop := stopped[m.name]; stop {
+			d.stopped = append(d.stopped, m)
+			if !m.unavailable() && !(m.desired == target && m.failing()) {
+				d.stoppedFree++
+			}
+			if m.desired == target {
+				d.targeting++
+				if m.done() {
+					d.canaryDone++
+				}
+				if m.failing() {
+					d.failingAtTarget = append(d.failingAtTarget, m)
+				}
+			}
+			continue
 		}
 		if m.desired == target {
 			d.targeting++
@@ -329,7 +361,7 @@ func decide(ms []*member, target string, budget int, paused bool, canary int, re
 
 // choose computes the capacity, the canary limit and the targets from the counts.
 func (d *decision) choose() {
-	d.capacity = max(d.budget-len(d.unavailable)-len(d.failingAtTarget), 0)
+	d.capacity = max(d.budget-len(d.unavailable)-len(d.failingAtTarget)-d.stoppedFree, 0)
 	d.limit, d.canary, d.targets, d.wait = 0, false, nil, ""
 	if d.paused || d.closed != "" {
 		return
@@ -377,6 +409,7 @@ func (d *decision) step(pool string, ms []*member, retry map[string]bool, explai
 		Targets:         names(d.targets),
 		Retry:           names(d.retry),
 		Held:            names(d.held),
+		Stopped:         names(d.stopped),
 		Stage:           names(d.stageNext),
 		Staging:         names(d.staging),
 	}
@@ -415,6 +448,9 @@ func (d *decision) step(pool string, ms []*member, retry map[string]bool, explai
 
 // skip explains why m is not targeted.
 func (d *decision) skip(m *member) Skip {
+	if why, ok := d.stoppedWhy[m.name]; ok {
+		return Skip{Node: m.name, Reason: SkipStopped, Message: why}
+	}
 	switch {
 	case m.desired == d.target:
 		return Skip{Node: m.name, Reason: SkipAtTarget, Message: d.atTargetMessage(m)}
@@ -497,6 +533,9 @@ func (d *decision) newWaitMessage() string {
 	}
 	if n := len(d.failingAtTarget); n > 0 {
 		msg += fmt.Sprintf(", %d failing at %s (%s)", n, d.target, joinNames(d.failingAtTarget))
+	}
+	if len(d.stopped) > 0 {
+		msg += fmt.Sprintf(", %d stopped by a failed hook (%s)", len(d.stopped), joinNames(d.stopped))
 	}
 	return msg
 }

@@ -342,3 +342,43 @@ func TestRollbackTarget(t *testing.T) {
 		t.Errorf("fresh pool: err = %v", err)
 	}
 }
+
+// TestPlanStoppedNodes: a node a failed hook of its own stopped (Options.Stopped) is
+// not targeted and counts against maxUnavailable as a failed node does, whether it is
+// still at the old config (its before-drain hook failed) or Done at the target (its
+// after-node hook failed); the other nodes go on within what is left.
+func TestPlanStoppedNodes(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		stopped string
+		want    []string
+	}{
+		{"before-drain", "n0", []string{"n1"}},
+		{"after-node", "done", []string{"n0"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := pool(maxUnavailable(intstr.FromInt32(2)))
+			ns := nodes(node("done", at(newCfg)), node("n0", at(oldCfg)), node("n1", at(oldCfg)), node("n2", at(oldCfg)))
+			why := "hook " + tc.name + " for node " + tc.stopped + " failed: Job hooks/x-1"
+			step := plan(t, p, ns, rollout.Options{Stopped: map[string]string{tc.stopped: why}})
+			if !slices.Equal(step.Targets, tc.want) || step.Capacity != 1 {
+				t.Errorf("targets %v capacity %d, want %v and 1 (maxUnavailable 2, one stopped)", step.Targets, step.Capacity, tc.want)
+			}
+			if !slices.Equal(step.Stopped, []string{tc.stopped}) {
+				t.Errorf("Stopped %v", step.Stopped)
+			}
+			var sk *rollout.Skip
+			for i := range step.Skipped {
+				if step.Skipped[i].Node == tc.stopped {
+					sk = &step.Skipped[i]
+				}
+			}
+			if sk == nil || sk.Reason != rollout.SkipStopped || sk.Message != why {
+				t.Errorf("skip of %s: %+v", tc.stopped, sk)
+			}
+			if !strings.Contains(step.Wait, "1 stopped by a failed hook ("+tc.stopped+")") {
+				t.Errorf("wait %q does not name the stopped node", step.Wait)
+			}
+		})
+	}
+}

@@ -25,6 +25,9 @@ const (
 	// (policy.Hooks), which the driver that runs the hooks says.
 	HeldHookRunning = "HookRunning"
 	HeldHookFailed  = "HookFailed"
+	// HeldNodeHookFailed: a node's own hook (before-drain, after-node) failed; that
+	// node is stopped (Options.Stopped) and the others go on within maxUnavailable.
+	HeldNodeHookFailed = "NodeHookFailed"
 )
 
 // HookedRolloutKey marks a pool whose rollout to the config it names began under

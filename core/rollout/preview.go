@@ -107,11 +107,11 @@ func Preview(pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, opts Options,
 	// targeted: each later wave only moves its own nodes to the target, which advance
 	// follows without going over every node again (NaiveForecast in the tests is the
 	// reference).
-	d := decide(ms, target, budget, false, opts.Canary, retry, nil)
+	d := decide(ms, target, budget, false, opts.Canary, retry, nil, opts.Stopped)
 	if len(d.targets) > 0 || len(d.retry) > 0 {
 		record(&d)
 		complete(ms, d, target)
-		d = decide(ms, target, budget, false, opts.Canary, nil, nil)
+		d = decide(ms, target, budget, false, opts.Canary, nil, nil, opts.Stopped)
 		for len(d.targets) > 0 {
 			record(&d)
 			d.advance()

@@ -38,7 +38,7 @@ func (r *resource) groupResource() schema.GroupResource { return r.gvr.GroupReso
 func (r *resource) apiVersion() string { return r.gvr.GroupVersion().String() }
 
 // resources is what apisim serves: what mcotui's controller, agent, TUI and commands
-// use, plus apps/v1 Deployments and DaemonSets, which DetectMCO and kubectl's drain
+// use (the drain forecast's claims and volumes among them), plus apps/v1 Deployments and DaemonSets, which DetectMCO and kubectl's drain
 // helper read.
 func resources() []*resource {
 	core := func(res, kind string, namespaced, status bool, newObj func() any) *resource {
@@ -60,6 +60,9 @@ func resources() []*resource {
 		core("events", "Event", true, false, func() any { return &corev1.Event{} }),
 		core("configmaps", "ConfigMap", true, false, func() any { return &corev1.ConfigMap{} }),
 		core("secrets", "Secret", true, false, func() any { return &corev1.Secret{} }),
+		// Read by the drain forecast (kube.DrainInput), which lists them with the pods.
+		core("persistentvolumeclaims", "PersistentVolumeClaim", true, true, func() any { return &corev1.PersistentVolumeClaim{} }),
+		core("persistentvolumes", "PersistentVolume", false, true, func() any { return &corev1.PersistentVolume{} }),
 		builtin(appsv1.SchemeGroupVersion, "deployments", "Deployment", true, true, func() any { return &appsv1.Deployment{} }),
 		builtin(appsv1.SchemeGroupVersion, "daemonsets", "DaemonSet", true, true, func() any { return &appsv1.DaemonSet{} }),
 		builtin(coordinationv1.SchemeGroupVersion, "leases", "Lease", false, false, func() any { return &coordinationv1.Lease{} }),

@@ -159,7 +159,12 @@ func (k *kubelet) seedWorkloads(ctx context.Context) error {
 func (k *kubelet) runPod(ctx context.Context, app, node string, wait bool) error {
 	pods := k.d.clients.Kube.CoreV1().Pods(appsNamespace)
 	pod, err := pods.Create(ctx, &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: app + "-", Namespace: appsNamespace, Labels: map[string]string{"app": app}},
+		ObjectMeta: metav1.ObjectMeta{GenerateName: app + "-", Namespace: appsNamespace, Labels: map[string]string{"app": app},
+			// Owned as a Deployment's pods are, by their ReplicaSet (which the demo does
+			// not create: it plays the controllers itself), so that a drain and the drain
+			// forecast see them as managed: replaced elsewhere, not lost.
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: app + "-6c9f7d8b5",
+				UID: types.UID("demo-replicaset-" + app), Controller: ptr.To(true)}}},
 		Spec: corev1.PodSpec{
 			NodeName:                      node,
 			TerminationGracePeriodSeconds: ptr.To(int64(30)),
