@@ -165,7 +165,7 @@ func (d *driver) hooks(ctx context.Context, st *PoolState, pol policy.Policy, he
 // stoppedBeforeDrain adds to stopped the pool's nodes whose before-drain hook for
 // target was seen failed and still is; a run whose Job was deleted (to run it again),
 // succeeded, or was for another config is forgotten.
-func (d *Driver) stoppedBeforeDrain(ctx context.Context, pool, target string, stopped map[string]string) error {
+func (d *driver) stoppedBeforeDrain(ctx context.Context, pool, target string, stopped map[string]string) error {
 	var runs []hookjob.Run
 	d.hooksStopped.Range(func(k, v any) bool {
 		if r := v.(hookjob.Run); r.Pool == pool {
@@ -195,7 +195,7 @@ func (d *Driver) stoppedBeforeDrain(ctx context.Context, pool, target string, st
 // stopped, with the failure (the Job, its last lines), and the pool's RolloutHeld
 // NodeHookFailed when nothing else holds it (other holds keep their reason and gain
 // the nodes' failure). A node no longer stopped may be told again later.
-func (d *Driver) tellStopped(st PoolState, stopped map[string]string, hold *rollout.Hold) {
+func (d *driver) tellStopped(st PoolState, stopped map[string]string, hold *rollout.Hold) {
 	pool, target := st.Pool.Name, st.Pool.Spec.Configuration.Name
 	prefix := pool + "/"
 	d.hooksTold.Range(func(k, _ any) bool {
