@@ -196,7 +196,7 @@ func newNode(t *testing.T, prefix string, opts ...func(*Options)) *node {
 	n.ns = ns
 	n.mcn = recordMCN(t, name)
 	began := time.Now()
-	o := Options{Node: name, Binary: mcotuiBin, Kubeconfig: env.KubeconfigPath}
+	o := Options{Node: name, Binary: mcotuiBin, Kubeconfig: env.KubeconfigPath, Progress: agentProgress(name)}
 	for _, f := range opts {
 		f(&o)
 	}

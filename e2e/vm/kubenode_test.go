@@ -178,6 +178,52 @@ evictionHard:
   imagefs.available: 5%
 `
 
+// containerd16Config is the configuration of the image's containerd (Debian's 1.6),
+// version 2 of its schema; %[1]s is the sandbox image.
+const containerd16Config = `version = 2
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "%[1]s"
+  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+    runtime_type = "io.containerd.runc.v2"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+      SystemdCgroup = true
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "` + guestCNIBin + `"
+    conf_dir = "/etc/cni/net.d"
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "/etc/containerd/certs.d"
+`
+
+// containerd2Config is containerd 2.x's (kubeNodeSpec.containerd2), version 3 of the
+// schema, where the CRI plugin is split into an images and a runtime plugin: the same
+// settings as containerd16Config, with the sandbox image pinned (2.x's name for
+// sandbox_image), and Debian's runc of the image (runc needs cgo and a static
+// libseccomp to build here). %[1]s is the sandbox image.
+const containerd2Config = `version = 3
+[plugins.'io.containerd.cri.v1.images']
+  [plugins.'io.containerd.cri.v1.images'.pinned_images]
+    sandbox = '%[1]s'
+  [plugins.'io.containerd.cri.v1.images'.registry]
+    config_path = '/etc/containerd/certs.d'
+[plugins.'io.containerd.cri.v1.runtime']
+  [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
+    runtime_type = 'io.containerd.runc.v2'
+    [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
+      SystemdCgroup = true
+      BinaryName = '/usr/sbin/runc'
+  [plugins.'io.containerd.cri.v1.runtime'.cni]
+    bin_dirs = ['` + guestCNIBin + `']
+    conf_dir = '/etc/cni/net.d'
+`
+
+// containerd2Service runs the test disk's containerd 2.x in place of the image's: the
+// shim is looked up in PATH before beside containerd, and the image's 1.6 shim is in
+// /usr/bin.
+const containerd2Service = `ExecStart=
+ExecStart=` + TestDiskMount + `/bin/containerd
+Environment=PATH=` + TestDiskMount + `/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+`
+
 // The kubelet's and the runtime's logs go to the journal at debug level, which the
 // console does not show (see hack/vmimage.sh): they talk all the time, and the harness
 // takes a silent console for a stuck guest (Options.StallTimeout). A failed test prints
@@ -185,7 +231,8 @@ evictionHard:
 
 // nodeSetup is setup.sh: the node's configuration and units, written once; %[1]s is the
 // node's name, %[2]s the registry's host, %[3]s the sandbox image, %[4]s the kubelet's
-// configuration.
+// configuration, %[5]s containerd's (containerd16Config or containerd2Config), %[6]s
+// lines for the [Service] of containerd's drop-in.
 const nodeSetup = `#!/bin/bash
 set -euo pipefail
 reg=%[2]s
@@ -196,19 +243,7 @@ server = "http://$reg"
   capabilities = ["pull", "resolve"]
 EOF
 cat >/etc/containerd/config.toml <<'EOF'
-version = 2
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "%[3]s"
-  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-    runtime_type = "io.containerd.runc.v2"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-      SystemdCgroup = true
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "` + guestCNIBin + `"
-    conf_dir = "/etc/cni/net.d"
-  [plugins."io.containerd.grpc.v1.cri".registry]
-    config_path = "/etc/containerd/certs.d"
-EOF
+%[5]sEOF
 cat >/etc/cni/net.d/10-mcotui-test.conflist <<'EOF'
 {
   "cniVersion": "1.0.0",
@@ -241,7 +276,7 @@ After=var-lib-cni.mount
 RequiresMountsFor=` + TestDiskMount + `
 [Service]
 SyslogLevel=debug
-EOF
+%[6]sEOF
 cat >/etc/systemd/system/` + kubeletUnit + ` <<'EOF'
 [Unit]
 Description=kubelet of the test node
@@ -282,18 +317,32 @@ type kubeNode struct {
 // kubelet has made the Node Ready. Each of opts may change the machine's Options.
 func newKubeNode(t *testing.T, nodeName, role, config string, opts ...func(*Options)) *kubeNode {
 	t.Helper()
-	return startKubeNode(t, nodeName, role, config, false, opts...)
+	return startKubeNode(t, nodeName, role, config, kubeNodeSpec{}, opts...)
 }
 
-// startKubeNode is newKubeNode; with podAgent the agent runs as install's DaemonSet's
-// pod (agentpod_test.go), which the caller starts, and the systemd unit does not run it.
-func startKubeNode(t *testing.T, nodeName, role, config string, podAgent bool, opts ...func(*Options)) *kubeNode {
+// kubeNodeSpec is what differs between real nodes.
+type kubeNodeSpec struct {
+	// podAgent: the agent runs as install's DaemonSet's pod (agentpod_test.go), which
+	// the caller starts, and the systemd unit does not run it.
+	podAgent bool
+	// containerd2: the runtime is containerd 2.x from the test disk (hack/testbin.sh
+	// builds it), not the image's Debian 1.6, whose CRI reports no image pinned. Only
+	// the pinned-image test needs it: every other real node keeps the image's runtime
+	// (no 76 MB more on each test disk).
+	containerd2 bool
+	// kubeletConfig is appended to baseKubeletConfig.
+	kubeletConfig string
+}
+
+// startKubeNode is newKubeNode for a node of spec.
+func startKubeNode(t *testing.T, nodeName, role, config string, spec kubeNodeSpec, opts ...func(*Options)) *kubeNode {
 	t.Helper()
 	clusterObjects(t)
 	bins, err := FindNodeBinaries()
 	if err != nil {
 		t.Fatal(err)
 	}
+	podAgent := spec.podAgent
 	ctx := t.Context()
 	// The admin creates the Node with its role and the agent's annotations, as a
 	// provisioner would; the kubelet takes it over when it registers. (NodeRestriction
@@ -335,8 +384,22 @@ func startKubeNode(t *testing.T, nodeName, role, config string, podAgent bool, o
 	}
 	files := map[string][]byte{
 		"node/kubeconfig": guestKC,
-		"node/setup.sh":   fmt.Appendf(nil, nodeSetup, nodeName, guestRegistry, n.image, baseKubeletConfig),
 	}
+	ctrdConfig, ctrdService := containerd16Config, ""
+	if spec.containerd2 {
+		rt, err := FindContainerd2()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{rt.Containerd, rt.Shim, rt.Ctr} {
+			if files["bin/"+filepath.Base(p)], err = os.ReadFile(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ctrdConfig, ctrdService = containerd2Config, containerd2Service
+	}
+	files["node/setup.sh"] = fmt.Appendf(nil, nodeSetup, nodeName, guestRegistry, n.image, baseKubeletConfig+spec.kubeletConfig,
+		fmt.Sprintf(ctrdConfig, n.image), ctrdService)
 	if files["bin/kubelet"], err = os.ReadFile(bins.Kubelet); err != nil {
 		t.Fatal(err)
 	}
