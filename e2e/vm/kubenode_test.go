@@ -332,6 +332,9 @@ type kubeNodeSpec struct {
 	containerd2 bool
 	// kubeletConfig is appended to baseKubeletConfig.
 	kubeletConfig string
+	// diskGiB, when set, is the root disk's size (Options.DiskGiB); the root file
+	// system is grown to it before the runtime and the kubelet start.
+	diskGiB int
 }
 
 // startKubeNode is newKubeNode for a node of spec.
@@ -424,6 +427,7 @@ func startKubeNode(t *testing.T, nodeName, role, config string, spec kubeNodeSpe
 	if !podAgent {
 		o.HostKubeconfig = agentHostKubeconfig
 	}
+	o.DiskGiB = spec.diskGiB
 	for _, f := range opts {
 		f(&o)
 	}
@@ -444,6 +448,9 @@ func startKubeNode(t *testing.T, nodeName, role, config string, spec kubeNodeSpe
 		}
 	})
 	// The shell may answer before the test disk is mounted: starting its mount waits.
+	if spec.diskGiB > 0 {
+		n.m.Run(t, "resize2fs /dev/vda 2>&1")
+	}
 	n.m.Run(t, "systemctl start \"$(systemd-escape -p --suffix=mount "+TestDiskMount+")\" && bash "+TestDiskMount+"/node/setup.sh")
 	n.awaitReady(true)
 	n.ready = time.Now()
