@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -461,6 +462,19 @@ func startKubeNode(t *testing.T, nodeName, role, config string, spec kubeNodeSpe
 	return n
 }
 
+// kubeletCrashLoop is how many restarts of the kubelet awaitReady takes for a kubelet
+// that will not start (with RestartSec=2, a minute or two of exits): a kubelet that
+// starts waits for its runtime and the API server, it does not exit.
+const kubeletCrashLoop = 20
+
+func atoiOr(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
 // ready reports the Node's Ready condition.
 func nodeReady(node *corev1.Node) (corev1.ConditionStatus, string) {
 	_, c := nodeutil.GetNodeCondition(&node.Status, corev1.NodeReady)
@@ -477,12 +491,22 @@ func (n *kubeNode) awaitReady(ready bool) {
 	if ready {
 		want = corev1.ConditionTrue
 	}
+	var polled time.Time
 	n.m.Await(n.t, fmt.Sprintf("node %s Ready=%s", n.name, want), func() (bool, string) {
 		node, err := env.Kube.CoreV1().Nodes().Get(n.t.Context(), n.name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
 		}
 		s, msg := nodeReady(node)
+		if ready && s != want && time.Since(polled) > 10*time.Second {
+			// A kubelet that exits at once (a configuration it refuses) makes no Node
+			// Ready, but its restarts keep the console talking: fail with its reason.
+			polled = time.Now()
+			if r := n.m.Run(n.t, "systemctl show -P NRestarts "+kubeletUnit); atoiOr(strings.TrimSpace(r)) > kubeletCrashLoop {
+				n.t.Fatalf("vm %s: the kubelet restarted %s times without the Node Ready; its journal:\n%s", n.name, strings.TrimSpace(r),
+					n.m.Run(n.t, "journalctl -u "+kubeletUnit+" --no-pager -o cat -n 15 | grep -v '^I' || true"))
+			}
+		}
 		return s == want, fmt.Sprintf("Ready=%s %s", s, msg)
 	})
 }

@@ -19,10 +19,12 @@ import (
 
 // pinGCKubeletConfig makes the kubelet collect images eagerly: every image not in use
 // and older than a minute (imageMaximumGCAge, which needs no disk statistics), and, when
-// its image file system is over 1 % full, every image not in use (the thresholds). The
-// kubelet runs its image garbage collection every 5 minutes (ImageGCPeriod, not
-// configurable), the first time as it starts.
-const pinGCKubeletConfig = `imageMinimumGCAge: 0s
+// its image file system is over 1 % full, every image not in use for a second (the
+// thresholds; a minimum age of 0s would read as unset, the default 2m, and then the
+// kubelet refuses a maximum age below it). The kubelet runs its image garbage
+// collection every 5 minutes (ImageGCPeriod, not configurable), the first time as it
+// starts.
+const pinGCKubeletConfig = `imageMinimumGCAge: 1s
 imageMaximumGCAge: 1m
 imageGCHighThresholdPercent: 1
 imageGCLowThresholdPercent: 0
