@@ -184,7 +184,9 @@ func (p *ContainerdPins) Pin(ctx context.Context, images, before []string, _ boo
 			continue
 		}
 		_, err := client.Update(ctx, &imagesapi.UpdateImageRequest{
-			Image:      &imagesapi.Image{Name: r.GetName(), Labels: labels},
+			// The target is the record's own: containerd reads it from every update
+			// (2.x dereferences it), though the mask writes the label alone.
+			Image:      &imagesapi.Image{Name: r.GetName(), Labels: labels, Target: r.GetTarget()},
 			UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"labels." + ContainerdPinnedLabel}},
 		})
 		if status.Code(err) == codes.NotFound {
