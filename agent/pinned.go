@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,14 +27,15 @@ import (
 // The pinned-image work runs beside the update loop, as MCO's PinnedImageSetManager runs
 // beside its daemon's update loop: the node's pool names PinnedImageSets, and the agent
 // pulls every image they list through the CRI image service, verifies each, and only
-// then pins them (on CRI-O: the pinned_images drop-in and a reload of crio, written
-// last so that the kubelet's image garbage collection keeps a window while the pull
-// runs). Progress is reported as images done of the total and bytes, not as a timeout
+// then pins them (through cri.Pinning: on CRI-O the pinned_images drop-in and a reload
+// of crio, on containerd 1.7 and later the io.cri-containerd.pinned label on the images'
+// records; done last so that the kubelet's image garbage collection keeps a window
+// while the pull runs). Images a set no longer names are unpinned. Progress is reported as images done of the total and bytes, not as a timeout
 // verdict; only a real pull error degrades.
 //
 // Like an update, the work is journaled (pinned.json in the state directory) before its
 // side effects: "pulling" toward a list of images before the first pull, "configuring"
-// before the drop-in is written and crio reloaded, "done" after. A crash mid-pull
+// before the runtime is made to pin them, "done" after, with the list pinned. A crash mid-pull
 // resumes the pull (images already in the runtime are not pulled again); a crash after
 // the drop-in was written finds the file as wanted, does not write it again, and still
 // reloads crio once.
@@ -93,6 +93,10 @@ type PinConfig struct {
 	Root  *host.Root
 	// Systemd reloads crio after the drop-in changed.
 	Systemd Systemd
+	// Containerd pins on a containerd runtime (1.7 and later): labels through its own
+	// API on the runtime's socket (cri.ContainerdPins). Nil: on containerd the images are
+	// pulled and not pinned, and the status says so.
+	Containerd cri.Pinning
 	// StateDir holds the pin journal, beside the update journal.
 	StateDir string
 
@@ -238,6 +242,29 @@ type pinJournal struct {
 	Phase string `json:"phase"`
 	// Images is the sorted list the phase works toward.
 	Images []string `json:"images"`
+	// Pinned is the list the runtime was last made to pin: what to unpin once a set
+	// no longer names it (containerd's labels are per image, not one list).
+	Pinned []string `json:"pinned,omitempty"`
+}
+
+// pinning is how the runtime pins, or nil where a pull is all the agent can do.
+func (p *Pinner) pinning(runtime, version string) cri.Pinning {
+	switch {
+	case pinned.IsCRIO(runtime):
+		return cri.CRIOPins{Files: p.cfg.Root, Reload: func(ctx context.Context) error {
+			return p.cfg.Systemd.Reload(ctx, pinned.CRIOUnit)
+		}}
+	case strings.EqualFold(runtime, "containerd") && p.cfg.Containerd != nil && cri.ContainerdPinsLabels(version):
+		return p.cfg.Containerd
+	}
+	return nil
+}
+
+// union is a and b, sorted, without repeats.
+func union(a, b []string) []string {
+	out := slices.Concat(a, b)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 const (
@@ -292,7 +319,7 @@ func (p *Pinner) Sync(ctx context.Context) error {
 		// to write (the runtime need not even be reachable until a pool names a set).
 		return nil
 	}
-	runtime, _, err := p.cfg.Images.Runtime(ctx)
+	runtime, version, err := p.cfg.Images.Runtime(ctx)
 	switch {
 	case err != nil && len(images) == 0 && len(j.Images) == 0:
 		// Nothing to pin and nothing pinned before.
@@ -322,7 +349,7 @@ func (p *Pinner) Sync(ctx context.Context) error {
 			return p.fail(ctx, sets, prev, prog, err)
 		}
 		if j.Phase != pinPulling || !slices.Equal(j.Images, images) {
-			j = pinJournal{Phase: pinPulling, Images: images}
+			j = pinJournal{Phase: pinPulling, Images: images, Pinned: j.Pinned}
 			if err := p.writeJournal(j); err != nil {
 				return err
 			}
@@ -345,29 +372,35 @@ func (p *Pinner) Sync(ctx context.Context) error {
 	}
 
 	note := ""
-	if pinned.IsCRIO(runtime) {
-		reload := j.Phase == pinConfiguring // a crash may have come between write and reload
+	pinnedNow := j.Pinned
+	if pins := p.pinning(runtime, version); pins != nil {
+		// A crash may have come between the runtime's change and its taking effect
+		// (CRI-O's drop-in written, crio not reloaded): Pin applies it again. What was
+		// pinned before is last round's list, and the list of a Pin that was cut short.
+		again := j.Phase == pinConfiguring
+		before := j.Pinned
+		if again {
+			before = union(before, j.Images)
+		}
 		if j.Phase != pinConfiguring || !slices.Equal(j.Images, images) {
-			j = pinJournal{Phase: pinConfiguring, Images: images}
+			j = pinJournal{Phase: pinConfiguring, Images: images, Pinned: j.Pinned}
 			if err := p.writeJournal(j); err != nil {
 				return err
 			}
 		}
-		changed, err := p.writeDropIn(images)
+		changed, err := pins.Pin(ctx, images, before, again)
 		if err != nil {
 			return p.fail(ctx, sets, prev, prog, err)
 		}
-		if changed || reload {
-			if err := p.cfg.Systemd.Reload(ctx, pinned.CRIOUnit); err != nil {
-				return p.fail(ctx, sets, prev, prog, fmt.Errorf("reload %s after writing %s: %w", pinned.CRIOUnit, pinned.DropInPath, err))
-			}
-			p.log.Info("pinned images configured; crio reloaded", "images", len(images))
+		if changed {
+			p.log.Info("pinned images configured in the runtime", "runtime", runtime, "images", len(images))
 		}
+		pinnedNow = images
 	} else if len(images) > 0 {
 		note = pinned.PrefetchOnly(runtime)
 	}
-	if j.Phase != pinDone || !slices.Equal(j.Images, images) {
-		if err := p.writeJournal(pinJournal{Phase: pinDone, Images: images}); err != nil {
+	if j.Phase != pinDone || !slices.Equal(j.Images, images) || !slices.Equal(j.Pinned, pinnedNow) {
+		if err := p.writeJournal(pinJournal{Phase: pinDone, Images: images, Pinned: pinnedNow}); err != nil {
 			return err
 		}
 		if len(images) > 0 {
@@ -567,30 +600,4 @@ func (p *Pinner) pullOne(ctx context.Context, image string) (uint64, error) {
 		}
 		wait = min(2*wait, p.cfg.RetryMax)
 	}
-}
-
-// writeDropIn makes the CRI-O drop-in pin images (removing it when there are none) and
-// says whether it changed.
-func (p *Pinner) writeDropIn(images []string) (bool, error) {
-	want := pinned.DropIn(images)
-	have, err := p.cfg.Root.ReadFile(pinned.DropInPath)
-	exists := err == nil
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return false, fmt.Errorf("read %s: %w", pinned.DropInPath, err)
-	}
-	switch {
-	case want == nil && !exists:
-		return false, nil
-	case want == nil:
-		if err := p.cfg.Root.Remove(pinned.DropInPath); err != nil {
-			return false, fmt.Errorf("remove %s: %w", pinned.DropInPath, err)
-		}
-		return true, nil
-	case exists && bytes.Equal(bytes.TrimSpace(have), bytes.TrimSpace(want)):
-		return false, nil
-	}
-	if err := p.cfg.Root.WriteFile(pinned.DropInPath, want, 0o644, 0, 0); err != nil {
-		return false, fmt.Errorf("write %s: %w", pinned.DropInPath, err)
-	}
-	return true, nil
 }

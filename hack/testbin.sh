@@ -12,6 +12,10 @@
 #                                                on what the config server serves
 #   DIR/kubelet-v1.37.2/kubelet                 a real node's kubelet, for the VM test bed's
 #   DIR/cni-plugins-v1.9.1/{bridge,host-local,loopback}   guest (e2e/vm), not for kubetest
+#   DIR/containerd-v2.4.2/containerd            the runtime of the real node that pins
+#   DIR/containerd-shim-runc-v2-v2.4.2/...      images, with its shim and ctr (Debian's
+#   DIR/ctr-v2.4.2/ctr                          containerd 1.6 in the guest image reports
+#                                                no image as pinned to the kubelet)
 #   DIR/k8s-v1.37.2-etcd-v3.6.16-kwok-v0.8.0/   symlinks to all four: the one folder that
 #                                                platform/kube/kubetest and envtest use
 #
@@ -20,7 +24,8 @@
 # stay until removed by hand. The versions must match platform/kube/kubetest/binaries.go.
 #
 # kube-apiserver, kubectl and kubelet come from hack/testbin/kube-apiserver, etcd from
-# hack/testbin/etcd, the CNI plugins from hack/testbin/cni, Alertmanager from
+# hack/testbin/etcd, the CNI plugins from hack/testbin/cni, containerd from
+# hack/testbin/containerd, Alertmanager from
 # hack/testbin/alertmanager: small modules of their own (go.mod and go.sum committed), so builds are
 # reproducible and `go build ./...` at the repository root never descends into them.
 # Their packages are `tool` lines, so the modules need no Go file. To move to another
@@ -28,6 +33,7 @@
 #   kube-apiserver: redo the replace block from the `k8s.io/... => ./staging/...` lines of
 #                   the new k8s.io/kubernetes go.mod (all at the matching v0.x.y), then
 #                   go get -tool k8s.io/kubernetes/cmd/kube-apiserver@vX k8s.io/kubernetes/cmd/kubectl@vX k8s.io/kubernetes/cmd/kubelet@vX
+#   containerd:     go get -tool github.com/containerd/containerd/v2/cmd/containerd@vX (and cmd/containerd-shim-runc-v2, cmd/ctr)
 #   cni:            go get -tool github.com/containernetworking/plugins/plugins/main/bridge@vX (and ipam/host-local, main/loopback)
 #   etcd:           go get go.etcd.io/etcd/server/v3@vX
 #   alertmanager:   go get -tool github.com/prometheus/alertmanager/cmd/alertmanager@vX
@@ -43,6 +49,8 @@ KWOK_VERSION=v0.8.0
 # uses: the tests apply what mcotui serves with the same Ignition that validated it.
 IGNITION_VERSION=v2.24.0
 CNI_VERSION=v1.9.1
+# The real node's containerd when it must pin images (e2e/vm TestVMExtendedRealNodePinnedImages).
+CONTAINERD_VERSION=v2.4.2
 # The Alertmanager of controller's silence tests (platform/alertmanager).
 ALERTMANAGER_VERSION=v0.35.0
 
@@ -165,6 +173,15 @@ build_cni() { # PLUGIN-PACKAGE
 		-o "$OUT" "github.com/containernetworking/plugins/plugins/$1"
 }
 
+# containerd without cgo: btrfs, devmapper and zfs snapshotters need it and are left out
+# (the guest uses overlayfs). runc stays Debian's, in the guest image: runc needs cgo and
+# a static libseccomp, which this machine does not have.
+build_containerd() { # PACKAGE
+	"$GO" -C "$HERE/testbin/containerd" build -trimpath -tags no_btrfs,no_devmapper,no_zfs \
+		-ldflags "-s -w -X github.com/containerd/containerd/v2/version.Version=$CONTAINERD_VERSION" \
+		-o "$OUT" "github.com/containerd/containerd/v2/cmd/$1"
+}
+
 # kwok's go.mod has no replace directives, so `go install pkg@version` builds it exactly as
 # its own go.mod and go.sum say (checked against the checksum database).
 build_kwok() {
@@ -207,6 +224,8 @@ grep -q "github.com/coreos/ignition/v2 $IGNITION_VERSION" "$HERE/../go.mod" ||
 	die "go.mod does not require github.com/coreos/ignition/v2 $IGNITION_VERSION: change IGNITION_VERSION to match"
 grep -q "github.com/prometheus/alertmanager $ALERTMANAGER_VERSION" "$HERE/testbin/alertmanager/go.mod" ||
 	die "hack/testbin/alertmanager/go.mod does not require github.com/prometheus/alertmanager $ALERTMANAGER_VERSION"
+grep -q "github.com/containerd/containerd/v2 $CONTAINERD_VERSION" "$HERE/testbin/containerd/go.mod" ||
+	die "hack/testbin/containerd/go.mod does not require github.com/containerd/containerd/v2 $CONTAINERD_VERSION"
 grep -q "github.com/containernetworking/plugins $CNI_VERSION" "$HERE/testbin/cni/go.mod" ||
 	die "hack/testbin/cni/go.mod does not require github.com/containernetworking/plugins $CNI_VERSION"
 
@@ -234,6 +253,13 @@ for plugin in main/bridge ipam/host-local main/loopback; do
 	[[ $out == *"$CNI_VERSION"* ]] || { rm -f "$dest.tmp.$$"; die "cni $name: reports '$out', not $CNI_VERSION"; }
 	mv -f "$dest.tmp.$$" "$dest"
 	echo "testbin: cni $name $CNI_VERSION: built ($dest)"
+done
+# The runtime of the real node that pins images, which the VM harness copies to the
+# guest's test disk. About 5 minutes cold, 650 MB of memory.
+for name in containerd containerd-shim-runc-v2 ctr; do
+	check=--version
+	[[ $name == containerd-shim-runc-v2 ]] && check=-v
+	build "$name" "$CONTAINERD_VERSION" "$check" -- build_containerd "$name"
 done
 
 assets="$DIR/k8s-$KUBE_VERSION-etcd-$ETCD_VERSION-kwok-$KWOK_VERSION"

@@ -268,25 +268,29 @@ func newPinner(ctx context.Context, o *AgentOptions, cluster *nodeagent.NodeAgen
 		agent.ImageService
 		Close() error
 	}
+	// On containerd the images are pinned through containerd's own API on the same
+	// socket (the CRI is one of its services).
+	var containerd cri.Pinning
 	if o.criEndpoint != "" {
 		client, err := cri.Dial(o.criEndpoint)
 		if err != nil {
 			pins.Close()
 			return nil, nil, cmdutil.UsageErr(fmt.Errorf("--cri-endpoint: %w", err))
 		}
-		images = client
+		images, containerd = client, client.Pins()
 		log.Info("pinned images", "criEndpoint", o.criEndpoint)
 	} else {
-		images = &cri.Detecting{Root: hostRoot, Found: func(endpoint string) {
+		d := &cri.Detecting{Root: hostRoot, Found: func(endpoint string) {
 			log.Info("pinned images: container runtime found", "criEndpoint", endpoint)
 		}}
+		images, containerd = d, d
 	}
 	// The images' sizes come from their registries, with the kubelet's pull secret (MCO's
 	// --authfile), before anything is pulled; through the mirrors of the node's
 	// registries.conf, as CRI-O pulls them.
 	sizer := &cri.Manifests{AuthFile: hostRoot + kubeletAuthFile, RegistriesConf: hostRoot + cri.RegistriesConf}
 	p, err := agent.NewPinner(agent.PinConfig{
-		Node: o.node, Cluster: pins, Images: images, Sizer: sizer, Root: root, Systemd: systemd, StateDir: o.stateDir, Log: log,
+		Node: o.node, Cluster: pins, Images: images, Containerd: containerd, Sizer: sizer, Root: root, Systemd: systemd, StateDir: o.stateDir, Log: log,
 	})
 	if err != nil {
 		pins.Close()

@@ -50,7 +50,7 @@ func (n *kubeNode) startAgentPod(r int) *corev1.Pod {
 // holding one Done update whose phases each appear once.
 func TestVMExtendedRealNodeAgentPod(t *testing.T) {
 	testBegan := time.Now()
-	n := startKubeNode(t, "vm-pod-"+strings.ToLower(rand.Text()[:5]), workerPool, cfgBase, true,
+	n := startKubeNode(t, "vm-pod-"+strings.ToLower(rand.Text()[:5]), workerPool, cfgBase, kubeNodeSpec{podAgent: true},
 		func(o *Options) { o.AgentScript = noAgentScript })
 	m := n.m
 	ctx := t.Context()

@@ -146,6 +146,32 @@ func FindNodeBinaries() (NodeBinaries, error) {
 	return b, nil
 }
 
+// Containerd2Version is the containerd of a real node that pins images, as
+// hack/testbin.sh builds it.
+const Containerd2Version = "v2.4.2"
+
+// Containerd2 is containerd 2.x, its runc shim and ctr, built for the guest.
+type Containerd2 struct {
+	Containerd, Shim, Ctr string
+}
+
+// FindContainerd2 finds containerd 2.x under $MCOTUI_TESTBIN (else the module's
+// .testbin), or says how to build it.
+func FindContainerd2() (Containerd2, error) {
+	dir, err := testbinDir()
+	if err != nil {
+		return Containerd2{}, err
+	}
+	at := func(name string) string { return filepath.Join(dir, name+"-"+Containerd2Version, name) }
+	c := Containerd2{Containerd: at("containerd"), Shim: at("containerd-shim-runc-v2"), Ctr: at("ctr")}
+	for _, p := range []string{c.Containerd, c.Shim, c.Ctr} {
+		if fi, err := os.Stat(p); err != nil || fi.Mode()&0o111 == 0 {
+			return Containerd2{}, fmt.Errorf("the real node's containerd %s is not built (%v): run `make testbin` (hack/testbin.sh builds it from github.com/containerd/containerd/v2)", p, err)
+		}
+	}
+	return c, nil
+}
+
 // Tools are the host programs the test bed runs.
 type Tools struct {
 	QEMU, QEMUImg, Mke2fs, Debugfs string

@@ -90,6 +90,16 @@
 // install's pod is a --kubeconfig naming the API server where the guest reaches it
 // (the guest has no service network).
 //
+// TestVMExtendedRealNodePinnedImages (realnode_pin_test.go) runs containerd 2.4 from the
+// test disk instead of the image's 1.6 (hack/testbin.sh builds containerd, its runc
+// shim and ctr; Debian's runc of the image runs the containers; configuration schema
+// version 3), since 1.6's CRI reports no image pinned and the kubelet's image garbage
+// collection would take everything: the agent labels the images of its pool's
+// PinnedImageSets io.cri-containerd.pinned through containerd's API, and the kubelet,
+// set to collect eagerly, keeps them and removes the others. Its root disk is 24 GiB
+// (a sparse overlay, the file system grown at first boot), as the agent pulls only where
+// 16 GiB stay free. The other real nodes keep the image's containerd.
+//
 // # A machine born configured
 //
 // TestVMFirstBoot (firstboot_test.go) is docs/first-boot.md's day one: the test runs

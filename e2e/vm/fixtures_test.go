@@ -175,8 +175,14 @@ type node struct {
 	mcn  *mcnRecorder
 }
 
+// stuckOnPurpose is newNode's option for a test whose agent fails the same step on
+// purpose (a runbook's fault) for as long as the test takes to look at it: no progress
+// poll (Options.Progress), which would end the machine's Context as a stuck agent.
+func stuckOnPurpose(o *Options) { o.Progress = nil }
+
 // newNode creates a kwok node named prefix plus a random suffix, Done on cfgBase, and
-// boots a machine whose agent runs as it. Each of opts may change the machine's Options.
+// boots a machine whose agent runs as it, its progress polled as a real node's is
+// (agentProgress). Each of opts may change the machine's Options.
 func newNode(t *testing.T, prefix string, opts ...func(*Options)) *node {
 	t.Helper()
 	clusterObjects(t)
@@ -196,7 +202,7 @@ func newNode(t *testing.T, prefix string, opts ...func(*Options)) *node {
 	n.ns = ns
 	n.mcn = recordMCN(t, name)
 	began := time.Now()
-	o := Options{Node: name, Binary: mcotuiBin, Kubeconfig: env.KubeconfigPath}
+	o := Options{Node: name, Binary: mcotuiBin, Kubeconfig: env.KubeconfigPath, Progress: agentProgress(name)}
 	for _, f := range opts {
 		f(&o)
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -178,6 +179,52 @@ evictionHard:
   imagefs.available: 5%
 `
 
+// containerd16Config is the configuration of the image's containerd (Debian's 1.6),
+// version 2 of its schema; %[1]s is the sandbox image.
+const containerd16Config = `version = 2
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "%[1]s"
+  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+    runtime_type = "io.containerd.runc.v2"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+      SystemdCgroup = true
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "` + guestCNIBin + `"
+    conf_dir = "/etc/cni/net.d"
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "/etc/containerd/certs.d"
+`
+
+// containerd2Config is containerd 2.x's (kubeNodeSpec.containerd2), version 3 of the
+// schema, where the CRI plugin is split into an images and a runtime plugin: the same
+// settings as containerd16Config, with the sandbox image pinned (2.x's name for
+// sandbox_image), and Debian's runc of the image (runc needs cgo and a static
+// libseccomp to build here). %[1]s is the sandbox image.
+const containerd2Config = `version = 3
+[plugins.'io.containerd.cri.v1.images']
+  [plugins.'io.containerd.cri.v1.images'.pinned_images]
+    sandbox = '%[1]s'
+  [plugins.'io.containerd.cri.v1.images'.registry]
+    config_path = '/etc/containerd/certs.d'
+[plugins.'io.containerd.cri.v1.runtime']
+  [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
+    runtime_type = 'io.containerd.runc.v2'
+    [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
+      SystemdCgroup = true
+      BinaryName = '/usr/sbin/runc'
+  [plugins.'io.containerd.cri.v1.runtime'.cni]
+    bin_dirs = ['` + guestCNIBin + `']
+    conf_dir = '/etc/cni/net.d'
+`
+
+// containerd2Service runs the test disk's containerd 2.x in place of the image's: the
+// shim is looked up in PATH before beside containerd, and the image's 1.6 shim is in
+// /usr/bin.
+const containerd2Service = `ExecStart=
+ExecStart=` + TestDiskMount + `/bin/containerd
+Environment=PATH=` + TestDiskMount + `/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+`
+
 // The kubelet's and the runtime's logs go to the journal at debug level, which the
 // console does not show (see hack/vmimage.sh): they talk all the time, and the harness
 // takes a silent console for a stuck guest (Options.StallTimeout). A failed test prints
@@ -185,7 +232,8 @@ evictionHard:
 
 // nodeSetup is setup.sh: the node's configuration and units, written once; %[1]s is the
 // node's name, %[2]s the registry's host, %[3]s the sandbox image, %[4]s the kubelet's
-// configuration.
+// configuration, %[5]s containerd's (containerd16Config or containerd2Config), %[6]s
+// lines for the [Service] of containerd's drop-in.
 const nodeSetup = `#!/bin/bash
 set -euo pipefail
 reg=%[2]s
@@ -196,19 +244,7 @@ server = "http://$reg"
   capabilities = ["pull", "resolve"]
 EOF
 cat >/etc/containerd/config.toml <<'EOF'
-version = 2
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "%[3]s"
-  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-    runtime_type = "io.containerd.runc.v2"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-      SystemdCgroup = true
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "` + guestCNIBin + `"
-    conf_dir = "/etc/cni/net.d"
-  [plugins."io.containerd.grpc.v1.cri".registry]
-    config_path = "/etc/containerd/certs.d"
-EOF
+%[5]sEOF
 cat >/etc/cni/net.d/10-mcotui-test.conflist <<'EOF'
 {
   "cniVersion": "1.0.0",
@@ -241,7 +277,7 @@ After=var-lib-cni.mount
 RequiresMountsFor=` + TestDiskMount + `
 [Service]
 SyslogLevel=debug
-EOF
+%[6]sEOF
 cat >/etc/systemd/system/` + kubeletUnit + ` <<'EOF'
 [Unit]
 Description=kubelet of the test node
@@ -282,18 +318,35 @@ type kubeNode struct {
 // kubelet has made the Node Ready. Each of opts may change the machine's Options.
 func newKubeNode(t *testing.T, nodeName, role, config string, opts ...func(*Options)) *kubeNode {
 	t.Helper()
-	return startKubeNode(t, nodeName, role, config, false, opts...)
+	return startKubeNode(t, nodeName, role, config, kubeNodeSpec{}, opts...)
 }
 
-// startKubeNode is newKubeNode; with podAgent the agent runs as install's DaemonSet's
-// pod (agentpod_test.go), which the caller starts, and the systemd unit does not run it.
-func startKubeNode(t *testing.T, nodeName, role, config string, podAgent bool, opts ...func(*Options)) *kubeNode {
+// kubeNodeSpec is what differs between real nodes.
+type kubeNodeSpec struct {
+	// podAgent: the agent runs as install's DaemonSet's pod (agentpod_test.go), which
+	// the caller starts, and the systemd unit does not run it.
+	podAgent bool
+	// containerd2: the runtime is containerd 2.x from the test disk (hack/testbin.sh
+	// builds it), not the image's Debian 1.6, whose CRI reports no image pinned. Only
+	// the pinned-image test needs it: every other real node keeps the image's runtime
+	// (no 76 MB more on each test disk).
+	containerd2 bool
+	// kubeletConfig is appended to baseKubeletConfig.
+	kubeletConfig string
+	// diskGiB, when set, is the root disk's size (Options.DiskGiB); the root file
+	// system is grown to it before the runtime and the kubelet start.
+	diskGiB int
+}
+
+// startKubeNode is newKubeNode for a node of spec.
+func startKubeNode(t *testing.T, nodeName, role, config string, spec kubeNodeSpec, opts ...func(*Options)) *kubeNode {
 	t.Helper()
 	clusterObjects(t)
 	bins, err := FindNodeBinaries()
 	if err != nil {
 		t.Fatal(err)
 	}
+	podAgent := spec.podAgent
 	ctx := t.Context()
 	// The admin creates the Node with its role and the agent's annotations, as a
 	// provisioner would; the kubelet takes it over when it registers. (NodeRestriction
@@ -335,8 +388,22 @@ func startKubeNode(t *testing.T, nodeName, role, config string, podAgent bool, o
 	}
 	files := map[string][]byte{
 		"node/kubeconfig": guestKC,
-		"node/setup.sh":   fmt.Appendf(nil, nodeSetup, nodeName, guestRegistry, n.image, baseKubeletConfig),
 	}
+	ctrdConfig, ctrdService := containerd16Config, ""
+	if spec.containerd2 {
+		rt, err := FindContainerd2()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{rt.Containerd, rt.Shim, rt.Ctr} {
+			if files["bin/"+filepath.Base(p)], err = os.ReadFile(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ctrdConfig, ctrdService = containerd2Config, containerd2Service
+	}
+	files["node/setup.sh"] = fmt.Appendf(nil, nodeSetup, nodeName, guestRegistry, n.image, baseKubeletConfig+spec.kubeletConfig,
+		fmt.Sprintf(ctrdConfig, n.image), ctrdService)
 	if files["bin/kubelet"], err = os.ReadFile(bins.Kubelet); err != nil {
 		t.Fatal(err)
 	}
@@ -361,6 +428,7 @@ func startKubeNode(t *testing.T, nodeName, role, config string, podAgent bool, o
 	if !podAgent {
 		o.HostKubeconfig = agentHostKubeconfig
 	}
+	o.DiskGiB = spec.diskGiB
 	for _, f := range opts {
 		f(&o)
 	}
@@ -381,12 +449,28 @@ func startKubeNode(t *testing.T, nodeName, role, config string, podAgent bool, o
 		}
 	})
 	// The shell may answer before the test disk is mounted: starting its mount waits.
+	if spec.diskGiB > 0 {
+		n.m.Run(t, "resize2fs /dev/vda 2>&1")
+	}
 	n.m.Run(t, "systemctl start \"$(systemd-escape -p --suffix=mount "+TestDiskMount+")\" && bash "+TestDiskMount+"/node/setup.sh")
 	n.awaitReady(true)
 	n.ready = time.Now()
 	t.Logf("vm %s: power-on to Node Ready %s", nodeName, n.ready.Sub(n.began).Round(time.Second))
 	if !podAgent {
 		n.m.InstallKubeconfig(t, agentCredentials(t, n, agentStandIn(ds, nodeName, n.image)))
+	}
+	return n
+}
+
+// kubeletCrashLoop is how many restarts of the kubelet awaitReady takes for a kubelet
+// that will not start (with RestartSec=2, a minute or two of exits): a kubelet that
+// starts waits for its runtime and the API server, it does not exit.
+const kubeletCrashLoop = 20
+
+func atoiOr(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0
 	}
 	return n
 }
@@ -407,12 +491,22 @@ func (n *kubeNode) awaitReady(ready bool) {
 	if ready {
 		want = corev1.ConditionTrue
 	}
+	var polled time.Time
 	n.m.Await(n.t, fmt.Sprintf("node %s Ready=%s", n.name, want), func() (bool, string) {
 		node, err := env.Kube.CoreV1().Nodes().Get(n.t.Context(), n.name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
 		}
 		s, msg := nodeReady(node)
+		if ready && s != want && time.Since(polled) > 10*time.Second {
+			// A kubelet that exits at once (a configuration it refuses) makes no Node
+			// Ready, but its restarts keep the console talking: fail with its reason.
+			polled = time.Now()
+			if r := n.m.Run(n.t, "systemctl show -P NRestarts "+kubeletUnit); atoiOr(strings.TrimSpace(r)) > kubeletCrashLoop {
+				n.t.Fatalf("vm %s: the kubelet restarted %s times without the Node Ready; its journal:\n%s", n.name, strings.TrimSpace(r),
+					n.m.Run(n.t, "journalctl -u "+kubeletUnit+" --no-pager -o cat -n 15 | grep -v '^I' || true"))
+			}
+		}
 		return s == want, fmt.Sprintf("Ready=%s %s", s, msg)
 	})
 }

@@ -78,6 +78,10 @@ type Options struct {
 	// now and then, and the guest is never silent. Default ProgressTimeout: StallTimeout.
 	Progress        func(ctx context.Context, m *Machine) (Progress, error)
 	ProgressTimeout time.Duration
+	// DiskGiB, when set, is the root disk's size as the guest sees it (the overlay's;
+	// nothing is allocated until written); the image's file system stays its size until
+	// the guest grows it (resize2fs). Default: the image's.
+	DiskGiB int
 	// Image is the guest image; the zero Image is the default one (FindImage). An image
 	// without a kernel (FindGRUBImage) boots through the boot loader on its disk.
 	Image Image
@@ -363,7 +367,11 @@ func (m *Machine) emulatorCrash() (syscall.Signal, bool) {
 func (m *Machine) Name() string { return m.opts.Node }
 
 func (m *Machine) makeDisks() error {
-	out, err := exec.Command(m.tools.QEMUImg, "create", "-q", "-f", "qcow2", "-b", m.img.Disk, "-F", "raw", m.overlay).CombinedOutput()
+	args := []string{"create", "-q", "-f", "qcow2", "-b", m.img.Disk, "-F", "raw", m.overlay}
+	if m.opts.DiskGiB > 0 {
+		args = append(args, strconv.Itoa(m.opts.DiskGiB)+"G")
+	}
+	out, err := exec.Command(m.tools.QEMUImg, args...).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("qemu-img create the overlay of %s: %w: %s", m.img.Disk, err, out)
 	}

@@ -61,7 +61,7 @@ func checkAbsent(t *testing.T, m *Machine, files []mctest.File) {
 // files; once there is room and the runbook's annotation asks for another try, the update
 // goes through (a reboot) and the node is Done on the new config.
 func TestVMExtendedRunbookFullDisk(t *testing.T) {
-	n := newNode(t, "vm-fulldisk")
+	n := newNode(t, "vm-fulldisk", stuckOnPurpose)
 	m := n.m
 	awaitAgentActive(t, m)
 	m.Run(t, `set -e
@@ -132,7 +132,7 @@ func TestVMExtendedRunbookRefusedConfigPowerCut(t *testing.T) {
 		{Path: stateDir + "/planted.conf", Data: "planted=1\n", Mode: 0o644},
 	}
 	createRendered(t, mctest.MachineConfig(t, cfgRefused, mctest.Config{Files: refused}))
-	n := newNode(t, "vm-refused")
+	n := newNode(t, "vm-refused", stuckOnPurpose)
 	m := n.m
 	n.runPod("bystander")
 	awaitAgentActive(t, m)
@@ -190,7 +190,7 @@ func TestVMExtendedRunbookRefusedConfigPowerCut(t *testing.T) {
 // and `mcotui journal` says "is damaged"; the runbook's recovery (move the file aside,
 // restart the agent) brings the node back, and it takes its next update.
 func TestVMExtendedRunbookDamagedJournal(t *testing.T) {
-	n := newNode(t, "vm-damaged")
+	n := newNode(t, "vm-damaged", stuckOnPurpose)
 	m := n.m
 	awaitAgentActive(t, m)
 	n.patch(map[string]string{nodeanno.DesiredConfigKey: cfgReboot})

@@ -216,3 +216,12 @@ func (d *Detecting) Close() error {
 	}
 	return d.client.Close()
 }
+
+// Pin is the Pinning of the runtime found, which must be containerd (ContainerdPins).
+func (d *Detecting) Pin(ctx context.Context, images, before []string, again bool) (bool, error) {
+	c, err := d.get()
+	if err != nil {
+		return false, err
+	}
+	return c.Pins().Pin(ctx, images, before, again)
+}
