@@ -687,3 +687,68 @@ func TestIntegrationStagesTheOSImageBeforeTheDrain(t *testing.T) {
 		t.Fatalf("staging touched the node: unschedulable %t state %s", node.Spec.Unschedulable, nodeanno.State(node))
 	}
 }
+
+// osConfigOnce creates configOS (an OS image update with kernel arguments) in the
+// cluster, once per test binary.
+var osConfigOnce sync.Once
+
+func createOSConfig(t *testing.T) {
+	t.Helper()
+	clusterObjects(t)
+	osConfigOnce.Do(func() {
+		ctx := kubetest.Context(t)
+		pool, err := env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Get(ctx, "worker", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := env.MachineConfig.MachineconfigurationV1().MachineConfigs().Create(ctx, ownedBy(configOS(t), pool), metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create %s: %v", configOS(t).Name, err)
+		}
+	})
+}
+
+// A node whose reboots come up on its previous deployment (ostree-finalize-staged
+// failed) is staged and rebooted again twice, each time by a new agent process as after
+// a real boot, through the real API server; then it stays Degraded, its reason naming
+// both deployments and the runbook, and an agent started again does not reboot it.
+func TestIntegrationBootedPreviousDeploymentRetriedThenDegraded(t *testing.T) {
+	createOSConfig(t)
+	n := newLiveNode(t, "it-oslost", nil, false)
+	installFakeRPMOSTree(t, n.h.dir, 0)
+	writeHostFile(t, n.h.dir, "/.ostree/booted-image", oldImage+"\n", 0o644)
+	n.h.os = host.NewOSTree(n.h.dir, directRunner)
+	stop, _ := n.start()
+	n.setDesired("rendered-worker-os")
+	for reboot := 1; reboot <= 1+maxOSRedeploys; reboot++ {
+		n.await(fmt.Sprintf("reboot %d", reboot), func(*corev1.Node) bool { return n.h.logind.Reboots() >= reboot })
+		stop()
+		if st := nodeanno.State(n.get()); st != nodeanno.StateWorking {
+			t.Fatalf("reboot %d: state %s, want Working", reboot, st)
+		}
+		bootRPMOSTreeVerb(t, n.h.dir, "fake-boot-old")
+		n.boot()
+		stop, _ = n.start()
+	}
+	n.await("Degraded", func(node *corev1.Node) bool { return nodeanno.State(node) == nodeanno.StateDegraded })
+	reason := nodeanno.Reason(n.get())
+	for _, want := range []string{"the node booted " + oldImage, "the config says " + newImage, "os-deployment-lost.md"} {
+		if !strings.Contains(reason, want) {
+			t.Fatalf("reason %q does not say %q", reason, want)
+		}
+	}
+	if got := nodeEvents(t, n.name)["OSDeploymentLost"]; got != maxOSRedeploys {
+		t.Fatalf("%d OSDeploymentLost events, want %d", got, maxOSRedeploys)
+	}
+	if c := n.mcnCondition(phase.NodeDegraded); c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "staged and rebooted 2 more times") {
+		t.Fatalf("NodeDegraded = %s %q", c.Status, c.Message)
+	}
+	stop()
+	n.start()
+	n.await("a second UpdateFailed from the restarted agent", func(*corev1.Node) bool { return nodeEvents(t, n.name)["UpdateFailed"] >= 2 })
+	if got := n.h.logind.Reboots(); got != 1+maxOSRedeploys {
+		t.Fatalf("%d reboots, want %d", got, 1+maxOSRedeploys)
+	}
+	if nodeanno.Current(n.get()) == "rendered-worker-os" {
+		t.Fatal("the node says it runs the config it did not boot")
+	}
+}
