@@ -29,6 +29,7 @@ import (
 
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
+	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/deploy"
 	"github.com/mcotui/mcotui/platform/host"
 	"github.com/mcotui/mcotui/platform/kube/kubetest"
@@ -220,6 +221,7 @@ func (n *liveNode) start() (stop func(), stopped <-chan struct{}) {
 		Node: n.name, Cluster: n.cluster, Journal: n.h.journal, Root: n.h.root, Systemd: n.h.sd,
 		Logind: n.h.lg, OS: n.h.os, StateDir: n.h.stateDir, BootIDFile: n.h.bootIDFile,
 		MinBackoff: cmp.Or(n.minBackoff, 100*time.Millisecond), MaxBackoff: max(n.minBackoff, time.Second), DrainTimeout: time.Hour,
+		StageProgressEvery: 10 * time.Millisecond,
 		Metrics: n.metrics,
 		Log:     slog.New(slog.NewTextHandler(testWriter{n.t}, nil)),
 	})
@@ -750,5 +752,44 @@ func TestIntegrationBootedPreviousDeploymentRetriedThenDegraded(t *testing.T) {
 	}
 	if nodeanno.Current(n.get()) == "rendered-worker-os" {
 		t.Fatal("the node says it runs the config it did not boot")
+	}
+}
+
+// While the rpm-ostree stand-in holds its download layer by layer, the Node and the
+// MachineConfigNode show how far it is, and `mcotui status -o wide`'s text of the node
+// (rollout.NodeStage) says it; once staged, the progress is gone and the condition says
+// what was fetched.
+func TestIntegrationStageProgressWhileItDownloads(t *testing.T) {
+	n := newLiveNode(t, "stage-progress", map[string]string{nodeanno.StageImageKey: newImage}, false)
+	installFakeRPMOSTree(t, n.h.dir, 0)
+	writeHostFile(t, n.h.dir, "/.ostree/booted-image", oldImage+"\n", 0o644)
+	writeHostFile(t, n.h.dir, "/hold-layers", "", 0o644)
+	n.h.os = host.NewOSTree(n.h.dir, directRunner)
+	n.start()
+	progress := func(want nodeanno.StageProgress) func(*corev1.Node) bool {
+		return func(node *corev1.Node) bool { p, ok := nodeanno.Progress(node); return ok && p == want }
+	}
+	announced := nodeanno.StageProgress{Image: newImage, TotalBytes: 10e6, TotalLayers: 2}
+	n.await("the totals announced", progress(announced))
+	if c := n.mcnCondition(phase.ImagePulledFromRegistry); c.Status != metav1.ConditionUnknown ||
+		c.Message != "Pulling OS image "+newImage+" to stage it before the drain: 0 B of 10.0 MB, 0 of 2 layers" {
+		t.Fatalf("ImagePulledFromRegistry = %s %q", c.Status, c.Message)
+	}
+	writeHostFile(t, n.h.dir, "/release-0", "", 0o644)
+	one := nodeanno.StageProgress{Image: newImage, Bytes: 6e6, TotalBytes: 10e6, Layers: 1, TotalLayers: 2}
+	n.await("one layer fetched", progress(one))
+	if _, text := rollout.NodeStage(n.get(), nil); text != "pulling "+newImage+" (6.0 MB of 10.0 MB, 1 of 2 layers)" {
+		t.Fatalf("NodeStage says %q", text)
+	}
+	if nodeanno.StagedImage(n.get()) != "" {
+		t.Fatal("staged before the last layer")
+	}
+	writeHostFile(t, n.h.dir, "/release-1", "", 0o644)
+	n.await("the OS image staged", func(node *corev1.Node) bool { return nodeanno.StagedImage(node) == newImage })
+	if v, ok := n.get().Annotations[nodeanno.StageProgressKey]; ok {
+		t.Fatalf("progress %q left after staging", v)
+	}
+	if c := n.mcnCondition(phase.ImagePulledFromRegistry); c.Status != metav1.ConditionTrue || c.Message != "Staged OS image "+newImage+" before the drain (2 layers, 10.0 MB)" {
+		t.Fatalf("ImagePulledFromRegistry = %s %q", c.Status, c.Message)
 	}
 }

@@ -132,7 +132,8 @@ const (
 
 // NodeStage reads n's staging (its annotations) and, when mcn is given, its
 // ImagePulledFromRegistry condition: the state, and a line for people, such as
-// "staged quay.io/os:2 (51 layers, 1.1 GB)" or "pulling quay.io/os:2".
+// "staged quay.io/os:2 (51 layers, 1.1 GB)", "pulling quay.io/os:2 (300.0 MB of 1.1
+// GB, 3 of 51 layers)" (the agent's nodeanno.StageProgressKey) or "pulling quay.io/os:2".
 func NodeStage(n *corev1.Node, mcn *mcfgv1.MachineConfigNode) (StageState, string) {
 	want := nodeanno.StageImage(n)
 	if want == "" {
@@ -152,6 +153,9 @@ func NodeStage(n *corev1.Node, mcn *mcfgv1.MachineConfigNode) (StageState, strin
 	}
 	if mentions && phase.StateOf(cond) == phase.Failed {
 		return StageRetrying, strings.TrimPrefix(cond.Message, "Error: ")
+	}
+	if p, ok := nodeanno.Progress(n); ok {
+		return StagePulling, "pulling " + want + " (" + p.String() + ")"
 	}
 	return StagePulling, "pulling " + want
 }

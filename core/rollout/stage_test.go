@@ -168,6 +168,14 @@ func TestNodeStage(t *testing.T) {
 			"Failed to pull OS image " + newImage + " (attempt 2, retrying; the node is not degraded): connection reset"},
 		{"staged", staged, mcn(phase.ImageStaged(newImage, "2 layers, 10.0 MB")), rollout.StageStaged, "staged " + newImage + " (2 layers, 10.0 MB)"},
 		{"staged, no MCN", staged, nil, rollout.StageStaged, "staged " + newImage},
+		{"pulling with progress", node("d", stageAnn(nodeanno.StageImageKey, newImage),
+			stageAnn(nodeanno.StageProgressKey, nodeanno.StageProgress{Image: newImage, Bytes: 300e6, TotalBytes: 1.1e9, Layers: 3, TotalLayers: 51}.Value())),
+			mcn(phase.ImagePulling(newImage)), rollout.StagePulling, "pulling " + newImage + " (300.0 MB of 1.1 GB, 3 of 51 layers)"},
+		{"progress of another image", node("e", stageAnn(nodeanno.StageImageKey, newImage),
+			stageAnn(nodeanno.StageProgressKey, nodeanno.StageProgress{Image: "quay.io/other:1", Bytes: 1}.Value())),
+			nil, rollout.StagePulling, "pulling " + newImage},
+		{"progress that does not parse", node("f", stageAnn(nodeanno.StageImageKey, newImage), stageAnn(nodeanno.StageProgressKey, "{")),
+			nil, rollout.StagePulling, "pulling " + newImage},
 	} {
 		st, text := rollout.NodeStage(tc.n, tc.m)
 		if st != tc.state || text != tc.text {

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcotui/mcotui/core/ospull"
 	"github.com/mcotui/mcotui/platform/host"
 )
 
@@ -351,7 +352,7 @@ func (h *Host) Rebase(ctx context.Context, imageURL string) error {
 
 // StageImage records the call and downloads the image (Options.Pull) without staging
 // a deployment, as rpm-ostree rebase --download-only does.
-func (h *Host) StageImage(ctx context.Context, imageURL string) (string, error) {
+func (h *Host) StageImage(ctx context.Context, imageURL string, _ func(ospull.Progress)) (string, error) {
 	h.record("rebase --download-only " + imageURL)
 	fetched := ""
 	if h.opts.Pull != nil {
