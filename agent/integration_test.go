@@ -222,8 +222,8 @@ func (n *liveNode) start() (stop func(), stopped <-chan struct{}) {
 		Logind: n.h.lg, OS: n.h.os, StateDir: n.h.stateDir, BootIDFile: n.h.bootIDFile,
 		MinBackoff: cmp.Or(n.minBackoff, 100*time.Millisecond), MaxBackoff: max(n.minBackoff, time.Second), DrainTimeout: time.Hour,
 		StageProgressEvery: 10 * time.Millisecond,
-		Metrics: n.metrics,
-		Log:     slog.New(slog.NewTextHandler(testWriter{n.t}, nil)),
+		Metrics:            n.metrics,
+		Log:                slog.New(slog.NewTextHandler(testWriter{n.t}, nil)),
 	})
 	if err != nil {
 		n.t.Fatal(err)
