@@ -678,6 +678,9 @@ func TestIntegrationStagesTheOSImageBeforeTheDrain(t *testing.T) {
 	n.h.os = host.NewOSTree(n.h.dir, directRunner)
 	n.start()
 	n.await("the OS image staged", func(node *corev1.Node) bool { return nodeanno.StagedImage(node) == newImage })
+	if !nodeanno.HasCapability(n.get(), nodeanno.CapabilityStageOSImage) {
+		t.Fatalf("the agent does not say it stages: %s=%q", nodeanno.AgentCapabilitiesKey, n.get().Annotations[nodeanno.AgentCapabilitiesKey])
+	}
 	c := n.mcnCondition(phase.ImagePulledFromRegistry)
 	if c.Status != metav1.ConditionTrue || c.Message != "Staged OS image "+newImage+" before the drain (2 layers, 10.0 MB)" {
 		t.Fatalf("ImagePulledFromRegistry = %s %q", c.Status, c.Message)

@@ -298,6 +298,7 @@ func (d *Driver) Step(ctx context.Context, pool string, opts rollout.Options) (r
 	if err := d.writeStage(ctx, &st, step); err != nil {
 		return step, err
 	}
+	d.warnUnstaged(st, step)
 	return d.stepOn(ctx, &st, step, false)
 }
 
@@ -577,6 +578,7 @@ func (d *Driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) 
 		if err := d.writeStage(ctx, &st, step); err != nil {
 			errs = append(errs, err)
 		}
+		d.warnUnstaged(st, step)
 		if step, err = d.stepOn(ctx, &st, step, d.background); err != nil {
 			errs = append(errs, err)
 		}
