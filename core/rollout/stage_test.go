@@ -26,7 +26,9 @@ func stageAnn(key, image string) nodeOpt {
 }
 
 // canStage is a node whose agent stages OS images (it says so, as every such agent does).
-func canStage(n *nodeT) { n.Annotations[nodeanno.AgentCapabilitiesKey] = nodeanno.CapabilityStageOSImage }
+func canStage(n *nodeT) {
+	n.Annotations[nodeanno.AgentCapabilitiesKey] = nodeanno.CapabilityStageOSImage
+}
 
 func stageOf(parallel int) *rollout.Stage {
 	return &rollout.Stage{Image: newImage, Images: map[string]string{oldCfg: oldImage, newCfg: newImage}, Parallel: parallel}
