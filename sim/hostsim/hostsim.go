@@ -67,6 +67,17 @@ type Host struct {
 	// downloaded are the OS images StageImage fetched, which DeployStaged deploys
 	// without going to the registry.
 	downloaded map[string]bool
+	// lose is how many of the next boots lose the staged deployment (LoseStaged).
+	lose int
+}
+
+// LoseStaged makes the next n boots come up on the booted deployment, the staged one
+// dropped, as when ostree-finalize-staged fails at shutdown or the bootloader falls
+// back: what the agent must notice after its reboot, and stage again.
+func (h *Host) LoseStaged(n int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.lose = n
 }
 
 // New makes a host whose units are all disabled and unmasked, and writes its first boot
@@ -310,6 +321,10 @@ func (h *Host) Boots() int {
 func (h *Host) writeBootID() error {
 	h.mu.Lock()
 	h.boots++
+	if h.staged != nil && h.lose > 0 {
+		h.lose--
+		h.staged = nil
+	}
 	if h.staged != nil {
 		h.booted, h.staged = *h.staged, nil
 		h.booted.Booted, h.booted.Staged = true, false
