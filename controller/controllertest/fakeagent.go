@@ -59,7 +59,9 @@ func (a *FakeAgent) Start(t testing.TB) {
 			if nodeanno.Staging(n) && !a.Old {
 				a.stage(ctx, n.Name, nodeanno.StageImage(n))
 			}
-			a.update(ctx, n.Name, nodeanno.Desired(n))
+			if a.needsUpdate(n) {
+				a.update(ctx, n.Name, nodeanno.Desired(n))
+			}
 			return nil
 		}}
 	wait, err := w.Start(ctx)
@@ -87,12 +89,17 @@ func (a *FakeAgent) Start(t testing.TB) {
 	})
 }
 
-// pending: the node has an OS image to stage, or a desired config it does not run and
-// has not failed.
+// pending: the node has an OS image to stage, does not yet say its agent stages, or
+// needs an update.
 func (a *FakeAgent) pending(n *corev1.Node) bool {
 	if !a.Old && (nodeanno.Staging(n) || !nodeanno.HasCapability(n, nodeanno.CapabilityStageOSImage)) {
 		return true
 	}
+	return a.needsUpdate(n)
+}
+
+// needsUpdate: the node has a desired config it does not run and has not failed.
+func (a *FakeAgent) needsUpdate(n *corev1.Node) bool {
 	cur, des, st := nodeanno.Current(n), nodeanno.Desired(n), nodeanno.State(n)
 	failed := a.Fail[n.Name] && st == nodeanno.StateDegraded
 	return des != "" && (cur != des || st != nodeanno.StateDone) && !failed
