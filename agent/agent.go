@@ -27,7 +27,10 @@ import (
 const (
 	DefaultDrainTimeout = time.Hour
 	DefaultMinBackoff   = 5 * time.Second
-	DefaultMaxBackoff   = 60 * time.Second
+	// DefaultStageProgressEvery: a download's progress at most every 5 s, a write of
+	// the Node and one of its MachineConfigNode each time.
+	DefaultStageProgressEvery = 5 * time.Second
+	DefaultMaxBackoff         = 60 * time.Second
 	// resync is how often an idle agent looks at its node even when told of no change,
 	// in case a watch event was lost.
 	resync = 10 * time.Minute
@@ -74,6 +77,12 @@ type Config struct {
 	// MinBackoff and MaxBackoff bound the wait before an update that failed is tried
 	// again (doubling from min to max, as MCO's 5s..60s).
 	MinBackoff, MaxBackoff time.Duration
+
+	// StageProgressEvery bounds how often the agent publishes the progress of an OS
+	// image download it stages (nodeanno.StageProgressKey and the
+	// ImagePulledFromRegistry condition): at most once per interval, the latest
+	// always. Zero is DefaultStageProgressEvery.
+	StageProgressEvery time.Duration
 
 	// MCOPresent reports whether OpenShift's Machine Config Operator manages this
 	// cluster, and what shows it (kube.DetectMCO), in which case the agent refuses to
@@ -143,6 +152,9 @@ func New(cfg Config) (*Agent, error) {
 	}
 	if cfg.MaxBackoff < cfg.MinBackoff {
 		cfg.MaxBackoff = max(DefaultMaxBackoff, cfg.MinBackoff)
+	}
+	if cfg.StageProgressEvery <= 0 {
+		cfg.StageProgressEvery = DefaultStageProgressEvery
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)

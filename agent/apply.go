@@ -11,6 +11,7 @@ import (
 	"github.com/mcotui/mcotui/core/configdiff"
 	"github.com/mcotui/mcotui/core/ignconfig"
 	"github.com/mcotui/mcotui/core/ospkg"
+	"github.com/mcotui/mcotui/core/ospull"
 	"github.com/mcotui/mcotui/platform/host"
 )
 
@@ -50,8 +51,9 @@ type OSUpdater interface {
 	// StageImage downloads imageURL without deploying it (before the drain), and
 	// says what it fetched; DeployStaged deploys it after the drain from what was
 	// downloaded (host.OSTree: rpm-ostree --download-only / --cache-only, bootc
-	// switch --download-only / --from-downloaded).
-	StageImage(ctx context.Context, imageURL string) (fetched string, err error)
+	// switch --download-only / --from-downloaded). StageImage calls progress, when
+	// not nil, with how far the download is whenever the tool says more.
+	StageImage(ctx context.Context, imageURL string, progress func(ospull.Progress)) (fetched string, err error)
 	DeployStaged(ctx context.Context, imageURL string) error
 	DiscardPending(ctx context.Context) error
 	// RollbackOS makes the deployment booted before the current one the next boot's

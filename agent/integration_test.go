@@ -29,6 +29,7 @@ import (
 
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
+	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/deploy"
 	"github.com/mcotui/mcotui/platform/host"
 	"github.com/mcotui/mcotui/platform/kube/kubetest"
@@ -220,8 +221,9 @@ func (n *liveNode) start() (stop func(), stopped <-chan struct{}) {
 		Node: n.name, Cluster: n.cluster, Journal: n.h.journal, Root: n.h.root, Systemd: n.h.sd,
 		Logind: n.h.lg, OS: n.h.os, StateDir: n.h.stateDir, BootIDFile: n.h.bootIDFile,
 		MinBackoff: cmp.Or(n.minBackoff, 100*time.Millisecond), MaxBackoff: max(n.minBackoff, time.Second), DrainTimeout: time.Hour,
-		Metrics: n.metrics,
-		Log:     slog.New(slog.NewTextHandler(testWriter{n.t}, nil)),
+		StageProgressEvery: 10 * time.Millisecond,
+		Metrics:            n.metrics,
+		Log:                slog.New(slog.NewTextHandler(testWriter{n.t}, nil)),
 	})
 	if err != nil {
 		n.t.Fatal(err)
@@ -676,6 +678,9 @@ func TestIntegrationStagesTheOSImageBeforeTheDrain(t *testing.T) {
 	n.h.os = host.NewOSTree(n.h.dir, directRunner)
 	n.start()
 	n.await("the OS image staged", func(node *corev1.Node) bool { return nodeanno.StagedImage(node) == newImage })
+	if !nodeanno.HasCapability(n.get(), nodeanno.CapabilityStageOSImage) {
+		t.Fatalf("the agent does not say it stages: %s=%q", nodeanno.AgentCapabilitiesKey, n.get().Annotations[nodeanno.AgentCapabilitiesKey])
+	}
 	c := n.mcnCondition(phase.ImagePulledFromRegistry)
 	if c.Status != metav1.ConditionTrue || c.Message != "Staged OS image "+newImage+" before the drain (2 layers, 10.0 MB)" {
 		t.Fatalf("ImagePulledFromRegistry = %s %q", c.Status, c.Message)
@@ -685,5 +690,109 @@ func TestIntegrationStagesTheOSImageBeforeTheDrain(t *testing.T) {
 	}
 	if node := n.get(); node.Spec.Unschedulable || nodeanno.State(node) != nodeanno.StateDone {
 		t.Fatalf("staging touched the node: unschedulable %t state %s", node.Spec.Unschedulable, nodeanno.State(node))
+	}
+}
+
+// osConfigOnce creates configOS (an OS image update with kernel arguments) in the
+// cluster, once per test binary.
+var osConfigOnce sync.Once
+
+func createOSConfig(t *testing.T) {
+	t.Helper()
+	clusterObjects(t)
+	osConfigOnce.Do(func() {
+		ctx := kubetest.Context(t)
+		pool, err := env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Get(ctx, "worker", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := env.MachineConfig.MachineconfigurationV1().MachineConfigs().Create(ctx, ownedBy(configOS(t), pool), metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create %s: %v", configOS(t).Name, err)
+		}
+	})
+}
+
+// A node whose reboots come up on its previous deployment (ostree-finalize-staged
+// failed) is staged and rebooted again twice, each time by a new agent process as after
+// a real boot, through the real API server; then it stays Degraded, its reason naming
+// both deployments and the runbook, and an agent started again does not reboot it.
+func TestIntegrationBootedPreviousDeploymentRetriedThenDegraded(t *testing.T) {
+	createOSConfig(t)
+	n := newLiveNode(t, "it-oslost", nil, false)
+	installFakeRPMOSTree(t, n.h.dir, 0)
+	writeHostFile(t, n.h.dir, "/.ostree/booted-image", oldImage+"\n", 0o644)
+	n.h.os = host.NewOSTree(n.h.dir, directRunner)
+	stop, _ := n.start()
+	n.setDesired("rendered-worker-os")
+	for reboot := 1; reboot <= 1+maxOSRedeploys; reboot++ {
+		n.await(fmt.Sprintf("reboot %d", reboot), func(*corev1.Node) bool { return n.h.logind.Reboots() >= reboot })
+		stop()
+		if st := nodeanno.State(n.get()); st != nodeanno.StateWorking {
+			t.Fatalf("reboot %d: state %s, want Working", reboot, st)
+		}
+		bootRPMOSTreeVerb(t, n.h.dir, "fake-boot-old")
+		n.boot()
+		stop, _ = n.start()
+	}
+	n.await("Degraded", func(node *corev1.Node) bool { return nodeanno.State(node) == nodeanno.StateDegraded })
+	reason := nodeanno.Reason(n.get())
+	for _, want := range []string{"the node booted " + oldImage, "the config says " + newImage, "os-deployment-lost.md"} {
+		if !strings.Contains(reason, want) {
+			t.Fatalf("reason %q does not say %q", reason, want)
+		}
+	}
+	if got := nodeEvents(t, n.name)["OSDeploymentLost"]; got != maxOSRedeploys {
+		t.Fatalf("%d OSDeploymentLost events, want %d", got, maxOSRedeploys)
+	}
+	if c := n.mcnCondition(phase.NodeDegraded); c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "staged and rebooted 2 more times") {
+		t.Fatalf("NodeDegraded = %s %q", c.Status, c.Message)
+	}
+	stop()
+	n.start()
+	n.await("a second UpdateFailed from the restarted agent", func(*corev1.Node) bool { return nodeEvents(t, n.name)["UpdateFailed"] >= 2 })
+	if got := n.h.logind.Reboots(); got != 1+maxOSRedeploys {
+		t.Fatalf("%d reboots, want %d", got, 1+maxOSRedeploys)
+	}
+	if nodeanno.Current(n.get()) == "rendered-worker-os" {
+		t.Fatal("the node says it runs the config it did not boot")
+	}
+}
+
+// While the rpm-ostree stand-in holds its download layer by layer, the Node and the
+// MachineConfigNode show how far it is, and `mcotui status -o wide`'s text of the node
+// (rollout.NodeStage) says it; once staged, the progress is gone and the condition says
+// what was fetched.
+func TestIntegrationStageProgressWhileItDownloads(t *testing.T) {
+	n := newLiveNode(t, "stage-progress", map[string]string{nodeanno.StageImageKey: newImage}, false)
+	installFakeRPMOSTree(t, n.h.dir, 0)
+	writeHostFile(t, n.h.dir, "/.ostree/booted-image", oldImage+"\n", 0o644)
+	writeHostFile(t, n.h.dir, "/hold-layers", "", 0o644)
+	n.h.os = host.NewOSTree(n.h.dir, directRunner)
+	n.start()
+	progress := func(want nodeanno.StageProgress) func(*corev1.Node) bool {
+		return func(node *corev1.Node) bool { p, ok := nodeanno.Progress(node); return ok && p == want }
+	}
+	announced := nodeanno.StageProgress{Image: newImage, TotalBytes: 10e6, TotalLayers: 2}
+	n.await("the totals announced", progress(announced))
+	if c := n.mcnCondition(phase.ImagePulledFromRegistry); c.Status != metav1.ConditionUnknown ||
+		c.Message != "Pulling OS image "+newImage+" to stage it before the drain: 0 B of 10.0 MB, 0 of 2 layers" {
+		t.Fatalf("ImagePulledFromRegistry = %s %q", c.Status, c.Message)
+	}
+	writeHostFile(t, n.h.dir, "/release-0", "", 0o644)
+	one := nodeanno.StageProgress{Image: newImage, Bytes: 6e6, TotalBytes: 10e6, Layers: 1, TotalLayers: 2}
+	n.await("one layer fetched", progress(one))
+	if _, text := rollout.NodeStage(n.get(), nil); text != "pulling "+newImage+" (6.0 MB of 10.0 MB, 1 of 2 layers)" {
+		t.Fatalf("NodeStage says %q", text)
+	}
+	if nodeanno.StagedImage(n.get()) != "" {
+		t.Fatal("staged before the last layer")
+	}
+	writeHostFile(t, n.h.dir, "/release-1", "", 0o644)
+	n.await("the OS image staged", func(node *corev1.Node) bool { return nodeanno.StagedImage(node) == newImage })
+	if v, ok := n.get().Annotations[nodeanno.StageProgressKey]; ok {
+		t.Fatalf("progress %q left after staging", v)
+	}
+	if c := n.mcnCondition(phase.ImagePulledFromRegistry); c.Status != metav1.ConditionTrue || c.Message != "Staged OS image "+newImage+" before the drain (2 layers, 10.0 MB)" {
+		t.Fatalf("ImagePulledFromRegistry = %s %q", c.Status, c.Message)
 	}
 }

@@ -12,15 +12,29 @@ import (
 // (nodeanno.KernelArgsMethodKey), when the Node says otherwise, so that a rollout plan
 // can name it before the node updates. Best effort: the plan lacks it until the next
 // sync, and nothing else depends on it.
+//
+// With it goes what the agent can do (nodeanno.AgentCapabilitiesKey): the rollout
+// driver asks a node to stage its OS image before the drain and waits for it only when
+// its agent says it stages; a node whose agent says nothing (one too old to stage) is
+// targeted without staging once the request is seen unanswered.
 func (a *Agent) publishKargsMethod(ctx context.Context, node *corev1.Node) {
 	m := string(a.ap.os.KernelArgsMethod())
 	if m == "" {
 		m = nodeanno.KernelArgsMethodNone
 	}
-	if node.Annotations[nodeanno.KernelArgsMethodKey] == m {
+	want := map[string]string{nodeanno.KernelArgsMethodKey: m, nodeanno.AgentCapabilitiesKey: capabilities}
+	for k, v := range want {
+		if node.Annotations[k] == v {
+			delete(want, k)
+		}
+	}
+	if len(want) == 0 {
 		return
 	}
-	if err := a.cfg.Cluster.Annotate(ctx, map[string]string{nodeanno.KernelArgsMethodKey: m}); err != nil {
-		a.log.Warn("cannot publish the node's kernel-argument method", "method", m, "err", err)
+	if err := a.cfg.Cluster.Annotate(ctx, want); err != nil {
+		a.log.Warn("cannot publish the node's kernel-argument method and the agent's capabilities", "method", m, "err", err)
 	}
 }
+
+// capabilities is the value of nodeanno.AgentCapabilitiesKey this agent publishes.
+const capabilities = nodeanno.CapabilityStageOSImage

@@ -172,8 +172,17 @@ func TestBootedOSValidatedAfterReboot(t *testing.T) {
 		t.Fatalf("ended %s; journal %s", ended, s.journalText())
 	}
 	// The reboot came, but not into the staged deployment, and the kernel was booted
-	// without one of the arguments.
+	// without one of the arguments: each time, as the agent stages it again and
+	// reboots (oslost.go), until it gives up.
 	writeHostFile(t, filepath.Dir(s.cmdline), "cmdline", "root=UUID=1 rw console=ttyS0\n", 0o644)
+	for retry := 1; retry <= maxOSRedeploys; retry++ {
+		bootRPMOSTreeVerb(t, s.h.dir, "fake-boot-old")
+		s.boot("")
+		if ended := s.run("", nil); ended != "reboot" {
+			t.Fatalf("retry %d: ended %s; journal %s", retry, ended, s.journalText())
+		}
+	}
+	bootRPMOSTreeVerb(t, s.h.dir, "fake-boot-old")
 	s.boot("")
 	s.degradedWith("unexpected on-disk state validating against rendered-worker-os: " + s.cmdline +
 		": the booted kernel command line lacks the config's kernel arguments nosmt; " +
@@ -181,6 +190,10 @@ func TestBootedOSValidatedAfterReboot(t *testing.T) {
 	requireCondition(t, s.c, phase.NodeDegraded, metav1.ConditionTrue, "lacks the config's kernel arguments nosmt")
 	if _, active, _ := s.h.journal.Active(); !active {
 		t.Fatal("the update was closed; it stays open until the host matches")
+	}
+	// The runbook's fix: the image deployed by hand, then the reboot into it.
+	if out, err := directRunner(t.Context(), s.h.dir, "/usr/bin/rpm-ostree", "rebase", "ostree-unverified-registry:"+newImage); err != nil {
+		t.Fatalf("rebase by hand: %v: %s", err, out)
 	}
 	s.rebootInto("root=UUID=1 rw nosmt console=ttyS0")
 	if ended := s.run("", s.done); ended != "until" {

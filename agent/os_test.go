@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,7 +27,14 @@ import (
 func directRunner(ctx context.Context, root, name string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, filepath.Join(root, name), args...)
 	cmd.Env = append(os.Environ(), "FAKE_ROOT="+root)
-	return cmd.CombinedOutput()
+	var out bytes.Buffer
+	var w io.Writer = &out
+	if live := host.LiveOutput(ctx); live != nil {
+		w = io.MultiWriter(&out, live) // streamed, as host.ChrootRunner does
+	}
+	cmd.Stdout, cmd.Stderr = w, w
+	err := cmd.Run()
+	return out.Bytes(), err
 }
 
 // rpmOSTreeStandIn is a stand-in for rpm-ostree that keeps a booted and a staged
@@ -35,8 +44,8 @@ func directRunner(ctx context.Context, root, name string, args ...string) ([]byt
 // `status --json` with the fields rpmostree-client-go reads and rpm-ostree's own
 // container-image-reference-digest and checksum. rebase takes its flags anywhere before
 // the reference, as the real one does (man/rpm-ostree.xml): --download-only fetches
-// into the repository without a deployment and prints ostree-ext's "layers needed"
-// summary; --cache-only (-C) deploys only what was downloaded and fails otherwise.
+// into the repository without a deployment and prints rpm-ostree's own progress
+// (the layers needed, then "[i/N] Fetching layer ... (SIZE)...done" for each); --cache-only (-C) deploys only what was downloaded and fails otherwise.
 // "fake-boot" is the test's own verb: the reboot, which makes the staged deployment
 // the booted one (the booted one becomes the previous one, listed after it), or, after
 // rollback (which swaps the default between the booted and the previous deployment, as
@@ -115,8 +124,23 @@ rebase)
 	case "$mode" in
 	download)
 		if [ -f "$FAKE_ROOT/fail-download" ]; then echo 'error: Fetching blob: connection reset by peer' >&2; exit 1; fi
+		# rpm-ostree's own output (rust/src/sysroot_upgrade.rs; an MCO daemon's journal
+		# shows it): the layers needed, then each layer's task line, "done" once
+		# fetched. A test holds each layer until it creates $FAKE_ROOT/release-N.
+		echo "Pulling manifest: $ref"
+		echo "Importing: $ref (digest: sha256:$(printf %s "$img" | sha256sum | cut -d' ' -f1))"
+		echo 'ostree chunk layers needed: 1 (6.0 MB)'
+		echo 'custom layers needed: 1 (4.0 MB)'
+		i=0
+		for l in 'ostree chunk sha256:2c4a9e0f3d1b (6.0 MB)' 'layer 55fc5bbdeea1d9e6854 (4.0 MB)'; do
+			printf '[%d/2] Fetching %s...' "$i" "$l"
+			if [ -f "$FAKE_ROOT/hold-layers" ]; then
+				while [ ! -f "$FAKE_ROOT/release-$i" ]; do sleep 0.05; done
+			fi
+			echo done
+			i=$((i+1))
+		done
 		echo "$img" >> "$d/downloaded"
-		echo 'layers already present: 0; layers needed: 2 (10.0 MB)'
 		;;
 	cache)
 		if ! grep -qx "$img" "$d/downloaded" 2>/dev/null; then echo "error: $ref: not found in the cache (--cache-only)" >&2; exit 1; fi

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -9,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mcotui/mcotui/core/nodeanno"
+	"github.com/mcotui/mcotui/core/ospull"
 	"github.com/mcotui/mcotui/core/phase"
 )
 
@@ -97,7 +99,9 @@ func (a *Agent) runStage(ctx context.Context, image, current string) bool {
 	for attempt := 1; ; attempt++ {
 		_ = a.cfg.Cluster.SetConditions(ctx, current, phase.ImagePulling(image))
 		a.log.Info("staging the OS image before the drain", "image", image, "attempt", attempt)
-		fetched, err := a.cfg.OS.StageImage(ctx, image)
+		report, stop := a.followStage(ctx, image, current)
+		fetched, err := a.cfg.OS.StageImage(ctx, image, report)
+		stop()
 		if ctx.Err() != nil {
 			return false
 		}
@@ -105,7 +109,7 @@ func (a *Agent) runStage(ctx context.Context, image, current string) bool {
 			// The condition first, the annotation the driver waits for last: whoever
 			// sees the node staged finds the condition saying so.
 			if err = a.cfg.Cluster.SetConditions(ctx, current, phase.ImageStaged(image, fetched)); err == nil {
-				err = a.cfg.Cluster.Annotate(ctx, map[string]string{nodeanno.StagedImageKey: image})
+				err = a.cfg.Cluster.Annotate(ctx, map[string]string{nodeanno.StagedImageKey: image, nodeanno.StageProgressKey: ""})
 			}
 			if err == nil {
 				a.cfg.Cluster.Event(corev1.EventTypeNormal, "OSImageStaged", fmt.Sprintf("Staged OS image %s before the drain %s", image, orNothingNew(fetched)))
@@ -123,6 +127,57 @@ func (a *Agent) runStage(ctx context.Context, image, current string) bool {
 		}
 		backoff = min(2*backoff, a.cfg.MaxBackoff)
 	}
+}
+
+// followStage returns report, which StageImage calls with each progress of the
+// download of image, and stop, which ends the publishing (and waits for it). The
+// latest progress is published at most once per StageProgressEvery, on the Node
+// (nodeanno.StageProgressKey, for the driver and the displays) and in
+// ImagePulledFromRegistry; report never waits on the API server, so the tool's output
+// is never held up.
+func (a *Agent) followStage(ctx context.Context, image, current string) (report func(ospull.Progress), stop func()) {
+	latest := make(chan ospull.Progress, 1)
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-quit:
+				return
+			case <-ctx.Done():
+				return
+			case p := <-latest:
+				a.publishStageProgress(ctx, image, current, p)
+			}
+			select {
+			case <-quit:
+				return
+			case <-ctx.Done():
+				return
+			case <-time.After(a.cfg.StageProgressEvery):
+			}
+		}
+	}()
+	report = func(p ospull.Progress) {
+		// Only report sends: after taking an older value out, the send has room.
+		select {
+		case <-latest:
+		default:
+		}
+		latest <- p
+	}
+	return report, func() { close(quit); <-done }
+}
+
+// publishStageProgress writes p, the progress of the download of image. Best effort:
+// the next one, or the staged image, says more.
+func (a *Agent) publishStageProgress(ctx context.Context, image, current string, p ospull.Progress) {
+	sp := nodeanno.StageProgress{Image: image, Bytes: p.Bytes, TotalBytes: p.TotalBytes, Layers: p.Layers, TotalLayers: p.TotalLayers}
+	if err := a.cfg.Cluster.Annotate(ctx, map[string]string{nodeanno.StageProgressKey: sp.Value()}); err != nil {
+		a.log.Warn("cannot publish the OS image download's progress", "image", image, "err", err)
+		return
+	}
+	_ = a.cfg.Cluster.SetConditions(ctx, current, phase.ImagePullingProgress(image, sp.String()))
 }
 
 func orNothingNew(fetched string) string {
@@ -158,6 +213,12 @@ func (a *Agent) clearStage(ctx context.Context, image string) error {
 	}
 	if v, ok := node.Annotations[nodeanno.StagedImageKey]; ok && (v == image || v == "") {
 		clear[nodeanno.StagedImageKey] = ""
+	}
+	if v, ok := node.Annotations[nodeanno.StageProgressKey]; ok {
+		var p nodeanno.StageProgress
+		if json.Unmarshal([]byte(v), &p) != nil || p.Image == image {
+			clear[nodeanno.StageProgressKey] = ""
+		}
 	}
 	if len(clear) == 0 {
 		return nil

@@ -11,6 +11,7 @@ import (
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
 	"github.com/mcotui/mcotui/platform/host"
+	"github.com/mcotui/mcotui/store"
 )
 
 const (
@@ -109,9 +110,69 @@ func TestStagingFailureIsRetriedAndDegradesNothing(t *testing.T) {
 }
 
 // A node whose staged deployment was lost before the reboot (a power cut while ostree
-// finalized it) boots its previous deployment: the update is not Done, and the node
-// is degraded with what it booted and what was expected.
-func TestBootedPreviousDeploymentDegradesNamingBoth(t *testing.T) {
+// finalized it) boots its previous deployment: the update is not Done. The agent stages
+// the image again and reboots, twice, each a new agent process that reads the count
+// from the journal, then stays degraded naming what it booted, what was expected and
+// the runbook.
+func TestBootedPreviousDeploymentRetriedThenDegradesNamingBoth(t *testing.T) {
+	s := stagingScenario(t)
+	s.c.setDesired("rendered-worker-os")
+	if ended := s.run("", nil); ended != "reboot" {
+		t.Fatalf("ended %s; journal %s", ended, s.journalText())
+	}
+	for retry := 1; retry <= maxOSRedeploys; retry++ {
+		bootRPMOSTreeVerb(t, s.h.dir, "fake-boot-old")
+		s.boot("")
+		if ended := s.run("", nil); ended != "reboot" {
+			t.Fatalf("retry %d: ended %s, want another reboot; journal %s", retry, ended, s.journalText())
+		}
+		if got := s.c.eventReasons()["OSDeploymentLost"]; got != retry {
+			t.Fatalf("retry %d: %d OSDeploymentLost events", retry, got)
+		}
+		if got, want := deploys(t, s.h.dir), retry+1; got != want {
+			t.Fatalf("retry %d: the image was deployed %d times, want %d:\n%s", retry, got, want, readHostFile(t, s.h.dir, "/rpm-ostree.log"))
+		}
+		if st := s.c.annotation(nodeanno.StateKey); st == nodeanno.StateDegraded {
+			t.Fatalf("retry %d: degraded while retrying: %s", retry, s.c.annotation(nodeanno.ReasonKey))
+		}
+	}
+	bootRPMOSTreeVerb(t, s.h.dir, "fake-boot-old")
+	s.boot("")
+	s.degradedWith("the node booted " + oldImage + " (digest sha256:")
+	reason := s.c.annotation(nodeanno.ReasonKey)
+	for _, want := range []string{"the config says " + newImage + " (digest sha256:", "staged and rebooted 2 more times", "os-deployment-lost.md"} {
+		if !strings.Contains(reason, want) {
+			t.Fatalf("reason %q does not say %q", reason, want)
+		}
+	}
+	if s.c.annotation(nodeanno.CurrentConfigKey) == "rendered-worker-os" {
+		t.Fatal("the node was marked as running the config it did not boot")
+	}
+	if s.h.logind.Reboots() != 1+maxOSRedeploys {
+		t.Fatalf("%d reboots, want %d", s.h.logind.Reboots(), 1+maxOSRedeploys)
+	}
+	// The agent restarted (a crash, an upgrade of its pod) does not start counting again.
+	if ended := s.run("", func() bool { return s.c.eventReasons()["UpdateFailed"] >= 2 }); ended != "until" {
+		t.Fatalf("ended %s; journal %s", ended, s.journalText())
+	}
+	if s.h.logind.Reboots() != 1+maxOSRedeploys {
+		t.Fatalf("a restarted agent rebooted again: %d reboots", s.h.logind.Reboots())
+	}
+}
+
+// deploys counts the rebases that deployed an image (not the downloads).
+func deploys(t *testing.T, root string) int {
+	n := 0
+	for _, l := range strings.Split(readHostFile(t, root, "/rpm-ostree.log"), "\n") {
+		if strings.HasPrefix(l, "rebase ") && !strings.Contains(l, "--download-only") {
+			n++
+		}
+	}
+	return n
+}
+
+// The second boot comes up on the new deployment: the update completes.
+func TestBootedPreviousDeploymentOnceThenDone(t *testing.T) {
 	s := stagingScenario(t)
 	s.c.setDesired("rendered-worker-os")
 	if ended := s.run("", nil); ended != "reboot" {
@@ -119,13 +180,20 @@ func TestBootedPreviousDeploymentDegradesNamingBoth(t *testing.T) {
 	}
 	bootRPMOSTreeVerb(t, s.h.dir, "fake-boot-old")
 	s.boot("")
-	s.degradedWith("the node booted " + oldImage + " (digest sha256:")
-	reason := s.c.annotation(nodeanno.ReasonKey)
-	if !strings.Contains(reason, "the config says "+newImage+" (digest sha256:") {
-		t.Fatalf("reason %q does not name the expected image and digest", reason)
+	if ended := s.run("", nil); ended != "reboot" {
+		t.Fatalf("ended %s, want another reboot; journal %s", ended, s.journalText())
 	}
-	if s.c.annotation(nodeanno.CurrentConfigKey) == "rendered-worker-os" {
-		t.Fatal("the node was marked as running the config it did not boot")
+	bootRPMOSTree(t, s.h.dir)
+	s.boot("")
+	if ended := s.run("", s.done); ended != "until" {
+		t.Fatalf("ended %s; journal %s", ended, s.journalText())
+	}
+	us, err := s.h.journal.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := us[len(us)-1]; osRedeploys(last) != 1 || last.Result != store.ResultDone {
+		t.Fatalf("last update %s with %d redeploys, want Done with 1; journal %s", last.Result, osRedeploys(last), s.journalText())
 	}
 }
 

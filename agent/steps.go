@@ -365,7 +365,11 @@ func (a *Agent) stepValidate(ctx context.Context, r *run) error {
 	}
 	ms = append(ms, osms...)
 	if len(ms) > 0 {
-		return fmt.Errorf("unexpected on-disk state validating against %s: %s", r.plan.To, describeMismatches(ms))
+		err := fmt.Errorf("unexpected on-disk state validating against %s: %s", r.plan.To, describeMismatches(ms))
+		if a.ap.lostDeployment(r.plan, ms) {
+			return a.redeployOrFail(ctx, r, err)
+		}
+		return err
 	}
 	// Crash here: the disk matched; the journal says Validate, which checks again.
 	a.failpoint(FailAfterValidate)

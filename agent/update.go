@@ -222,6 +222,11 @@ func (a *Agent) carry(ctx context.Context, u store.Update) error {
 		if errors.Is(err, errSuperseded) {
 			return a.supersede(ctx, r)
 		}
+		if errors.Is(err, errRedeployOS) {
+			// Back to ApplyOS, journaled as a new phase (which is the count).
+			i = slices.IndexFunc(steps, func(s step) bool { return s.phase == phaseOS }) - 1
+			continue
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()

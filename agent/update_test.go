@@ -69,7 +69,7 @@ func (s *scenario) agent(failpoint string) *Agent {
 		Node: "worker-0", Cluster: s.c, Journal: s.h.journal, Root: s.h.root, Systemd: s.h.sd,
 		Logind: s.h.lg, OS: s.h.os, UnitLog: s.unitLog, StateDir: s.h.stateDir, BootIDFile: s.h.bootIDFile,
 		Limits: s.limits, CmdlineFile: s.cmdline, Arch: s.arch,
-		MinBackoff: s.backoff, MaxBackoff: max(s.backoff, 50*time.Millisecond),
+		MinBackoff: s.backoff, MaxBackoff: max(s.backoff, 50*time.Millisecond), StageProgressEvery: time.Millisecond,
 		Metrics:   NewMetrics(prometheus.NewRegistry()),
 		Failpoint: failpoint, Crash: func(name string) { panic(crashed{name}) },
 	})

@@ -25,6 +25,9 @@ type Mismatch struct {
 	What string // how it differs, for people
 }
 
+// osImageMismatchPath is the Path of a Mismatch of the booted OS image.
+const osImageMismatchPath = "spec.osImageURL"
+
 func (m Mismatch) String() string { return m.Path + ": " + m.What }
 
 // describeMismatches joins mismatches for a condition message or annotation.
@@ -235,7 +238,7 @@ func (ap *applier) validateOS(ctx context.Context, cfg configdiff.Config, change
 	}
 	if cfg.OSImageURL != "" && (booted.Image != "" || changes.OSImageURL != nil) {
 		if m := imageMismatch(booted, cfg.OSImageURL, wantDigest); m != "" {
-			out = append(out, Mismatch{"spec.osImageURL", m})
+			out = append(out, Mismatch{osImageMismatchPath, m})
 		}
 	}
 	if len(cfg.Extensions) > 0 && slices.Contains(tools, host.RPMOSTree) {

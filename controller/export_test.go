@@ -53,5 +53,6 @@ func (d *driver) Step(ctx context.Context, pool string, opts rollout.Options) (r
 	if err := d.writeStage(ctx, &st, step); err != nil {
 		return step, err
 	}
+	d.warnUnstaged(st, step)
 	return d.stepOn(ctx, &st, step, false)
 }

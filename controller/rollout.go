@@ -540,6 +540,7 @@ func (d *driver) Sync(ctx context.Context, pool string, mayStep func(PoolState) 
 		if err := d.writeStage(ctx, &st, step); err != nil {
 			errs = append(errs, err)
 		}
+		d.warnUnstaged(st, step)
 		if step, err = d.stepOn(ctx, &st, step, d.background); err != nil {
 			errs = append(errs, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -112,8 +113,29 @@ func (d *driver) writeStage(ctx context.Context, st *PoolState, step rollout.Ste
 	return nil
 }
 
-// reasonStageOSImage is the pool event of a node asked to stage the target's OS image.
-const reasonStageOSImage = "StageOSImage"
+// warnUnstaged says, in a Warning Event on the pool, which of step's targets go
+// without staging the OS image because their agent does not stage (rollout's
+// Step.Unstaged): they download it after their drain.
+func (d *driver) warnUnstaged(st PoolState, step rollout.Step) {
+	for _, name := range step.Targets {
+		if !slices.Contains(step.Unstaged, name) {
+			continue
+		}
+		d.log.Warn("targeting a node without staging its OS image: its agent does not stage", "pool", st.Pool.Name, "node", name, "image", step.StageImage)
+		if d.recorder != nil {
+			d.recorder.Eventf(st.Pool, corev1.EventTypeWarning, reasonOSImageNotStaged,
+				"Node %s is targeted without staging the OS image %s: its agent did not take the request (it publishes no %s=%s, no progress, nothing staged), so it downloads the image after its drain; upgrade the node's agent to stage",
+				name, step.StageImage, nodeanno.AgentCapabilitiesKey, nodeanno.CapabilityStageOSImage)
+		}
+	}
+}
+
+// reasonStageOSImage is the pool event of a node asked to stage the target's OS image;
+// reasonOSImageNotStaged the one of a node targeted without it (warnUnstaged).
+const (
+	reasonStageOSImage     = "StageOSImage"
+	reasonOSImageNotStaged = "OSImageNotStaged"
+)
 
 // targetName is the config the pool's rollout goes to: opts.Target, else the pool's.
 func targetName(st PoolState, opts rollout.Options) string {

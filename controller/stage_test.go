@@ -1,14 +1,22 @@
 package controller_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/record"
 
 	"github.com/mcotui/mcotui/controller"
+	"github.com/mcotui/mcotui/controller/controllertest"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/platform/kube/kubetest"
@@ -48,6 +56,9 @@ func TestDriverStagesTheOSImageBeforeTargeting(t *testing.T) {
 	renderedWithImage(t, "rendered-stage-old", "stage", "quay.io/os@sha256:01")
 	renderedWithImage(t, "rendered-stage-new", "stage", "quay.io/os@sha256:02")
 	nodes := createNodes(t, "stage", "rendered-stage-old", "", "", "")
+	for _, n := range nodes { // their agents stage, and say so
+		annotate(t, n, map[string]any{nodeanno.AgentCapabilitiesKey: nodeanno.CapabilityStageOSImage})
+	}
 	setTarget(t, "stage", "rendered-stage-new", map[string]string{rollout.StageParallelKey: "2"})
 	d := controller.NewDriver(clients(t), controller.DriverOptions{})
 
@@ -105,5 +116,70 @@ func TestDriverWithoutStagingWhenThePoolOptsOut(t *testing.T) {
 	}
 	if v := nodeanno.StageImage(getNode(t, nodes[0])); v != "" {
 		t.Fatalf("node asked to stage %s", v)
+	}
+}
+
+// A node whose agent is too old to stage (a fake agent that applies configs but
+// ignores the stage request and publishes no capability) is asked to stage once, then
+// targeted without staging, with a Warning Event on the pool naming it; the pool's
+// OSImageStaging condition names it too. A node of an agent that stages still waits.
+func TestDriverTargetsUnstagedWhenTheAgentDoesNotStage(t *testing.T) {
+	ctx := kubetest.Context(t)
+	two := intstr.FromInt(2)
+	createPool(t, "oldagent", &two, false)
+	renderedWithImage(t, "rendered-oldagent-old", "oldagent", "quay.io/os@sha256:01")
+	renderedWithImage(t, "rendered-oldagent-new", "oldagent", "quay.io/os@sha256:02")
+	nodes := createNodes(t, "oldagent", "rendered-oldagent-old", "", "")
+	(&controllertest.FakeAgent{Kube: env.Kube, Selector: roleLabel("oldagent"), Work: 10 * time.Millisecond, Old: true}).Start(t)
+	// The second node's agent stages (it says so) but has not staged yet.
+	annotate(t, nodes[1], map[string]any{nodeanno.AgentCapabilitiesKey: nodeanno.CapabilityStageOSImage})
+	setTarget(t, "oldagent", "rendered-oldagent-new", nil)
+
+	scheme := runtime.NewScheme()
+	if err := mcfgv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	t.Cleanup(broadcaster.Shutdown)
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: env.Kube.CoreV1().Events("")})
+	d := controller.NewDriver(clients(t), controller.DriverOptions{Recorder: broadcaster.NewRecorder(scheme, corev1.EventSource{Component: "test"})})
+
+	step, err := d.Step(ctx, "oldagent", rollout.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(step.Targets) != 0 || !slices.Equal(step.Stage, nodes) {
+		t.Fatalf("first step: targets %v stage %v, want both asked first", step.Targets, step.Stage)
+	}
+	// The request is on both nodes now; the old agent answers nothing.
+	if step, err = d.Step(ctx, "oldagent", rollout.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(step.Targets, nodes[:1]) || !slices.Equal(step.Unstaged, nodes[:1]) {
+		t.Fatalf("second step: targets %v unstaged %v, want %v targeted without staging", step.Targets, step.Unstaged, nodes[:1])
+	}
+	if got := nodeanno.Desired(getNode(t, nodes[1])); got != "rendered-oldagent-old" {
+		t.Fatalf("the node whose agent stages was targeted (%s) before it staged", got)
+	}
+	kubetest.Eventually(t, 20*time.Second, "the old agent applies the target", func() (bool, string) {
+		n := getNode(t, nodes[0])
+		return nodeanno.Current(n) == "rendered-oldagent-new" && nodeanno.State(n) == nodeanno.StateDone, fmt.Sprint(n.Annotations)
+	})
+	kubetest.Eventually(t, 20*time.Second, "an OSImageNotStaged event naming "+nodes[0], func() (bool, string) {
+		evs, err := env.Kube.CoreV1().Events("").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=oldagent,reason=OSImageNotStaged"})
+		if err != nil || len(evs.Items) == 0 {
+			return false, fmt.Sprint(err)
+		}
+		m := evs.Items[0].Message
+		return evs.Items[0].Type == corev1.EventTypeWarning && strings.Contains(m, "Node "+nodes[0]+" is targeted without staging the OS image quay.io/os@sha256:02"), m
+	})
+	var nodeObjs []*corev1.Node
+	for _, n := range nodes {
+		nodeObjs = append(nodeObjs, getNode(t, n))
+	}
+	st := rollout.Status(getPool(t, "oldagent"), nodeObjs, metav1.Now())
+	c := rollout.FindCondition(&st, rollout.OSImageStaging)
+	if c == nil || !strings.Contains(c.Message, "targeted without staging, as their agent does not stage OS images (no mcotui.io/agent-capabilities=stage-os-image): "+nodes[0]) {
+		t.Fatalf("OSImageStaging = %+v", c)
 	}
 }

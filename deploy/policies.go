@@ -37,7 +37,8 @@ const (
 
 // AgentNodeAnnotations are the only Node annotations the agent may change, on its own
 // Node: what it reports (current config, state, reason, the pending reboot, its next
-// retry, the OS image it staged, how its host changes kernel arguments) and its record of a cordon it made; and the request to
+// retry, the OS image it staged and its download's progress, how its host changes kernel
+// arguments, what it can do) and its record of a cordon it made; and the request to
 // stage an OS image, which it clears once it booted that image. desiredConfig is the
 // controller's; labels and taints are not the agent's at all.
 var AgentNodeAnnotations = []string{
@@ -50,6 +51,8 @@ var AgentNodeAnnotations = []string{
 	nodeanno.StagedImageKey,
 	nodeanno.StageImageKey,
 	nodeanno.KernelArgsMethodKey,
+	nodeanno.StageProgressKey,
+	nodeanno.AgentCapabilitiesKey,
 }
 
 // celString quotes s as a CEL string literal. The strings quoted here are annotation

@@ -28,7 +28,10 @@ import (
 //
 // A node asked to stage an OS image before its drain (nodeanno.StageImageKey) is said
 // to have staged it at once (nodeanno.StagedImageKey), as an agent says once its
-// download ends.
+// download ends. Like the agent, it says so on each node
+// (nodeanno.AgentCapabilitiesKey): Start does it for the nodes that exist before it
+// returns, the workers for later ones. With Old it plays an agent too old to stage:
+// it publishes no capability and ignores the request.
 //
 // It only writes the node annotations the controller reads; it neither cordons, drains
 // nor writes MachineConfigNode conditions.
@@ -37,6 +40,7 @@ type FakeAgent struct {
 	Selector string // label selector of the nodes it plays the agent of
 	Work     time.Duration
 	Fail     map[string]bool
+	Old      bool
 }
 
 // fakeAgentWorkers bounds the nodes a FakeAgent updates at once: more than any test's
@@ -49,10 +53,15 @@ func (a *FakeAgent) Start(t testing.TB) {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &kube.NodeWorkers{Kube: a.Kube, Selector: a.Selector, Workers: fakeAgentWorkers, Pending: a.pending,
 		Work: func(ctx context.Context, n *corev1.Node) error {
-			if nodeanno.Staging(n) {
+			if !a.Old && !nodeanno.HasCapability(n, nodeanno.CapabilityStageOSImage) {
+				a.annotate(ctx, n.Name, map[string]string{nodeanno.AgentCapabilitiesKey: nodeanno.CapabilityStageOSImage})
+			}
+			if nodeanno.Staging(n) && !a.Old {
 				a.stage(ctx, n.Name, nodeanno.StageImage(n))
 			}
-			a.update(ctx, n.Name, nodeanno.Desired(n))
+			if a.needsUpdate(n) {
+				a.update(ctx, n.Name, nodeanno.Desired(n))
+			}
 			return nil
 		}}
 	wait, err := w.Start(ctx)
@@ -60,18 +69,37 @@ func (a *FakeAgent) Start(t testing.TB) {
 		cancel()
 		t.Fatalf("fake agent: %v", err)
 	}
+	if !a.Old {
+		// As an agent's first sync does, before any rollout the test starts next.
+		nodes, err := a.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: a.Selector})
+		if err != nil {
+			cancel()
+			wait()
+			t.Fatalf("fake agent: list nodes: %v", err)
+		}
+		for _, n := range nodes.Items {
+			if !nodeanno.HasCapability(&n, nodeanno.CapabilityStageOSImage) {
+				a.annotate(ctx, n.Name, map[string]string{nodeanno.AgentCapabilitiesKey: nodeanno.CapabilityStageOSImage})
+			}
+		}
+	}
 	t.Cleanup(func() {
 		cancel()
 		wait()
 	})
 }
 
-// pending: the node has an OS image to stage, or a desired config it does not run and
-// has not failed.
+// pending: the node has an OS image to stage, does not yet say its agent stages, or
+// needs an update.
 func (a *FakeAgent) pending(n *corev1.Node) bool {
-	if nodeanno.Staging(n) {
+	if !a.Old && (nodeanno.Staging(n) || !nodeanno.HasCapability(n, nodeanno.CapabilityStageOSImage)) {
 		return true
 	}
+	return a.needsUpdate(n)
+}
+
+// needsUpdate: the node has a desired config it does not run and has not failed.
+func (a *FakeAgent) needsUpdate(n *corev1.Node) bool {
 	cur, des, st := nodeanno.Current(n), nodeanno.Desired(n), nodeanno.State(n)
 	failed := a.Fail[n.Name] && st == nodeanno.StateDegraded
 	return des != "" && (cur != des || st != nodeanno.StateDone) && !failed
@@ -79,7 +107,13 @@ func (a *FakeAgent) pending(n *corev1.Node) bool {
 
 // stage says the node has staged img.
 func (a *FakeAgent) stage(ctx context.Context, node, img string) {
-	b, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{nodeanno.StagedImageKey: img}}})
+	a.annotate(ctx, node, map[string]string{nodeanno.StagedImageKey: img})
+}
+
+// annotate merges anns into the node's annotations, best effort (the workers come back
+// to a node still pending).
+func (a *FakeAgent) annotate(ctx context.Context, node string, anns map[string]string) {
+	b, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": anns}})
 	if err != nil {
 		return
 	}

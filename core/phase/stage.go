@@ -20,6 +20,14 @@ func ImagePulling(image string) Condition {
 		Message: fmt.Sprintf("Pulling OS image %s to stage it before the drain", image)}
 }
 
+// ImagePullingProgress: the agent downloads image and has fetched progress ("300.0 MB
+// of 1.1 GB, 3 of 51 layers").
+func ImagePullingProgress(image, progress string) Condition {
+	c := ImagePulling(image)
+	c.Message += ": " + progress
+	return c
+}
+
 // ImageStaged: image is downloaded and staged; bytes is what the tool reported it
 // fetched ("" when it did not say).
 func ImageStaged(image, bytes string) Condition {

@@ -34,6 +34,10 @@ type member struct {
 	// stageImage and stagedImage are the node's nodeanno.StageImageKey and
 	// StagedImageKey: the OS image it was asked to stage, and the one it staged.
 	stageImage, stagedImage string
+	// stageCapable says the node's agent publishes that it stages
+	// (nodeanno.CapabilityStageOSImage); stageProgress that it reports a download of
+	// the image it was asked to stage (nodeanno.StageProgressKey).
+	stageCapable, stageProgress bool
 }
 
 // readMember reads what the planner needs of n. The zone's rank, and whether the
@@ -56,7 +60,10 @@ func readMember(n *corev1.Node) member {
 
 		stageImage:  nodeanno.StageImage(n),
 		stagedImage: nodeanno.StagedImage(n),
+
+		stageCapable: nodeanno.HasCapability(n, nodeanno.CapabilityStageOSImage),
 	}
+	_, m.stageProgress = nodeanno.Progress(n)
 	m.priority, m.priorityErr = policy.Priority(n)
 	m.held, m.holdErr = policy.Held(n)
 	return m

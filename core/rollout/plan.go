@@ -141,6 +141,10 @@ type Step struct {
 	StageImage string
 	Stage      []string
 	Staging    []string
+	// Unstaged are the candidates asked to stage StageImage whose agent does not stage
+	// (it publishes no nodeanno.CapabilityStageOSImage and answers nothing): they are
+	// targeted without staging, and download the image after their drain.
+	Unstaged []string
 	// Skipped explains every other node, in rollout order (none with Options.Brief).
 	Skipped []Skip
 	// Wait says why candidates are left waiting, or that the pool is paused; it is
@@ -300,6 +304,7 @@ type decision struct {
 	stage     *Stage
 	staging   []*member // candidates but for the OS image they have not staged
 	stageNext []*member // of staging, those to ask to stage now
+	unstaged  []*member // candidates whose agent does not stage (Stage.fallsBack)
 
 	closed       string     // why the policy lets no node start (window, gate)
 	closedReason SkipReason // SkipWindow or SkipGate
@@ -348,6 +353,9 @@ func decide(ms []*member, target string, budget int, paused bool, canary int, re
 		switch {
 		case m.ready() && m.held:
 			d.held = append(d.held, m)
+		case m.ready() && stage.needsStage(m) && !stage.staged(m) && stage.fallsBack(m):
+			d.unstaged = append(d.unstaged, m)
+			d.candidates = append(d.candidates, m)
 		case m.ready() && stage.needsStage(m) && !stage.staged(m):
 			d.staging = append(d.staging, m)
 		case m.ready():
@@ -412,6 +420,7 @@ func (d *decision) step(pool string, ms []*member, retry map[string]bool, explai
 		Stopped:         names(d.stopped),
 		Stage:           names(d.stageNext),
 		Staging:         names(d.staging),
+		Unstaged:        names(d.unstaged),
 	}
 	if d.stage != nil {
 		s.StageImage = d.stage.Image
@@ -460,7 +469,7 @@ func (d *decision) skip(m *member) Skip {
 		return Skip{Node: m.name, Reason: SkipHeld, Message: m.holdErr.Error()}
 	case m.held:
 		return Skip{Node: m.name, Reason: SkipHeld, Message: "held by annotation " + policy.HoldKey + "=true; remove it to let the node update"}
-	case d.stage.needsStage(m) && !d.stage.staged(m):
+	case d.stage.needsStage(m) && !d.stage.staged(m) && !d.stage.fallsBack(m):
 		return Skip{Node: m.name, Reason: SkipStaging, Message: d.stagingMessage(m)}
 	case d.paused:
 		return Skip{Node: m.name, Reason: SkipPaused, Message: d.waitMessage()}

@@ -88,6 +88,17 @@ func (s *Stage) needsStage(m *member) bool {
 	return !ok || img != s.Image
 }
 
+// fallsBack says whether m, asked to stage s.Image, is to be targeted without it: its
+// agent is too old to stage. The request is on the node, yet nothing answers it: no
+// staged image, no progress, and the agent does not publish the capability
+// (nodeanno.CapabilityStageOSImage) that every agent that stages publishes at each
+// sync. The limit is the work, not a clock: one request written and seen unanswered by
+// an agent that says it cannot answer. Such a node downloads the image after its drain,
+// as with the pool's opt-out.
+func (s *Stage) fallsBack(m *member) bool {
+	return s != nil && m.stageImage == s.Image && m.stagedImage != s.Image && !m.stageCapable && !m.stageProgress
+}
+
 // staged says whether m has staged s.Image.
 func (s *Stage) staged(m *member) bool { return m.stagedImage == s.Image }
 
@@ -132,7 +143,8 @@ const (
 
 // NodeStage reads n's staging (its annotations) and, when mcn is given, its
 // ImagePulledFromRegistry condition: the state, and a line for people, such as
-// "staged quay.io/os:2 (51 layers, 1.1 GB)" or "pulling quay.io/os:2".
+// "staged quay.io/os:2 (51 layers, 1.1 GB)", "pulling quay.io/os:2 (300.0 MB of 1.1
+// GB, 3 of 51 layers)" (the agent's nodeanno.StageProgressKey) or "pulling quay.io/os:2".
 func NodeStage(n *corev1.Node, mcn *mcfgv1.MachineConfigNode) (StageState, string) {
 	want := nodeanno.StageImage(n)
 	if want == "" {
@@ -153,6 +165,9 @@ func NodeStage(n *corev1.Node, mcn *mcfgv1.MachineConfigNode) (StageState, strin
 	if mentions && phase.StateOf(cond) == phase.Failed {
 		return StageRetrying, strings.TrimPrefix(cond.Message, "Error: ")
 	}
+	if p, ok := nodeanno.Progress(n); ok {
+		return StagePulling, "pulling " + want + " (" + p.String() + ")"
+	}
 	return StagePulling, "pulling " + want
 }
 
@@ -166,6 +181,7 @@ const OSImageStaging mcfgv1.MachineConfigPoolConditionType = "OSImageStaging"
 type stageCounts struct {
 	asked, staged int
 	pulling       []string
+	unstaged      []string // asked, but their agent does not stage (Stage.fallsBack)
 	image         string
 }
 
@@ -175,11 +191,34 @@ func (s *stageCounts) add(m *member) {
 	}
 	s.asked++
 	s.image = m.stageImage
-	if m.stagedImage == m.stageImage {
+	switch {
+	case m.stagedImage == m.stageImage:
 		s.staged++
-		return
+	case !m.stageCapable && !m.stageProgress:
+		s.unstaged = append(s.unstaged, m.name)
+	default:
+		s.pulling = append(s.pulling, m.name)
 	}
-	s.pulling = append(s.pulling, m.name)
+}
+
+// unstagedText names the nodes whose agent does not stage, for the condition's message.
+func (s *stageCounts) unstagedText() string {
+	if len(s.unstaged) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; targeted without staging, as their agent does not stage OS images (no %s=%s): %s",
+		nodeanno.AgentCapabilitiesKey, nodeanno.CapabilityStageOSImage, shortList(s.unstaged))
+}
+
+// shortList sorts names and joins the first few.
+func shortList(names []string) string {
+	slices.Sort(names)
+	const shown = 5
+	out := strings.Join(names[:min(len(names), shown)], ", ")
+	if len(names) > shown {
+		out += fmt.Sprintf(" and %d more", len(names)-shown)
+	}
+	return out
 }
 
 func (s *stageCounts) setCondition(status *mcfgv1.MachineConfigPoolStatus, now metav1.Time) {
@@ -191,15 +230,9 @@ func (s *stageCounts) setCondition(status *mcfgv1.MachineConfigPoolStatus, now m
 	}
 	if len(s.pulling) == 0 {
 		setCondition(status, OSImageStaging, corev1.ConditionFalse, "AllStaged",
-			fmt.Sprintf("%d nodes staged the OS image %s before their drain", s.staged, s.image), now)
+			fmt.Sprintf("%d nodes staged the OS image %s before their drain", s.staged, s.image)+s.unstagedText(), now)
 		return
 	}
-	slices.Sort(s.pulling)
-	const shown = 5
-	names := strings.Join(s.pulling[:min(len(s.pulling), shown)], ", ")
-	if len(s.pulling) > shown {
-		names += fmt.Sprintf(" and %d more", len(s.pulling)-shown)
-	}
 	setCondition(status, OSImageStaging, corev1.ConditionTrue, "Pulling",
-		fmt.Sprintf("%d of %d nodes asked have staged the OS image %s before their drain; pulling: %s", s.staged, s.asked, s.image, names), now)
+		fmt.Sprintf("%d of %d nodes asked have staged the OS image %s before their drain; pulling: %s", s.staged, s.asked, s.image, shortList(s.pulling))+s.unstagedText(), now)
 }

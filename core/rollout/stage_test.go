@@ -25,6 +25,11 @@ func stageAnn(key, image string) nodeOpt {
 	return func(n *nodeT) { n.Annotations[key] = image }
 }
 
+// canStage is a node whose agent stages OS images (it says so, as every such agent does).
+func canStage(n *nodeT) {
+	n.Annotations[nodeanno.AgentCapabilitiesKey] = nodeanno.CapabilityStageOSImage
+}
+
 func stageOf(parallel int) *rollout.Stage {
 	return &rollout.Stage{Image: newImage, Images: map[string]string{oldCfg: oldImage, newCfg: newImage}, Parallel: parallel}
 }
@@ -33,7 +38,7 @@ func TestStageGatesTargetsOnTheStagedImage(t *testing.T) {
 	p := stagePool(3)
 	nodes := []*nodeT{
 		node("a", age(1), at(oldCfg), stageAnn(nodeanno.StageImageKey, newImage), stageAnn(nodeanno.StagedImageKey, newImage)),
-		node("b", age(2), at(oldCfg), stageAnn(nodeanno.StageImageKey, newImage)),
+		node("b", age(2), at(oldCfg), stageAnn(nodeanno.StageImageKey, newImage), canStage),
 		node("c", age(3), at(oldCfg)),
 		node("d", age(4), at(oldCfg)),
 	}
@@ -133,7 +138,7 @@ func TestPoolStatusSaysWhoStages(t *testing.T) {
 	}
 	nodes := []*nodeT{
 		node("a", at(oldCfg), stageAnn(nodeanno.StageImageKey, newImage), stageAnn(nodeanno.StagedImageKey, newImage)),
-		node("b", at(oldCfg), stageAnn(nodeanno.StageImageKey, newImage)),
+		node("b", at(oldCfg), stageAnn(nodeanno.StageImageKey, newImage), canStage),
 	}
 	st = rollout.Status(p, nodes, now)
 	c := rollout.FindCondition(&st, rollout.OSImageStaging)
@@ -144,6 +149,37 @@ func TestPoolStatusSaysWhoStages(t *testing.T) {
 	st = rollout.Status(p, []*nodeT{node("a", at(newCfg)), node("b", at(newCfg))}, now)
 	if c := rollout.FindCondition(&st, rollout.OSImageStaging); c == nil || c.Status != corev1.ConditionFalse {
 		t.Fatalf("after the rollout OSImageStaging = %+v", c)
+	}
+}
+
+// A node asked to stage whose agent is too old to (no capability published, no
+// progress, nothing staged) is targeted without staging, once the request is on it,
+// and the pool's condition names it; a node of a capable agent, or one that reports a
+// download, still waits.
+func TestStageFallsBackForAnAgentThatDoesNotStage(t *testing.T) {
+	p := stagePool(3)
+	progress := stageAnn(nodeanno.StageProgressKey, nodeanno.StageProgress{Image: newImage, Bytes: 1}.Value())
+	nodes := []*nodeT{
+		node("old", age(1), at(oldCfg), stageAnn(nodeanno.StageImageKey, newImage)),
+		node("new", age(2), at(oldCfg), stageAnn(nodeanno.StageImageKey, newImage), canStage),
+		node("busy", age(3), at(oldCfg), stageAnn(nodeanno.StageImageKey, newImage), progress),
+		node("fresh", age(4), at(oldCfg)),
+	}
+	step, err := rollout.Plan(p, nodes, rollout.Options{Stage: stageOf(5)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(step.Targets, []string{"old"}) || !slices.Equal(step.Unstaged, []string{"old"}) {
+		t.Fatalf("targets %v unstaged %v, want [old]: only the old agent's node falls back", step.Targets, step.Unstaged)
+	}
+	// Not yet asked: asked first, whatever its agent (the request is the work to see unanswered).
+	if !slices.Equal(step.Stage, []string{"fresh"}) || !slices.Equal(step.Staging, []string{"new", "busy", "fresh"}) {
+		t.Fatalf("stage %v staging %v", step.Stage, step.Staging)
+	}
+	st := rollout.Status(p, nodes, metav1.Now())
+	c := rollout.FindCondition(&st, rollout.OSImageStaging)
+	if c == nil || !strings.Contains(c.Message, "pulling: busy, new; targeted without staging, as their agent does not stage OS images (no mcotui.io/agent-capabilities=stage-os-image): old") {
+		t.Fatalf("OSImageStaging = %+v", c)
 	}
 }
 
@@ -168,6 +204,14 @@ func TestNodeStage(t *testing.T) {
 			"Failed to pull OS image " + newImage + " (attempt 2, retrying; the node is not degraded): connection reset"},
 		{"staged", staged, mcn(phase.ImageStaged(newImage, "2 layers, 10.0 MB")), rollout.StageStaged, "staged " + newImage + " (2 layers, 10.0 MB)"},
 		{"staged, no MCN", staged, nil, rollout.StageStaged, "staged " + newImage},
+		{"pulling with progress", node("d", stageAnn(nodeanno.StageImageKey, newImage),
+			stageAnn(nodeanno.StageProgressKey, nodeanno.StageProgress{Image: newImage, Bytes: 300e6, TotalBytes: 1.1e9, Layers: 3, TotalLayers: 51}.Value())),
+			mcn(phase.ImagePulling(newImage)), rollout.StagePulling, "pulling " + newImage + " (300.0 MB of 1.1 GB, 3 of 51 layers)"},
+		{"progress of another image", node("e", stageAnn(nodeanno.StageImageKey, newImage),
+			stageAnn(nodeanno.StageProgressKey, nodeanno.StageProgress{Image: "quay.io/other:1", Bytes: 1}.Value())),
+			nil, rollout.StagePulling, "pulling " + newImage},
+		{"progress that does not parse", node("f", stageAnn(nodeanno.StageImageKey, newImage), stageAnn(nodeanno.StageProgressKey, "{")),
+			nil, rollout.StagePulling, "pulling " + newImage},
 	} {
 		st, text := rollout.NodeStage(tc.n, tc.m)
 		if st != tc.state || text != tc.text {

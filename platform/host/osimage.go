@@ -3,7 +3,10 @@ package host
 import (
 	"context"
 	"errors"
-	"regexp"
+	"fmt"
+
+	"github.com/mcotui/mcotui/core/ospull"
+	"github.com/mcotui/mcotui/core/pinned"
 )
 
 // Staging the OS image before the drain: the download happens while the node still
@@ -26,20 +29,36 @@ import (
 //     bootc status --json says which staged deployment is locked: BootEntry
 //     downloadOnly (docs/src/host-v1.schema.json).
 
-// layersNeeded is the summary ostree-ext prints (through rpm-ostree and bootc alike)
-// before it fetches: "layers already present: 3; layers needed: 51 (1.1 GB)".
-var layersNeeded = regexp.MustCompile(`layers needed: (\d+) \(([0-9.]+ ?[kKMGT]?i?B)\)`)
-
 // StageImage downloads the OS image imageURL and stages it without deploying it for
 // the next boot: rpm-ostree rebase --download-only where rpm-ostree exists (the
 // download goes into the host's ostree repository), else bootc switch --download-only
-// (a locked staged deployment). fetched is what the tool said it had to fetch ("51
+// (a locked staged deployment). progress, when not nil, is called (one call at a
+// time, from the goroutine that copies the tool's output) with how far the download is each time the tool's output says more (ospull reads
+// it: rpm-ostree prints each layer it fetched; bootc only its totals, its per-layer
+// bar needing a terminal). fetched is what the tool said it had to fetch ("51
 // layers, 1.1 GB"), "" when it did not say (nothing new, or a tool that prints no
 // summary). Running it again after it succeeded fetches nothing.
-func (o *OSTree) StageImage(ctx context.Context, imageURL string) (fetched string, err error) {
+func (o *OSTree) StageImage(ctx context.Context, imageURL string, progress func(ospull.Progress)) (fetched string, err error) {
 	if imageURL == "" {
 		return "", errors.New("stage: no OS image given")
 	}
+	var (
+		parser   ospull.Parser
+		last     ospull.Progress
+		streamed bool
+	)
+	feed := func(b []byte) {
+		_, _ = parser.Write(b)
+		if p := parser.Progress(); p != last && progress != nil {
+			last = p
+			progress(p)
+		}
+	}
+	ctx = WithLiveOutput(ctx, writerFunc(func(b []byte) (int, error) {
+		streamed = true
+		feed(b)
+		return len(b), nil
+	}))
 	var out []byte
 	switch {
 	case o.has(RPMOSTree):
@@ -52,11 +71,21 @@ func (o *OSTree) StageImage(ctx context.Context, imageURL string) (fetched strin
 	if err != nil {
 		return "", err
 	}
-	if m := layersNeeded.FindSubmatch(out); m != nil {
-		return string(m[1]) + " layers, " + string(m[2]), nil
+	if !streamed {
+		// A Runner that does not stream: the whole output at the end.
+		feed(out)
+	}
+	feed([]byte{'\n'}) // the last line, if it had no end
+	if p := parser.Progress(); p.TotalLayers > 0 {
+		return fmt.Sprintf("%d layers, %s", p.TotalLayers, pinned.HumanBytes(uint64(p.TotalBytes))), nil
 	}
 	return "", nil
 }
+
+// writerFunc is an io.Writer made of a function.
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
 
 // DeployStaged deploys the image StageImage downloaded, for the next boot, without
 // going to the registry: rpm-ostree rebase --cache-only; on bootc, switch

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,8 +48,28 @@ func ChrootRunner(ctx context.Context, root, name string, args ...string) ([]byt
 	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
+	if live := LiveOutput(ctx); live != nil {
+		w := io.MultiWriter(&out, live)
+		cmd.Stdout, cmd.Stderr = w, w
+	}
 	err := cmd.Run()
 	return out.Bytes(), err
+}
+
+type liveOutputKey struct{}
+
+// WithLiveOutput returns a context under which a Runner also copies the command's
+// output to w as it comes, for a caller that follows a long command's progress (the
+// download of an OS image). A Runner that cannot stream gives all of it at the end.
+func WithLiveOutput(ctx context.Context, w io.Writer) context.Context {
+	return context.WithValue(ctx, liveOutputKey{}, w)
+}
+
+// LiveOutput is the writer WithLiveOutput put on ctx, nil when none: what a Runner
+// copies the output to while the command runs.
+func LiveOutput(ctx context.Context) io.Writer {
+	w, _ := ctx.Value(liveOutputKey{}).(io.Writer)
+	return w
 }
 
 // OSTree changes the host's kernel arguments and OS image. What it can do depends on the

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcotui/mcotui/core/ospull"
 	"github.com/mcotui/mcotui/platform/host"
 )
 
@@ -68,6 +69,17 @@ type Host struct {
 	// downloaded are the OS images StageImage fetched, which DeployStaged deploys
 	// without going to the registry.
 	downloaded map[string]bool
+	// lose is how many of the next boots lose the staged deployment (LoseStaged).
+	lose int
+}
+
+// LoseStaged makes the next n boots come up on the booted deployment, the staged one
+// dropped, as when ostree-finalize-staged fails at shutdown or the bootloader falls
+// back: what the agent must notice after its reboot, and stage again.
+func (h *Host) LoseStaged(n int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.lose = n
 }
 
 // New makes a host whose units are all disabled and unmasked, and writes its first boot
@@ -311,6 +323,10 @@ func (h *Host) Boots() int {
 func (h *Host) writeBootID() error {
 	h.mu.Lock()
 	h.boots++
+	if h.staged != nil && h.lose > 0 {
+		h.lose--
+		h.staged = nil
+	}
 	if h.staged != nil {
 		prev := h.booted
 		h.booted, h.staged, h.previous = *h.staged, nil, &prev
@@ -354,7 +370,7 @@ func (h *Host) Rebase(ctx context.Context, imageURL string) error {
 
 // StageImage records the call and downloads the image (Options.Pull) without staging
 // a deployment, as rpm-ostree rebase --download-only does.
-func (h *Host) StageImage(ctx context.Context, imageURL string) (string, error) {
+func (h *Host) StageImage(ctx context.Context, imageURL string, _ func(ospull.Progress)) (string, error) {
 	h.record("rebase --download-only " + imageURL)
 	fetched := ""
 	if h.opts.Pull != nil {

@@ -208,3 +208,39 @@ func TestCancelledWaitFails(t *testing.T) {
 		t.Fatalf("boot with an ended context: %v", err)
 	}
 }
+
+// A boot that loses the staged deployment comes up on the one booted before; the next
+// boot after it boots what was staged again.
+func TestLoseStagedBootsThePreviousDeployment(t *testing.T) {
+	h, _ := newHost(t, &sleeps{}, 4)
+	ctx := t.Context()
+	image := func() string {
+		b, _, err := h.Deployments(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b.Image
+	}
+	h.LoseStaged(1)
+	if err := h.Rebase(ctx, "quay.io/os:2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Boot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := image(); got != "" {
+		t.Fatalf("booted %q, want the previous deployment", got)
+	}
+	if _, staged, _ := h.Deployments(ctx); staged != nil {
+		t.Fatalf("the lost deployment is still staged: %+v", staged)
+	}
+	if err := h.Rebase(ctx, "quay.io/os:2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Boot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := image(); got != "quay.io/os:2" {
+		t.Fatalf("booted %q after staging again, want quay.io/os:2", got)
+	}
+}

@@ -102,6 +102,10 @@ type Node struct {
 	// StageText says it in words (rollout.NodeStage); StageNone when not asked to.
 	Stage     rollout.StageState
 	StageText string
+	// StagePercent is how much of the OS image a pulling node has downloaded, in
+	// percent of the bytes its agent announced (nodeanno.StageProgressKey); -1 when
+	// not known.
+	StagePercent int
 
 	// Obj and MCN are the API objects the node was derived from (either may be nil).
 	// They belong to the source's cache and must not be modified.
@@ -218,8 +222,12 @@ func build(name string, obj *corev1.Node, mcn *mcfgv1.MachineConfigNode, pool fu
 	if n.Pool == "" && obj != nil && pool != nil {
 		n.Pool = pool(obj)
 	}
+	n.StagePercent = -1
 	if obj != nil {
 		n.Stage, n.StageText = rollout.NodeStage(obj, mcn)
+		if p, ok := nodeanno.Progress(obj); ok && n.Stage == rollout.StagePulling && p.TotalBytes > 0 {
+			n.StagePercent = int(min(100, p.Bytes*100/p.TotalBytes))
+		}
 	}
 
 	// The agent's state decides as the controller's pool status counts it

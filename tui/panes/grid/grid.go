@@ -10,6 +10,7 @@ package grid
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -548,6 +549,10 @@ func (m *Model) writeAge(b *strings.Builder, n *model.Node, now time.Time) {
 			r = strings.Replace(r, " in ", " ", 1) // "r3 5m30s"
 		}
 		m.age = append(m.age, r...)
+	case n.Behind && n.Stage == rollout.StagePulling && n.StagePercent >= 0:
+		// Downloading its next OS image before its drain (⇩ in UPDATED): how far.
+		m.age = strconv.AppendInt(m.age, int64(n.StagePercent), 10)
+		m.age = append(m.age, '%')
 	case n.Phase >= 0 && !n.Since.IsZero():
 		m.age = layout.AppendAge(m.age, now.Sub(n.Since))
 	}

@@ -11,6 +11,7 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/pinned"
 
 	"github.com/mcotui/mcotui/tui/common"
@@ -176,6 +177,34 @@ func TestGridPinnedColumn(t *testing.T) {
 		if !strings.Contains(v, want) {
 			t.Errorf("grid lacks %q:\n%s", want, v)
 		}
+	}
+	checkShape(t, g.View(), 200, 16)
+}
+
+// A node behind its pool's target that downloads its next OS image before its drain
+// shows ⇩ in UPDATED and how far the download is in IN PHASE.
+func TestGridStagingProgress(t *testing.T) {
+	g, c := newGrid(t, 200, 16)
+	n := c.Store.Node(fixture.BehindNode)
+	if n == nil || n.Obj == nil {
+		t.Fatalf("fixture node %s missing", fixture.BehindNode)
+	}
+	obj := n.Obj.DeepCopy()
+	const img = "quay.io/os@sha256:02"
+	obj.Annotations[nodeanno.StageImageKey] = img
+	obj.Annotations[nodeanno.StageProgressKey] = nodeanno.StageProgress{Image: img, Bytes: 297e6, TotalBytes: 1.1e9, Layers: 3, TotalLayers: 51}.Value()
+	g.Sync(c.Store.Apply([]model.Event{model.NodeEvent(obj)}))
+	var row string
+	for _, l := range strings.Split(ansi.Strip(g.View()), "\n") {
+		if strings.Contains(l, fixture.BehindNode) {
+			row = l
+		}
+	}
+	if !strings.Contains(row, "⇩") || !strings.Contains(row, " 27%") {
+		t.Fatalf("row of %s lacks ⇩ and 27%%:\n%s", fixture.BehindNode, row)
+	}
+	if got := c.Store.Node(fixture.BehindNode).StageText; got != "pulling "+img+" (297.0 MB of 1.1 GB, 3 of 51 layers)" {
+		t.Fatalf("StageText = %q", got)
 	}
 	checkShape(t, g.View(), 200, 16)
 }
