@@ -252,11 +252,9 @@ func osCutAtFailpoint(t *testing.T, prefix, fp string) {
 // ostree-finalize-staged writes the staged deployment at shutdown (held in its
 // grub-mkconfig). ostree swaps the boot version last, so the guest boots the old
 // deployment. The agent's journal says Reboot and the boot id is new: it validates the
-// booted deployment, finds the old image, and says so, Degraded, naming the image it
-// was to boot; the update is not Done and no second reboot is asked for.
-//
-// What the agent does here today is that: it does not stage the image again and
-// reboot (the issue's "detect and repeat"); the node waits for someone to act.
+// booted deployment, finds the old image, stages the image again (an OSDeploymentLost
+// event, ApplyOS entered a second time) and reboots once more, into the new
+// deployment: Done, never Done before that.
 func osCutDuringFinalize(t *testing.T) {
 	began := time.Now()
 	n := ostreeNode(t, "vm-oscut-fin")
@@ -270,7 +268,7 @@ func osCutDuringFinalize(t *testing.T) {
 	awaitHold(t, m, `MCOTUI-HOLD finalize`)
 	m.PowerCut()
 	cutAt := time.Now()
-	m.Boot()
+	boot2 := m.Boot()
 	checkBooted(t, m, "v1", "")
 	// The cut was inside the finalization: the next boot version's entries are written
 	// (the staged deployment's and the booted one's), and /boot/loader still names the
@@ -278,23 +276,30 @@ func osCutDuringFinalize(t *testing.T) {
 	if got := m.Run(t, `cur=$(readlink /boot/loader); for d in /boot/loader.0 /boot/loader.1; do [ "$d" = "/boot/$cur" ] || ls "$d/entries" 2>/dev/null | wc -l; done`); strings.TrimSpace(got) != "2" {
 		t.Errorf("the boot version ostree-finalize-staged was writing has %q entries, want 2:\n%s", got, m.Run(t, "ls -lR /boot/loader* 2>&1 | head -40"))
 	}
-	msg := n.degradedWith(cfgBase, "the node is not on the deployment the update staged")
-	if !strings.Contains(msg, osImageV2) {
-		t.Errorf("NodeDegraded %q does not name the image the update staged, %s", msg, osImageV2)
+	ctx, cancel := m.Context()
+	defer cancel()
+	boot3, err := m.WaitBoot(ctx, boot2)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Logf("vm %s: power cut during ostree-finalize-staged: cut to Degraded %s, whole test %s; NodeDegraded: %s", n.name, time.Since(cutAt).Round(time.Second), time.Since(began).Round(time.Second), msg)
-	if boots := m.Boots(); len(boots) != 2 {
-		t.Errorf("boots %v: want the first and the power-on after the cut, no reboot asked for after it", boots)
+	n.awaitState(cfgOSv2, nodeanno.StateDone)
+	t.Logf("vm %s: power cut during ostree-finalize-staged: cut to Done %s, whole test %s", n.name, time.Since(cutAt).Round(time.Second), time.Since(began).Round(time.Second))
+	checkBooted(t, m, "v2", osImageV2)
+	if boots := m.Boots(); len(boots) != 3 || boots[2] != boot3 {
+		t.Errorf("boots %v: want the first, the power-on after the cut on the old deployment and the one reboot of the second try", boots)
 	}
 	us := guestJournal(t, m)
-	if len(us) != 1 || us[0].Result != store.ResultInProgress {
-		t.Errorf("the journal: %+v, want the one update still active", us)
-	} else if cur, _ := us[0].Current(); cur.Name != "Validate" {
-		t.Errorf("the update is in phase %s, want Validate (the booted deployment checked, and refused)", cur.Name)
+	if len(us) != 1 || us[0].Result != store.ResultDone || us[0].To != cfgOSv2 {
+		t.Fatalf("the journal: %+v, want one Done update to %s", us, cfgOSv2)
 	}
-	if node := n.get(); nodeanno.Current(node) != cfgBase || nodeanno.State(node) != nodeanno.StateDegraded {
-		t.Errorf("node annotations %v: want Degraded on %s, never Done on %s", node.Annotations, cfgBase, cfgOSv2)
+	count := map[string]int{}
+	for _, ph := range us[0].Phases {
+		count[ph.Name]++
 	}
+	if count["ApplyOS"] != 2 || count["Reboot"] != 2 || count["Drain"] != 1 {
+		t.Errorf("the update's phases %v: want ApplyOS and Reboot twice (the lost deployment staged again), Drain once", count)
+	}
+	checkStageCleared(t, n)
 }
 
 // checkStageCleared fails t unless the agent dropped the staging annotations once the
