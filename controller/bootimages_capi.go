@@ -40,7 +40,7 @@ type CAPIReport struct {
 	// MachineDeployments are all the cluster's, as listed.
 	MachineDeployments []*unstructured.Unstructured
 	Selection          bootimage.MDSelection
-	Results   []bootimage.MDResult
+	Results            []bootimage.MDResult
 	// Deleted names the templates deleted, Kind namespace/name.
 	Deleted []string
 	// Errors are per MachineDeployment or template; the others were still synced.

@@ -193,12 +193,10 @@ Not selected (2):
 	}
 }
 
-// TestBootImagesMachineDeployments: `bootimages` lists Cluster API MachineDeployments
-// (Cluster API's and CAPA's CRDs from testdata/capi-crds) beside the MachineSets, with
-// what the controller would do to each, and changes nothing.
-func TestBootImagesMachineDeployments(t *testing.T) {
-	env := cluster.Env(t)
-	bootImageObjects(t, env)
+// installCAPICRDs installs Cluster API's and its AWS and GCP providers' CRDs
+// (testdata/capi-crds, from their Go modules) and waits until they are served.
+func installCAPICRDs(t *testing.T, env *kubetest.Env) {
+	t.Helper()
 	ctx := kubetest.Context(t)
 	apply := env.KubectlCommand(ctx, "apply", "--server-side", "--force-conflicts", "-f", "testdata/capi-crds")
 	if out, err := apply.CombinedOutput(); err != nil {
@@ -210,6 +208,16 @@ func TestBootImagesMachineDeployments(t *testing.T) {
 	if out, err := wait.CombinedOutput(); err != nil {
 		t.Fatalf("the Cluster API CRDs are not established: %v\n%s", err, out)
 	}
+}
+
+// TestBootImagesMachineDeployments: `bootimages` lists Cluster API MachineDeployments
+// (Cluster API's and CAPA's CRDs from testdata/capi-crds) beside the MachineSets, with
+// what the controller would do to each, and changes nothing.
+func TestBootImagesMachineDeployments(t *testing.T) {
+	env := cluster.Env(t)
+	bootImageObjects(t, env)
+	ctx := kubetest.Context(t)
+	installCAPICRDs(t, env)
 	ns, err := env.CreateNamespace(ctx, "capi-")
 	if err != nil {
 		t.Fatal(err)
