@@ -96,7 +96,9 @@ func equalOwners(a, b []metav1.OwnerReference) bool {
 // where the cluster serves it (discovery) and the controller may list and watch it
 // (installed with --boot-images): every change that matters syncs the loop at once,
 // instead of at the next resync. Where neither holds, it says so once per term, at
-// info level, and the loop still syncs MachineDeployments on its other triggers.
+// info level (a single line for the MachineDeployments when they are not watched: the
+// templates are not watched then either), and the loop still syncs MachineDeployments
+// on its other triggers.
 func (t *term) watchCAPI(ctx context.Context, c *kube.Clients, key func(string) []string, add func(string)) error {
 	var f dynamicinformer.DynamicSharedInformerFactory
 	for _, w := range capiWatches {
@@ -106,6 +108,9 @@ func (t *term) watchCAPI(ctx context.Context, c *kube.Clients, key func(string) 
 		}
 		if !ok {
 			t.log.Info("Cluster API "+w.gvr.Resource+" are not watched: "+why+"; the boot image loop syncs them on its other triggers", "loop", "bootimages")
+			if w.gvr == bootimage.MachineDeploymentsResource {
+				return nil // one line on a cluster without Cluster API, and no template watch without them
+			}
 			continue
 		}
 		if f == nil {
