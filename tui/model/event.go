@@ -15,6 +15,7 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // Kind says which object an Event carries.
@@ -41,6 +42,9 @@ const (
 	// pools they select: the configs pane lists them with their conditions.
 	KindKubeletConfig
 	KindContainerRuntimeConfig
+	// KindCAPI is a Cluster API object the boot images pane decides MachineDeployments
+	// by: a MachineDeployment, an AWS or GCP machine template, a Cluster, an AWSCluster.
+	KindCAPI
 )
 
 func (k Kind) String() string {
@@ -65,6 +69,8 @@ func (k Kind) String() string {
 		return "KubeletConfig"
 	case KindContainerRuntimeConfig:
 		return "ContainerRuntimeConfig"
+	case KindCAPI:
+		return "ClusterAPIObject"
 	}
 	return "Unknown"
 }
@@ -90,7 +96,13 @@ type Event struct {
 
 	KubeletConfig          *mcfgv1.KubeletConfig
 	ContainerRuntimeConfig *mcfgv1.ContainerRuntimeConfig
+
+	// CAPI is a Cluster API object, read as unstructured (see KindCAPI).
+	CAPI *unstructured.Unstructured
 }
+
+// CAPIEvent is an added or updated Cluster API object (see KindCAPI).
+func CAPIEvent(u *unstructured.Unstructured) Event { return Event{Kind: KindCAPI, CAPI: u} }
 
 // KubeletConfigEvent is an added or updated KubeletConfig.
 func KubeletConfigEvent(kc *mcfgv1.KubeletConfig) Event {
@@ -173,6 +185,10 @@ func (e Event) name() string {
 	case KindContainerRuntimeConfig:
 		if e.ContainerRuntimeConfig != nil {
 			return e.ContainerRuntimeConfig.Name
+		}
+	case KindCAPI:
+		if e.CAPI != nil && e.CAPI.GetName() != "" {
+			return capiKey(e.CAPI.GetKind(), e.CAPI.GetNamespace(), e.CAPI.GetName())
 		}
 	}
 	return ""
