@@ -153,8 +153,9 @@ MachineConfiguration/cluster's spec.managedBootImages, as MCO reads it:
 Other machine managers in the list are left as they are. MachineConfiguration/cluster is
 created if it does not exist (as on a cluster without MCO).
 
---dry-run changes nothing and lists which MachineSets the mode would select, which it
-would skip and why, and what would happen to each selected one's boot image.`,
+--dry-run changes nothing and lists which MachineSets (and Cluster API
+MachineDeployments, which follow the same mode) the mode would select, which it would
+skip and why, and what would happen to each selected one's boot image.`,
 		Example: `  # Stop boot image updates
   mcotui bootimages set-mode None
 
@@ -272,6 +273,29 @@ func dryRunMode(ctx context.Context, w io.Writer, c *kube.Clients, sel operatorv
 			fmt.Fprintf(w, "  %s\n", it)
 		}
 	}
+	list("Selected", selected)
+	list("Skipped", skipped)
+	list("Not selected", notSelected)
+	// The mode applies to Cluster API MachineDeployments too.
+	rows, err := machineDeploymentRows(ctx, c, in, rep.Platform)
+	if err != nil || len(rows) == 0 {
+		return err
+	}
+	selected, skipped, notSelected = nil, nil, nil
+	for _, r := range rows {
+		name := r.Namespace + "/" + r.Name
+		switch {
+		case r.Selected == "skipped":
+			skipped = append(skipped, name+": "+r.Message)
+		case r.Selected == "yes" && r.Status == "NeedsUpdate":
+			selected = append(selected, name+": NeedsUpdate from "+r.Current+" to "+r.Target)
+		case r.Selected == "yes":
+			selected = append(selected, strings.TrimSuffix(name+": "+dash(r.Status)+": "+r.Message, ": "))
+		default:
+			notSelected = append(notSelected, name)
+		}
+	}
+	fmt.Fprintf(w, "\nCluster API MachineDeployments: mode %s would select %d of %d.\n", bootimage.DescribeSelection(sel), len(selected), len(rows))
 	list("Selected", selected)
 	list("Skipped", skipped)
 	list("Not selected", notSelected)

@@ -357,11 +357,20 @@ spec:
 			t.Errorf("-o %s: pool selected %v, want skipped", output, r["selected"])
 		}
 	}
+	// set-mode --dry-run says what a mode would select among them too.
+	code, out, errOut := runMcotui(t, env, "bootimages", "set-mode", "Partial", "--selector", "update-boot-image=true", "--dry-run")
+	if code != 0 {
+		t.Fatalf("set-mode --dry-run: exit %d: %s", code, errOut)
+	}
+	_, dry, _ := strings.Cut(out, "Cluster API MachineDeployments: mode Partial (update-boot-image=true) would select 0 of ")
+	if _, notSelected, _ := strings.Cut(dry, "Not selected ("); !strings.Contains(notSelected, ns+"/workers\n") || !strings.Contains(notSelected, ns+"/pool\n") {
+		t.Errorf("set-mode --dry-run: the MachineDeployments are not listed by what Partial would do:\n%s", out)
+	}
 	// Partial: a MachineDeployment the selector does not match is listed, not selected.
 	if code, _, errOut := runMcotui(t, env, "bootimages", "set-mode", "Partial", "--selector", "update-boot-image=true"); code != 0 {
 		t.Fatalf("set-mode Partial: exit %d: %s", code, errOut)
 	}
-	code, out, errOut := runMcotui(t, env, "bootimages", "-o", "json")
+	code, out, errOut = runMcotui(t, env, "bootimages", "-o", "json")
 	if code != 0 {
 		t.Fatalf("-o json: exit %d: %s", code, errOut)
 	}
