@@ -289,8 +289,9 @@ var capiResources = []schema.GroupVersionResource{
 // it asks nothing.
 func readableCAPI(ctx context.Context, clients *kube.Clients, served map[schema.GroupVersionResource]bool) error {
 	var (
-		mu sync.Mutex
-		g  errgroup.Group
+		mu      sync.Mutex
+		refused []schema.GroupVersionResource
+		g       errgroup.Group
 	)
 	for _, gvr := range capiResources {
 		if !served[gvr] {
@@ -308,7 +309,7 @@ func readableCAPI(ctx context.Context, clients *kube.Clients, served map[schema.
 				}
 				if !review.Status.Allowed {
 					mu.Lock()
-					delete(served, gvr)
+					refused = append(refused, gvr)
 					mu.Unlock()
 					return nil
 				}
@@ -316,7 +317,11 @@ func readableCAPI(ctx context.Context, clients *kube.Clients, served map[schema.
 			return nil
 		})
 	}
-	return g.Wait()
+	err := g.Wait()
+	for _, gvr := range refused {
+		delete(served, gvr)
+	}
+	return err
 }
 
 // platformOf reads Infrastructure/cluster's platform, which decides the default boot
