@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -139,18 +138,9 @@ func capiWatchable(ctx context.Context, c *kube.Clients, gvr schema.GroupVersion
 	if !served {
 		return false, fmt.Sprintf("the cluster does not serve %s/%s", gvr.GroupVersion(), gvr.Resource), nil
 	}
-	for _, verb := range []string{"list", "watch"} {
-		review, err := c.Kube.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
-			Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
-				Verb: verb, Group: gvr.Group, Version: gvr.Version, Resource: gvr.Resource,
-			}},
-		}, metav1.CreateOptions{})
-		if err != nil {
-			return false, "", fmt.Errorf("may the controller %s %s: %w", verb, gvr.GroupResource(), err)
-		}
-		if !review.Status.Allowed {
-			return false, fmt.Sprintf("the controller may not %s %s (install --boot-images grants it)", verb, gvr.GroupResource()), nil
-		}
+	ok, verb, err := kube.MayListWatch(ctx, c.Kube, gvr)
+	if err != nil || !ok {
+		return false, fmt.Sprintf("the controller may not %s %s (install --boot-images grants it)", verb, gvr.GroupResource()), err
 	}
 	return true, "", nil
 }

@@ -32,7 +32,6 @@ import (
 	operatorinformers "github.com/openshift/client-go/operator/informers/externalversions"
 	operatorlisters "github.com/openshift/client-go/operator/listers/operator/v1"
 	"golang.org/x/sync/errgroup"
-	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -298,23 +297,13 @@ func readableCAPI(ctx context.Context, clients *kube.Clients, served map[schema.
 			continue
 		}
 		g.Go(func() error {
-			for _, verb := range []string{"list", "watch"} {
-				review, err := clients.Kube.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
-					Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
-						Verb: verb, Group: gvr.Group, Version: gvr.Version, Resource: gvr.Resource,
-					}},
-				}, metav1.CreateOptions{})
-				if err != nil {
-					return fmt.Errorf("may the TUI %s %s: %w", verb, gvr.GroupResource(), err)
-				}
-				if !review.Status.Allowed {
-					mu.Lock()
-					refused = append(refused, gvr)
-					mu.Unlock()
-					return nil
-				}
+			ok, _, err := kube.MayListWatch(ctx, clients.Kube, gvr)
+			if err == nil && !ok {
+				mu.Lock()
+				refused = append(refused, gvr)
+				mu.Unlock()
 			}
-			return nil
+			return err
 		})
 	}
 	err := g.Wait()
