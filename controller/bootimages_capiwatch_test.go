@@ -1,12 +1,10 @@
 package controller_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	operatorv1 "github.com/openshift/api/operator/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -25,16 +23,7 @@ import (
 func TestBootImagesWatchMachineDeployments(t *testing.T) {
 	ctx := kubetest.Context(t)
 	installCAPICRDs(t) // before the controller starts: it watches what is served then
-	ensureNamespace(t, bootimage.MachineAPINamespace)
-	ensureNamespace(t, bootimage.ConfigMapNamespace)
-	cms := env.Kube.CoreV1().ConfigMaps(bootimage.ConfigMapNamespace)
-	if _, err := cms.Create(ctx, &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: bootimage.ConfigMapName},
-		Data:       map[string]string{bootimage.StreamKey: string(readBootData(t, "stream.json")), "releaseVersion": "4.18.1"},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cms.Delete(context.Background(), bootimage.ConfigMapName, metav1.DeleteOptions{}) })
+	bootImageTargets(t)
 	setMode(t, operatorv1.MachineManagerSelector{Mode: operatorv1.All})
 	startController(t, "lease-capi-watch", "capi-watch-a", func(c *controller.Config) { c.Resync = time.Hour })
 	// The first sync is done: the conditions are written.

@@ -210,21 +210,9 @@ func installCAPICRDs(t *testing.T, env *kubetest.Env) {
 	}
 }
 
-// TestBootImagesMachineDeployments: `bootimages` lists Cluster API MachineDeployments
-// (Cluster API's and CAPA's CRDs from testdata/capi-crds) beside the MachineSets, with
-// what the controller would do to each, and changes nothing.
-func TestBootImagesMachineDeployments(t *testing.T) {
-	env := cluster.Env(t)
-	bootImageObjects(t, env)
-	ctx := kubetest.Context(t)
-	installCAPICRDs(t, env)
-	ns, err := env.CreateNamespace(ctx, "capi-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Removed at the end: the other tests' output has no MachineDeployments section.
-	t.Cleanup(func() { _ = env.Kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
-	objs := `apiVersion: cluster.x-k8s.io/v1beta2
+// capiAWSCluster is a Cluster boot in us-east-1 (its AWSCluster) and an
+// AWSMachineTemplate workers on an old AMI, in namespace NS (replaced by the caller).
+const capiAWSCluster = `apiVersion: cluster.x-k8s.io/v1beta2
 kind: Cluster
 metadata: {name: boot, namespace: NS}
 spec: {infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: AWSCluster, name: boot}}
@@ -239,6 +227,22 @@ kind: AWSMachineTemplate
 metadata: {name: workers, namespace: NS}
 spec: {template: {spec: {instanceType: m6i.large, ami: {id: ami-0fe05b1aa8dacfa90}}}}
 `
+
+// TestBootImagesMachineDeployments: `bootimages` lists Cluster API MachineDeployments
+// (Cluster API's and CAPA's CRDs from testdata/capi-crds) beside the MachineSets, with
+// what the controller would do to each, and changes nothing.
+func TestBootImagesMachineDeployments(t *testing.T) {
+	env := cluster.Env(t)
+	bootImageObjects(t, env)
+	ctx := kubetest.Context(t)
+	installCAPICRDs(t, env)
+	ns, err := env.CreateNamespace(ctx, "capi-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Removed at the end: the other tests' output has no MachineDeployments section.
+	t.Cleanup(func() { _ = env.Kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
+	objs := capiAWSCluster
 	objs += `---
 apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
 kind: GCPMachineTemplate

@@ -102,21 +102,7 @@ func TestInstallCAPIBootImagesLeastPrivilege(t *testing.T) {
 
 	// Enough for a sync: the MachineDeployment moves to a copy of its template with the
 	// target AMI, and an unused copy mcotui made earlier is deleted.
-	objs := `apiVersion: cluster.x-k8s.io/v1beta2
-kind: Cluster
-metadata: {name: boot, namespace: NS}
-spec: {infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: AWSCluster, name: boot}}
----
-apiVersion: infrastructure.cluster.x-k8s.io/v1beta2
-kind: AWSCluster
-metadata: {name: boot, namespace: NS}
-spec: {region: us-east-1}
----
-apiVersion: infrastructure.cluster.x-k8s.io/v1beta2
-kind: AWSMachineTemplate
-metadata: {name: workers, namespace: NS}
-spec: {template: {spec: {instanceType: m6i.large, ami: {id: ami-0fe05b1aa8dacfa90}}}}
----
+	objs := capiAWSCluster + `---
 apiVersion: infrastructure.cluster.x-k8s.io/v1beta2
 kind: AWSMachineTemplate
 metadata: {name: workers-0123456789, namespace: NS, annotations: {` + bootimage.TemplateOfAnnotation + `: workers}}
