@@ -212,7 +212,7 @@ func TestCAPIBootImages(t *testing.T) {
 	if sk := skipped["owned-md"]; sk.Reason != bootimage.SkipOwnerReference || !strings.Contains(sk.Message, "NodeGroup pool-a") {
 		t.Errorf("owned-md: %+v", sk)
 	}
-	if sk := skipped["topo-md"]; sk.Reason != bootimage.SkipOwnerReference || !strings.Contains(sk.Message, "ClusterClass") {
+	if sk := skipped["topo-md"]; sk.Reason != bootimage.SkipClusterClass || !strings.Contains(sk.Message, "ClusterClass") {
 		t.Errorf("topo-md: %+v", sk)
 	}
 	if sk := skipped["custom-md"]; !strings.Contains(sk.Message, "golden-7") {

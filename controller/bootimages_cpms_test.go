@@ -9,7 +9,6 @@ import (
 
 	machinev1 "github.com/openshift/api/machine/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -80,16 +79,7 @@ func waitCPMSImage(t *testing.T, want string) {
 // (checkControlPlaneMachineSetHotLoop); mode None and All again starts afresh.
 func TestBootImagesCPMS(t *testing.T) {
 	ctx := kubetest.Context(t)
-	ensureNamespace(t, bootimage.MachineAPINamespace)
-	ensureNamespace(t, bootimage.ConfigMapNamespace)
-	cms := env.Kube.CoreV1().ConfigMaps(bootimage.ConfigMapNamespace)
-	if _, err := cms.Create(ctx, &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: bootimage.ConfigMapName},
-		Data:       map[string]string{bootimage.StreamKey: string(readBootData(t, "stream.json")), "releaseVersion": "4.18.1"},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cms.Delete(context.Background(), bootimage.ConfigMapName, metav1.DeleteOptions{}) })
+	bootImageTargets(t)
 	ms := loadMachineSet(t, "aws-machineset.yaml", "cluster", nil)
 	replicas := int32(3)
 	// No nodes give the architecture: the annotation says it.

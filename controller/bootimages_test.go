@@ -65,11 +65,10 @@ func ensureNamespace(t *testing.T, name string) {
 	}
 }
 
-// bootImageCluster creates what a cluster with boot images has: the coreos-bootimages
-// ConfigMap, the user-data secrets (a spec 2.2 stub, and one that cannot be converted),
-// and five MachineSets: AWS (labelled for Partial), GCP, a Windows one and one owned
-// by another object (both skipped), and an AWS one whose stub cannot be converted.
-func bootImageCluster(t *testing.T) {
+// bootImageTargets creates the namespaces of the Machine API and of MCO and, there,
+// the coreos-bootimages ConfigMap of core/bootimage's test stream (release 4.18.1),
+// removed at the end.
+func bootImageTargets(t *testing.T) {
 	t.Helper()
 	ctx := kubetest.Context(t)
 	ensureNamespace(t, bootimage.MachineAPINamespace)
@@ -82,6 +81,16 @@ func bootImageCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cms.Delete(context.Background(), bootimage.ConfigMapName, metav1.DeleteOptions{}) })
+}
+
+// bootImageCluster creates what a cluster with boot images has: the coreos-bootimages
+// ConfigMap, the user-data secrets (a spec 2.2 stub, and one that cannot be converted),
+// and five MachineSets: AWS (labelled for Partial), GCP, a Windows one and one owned
+// by another object (both skipped), and an AWS one whose stub cannot be converted.
+func bootImageCluster(t *testing.T) {
+	t.Helper()
+	ctx := kubetest.Context(t)
+	bootImageTargets(t)
 
 	secrets := env.Kube.CoreV1().Secrets(bootimage.MachineAPINamespace)
 	bad := `{"ignition":{"version":"2.2.0"},"storage":{"files":[{"path":"/etc/x","filesystem":"root"}]}}`

@@ -250,7 +250,7 @@ func lead(ctx context.Context, cfg *Config) error {
 	rd := t.setupRollout()
 	t.setupRender()
 	t.setupPhaseWatch()
-	if err := t.setupBootImages(); err != nil {
+	if err := t.setupBootImages(ctx); err != nil {
 		return err
 	}
 	if err := t.setupGenerate(ctx); err != nil {
@@ -421,8 +421,10 @@ func (t *term) setupStreams() error {
 
 // setupBootImages sets up the boot image loop where the cluster serves Machine API
 // MachineSets and MachineConfigurations: one key, synced on every change of
-// MachineConfiguration/cluster's spec, a MachineSet or the coreos-bootimages ConfigMap.
-func (t *term) setupBootImages() error {
+// MachineConfiguration/cluster's spec, a MachineSet, the coreos-bootimages ConfigMap
+// or, where Cluster API is installed, a MachineDeployment or machine template
+// (watchCAPI).
+func (t *term) setupBootImages(ctx context.Context) error {
 	cfg, c := t.cfg, t.cfg.Clients
 	ok, err := bootImagesServed(c)
 	if err != nil {
@@ -489,6 +491,11 @@ func (t *term) setupBootImages() error {
 			return key(reasonCPMSUpdated)
 		}, bootQ.add)))
 		t.synced = append(t.synced, cpmss.Informer().HasSynced)
+	}
+	if bl.capi != nil {
+		if err := t.watchCAPI(ctx, c, key, bootQ.add); err != nil {
+			return err
+		}
 	}
 	t.loops = append(t.loops, bootQ)
 	t.synced = append(t.synced, mcfgs.Informer().HasSynced, machineSets.Informer().HasSynced, configMaps.Informer().HasSynced)

@@ -212,12 +212,18 @@ func Objects(o Options) []any {
 				Subjects: subject(controllerName), RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: bootImagesRole}},
 			// Cluster API MachineDeployments, in any namespace: moved to a new copy
 			// of their infrastructure template, and the copies mcotui made deleted
-			// once unused (platform/kube's CAPIBootImages).
+			// once unused (platform/kube's CAPIBootImages). Only the verbs it uses:
+			// MachineDeployments and templates are listed and watched (the boot
+			// image loop's informers), a MachineDeployment patched, a template read
+			// by name, created and deleted; Cluster API's MachineSets listed (who
+			// still uses a template); a Cluster and AWSCluster read by name (the
+			// region).
 			&rbacv1.ClusterRole{TypeMeta: tm("rbac.authorization.k8s.io/v1", "ClusterRole"), ObjectMeta: meta(capiBootImagesRole, ""), Rules: []rbacv1.PolicyRule{
-				{APIGroups: []string{bootimage.CAPIGroup}, Resources: []string{"machinedeployments"}, Verbs: []string{"get", "list", "patch"}},
-				{APIGroups: []string{bootimage.CAPIGroup}, Resources: []string{"machinesets", "clusters"}, Verbs: []string{"get", "list"}},
+				{APIGroups: []string{bootimage.CAPIGroup}, Resources: []string{"machinedeployments"}, Verbs: []string{"list", "watch", "patch"}},
+				{APIGroups: []string{bootimage.CAPIGroup}, Resources: []string{"machinesets"}, Verbs: []string{"list"}},
+				{APIGroups: []string{bootimage.CAPIGroup}, Resources: []string{"clusters"}, Verbs: []string{"get"}},
 				{APIGroups: []string{bootimage.InfraGroup}, Resources: []string{"awsclusters"}, Verbs: []string{"get"}},
-				{APIGroups: []string{bootimage.InfraGroup}, Resources: []string{"awsmachinetemplates", "gcpmachinetemplates"}, Verbs: []string{"get", "list", "create", "delete"}},
+				{APIGroups: []string{bootimage.InfraGroup}, Resources: []string{"awsmachinetemplates", "gcpmachinetemplates"}, Verbs: []string{"get", "list", "watch", "create", "delete"}},
 			}},
 			&rbacv1.ClusterRoleBinding{TypeMeta: tm("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"), ObjectMeta: meta(capiBootImagesRole, ""),
 				Subjects: subject(controllerName), RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: capiBootImagesRole}},

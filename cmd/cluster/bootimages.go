@@ -40,7 +40,7 @@ func NewCmdBootImages(f *cmdutil.Factory, runF func(*BootImagesOptions) error) *
 	o := &BootImagesOptions{IOStreams: f.IOStreams}
 	cmd := &cobra.Command{
 		Use:   "bootimages",
-		Short: "Show which MachineSets get boot image updates, and each one's image against the target",
+		Short: "Show which MachineSets and MachineDeployments get boot image updates, and each one's image against the target",
 		Long: `bootimages shows boot image management as MCO's boot image controller (and mcotui's
 controller) applies it: the mode of MachineConfiguration/cluster's
 spec.managedBootImages for Machine API MachineSets (All, None, or Partial with a label
@@ -49,7 +49,18 @@ and GCP, None elsewhere), the target images from the coreos-bootimages ConfigMap
 CoreOS stream metadata, and for every MachineSet in openshift-machine-api whether the
 mode selects it, and whether it boots the target image, needs an update, or is
 skipped and why (owned by another object, Windows, a custom image, ...). Then the
-BootImageUpdateProgressing and BootImageUpdateDegraded conditions.
+BootImageUpdateProgressing and BootImageUpdateDegraded conditions, the
+ControlPlaneMachineSets, and, where Cluster API is installed, its MachineDeployments in
+every namespace under the same mode: each one's template, selection, status, skip
+reason (OwnerReference, ClusterClassManaged, CustomImage, UnsupportedPlatform for a
+template kind other than AWS's and GCP's, ...), current and target image.
+
+-o json and -o yaml print the same as one object: mode, selector, defaulted,
+platform, stream, release, streamError, machineSets[] (name, platform, selected,
+status, current, target, message, reason), skipped, skew, conditions and
+machineDeployments[] (namespace, name, template, selected, status, reason, arch,
+current, target, newTemplate, message; absent without Cluster API). Fields are only
+ever added.
 
 It reads only. Change the mode with ` + "`mcotui bootimages set-mode`" + `.`,
 		Example: `  # The mode and every MachineSet's image
@@ -59,7 +70,8 @@ It reads only. Change the mode with ` + "`mcotui bootimages set-mode`" + `.`,
   mcotui bootimages -o wide
 
   # For scripts
-  mcotui bootimages -o json | jq '.machineSets[] | select(.status == "NeedsUpdate") | .name'`,
+  mcotui bootimages -o json | jq '.machineSets[] | select(.status == "NeedsUpdate") | .name'
+  mcotui bootimages -o json | jq -r '.machineDeployments[] | select(.status == "Skipped") | "\(.namespace)/\(.name): \(.reason)"'`,
 		Args: cmdutil.UsageArgs(cobra.NoArgs),
 		RunE: cmdutil.RunE(o, runF),
 	}
@@ -96,6 +108,9 @@ func (o *BootImagesOptions) Run(ctx context.Context) error {
 		return err
 	}
 	view := newBootImagesView(in, rep)
+	if view.MachineDeployments, err = machineDeploymentRows(ctx, clients, in, rep.Platform); err != nil {
+		return err
+	}
 	if o.Output == "json" || o.Output == "yaml" {
 		return cmdutil.PrintKubeObject(o.IOStreams.Out, o.Output, view)
 	}
@@ -105,7 +120,7 @@ func (o *BootImagesOptions) Run(ctx context.Context) error {
 	if err := writeCPMS(ctx, o.IOStreams.Out, clients, in, rep.Platform); err != nil {
 		return err
 	}
-	return writeMachineDeployments(ctx, o.IOStreams.Out, clients, in, rep.Platform)
+	return writeMachineDeployments(o.IOStreams.Out, view, o.Output == "wide")
 }
 
 // SetModeOptions are `mcotui bootimages set-mode`'s.
@@ -138,8 +153,9 @@ MachineConfiguration/cluster's spec.managedBootImages, as MCO reads it:
 Other machine managers in the list are left as they are. MachineConfiguration/cluster is
 created if it does not exist (as on a cluster without MCO).
 
---dry-run changes nothing and lists which MachineSets the mode would select, which it
-would skip and why, and what would happen to each selected one's boot image.`,
+--dry-run changes nothing and lists which MachineSets (and Cluster API
+MachineDeployments, which follow the same mode) the mode would select, which it would
+skip and why, and what would happen to each selected one's boot image.`,
 		Example: `  # Stop boot image updates
   mcotui bootimages set-mode None
 
@@ -260,6 +276,29 @@ func dryRunMode(ctx context.Context, w io.Writer, c *kube.Clients, sel operatorv
 	list("Selected", selected)
 	list("Skipped", skipped)
 	list("Not selected", notSelected)
+	// The mode applies to Cluster API MachineDeployments too.
+	rows, err := machineDeploymentRows(ctx, c, in, rep.Platform)
+	if err != nil || len(rows) == 0 {
+		return err
+	}
+	selected, skipped, notSelected = nil, nil, nil
+	for _, r := range rows {
+		name := r.Namespace + "/" + r.Name
+		switch {
+		case r.Selected == "skipped":
+			skipped = append(skipped, name+": "+r.Message)
+		case r.Selected == "yes" && r.Status == "NeedsUpdate":
+			selected = append(selected, name+": NeedsUpdate from "+r.Current+" to "+r.Target)
+		case r.Selected == "yes":
+			selected = append(selected, strings.TrimSuffix(name+": "+dash(r.Status)+": "+r.Message, ": "))
+		default:
+			notSelected = append(notSelected, name)
+		}
+	}
+	fmt.Fprintf(w, "\nCluster API MachineDeployments: mode %s would select %d of %d.\n", bootimage.DescribeSelection(sel), len(selected), len(rows))
+	list("Selected", selected)
+	list("Skipped", skipped)
+	list("Not selected", notSelected)
 	return nil
 }
 
@@ -316,6 +355,9 @@ type bootImagesView struct {
 	// would record it.
 	Skew       bootImageSkew      `json:"skew"`
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// MachineDeployments are Cluster API's, in every namespace, under the Machine API
+	// MachineSets' mode; absent where Cluster API is not installed (or may not be read).
+	MachineDeployments []bootImageMDRow `json:"machineDeployments,omitempty"`
 }
 
 type bootImageSkew struct {
@@ -342,6 +384,35 @@ type bootImageRow struct {
 	Current string `json:"current,omitempty"`
 	Target  string `json:"target,omitempty"`
 	Message string `json:"message,omitempty"`
+	// Reason is why a skipped one is left alone (bootimage.SkipReason: OwnerReference,
+	// CustomImage, ...).
+	Reason string `json:"reason,omitempty"`
+}
+
+// bootImageMDRow is one Cluster API MachineDeployment: bootImageRow's fields with its
+// namespace and template.
+type bootImageMDRow struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Template is the infrastructure template it names now, Kind/name.
+	Template string `json:"template"`
+	// Selected is yes, no, or skipped (selected but left alone).
+	Selected string `json:"selected"`
+	// Status is UpToDate, NeedsUpdate, Skipped, Error, or "" when not selected (or
+	// when there are no target images).
+	Status string `json:"status,omitempty"`
+	// Reason is why a skipped one is left alone: OwnerReference (a controller owns
+	// it), ClusterClassManaged, CustomImage, NoAMIID, NoRegionImage, NoArchitecture,
+	// UnsupportedPlatform (a template kind other than AWS's and GCP's, named in
+	// Message), ...
+	Reason  string `json:"reason,omitempty"`
+	Arch    string `json:"arch,omitempty"`
+	Current string `json:"current,omitempty"`
+	Target  string `json:"target,omitempty"`
+	// NewTemplate is the copy with the target image the controller makes and points
+	// the MachineDeployment at, when Status is NeedsUpdate.
+	NewTemplate string `json:"newTemplate,omitempty"`
+	Message     string `json:"message,omitempty"`
 }
 
 func newBootImagesView(in bootimage.ClusterInputs, rep bootimage.ClusterReport) bootImagesView {
@@ -373,7 +444,7 @@ func newBootImagesView(in bootimage.ClusterInputs, rep bootimage.ClusterReport) 
 		rows[name] = bootImageRow{Name: name, Selected: "no"}
 	}
 	for _, sk := range rep.Selection.Skipped {
-		rows[sk.MachineSet] = bootImageRow{Name: sk.MachineSet, Selected: "skipped", Status: "Skipped", Message: sk.Message}
+		rows[sk.MachineSet] = bootImageRow{Name: sk.MachineSet, Selected: "skipped", Status: "Skipped", Message: sk.Message, Reason: string(sk.Reason)}
 	}
 	for _, r := range rep.Results {
 		row := bootImageRow{Name: r.MachineSet, Selected: "yes", Current: r.Current, Target: r.Target}
@@ -383,7 +454,7 @@ func newBootImagesView(in bootimage.ClusterInputs, rep bootimage.ClusterReport) 
 		case bootimage.UpToDate:
 			row.Status = "UpToDate"
 		default:
-			row.Status, row.Message = "Skipped", r.Skip.Message
+			row.Status, row.Message, row.Reason = "Skipped", r.Skip.Message, string(r.Skip.Reason)
 		}
 		rows[r.MachineSet] = row
 	}

@@ -1,12 +1,15 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
-	"text/tabwriter"
+
+	"k8s.io/cli-runtime/pkg/printers"
 
 	configv1 "github.com/openshift/api/config/v1"
 	machinev1 "github.com/openshift/api/machine/v1"
@@ -89,17 +92,20 @@ func writeCPMS(ctx context.Context, w io.Writer, c *kube.Clients, in bootimage.C
 	return nil
 }
 
-// writeMachineDeployments lists the Cluster API MachineDeployments beside the Machine
+// machineDeploymentRows are the Cluster API MachineDeployments beside the Machine
 // API MachineSets: whether the mode selects each, and what the controller would do to
-// its boot image (kube.CAPIBootImages, as a dry run). Nothing is written where
-// Cluster API is not installed or may not be read.
-func writeMachineDeployments(ctx context.Context, w io.Writer, c *kube.Clients, in bootimage.ClusterInputs, platform configv1.PlatformType) error {
-	if c.Dynamic == nil || in.ConfigMap == nil {
-		return nil
+// its boot image (kube.CAPIBootImages as a dry run, which decides by
+// bootimage.DecideMachineDeployment). None where Cluster API is not installed or may
+// not be read.
+func machineDeploymentRows(ctx context.Context, c *kube.Clients, in bootimage.ClusterInputs, platform configv1.PlatformType) ([]bootImageMDRow, error) {
+	if c.Dynamic == nil {
+		return nil, nil
 	}
-	stream, err := bootimage.StreamFromConfigMap(in.ConfigMap)
-	if err != nil {
-		return nil // the MachineSets' rows say why there is no target
+	var stream *bootimage.Stream
+	if in.ConfigMap != nil {
+		// Without a readable stream only the selection is shown: the MachineSets'
+		// rows say why there is no target.
+		stream, _ = bootimage.StreamFromConfigMap(in.ConfigMap)
 	}
 	var spec []operatorv1.MachineManager
 	if in.Configuration != nil {
@@ -109,38 +115,99 @@ func writeMachineDeployments(ctx context.Context, w io.Writer, c *kube.Clients, 
 	check := &kube.CAPIBootImages{Dynamic: c.Dynamic, Log: slog.New(slog.DiscardHandler), DryRun: true}
 	rep, err := check.Sync(ctx, platform, spec, stream, bootimage.Options{Platform: platform, DefaultArch: arch, NoArch: noArch})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	sel := rep.Selection
-	if len(sel.Selected)+len(sel.Skipped)+len(sel.NotSelected) == 0 {
+	rows := map[string]bootImageMDRow{}
+	for _, md := range rep.MachineDeployments {
+		ref := bootimage.InfrastructureRef(md)
+		rows[bootimage.MDName(md)] = bootImageMDRow{Namespace: md.GetNamespace(), Name: md.GetName(), Template: ref.Kind + "/" + ref.Name, Selected: "no"}
+	}
+	set := func(name string, edit func(*bootImageMDRow)) {
+		if r, ok := rows[name]; ok {
+			edit(&r)
+			rows[name] = r
+		}
+	}
+	for _, sk := range rep.Selection.Skipped {
+		set(sk.MachineSet, func(r *bootImageMDRow) {
+			r.Selected, r.Status, r.Reason, r.Message = "skipped", "Skipped", string(sk.Reason), sk.Message
+		})
+	}
+	for _, md := range rep.Selection.Selected {
+		set(bootimage.MDName(md), func(r *bootImageMDRow) { r.Selected = "yes" })
+	}
+	for _, res := range rep.Results {
+		set(res.MachineDeployment, func(r *bootImageMDRow) {
+			r.Arch, r.Current, r.Target = res.Arch, res.Current, res.Target
+			switch res.Outcome {
+			case bootimage.Patch:
+				r.Status, r.NewTemplate = "NeedsUpdate", res.NewTemplate.GetName()
+				r.Message = "a copy of " + r.Template + " with the target image, " + res.NewTemplate.GetName() + ", replaces it"
+			case bootimage.UpToDate:
+				r.Status = "UpToDate"
+			default:
+				r.Status, r.Reason, r.Message = "Skipped", string(res.Skip.Reason), res.Skip.Message
+			}
+		})
+	}
+	for name, err := range rep.Failed {
+		set(name, func(r *bootImageMDRow) { r.Status, r.Message = "Error", err.Error() })
+	}
+	out := make([]bootImageMDRow, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b bootImageMDRow) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	return out, nil
+}
+
+// writeMachineDeployments is the table of v's MachineDeployments, after the
+// MachineSets and ControlPlaneMachineSets; nothing where there are none.
+func writeMachineDeployments(w io.Writer, v bootImagesView, wide bool) error {
+	if len(v.MachineDeployments) == 0 {
 		return nil
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "Cluster API MachineDeployments: mode %s (the Machine API MachineSets' mode)\n", sel.Mode)
-	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
-	fmt.Fprintln(tw, "MACHINEDEPLOYMENT\tTEMPLATE\tSTATUS\tDETAIL")
-	row := func(name, tmpl, status, detail string) {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", textsafe.Escape(name), textsafe.Escape(tmpl), status, textsafe.Escape(detail))
+	fmt.Fprintf(w, "Cluster API MachineDeployments: mode %s (the Machine API MachineSets' mode)\n", v.Mode)
+	tw := printers.GetNewTabWriter(w)
+	header := "MACHINEDEPLOYMENT\tTEMPLATE\tSELECTED\tSTATUS\tREASON\tCURRENT\tTARGET"
+	if wide {
+		header += "\tARCH\tMESSAGE"
 	}
-	for _, r := range rep.Results {
-		tmpl := r.Template.Kind + "/" + r.Template.Name
-		switch r.Outcome {
-		case bootimage.Patch:
-			row(r.MachineDeployment, tmpl, "NeedsUpdate", "from "+r.Current+" to "+r.Target+" (new template "+r.NewTemplate.GetName()+")")
-		case bootimage.UpToDate:
-			row(r.MachineDeployment, tmpl, "UpToDate", r.Current)
-		default:
-			row(r.MachineDeployment, tmpl, "Skipped", r.Skip.Message)
+	fmt.Fprintln(tw, header)
+	for _, r := range v.MachineDeployments {
+		cells := []string{r.Namespace + "/" + r.Name, r.Template, r.Selected, dash(r.Status), dash(r.Reason), dash(r.Current), dash(r.Target)}
+		if wide {
+			cells = append(cells, dash(r.Arch), r.Message)
+		}
+		for i := range cells {
+			cells[i] = textsafe.Escape(cells[i])
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if wide {
+		return nil // the messages are in the table
+	}
+	var skipped []bootimage.Skip
+	var failed []string
+	for _, r := range v.MachineDeployments {
+		switch r.Status {
+		case "Skipped":
+			skipped = append(skipped, bootimage.Skip{MachineSet: r.Namespace + "/" + r.Name, Message: textsafe.Escape(r.Message)})
+		case "Error":
+			failed = append(failed, textsafe.Escape(r.Message))
 		}
 	}
-	for _, sk := range sel.Skipped {
-		row(sk.MachineSet, "", "Skipped", sk.Message)
+	if s := bootimage.Summary(skipped); s != "" {
+		fmt.Fprintf(w, "\nMachineDeployments %s\n", s)
 	}
-	for _, err := range rep.Errors {
-		row("", "", "Error", err.Error())
+	for _, f := range failed {
+		fmt.Fprintf(w, "Error: %s\n", f)
 	}
-	for _, name := range sel.NotSelected {
-		row(name, "", "NotSelected", "")
-	}
-	return tw.Flush()
+	return nil
 }

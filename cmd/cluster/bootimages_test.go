@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -192,12 +193,10 @@ Not selected (2):
 	}
 }
 
-// TestBootImagesMachineDeployments: `bootimages` lists Cluster API MachineDeployments
-// (Cluster API's and CAPA's CRDs from testdata/capi-crds) beside the MachineSets, with
-// what the controller would do to each, and changes nothing.
-func TestBootImagesMachineDeployments(t *testing.T) {
-	env := cluster.Env(t)
-	bootImageObjects(t, env)
+// installCAPICRDs installs Cluster API's and its AWS and GCP providers' CRDs
+// (testdata/capi-crds, from their Go modules) and waits until they are served.
+func installCAPICRDs(t *testing.T, env *kubetest.Env) {
+	t.Helper()
 	ctx := kubetest.Context(t)
 	apply := env.KubectlCommand(ctx, "apply", "--server-side", "--force-conflicts", "-f", "testdata/capi-crds")
 	if out, err := apply.CombinedOutput(); err != nil {
@@ -209,13 +208,11 @@ func TestBootImagesMachineDeployments(t *testing.T) {
 	if out, err := wait.CombinedOutput(); err != nil {
 		t.Fatalf("the Cluster API CRDs are not established: %v\n%s", err, out)
 	}
-	ns, err := env.CreateNamespace(ctx, "capi-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Removed at the end: the other tests' output has no MachineDeployments section.
-	t.Cleanup(func() { _ = env.Kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
-	objs := `apiVersion: cluster.x-k8s.io/v1beta2
+}
+
+// capiAWSCluster is a Cluster boot in us-east-1 (its AWSCluster) and an
+// AWSMachineTemplate workers on an old AMI, in namespace NS (replaced by the caller).
+const capiAWSCluster = `apiVersion: cluster.x-k8s.io/v1beta2
 kind: Cluster
 metadata: {name: boot, namespace: NS}
 spec: {infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: AWSCluster, name: boot}}
@@ -230,9 +227,36 @@ kind: AWSMachineTemplate
 metadata: {name: workers, namespace: NS}
 spec: {template: {spec: {instanceType: m6i.large, ami: {id: ami-0fe05b1aa8dacfa90}}}}
 `
-	for _, md := range []struct{ name, meta string }{
-		{"workers", `annotations: {"capacity.cluster-autoscaler.kubernetes.io/labels": "kubernetes.io/arch=amd64"}`},
-		{"pool", `ownerReferences: [{apiVersion: example.com/v1, kind: NodeGroup, name: pool, uid: 5d6c5c7e-8f0a-4c55-9d43-0b0e7f8e2a11, controller: true}]`},
+
+// TestBootImagesMachineDeployments: `bootimages` lists Cluster API MachineDeployments
+// (Cluster API's and CAPA's CRDs from testdata/capi-crds) beside the MachineSets, with
+// what the controller would do to each, and changes nothing.
+func TestBootImagesMachineDeployments(t *testing.T) {
+	env := cluster.Env(t)
+	bootImageObjects(t, env)
+	ctx := kubetest.Context(t)
+	installCAPICRDs(t, env)
+	ns, err := env.CreateNamespace(ctx, "capi-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Removed at the end: the other tests' output has no MachineDeployments section.
+	t.Cleanup(func() { _ = env.Kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
+	objs := capiAWSCluster
+	objs += `---
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: GCPMachineTemplate
+metadata: {name: golden, namespace: NS}
+spec: {template: {spec: {instanceType: n2-standard-4, image: projects/acme/global/images/golden-7}}}
+`
+	const amd64 = `"capacity.cluster-autoscaler.kubernetes.io/labels": "kubernetes.io/arch=amd64"`
+	// OpenShift-length names, as the TUI's goldens use.
+	for _, md := range []struct{ name, kind, template, meta string }{
+		{"workers", "AWSMachineTemplate", "workers", `annotations: {` + amd64 + `}`},
+		{"pool", "AWSMachineTemplate", "workers", `ownerReferences: [{apiVersion: example.com/v1, kind: NodeGroup, name: pool, uid: 5d6c5c7e-8f0a-4c55-9d43-0b0e7f8e2a11, controller: true}]`},
+		{"topo", "AWSMachineTemplate", "workers", `labels: {topology.cluster.x-k8s.io/owned: ""}`},
+		{"golden", "GCPMachineTemplate", "golden", `annotations: {` + amd64 + `}`},
+		{"azure", "AzureMachineTemplate", "az-workers", `annotations: {` + amd64 + `}`},
 	} {
 		objs += `---
 apiVersion: cluster.x-k8s.io/v1beta2
@@ -243,7 +267,7 @@ spec:
   selector: {matchLabels: {md: x}}
   template:
     metadata: {labels: {md: x}}
-    spec: {clusterName: boot, bootstrap: {dataSecretName: x}, infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: AWSMachineTemplate, name: workers}}
+    spec: {clusterName: boot, bootstrap: {dataSecretName: x}, infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: ` + md.kind + `, name: ` + md.template + `}}
 `
 	}
 	create := env.KubectlCommand(ctx, "create", "-f", "-")
@@ -254,25 +278,114 @@ spec:
 	if code, _, errOut := runMcotui(t, env, "bootimages", "set-mode", "All"); code != 0 {
 		t.Fatalf("set-mode All: exit %d: %s", code, errOut)
 	}
-	code, out, errOut := runMcotui(t, env, "bootimages")
-	if code != 0 {
-		t.Fatalf("bootimages: exit %d: %s", code, errOut)
-	}
-	_, section, _ := strings.Cut(out, "Cluster API MachineDeployments: ")
-	rows := map[string][]string{}
-	for _, line := range strings.Split(section, "\n") {
-		if f := strings.Fields(line); len(f) > 0 {
-			rows[f[0]] = f
+	const oldAMI, newAMI = "ami-0fe05b1aa8dacfa90", "ami-0e5d1a7b2c8f3e496"
+	// The table: every MachineDeployment with its selection, status, skip reason and
+	// images.
+	for _, output := range []string{"", "wide"} {
+		args := []string{"bootimages"}
+		if output != "" {
+			args = append(args, "-o", output)
+		}
+		code, out, errOut := runMcotui(t, env, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		_, section, _ := strings.Cut(out, "Cluster API MachineDeployments: ")
+		rows := map[string]string{}
+		for _, line := range strings.Split(section, "\n") {
+			if f := strings.Fields(line); len(f) > 0 {
+				rows[f[0]] = strings.Join(f, " ")
+			}
+		}
+		header := "mode All (the Machine API MachineSets' mode)\nMACHINEDEPLOYMENT"
+		if !strings.HasPrefix(section, header) || !strings.Contains(out, "NAME ") {
+			t.Errorf("%v: no MachineDeployments section after the MachineSets:\n%s", args, out)
+		}
+		for name, want := range map[string]string{
+			"workers": "AWSMachineTemplate/workers yes NeedsUpdate - " + oldAMI + " " + newAMI,
+			"pool":    "AWSMachineTemplate/workers skipped Skipped OwnerReference - -",
+			"topo":    "AWSMachineTemplate/workers skipped Skipped ClusterClassManaged - -",
+			"golden":  "GCPMachineTemplate/golden yes Skipped CustomImage projects/acme/global/images/golden-7 ",
+			"azure":   "AzureMachineTemplate/az-workers yes Skipped UnsupportedPlatform - -",
+		} {
+			if r := rows[ns+"/"+name]; !strings.HasPrefix(r, ns+"/"+name+" "+want) {
+				t.Errorf("%v: %s: %q, want it to start %q\n%s", args, name, r, want, out)
+			}
+		}
+		if output == "wide" {
+			if r := rows[ns+"/workers"]; !strings.Contains(r, " x86_64 a copy of AWSMachineTemplate/workers with the target image, workers-") {
+				t.Errorf("-o wide: workers: %q", r)
+			}
+			if r := rows[ns+"/azure"]; !strings.Contains(r, `"AzureMachineTemplate"`) {
+				t.Errorf("-o wide: azure names no template kind: %q", r)
+			}
+		} else if !strings.Contains(out, "MachineDeployments 4 skipped: "+ns+"/azure (its infrastructure template is a \"AzureMachineTemplate\"") ||
+			!strings.Contains(out, ns+"/pool (owned by NodeGroup pool, which manages it") {
+			t.Errorf("bootimages: the skip reasons are not named:\n%s", out)
 		}
 	}
-	if !strings.HasPrefix(section, "mode All (the Machine API MachineSets' mode)\nMACHINEDEPLOYMENT") {
-		t.Errorf("bootimages: no MachineDeployments section:\n%s", out)
+	// JSON and YAML: the same rows, beside the MachineSets.
+	for _, output := range []string{"json", "yaml"} {
+		code, out, errOut := runMcotui(t, env, "bootimages", "-o", output)
+		if code != 0 {
+			t.Fatalf("-o %s: exit %d: %s", output, code, errOut)
+		}
+		var v struct {
+			Mode               string
+			MachineSets        []map[string]any `json:"machineSets"`
+			MachineDeployments []map[string]any `json:"machineDeployments"`
+		}
+		if err := yaml.Unmarshal([]byte(out), &v); err != nil {
+			t.Fatalf("-o %s: %v\n%s", output, err, out)
+		}
+		if len(v.MachineSets) != 3 || v.Mode != "All" {
+			t.Errorf("-o %s: mode %q, %d MachineSets, want All and 3", output, v.Mode, len(v.MachineSets))
+		}
+		got := map[string]map[string]any{}
+		for _, r := range v.MachineDeployments {
+			if r["namespace"] == ns {
+				got[r["name"].(string)] = r
+			}
+		}
+		workers := got["workers"]
+		if len(got) != 5 || workers["template"] != "AWSMachineTemplate/workers" || workers["selected"] != "yes" || workers["status"] != "NeedsUpdate" ||
+			workers["current"] != oldAMI || workers["target"] != newAMI || workers["arch"] != "x86_64" || !strings.HasPrefix(fmt.Sprint(workers["newTemplate"]), "workers-") {
+			t.Errorf("-o %s: %d MachineDeployments, workers %v\n%s", output, len(got), workers, out)
+		}
+		for name, reason := range map[string]string{"pool": "OwnerReference", "topo": "ClusterClassManaged", "golden": "CustomImage", "azure": "UnsupportedPlatform"} {
+			if r := got[name]; r["status"] != "Skipped" || r["reason"] != reason || r["message"] == "" {
+				t.Errorf("-o %s: %s: %v, want Skipped for %s with a message", output, name, r, reason)
+			}
+		}
+		if r := got["pool"]; r["selected"] != "skipped" {
+			t.Errorf("-o %s: pool selected %v, want skipped", output, r["selected"])
+		}
 	}
-	if r := strings.Join(rows[ns+"/workers"], " "); !strings.HasPrefix(r, ns+"/workers AWSMachineTemplate/workers NeedsUpdate from ami-0fe05b1aa8dacfa90 to ami-0e5d1a7b2c8f3e496 (new template workers-") {
-		t.Errorf("workers: %q\n%s", r, out)
+	// set-mode --dry-run says what a mode would select among them too.
+	code, out, errOut := runMcotui(t, env, "bootimages", "set-mode", "Partial", "--selector", "update-boot-image=true", "--dry-run")
+	if code != 0 {
+		t.Fatalf("set-mode --dry-run: exit %d: %s", code, errOut)
 	}
-	if r := strings.Join(rows[ns+"/pool"], " "); !strings.HasPrefix(r, ns+"/pool Skipped owned by NodeGroup pool, which manages it") {
-		t.Errorf("pool: %q\n%s", r, out)
+	_, dry, _ := strings.Cut(out, "Cluster API MachineDeployments: mode Partial (update-boot-image=true) would select 0 of ")
+	if _, notSelected, _ := strings.Cut(dry, "Not selected ("); !strings.Contains(notSelected, ns+"/workers\n") || !strings.Contains(notSelected, ns+"/pool\n") {
+		t.Errorf("set-mode --dry-run: the MachineDeployments are not listed by what Partial would do:\n%s", out)
+	}
+	// Partial: a MachineDeployment the selector does not match is listed, not selected.
+	if code, _, errOut := runMcotui(t, env, "bootimages", "set-mode", "Partial", "--selector", "update-boot-image=true"); code != 0 {
+		t.Fatalf("set-mode Partial: exit %d: %s", code, errOut)
+	}
+	code, out, errOut = runMcotui(t, env, "bootimages", "-o", "json")
+	if code != 0 {
+		t.Fatalf("-o json: exit %d: %s", code, errOut)
+	}
+	var partial bootImagesView
+	if err := json.Unmarshal([]byte(out), &partial); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range partial.MachineDeployments {
+		if r.Namespace == ns && r.Name == "workers" && (r.Selected != "no" || r.Status != "" || r.Template != "AWSMachineTemplate/workers") {
+			t.Errorf("Partial: workers %+v, want not selected", r)
+		}
 	}
 	md, err := env.Dynamic.Resource(bootimage.MachineDeploymentsResource).Namespace(ns).Get(ctx, "workers", metav1.GetOptions{})
 	if err != nil {

@@ -129,7 +129,7 @@ func mdIneligible(md *unstructured.Unstructured) (Skip, bool) {
 	}
 	if _, ok := md.GetLabels()[TopologyOwnedLabel]; ok {
 		cluster, _, _ := unstructured.NestedString(md.Object, "spec", "clusterName")
-		return Skip{MachineSet: MDName(md), Reason: SkipOwnerReference,
+		return Skip{MachineSet: MDName(md), Reason: SkipClusterClass,
 			Message: fmt.Sprintf("managed by the topology of Cluster %s (label %s); change the image in its ClusterClass", cluster, TopologyOwnedLabel)}, true
 	}
 	return Skip{}, false
@@ -226,6 +226,54 @@ func ReconcileMachineDeployment(md, tmpl *unstructured.Unstructured, region stri
 	}
 	r.Outcome = Patch
 	return r, nil
+}
+
+// CAPIGetter reads one object a MachineDeployment's decision needs: the controller
+// asks the API server, the TUI its caches. A missing object is an error that names it.
+type CAPIGetter func(gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error)
+
+// DecideMachineDeployment is ReconcileMachineDeployment with its inputs read through
+// get: the template md's infrastructureRef names and, for an AWSMachineTemplate, the
+// region of md's Cluster (AWSRegion). Every reader of a MachineDeployment's boot image
+// (the controller, `mcotui bootimages`, the TUI) decides through it.
+func DecideMachineDeployment(md *unstructured.Unstructured, get CAPIGetter, stream *Stream, opts Options) (MDResult, error) {
+	ref := InfrastructureRef(md)
+	gvr, ok := TemplateResource(ref.Kind)
+	if !ok {
+		return ReconcileMachineDeployment(md, nil, "", stream, opts)
+	}
+	tmpl, err := get(gvr, md.GetNamespace(), ref.Name)
+	if err != nil {
+		return MDResult{}, fmt.Errorf("machinedeployment %s: get its %s %s: %w", MDName(md), ref.Kind, ref.Name, err)
+	}
+	var region string
+	if ref.Kind == "AWSMachineTemplate" {
+		if region, err = AWSRegion(md, get); err != nil {
+			return MDResult{}, err
+		}
+	}
+	return ReconcileMachineDeployment(md, tmpl, region, stream, opts)
+}
+
+// AWSRegion is the region of md's Cluster: its AWSCluster's spec.region, "" when the
+// Cluster names no AWSCluster.
+func AWSRegion(md *unstructured.Unstructured, get CAPIGetter) (string, error) {
+	name, _, _ := unstructured.NestedString(md.Object, "spec", "clusterName")
+	cluster, err := get(ClustersResource, md.GetNamespace(), name)
+	if err != nil {
+		return "", fmt.Errorf("machinedeployment %s: get its Cluster %q (spec.clusterName) for the region: %w", MDName(md), name, err)
+	}
+	kind, _, _ := unstructured.NestedString(cluster.Object, "spec", "infrastructureRef", "kind")
+	infra, _, _ := unstructured.NestedString(cluster.Object, "spec", "infrastructureRef", "name")
+	if kind != "AWSCluster" || infra == "" {
+		return "", nil
+	}
+	aws, err := get(AWSClustersResource, md.GetNamespace(), infra)
+	if err != nil {
+		return "", fmt.Errorf("machinedeployment %s: get AWSCluster %s of Cluster %s for the region: %w", MDName(md), infra, name, err)
+	}
+	region, _, _ := unstructured.NestedString(aws.Object, "spec", "region")
+	return region, nil
 }
 
 // copyTemplate is tmpl's spec under a new name derived from the original template and

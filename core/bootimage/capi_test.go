@@ -1,6 +1,7 @@
 package bootimage_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -8,6 +9,7 @@ import (
 	operatorv1 "github.com/openshift/api/operator/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	"github.com/mcotui/mcotui/core/bootimage"
@@ -177,4 +179,43 @@ func names(us []*unstructured.Unstructured) []string {
 		out = append(out, u.GetName())
 	}
 	return out
+}
+
+// TestDecideMachineDeployment: the decision reads the template and the region through
+// the getter, and a missing object is an error naming the MachineDeployment and it.
+func TestDecideMachineDeployment(t *testing.T) {
+	stream := loadStream(t)
+	objs := map[string]*unstructured.Unstructured{
+		"awsmachinetemplates/old": awsTmpl(t, "old", "ami: {id: "+awsOldAMI+"}"),
+		"clusters/c":              obj(t, "apiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster\nmetadata: {name: c, namespace: ns}\nspec: {infrastructureRef: {kind: AWSCluster, name: c-infra}}\n"),
+		"awsclusters/c-infra":     obj(t, "apiVersion: infrastructure.cluster.x-k8s.io/v1beta2\nkind: AWSCluster\nmetadata: {name: c-infra, namespace: ns}\nspec: {region: us-east-1}\n"),
+	}
+	var asked []string
+	get := func(gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, error) {
+		asked = append(asked, gvr.Resource+"/"+name)
+		if o, ok := objs[gvr.Resource+"/"+name]; ok && ns == "ns" {
+			return o, nil
+		}
+		return nil, fmt.Errorf("%s %s/%s not found", gvr.Resource, ns, name)
+	}
+	opts := bootimage.Options{DefaultArch: "x86_64"}
+	r, err := bootimage.DecideMachineDeployment(md(t, "a", "AWSMachineTemplate", "old", ""), get, stream, opts)
+	if err != nil || r.Outcome != bootimage.Patch || r.Target != awsUSEast1 || r.Current != awsOldAMI {
+		t.Fatalf("%s %s -> %s, %v; want Patch %s -> %s", r.Outcome, r.Current, r.Target, err, awsOldAMI, awsUSEast1)
+	}
+	if got := strings.Join(asked, ","); got != "awsmachinetemplates/old,clusters/c,awsclusters/c-infra" {
+		t.Errorf("read %s", got)
+	}
+	// An Azure template is not read: its kind decides.
+	asked = nil
+	if r, err := bootimage.DecideMachineDeployment(md(t, "z", "AzureMachineTemplate", "z", ""), get, stream, opts); err != nil || r.Skip.Reason != bootimage.SkipUnsupportedPlatform || !strings.Contains(r.Skip.Message, "AzureMachineTemplate") || asked != nil {
+		t.Errorf("azure: %+v %v, read %v", r, err, asked)
+	}
+	delete(objs, "awsclusters/c-infra")
+	if _, err := bootimage.DecideMachineDeployment(md(t, "a", "AWSMachineTemplate", "old", ""), get, stream, opts); err == nil || !strings.Contains(err.Error(), "machinedeployment ns/a: get AWSCluster c-infra of Cluster c") {
+		t.Errorf("missing AWSCluster: %v", err)
+	}
+	if _, err := bootimage.DecideMachineDeployment(md(t, "a", "AWSMachineTemplate", "gone", ""), get, stream, opts); err == nil || !strings.Contains(err.Error(), "machinedeployment ns/a: get its AWSMachineTemplate gone") {
+		t.Errorf("missing template: %v", err)
+	}
 }

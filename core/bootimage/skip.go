@@ -13,6 +13,9 @@ type SkipReason string
 const (
 	// SkipOwnerReference: another object owns the MachineSet.
 	SkipOwnerReference SkipReason = "OwnerReference"
+	// SkipClusterClass: a Cluster API MachineDeployment managed by its Cluster's
+	// topology, whose ClusterClass names the template.
+	SkipClusterClass SkipReason = "ClusterClassManaged"
 	// SkipWindows: the MachineSet makes Windows machines.
 	SkipWindows SkipReason = "Windows"
 	// SkipCustomImage: the MachineSet boots an image that is not a known RHCOS image.

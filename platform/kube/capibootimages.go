@@ -38,12 +38,17 @@ type CAPIBootImages struct {
 
 // CAPIReport is what one CAPIBootImages sync found and did.
 type CAPIReport struct {
-	Selection bootimage.MDSelection
-	Results   []bootimage.MDResult
+	// MachineDeployments are all the cluster's, as listed.
+	MachineDeployments []*unstructured.Unstructured
+	Selection          bootimage.MDSelection
+	Results            []bootimage.MDResult
 	// Deleted names the templates deleted, Kind namespace/name.
 	Deleted []string
 	// Errors are per MachineDeployment or template; the others were still synced.
 	Errors []error
+	// Failed holds the errors of Errors that belong to one MachineDeployment, by
+	// namespace/name.
+	Failed map[string]error
 }
 
 // Skipped is every MachineDeployment left alone, by the selection or by its decision.
@@ -59,7 +64,7 @@ func (r CAPIReport) Skipped() []bootimage.Skip {
 
 // Sync applies the boot image mode of managers (MachineConfiguration/cluster's
 // spec.managedBootImages.machineManagers) on platform to every MachineDeployment,
-// against stream.
+// against stream. With DryRun and no stream (no target images) it only selects.
 func (c *CAPIBootImages) Sync(ctx context.Context, platform configv1.PlatformType, managers []operatorv1.MachineManager, stream *bootimage.Stream, opts bootimage.Options) (CAPIReport, error) {
 	var rep CAPIReport
 	mds, err := c.list(ctx, bootimage.MachineDeploymentsResource)
@@ -71,13 +76,24 @@ func (c *CAPIBootImages) Sync(ctx context.Context, platform configv1.PlatformTyp
 	if err != nil || mds == nil {
 		return rep, err
 	}
+	rep.MachineDeployments = mds
 	if rep.Selection, err = bootimage.SelectMachineDeployments(platform, managers, mds); err != nil {
 		return rep, err
+	}
+	if stream == nil {
+		if !c.DryRun {
+			return rep, errors.New("no target boot images to sync Cluster API MachineDeployments to")
+		}
+		return rep, nil
 	}
 	for _, md := range rep.Selection.Selected {
 		res, err := c.syncOne(ctx, md, stream, opts)
 		if err != nil {
 			rep.Errors = append(rep.Errors, err)
+			if rep.Failed == nil {
+				rep.Failed = map[string]error{}
+			}
+			rep.Failed[bootimage.MDName(md)] = err
 			continue
 		}
 		rep.Results = append(rep.Results, res)
@@ -93,54 +109,22 @@ func (c *CAPIBootImages) Sync(ctx context.Context, platform configv1.PlatformTyp
 }
 
 func (c *CAPIBootImages) syncOne(ctx context.Context, md *unstructured.Unstructured, stream *bootimage.Stream, opts bootimage.Options) (bootimage.MDResult, error) {
-	ref := bootimage.InfrastructureRef(md)
-	gvr, ok := bootimage.TemplateResource(ref.Kind)
-	var tmpl *unstructured.Unstructured
-	var region string
-	if ok {
-		var err error
-		if tmpl, err = c.Dynamic.Resource(gvr).Namespace(md.GetNamespace()).Get(ctx, ref.Name, metav1.GetOptions{}); err != nil {
-			return bootimage.MDResult{}, fmt.Errorf("machinedeployment %s: get its %s %s: %w", bootimage.MDName(md), ref.Kind, ref.Name, err)
-		}
-		if ref.Kind == "AWSMachineTemplate" {
-			if region, err = c.awsRegion(ctx, md); err != nil {
-				return bootimage.MDResult{}, err
-			}
-		}
+	get := func(gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, error) {
+		return c.Dynamic.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 	}
-	res, err := bootimage.ReconcileMachineDeployment(md, tmpl, region, stream, opts)
+	res, err := bootimage.DecideMachineDeployment(md, get, stream, opts)
 	if err != nil || res.Outcome != bootimage.Patch || c.DryRun {
 		return res, err
 	}
+	gvr, _ := bootimage.TemplateResource(res.Template.Kind)
 	if _, err := c.Dynamic.Resource(gvr).Namespace(md.GetNamespace()).Create(ctx, res.NewTemplate, metav1.CreateOptions{FieldManager: c.FieldManager}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return res, fmt.Errorf("machinedeployment %s: create %s %s with image %s: %w", res.MachineDeployment, ref.Kind, res.NewTemplate.GetName(), res.Target, err)
+		return res, fmt.Errorf("machinedeployment %s: create %s %s with image %s: %w", res.MachineDeployment, res.Template.Kind, res.NewTemplate.GetName(), res.Target, err)
 	}
 	if _, err := c.Dynamic.Resource(bootimage.MachineDeploymentsResource).Namespace(md.GetNamespace()).Patch(ctx, md.GetName(), types.MergePatchType, res.Patch, metav1.PatchOptions{FieldManager: c.FieldManager}); err != nil {
-		return res, fmt.Errorf("patch machinedeployment %s to %s %s: %w", res.MachineDeployment, ref.Kind, res.NewTemplate.GetName(), err)
+		return res, fmt.Errorf("patch machinedeployment %s to %s %s: %w", res.MachineDeployment, res.Template.Kind, res.NewTemplate.GetName(), err)
 	}
 	c.Log.Info("boot image updated", "machinedeployment", res.MachineDeployment, "template", res.NewTemplate.GetName(), "from", res.Current, "to", res.Target)
 	return res, nil
-}
-
-// awsRegion is the region of md's Cluster: its AWSCluster's spec.region, "" when the
-// Cluster names no AWSCluster.
-func (c *CAPIBootImages) awsRegion(ctx context.Context, md *unstructured.Unstructured) (string, error) {
-	name, _, _ := unstructured.NestedString(md.Object, "spec", "clusterName")
-	cluster, err := c.Dynamic.Resource(bootimage.ClustersResource).Namespace(md.GetNamespace()).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return "", fmt.Errorf("machinedeployment %s: get its Cluster %q (spec.clusterName) for the region: %w", bootimage.MDName(md), name, err)
-	}
-	kind, _, _ := unstructured.NestedString(cluster.Object, "spec", "infrastructureRef", "kind")
-	infra, _, _ := unstructured.NestedString(cluster.Object, "spec", "infrastructureRef", "name")
-	if kind != "AWSCluster" || infra == "" {
-		return "", nil
-	}
-	aws, err := c.Dynamic.Resource(bootimage.AWSClustersResource).Namespace(md.GetNamespace()).Get(ctx, infra, metav1.GetOptions{})
-	if err != nil {
-		return "", fmt.Errorf("machinedeployment %s: get AWSCluster %s of Cluster %s for the region: %w", bootimage.MDName(md), infra, name, err)
-	}
-	region, _, _ := unstructured.NestedString(aws.Object, "spec", "region")
-	return region, nil
 }
 
 // deleteStale deletes the templates mcotui made that nothing names any more.

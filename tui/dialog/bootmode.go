@@ -244,6 +244,31 @@ func (d *BootMode) writePreview(b *strings.Builder, pv bootimage.Selection, room
 	if total == 0 {
 		b.WriteString("\n" + st.Dim.Render("  (the cluster has no Machine API MachineSets)"))
 	}
+	d.writeMDPreview(b)
+}
+
+// writeMDPreview says in one line what the selection does to the Cluster API
+// MachineDeployments, which follow the MachineSets' mode
+// (bootimage.SelectMachineDeployments); nothing where there are none.
+func (d *BootMode) writeMDPreview(b *strings.Builder) {
+	mds := d.c.Store.MachineDeployments()
+	sel, err := d.selection()
+	if len(mds) == 0 || err != nil {
+		return
+	}
+	var managers []operatorv1.MachineManager
+	if m := d.c.Store.MachineConfiguration(); m != nil {
+		managers = m.Spec.ManagedBootImages.MachineManagers
+	}
+	pv, err := bootimage.SelectMachineDeployments(BootImagePlatform(d.c), bootimage.WithMachineSetSelection(managers, sel), mds)
+	if err != nil {
+		return
+	}
+	line := fmt.Sprintf("and %d of %d Cluster API MachineDeployments", len(pv.Selected), len(mds))
+	if len(pv.Skipped) > 0 {
+		line += fmt.Sprintf(", %d more left alone", len(pv.Skipped))
+	}
+	b.WriteString("\n" + d.c.Styles.Dim.Render(line))
 }
 
 // ShortHelp implements help.KeyMap.

@@ -32,3 +32,23 @@ func TestBootModePlatformFromMachineSets(t *testing.T) {
 		}
 	}
 }
+
+// TestBootModePreviewsMachineDeployments: the mode editor's preview says what the
+// edited selection does to the Cluster API MachineDeployments, which follow the
+// MachineSets' mode: the fixture's Partial selector selects 4 of 7, and 2 more
+// (a NodePool's and a ClusterClass's) are left alone.
+func TestBootModePreviewsMachineDeployments(t *testing.T) {
+	c := tuitest.Common(false, append(fixture.Small(), fixture.MachineDeployments()...))
+	d := dialog.NewBootMode(c, true)
+	d.SetSize(100, 40)
+	v := tuitest.Plain(d.View())
+	if want := "and 4 of 7 Cluster API MachineDeployments, 2 more left alone"; !strings.Contains(v, want) {
+		t.Errorf("missing %q in\n%s", want, v)
+	}
+	// Without MachineDeployments the preview says nothing of them.
+	d = dialog.NewBootMode(tuitest.Common(false, fixture.Small()), true)
+	d.SetSize(100, 40)
+	if v := tuitest.Plain(d.View()); strings.Contains(v, "Cluster API") {
+		t.Errorf("a cluster without Cluster API:\n%s", v)
+	}
+}

@@ -2,6 +2,7 @@ package model
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -9,6 +10,8 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/mcotui/mcotui/core/bootimage"
 	"github.com/mcotui/mcotui/core/disruption"
@@ -29,6 +32,11 @@ type clusterObjects struct {
 	kcs  map[string]*mcfgv1.KubeletConfig
 	crcs map[string]*mcfgv1.ContainerRuntimeConfig
 
+	// capi are the Cluster API objects by capiKey; mds the MachineDeployments among
+	// them, sorted by namespace/name.
+	capi map[string]*unstructured.Unstructured
+	mds  []*unstructured.Unstructured
+
 	bootImages *corev1.ConfigMap
 	// stream is bootImages parsed once per change, not once per frame.
 	stream    *bootimage.Stream
@@ -37,7 +45,8 @@ type clusterObjects struct {
 
 func newClusterObjects() clusterObjects {
 	return clusterObjects{mcs: map[string]*mcfgv1.MachineConfig{}, sets: map[string]*machinev1beta1.MachineSet{},
-		kcs: map[string]*mcfgv1.KubeletConfig{}, crcs: map[string]*mcfgv1.ContainerRuntimeConfig{}}
+		kcs: map[string]*mcfgv1.KubeletConfig{}, crcs: map[string]*mcfgv1.ContainerRuntimeConfig{},
+		capi: map[string]*unstructured.Unstructured{}}
 }
 
 func (s *Store) applyCluster(e Event, name string, ch *Changes) {
@@ -88,6 +97,20 @@ func (c *clusterObjects) apply(e Event, name string, ch *Changes) {
 			c.sets[name] = e.MachineSet
 		}
 		c.setList = sortedValues(c.sets, func(ms *machinev1beta1.MachineSet) string { return ms.Name })
+		ch.BootImages = true
+	case KindCAPI:
+		applyNamed(c.capi, name, e.CAPI, e.Deleted)
+		if e.CAPI.GetKind() == "MachineDeployment" {
+			c.mds = nil
+			for _, u := range c.capi {
+				if u.GetKind() == "MachineDeployment" {
+					c.mds = append(c.mds, u)
+				}
+			}
+			slices.SortFunc(c.mds, func(a, b *unstructured.Unstructured) int {
+				return cmp.Compare(bootimage.MDName(a), bootimage.MDName(b))
+			})
+		}
 		ch.BootImages = true
 	case KindBootImages:
 		if name != bootimage.ConfigMapName {
@@ -170,6 +193,35 @@ func (s *Store) MachineConfiguration() *operatorv1.MachineConfiguration { return
 // MachineSets returns the Machine API MachineSets, sorted by name. The slice is the
 // store's own.
 func (s *Store) MachineSets() []*machinev1beta1.MachineSet { return s.cluster.setList }
+
+// MachineDeployments returns the Cluster API MachineDeployments, sorted by
+// namespace/name; none where Cluster API is not installed. The slice is the store's own.
+func (s *Store) MachineDeployments() []*unstructured.Unstructured { return s.cluster.mds }
+
+// CAPIObject is a bootimage.CAPIGetter over the Cluster API objects the source feeds:
+// a boot image decision reads a MachineDeployment's template, Cluster and AWSCluster
+// through it, as the controller reads them from the API server.
+func (s *Store) CAPIObject(gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
+	kind, ok := capiKinds[gvr.Resource]
+	if !ok {
+		return nil, fmt.Errorf("%s are not read by the TUI", gvr.GroupResource())
+	}
+	if u := s.cluster.capi[capiKey(kind, namespace, name)]; u != nil {
+		return u, nil
+	}
+	return nil, fmt.Errorf("%s %s/%s not found", kind, namespace, name)
+}
+
+// capiKinds are the kinds of the Cluster API resources the source watches.
+var capiKinds = map[string]string{
+	bootimage.MachineDeploymentsResource.Resource:  "MachineDeployment",
+	bootimage.AWSMachineTemplatesResource.Resource: "AWSMachineTemplate",
+	bootimage.GCPMachineTemplatesResource.Resource: "GCPMachineTemplate",
+	bootimage.ClustersResource.Resource:            "Cluster",
+	bootimage.AWSClustersResource.Resource:         "AWSCluster",
+}
+
+func capiKey(kind, namespace, name string) string { return kind + "/" + namespace + "/" + name }
 
 // BootImageStream returns the target boot images from the coreos-bootimages ConfigMap:
 // nil and nil when there is none, nil and the reason when it cannot be read.

@@ -15,6 +15,7 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // Kind says which object an Event carries.
@@ -46,6 +47,9 @@ const (
 	KindMachineOSConfig
 	KindMachineOSBuild
 	KindOSImageStream
+	// KindCAPI is a Cluster API object the boot images pane decides MachineDeployments
+	// by: a MachineDeployment, an AWS or GCP machine template, a Cluster, an AWSCluster.
+	KindCAPI
 )
 
 func (k Kind) String() string {
@@ -76,6 +80,8 @@ func (k Kind) String() string {
 		return "MachineOSBuild"
 	case KindOSImageStream:
 		return "OSImageStream"
+	case KindCAPI:
+		return "ClusterAPIObject"
 	}
 	return "Unknown"
 }
@@ -105,7 +111,12 @@ type Event struct {
 	MachineOSConfig *mcfgv1.MachineOSConfig
 	MachineOSBuild  *mcfgv1.MachineOSBuild
 	OSImageStream   *mcfgv1.OSImageStream
+	// CAPI is a Cluster API object, read as unstructured (see KindCAPI).
+	CAPI *unstructured.Unstructured
 }
+
+// CAPIEvent is an added or updated Cluster API object (see KindCAPI).
+func CAPIEvent(u *unstructured.Unstructured) Event { return Event{Kind: KindCAPI, CAPI: u} }
 
 // KubeletConfigEvent is an added or updated KubeletConfig.
 func KubeletConfigEvent(kc *mcfgv1.KubeletConfig) Event {
@@ -200,6 +211,10 @@ func (e Event) name() string {
 	case KindOSImageStream:
 		if e.OSImageStream != nil {
 			return e.OSImageStream.Name
+		}
+	case KindCAPI:
+		if e.CAPI != nil && e.CAPI.GetName() != "" {
+			return capiKey(e.CAPI.GetKind(), e.CAPI.GetNamespace(), e.CAPI.GetName())
 		}
 	}
 	return ""

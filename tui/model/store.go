@@ -25,7 +25,8 @@ type Changes struct {
 	// Configs: a MachineConfig or MachineConfiguration/cluster changed (the configs
 	// pane, the disruption policy of previews).
 	Configs bool
-	// BootImages: MachineConfiguration/cluster, a MachineSet or the target images
+	// BootImages: MachineConfiguration/cluster, a MachineSet, a Cluster API object or
+	// the target images
 	// changed.
 	BootImages bool
 	// Builds: a MachineOSConfig, a MachineOSBuild or OSImageStream/cluster changed.
@@ -128,7 +129,7 @@ func (s *Store) Apply(events []Event) Changes {
 		case KindHealth:
 			s.health = e.Health
 			ch.Health = true
-		case KindMachineConfig, KindMachineConfiguration, KindMachineSet, KindBootImages, KindKubeletConfig, KindContainerRuntimeConfig:
+		case KindMachineConfig, KindMachineConfiguration, KindMachineSet, KindBootImages, KindKubeletConfig, KindContainerRuntimeConfig, KindCAPI:
 			s.applyCluster(e, name, &ch)
 		case KindMachineOSConfig, KindMachineOSBuild, KindOSImageStream:
 			s.images.apply(e, name, &ch)

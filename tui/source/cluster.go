@@ -1,7 +1,8 @@
 // Package source feeds the TUI from a real cluster: one set of shared informers over the
 // objects the panes draw (MachineConfigPools, Nodes, MachineConfigNodes, MachineConfigs,
-// MachineConfiguration/cluster, MachineSets, the coreos-bootimages ConfigMap, and image
-// mode's MachineOSConfigs, MachineOSBuilds and OSImageStream), shared
+// MachineConfiguration/cluster, MachineSets, Cluster API MachineDeployments and what
+// their boot images are decided by, the coreos-bootimages ConfigMap, and image mode's
+// MachineOSConfigs, MachineOSBuilds and OSImageStream), shared
 // by every program that subscribes to it, and the kube implementation of
 // action.Actions.
 //
@@ -35,10 +36,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -196,6 +199,9 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Cluster, error) 
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
+	if err := readableCAPI(ctx, clients, served); err != nil {
+		return nil, err
+	}
 	for _, r := range []string{"machineconfigpools", "machineconfigs"} {
 		if !served[mcfgv1.GroupVersion.WithResource(r)] {
 			return nil, fmt.Errorf("the cluster does not serve %s.%s: it runs neither the Machine Config Operator nor mcotui (`mcotui install` sets mcotui up)", r, mcfgv1.GroupVersion)
@@ -242,7 +248,13 @@ func servedResources(clients *kube.Clients) (map[schema.GroupVersionResource]boo
 		served = map[schema.GroupVersionResource]bool{}
 		g      errgroup.Group
 	)
-	for _, gv := range []schema.GroupVersion{mcfgv1.GroupVersion, operatorv1.GroupVersion, machinev1beta1.GroupVersion} {
+	gvs := []schema.GroupVersion{mcfgv1.GroupVersion, operatorv1.GroupVersion, machinev1beta1.GroupVersion}
+	for _, gvr := range capiResources {
+		if !slices.Contains(gvs, gvr.GroupVersion()) {
+			gvs = append(gvs, gvr.GroupVersion())
+		}
+	}
+	for _, gv := range gvs {
 		g.Go(func() error {
 			list, err := clients.Kube.Discovery().ServerResourcesForGroupVersion(gv.String())
 			switch {
@@ -263,6 +275,44 @@ func servedResources(clients *kube.Clients) (map[schema.GroupVersionResource]boo
 		return nil, err
 	}
 	return served, nil
+}
+
+// capiResources are the Cluster API resources the boot images pane reads: the
+// MachineDeployments, and what bootimage.DecideMachineDeployment reads for each.
+var capiResources = []schema.GroupVersionResource{
+	bootimage.MachineDeploymentsResource, bootimage.AWSMachineTemplatesResource, bootimage.GCPMachineTemplatesResource,
+	bootimage.ClustersResource, bootimage.AWSClustersResource,
+}
+
+// readableCAPI drops from served the Cluster API resources the user may not list and
+// watch in every namespace: an informer on one would retry its refused list forever,
+// and the source would never say it is connected. Where Cluster API is not installed
+// it asks nothing.
+func readableCAPI(ctx context.Context, clients *kube.Clients, served map[schema.GroupVersionResource]bool) error {
+	var (
+		mu      sync.Mutex
+		refused []schema.GroupVersionResource
+		g       errgroup.Group
+	)
+	for _, gvr := range capiResources {
+		if !served[gvr] {
+			continue
+		}
+		g.Go(func() error {
+			ok, _, err := kube.MayListWatch(ctx, clients.Kube, gvr)
+			if err == nil && !ok {
+				mu.Lock()
+				refused = append(refused, gvr)
+				mu.Unlock()
+			}
+			return err
+		})
+	}
+	err := g.Wait()
+	for _, gvr := range refused {
+		delete(served, gvr)
+	}
+	return err
 }
 
 // platformOf reads Infrastructure/cluster's platform, which decides the default boot
@@ -410,6 +460,22 @@ func (c *Cluster) informers(served map[schema.GroupVersionResource]bool) error {
 		add("MachineSets", msf.Machine().V1beta1().MachineSets().Informer(), func(o any) (model.Event, bool) {
 			m, ok := o.(*machinev1beta1.MachineSet)
 			return model.MachineSetEvent(m), ok
+		})
+	}
+	// Cluster API's MachineDeployments and what their boot image decision reads, where
+	// served and readable (readableCAPI): tens of objects.
+	var df dynamicinformer.DynamicSharedInformerFactory
+	for _, gvr := range capiResources {
+		if !served[gvr] {
+			continue
+		}
+		if df == nil {
+			df = dynamicinformer.NewDynamicSharedInformerFactory(c.clients.Dynamic, 0)
+			c.factories = append(c.factories, df)
+		}
+		add(gvr.Resource, df.ForResource(gvr).Informer(), func(o any) (model.Event, bool) {
+			u, ok := o.(*unstructured.Unstructured)
+			return model.CAPIEvent(u), ok
 		})
 	}
 	add("ConfigMap "+bootimage.ConfigMapNamespace+"/"+bootimage.ConfigMapName, cmf.Core().V1().ConfigMaps().Informer(), func(o any) (model.Event, bool) {

@@ -213,6 +213,7 @@ func (m *Model) document() string {
 
 	b.WriteByte('\n')
 	m.machineSets(&b, managers, section, table)
+	m.machineDeployments(&b, managers, section, table)
 	return strings.TrimRight(b.String(), "\n")
 }
 

@@ -177,3 +177,98 @@ func TestBootImagesSkew(t *testing.T) {
 		})
 	}
 }
+
+// TestBootImagesMachineDeployments: Cluster API MachineDeployments beside the
+// MachineSets, with OpenShift-length names, under the MachineSets' Partial mode: each
+// one's selection, template, images and what becomes of it, as core/bootimage decides
+// (the controller's rule), at 200x60 in one line each and at 80x24, scrolled to them,
+// in two.
+func TestBootImagesMachineDeployments(t *testing.T) {
+	for _, size := range []struct{ w, h int }{{200, 60}, {80, 24}} {
+		t.Run(fmt.Sprintf("%dx%d", size.w, size.h), func(t *testing.T) {
+			c := tuitest.Common(true, append(fixture.Small(), fixture.MachineDeployments()...))
+			m := bootimages.New(c)
+			m.SetSize(size.w, size.h)
+			for _, msg := range tuitest.Typed("G") {
+				m.Update(msg)
+			}
+			v := m.View()
+			tuitest.Golden(t, v)
+			plain := tuitest.Plain(v)
+			lines := strings.Split(plain, "\n")
+			if len(lines) > size.h {
+				t.Errorf("%d lines, more than %d", len(lines), size.h)
+			}
+			for i, l := range lines {
+				if n := len([]rune(l)); n > size.w {
+					t.Errorf("line %d: %d cells wide, more than %d", i, n, size.w)
+				}
+			}
+			if !strings.Contains(plain, "namespace "+fixture.CAPINamespace) {
+				t.Errorf("no namespace line:\n%s", plain)
+			}
+			counts := "Cluster API MachineDeployments  4 selected by the MachineSets' mode Partial: 1 to update, 1 up to date; 2 skipped; 1 not selected"
+			if !strings.Contains(plain, counts[:min(len(counts), size.w)]) {
+				t.Errorf("no MachineDeployments section with its counts:\n%s", plain)
+			}
+			row := func(md string) string {
+				for i, l := range lines {
+					if f := strings.Fields(l); len(f) > 0 && nameOf(f[0], md) {
+						if size.w < 200 && i+1 < len(lines) {
+							return l + " | " + strings.TrimSpace(lines[i+1])
+						}
+						return l
+					}
+				}
+				return ""
+			}
+			for md, want := range map[string][]string{
+				fixture.MDStale:        {"yes", "will be updated", fixture.OldAMI, fixture.TargetAMI, "AWSMachineTemplate"},
+				fixture.MDCurrent:      {"yes", "up to date", fixture.TargetAMI},
+				fixture.MDUnlisted:     {"no", "older, not selected", fixture.OldAMI},
+				fixture.MDOwned:        {"skipped", "left alone: OwnerReference"},
+				fixture.MDClusterClass: {"skipped", "left alone: ClusterClassManaged"},
+				fixture.MDCustom:       {"yes", "left alone: CustomImage", "GCPMachineTemplate", "projects/acme-golden/global/images/rh"},
+				fixture.MDAzure:        {"yes", "left alone: UnsupportedPlatform", "AzureMachineTemplate"},
+			} {
+				r := row(md)
+				for _, w := range want {
+					if !strings.Contains(r, w) {
+						t.Errorf("row of %s = %q, want it to say %q", md, r, w)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestBootImagesMachineDeploymentsMissingTemplate: the pane's verdicts are
+// core/bootimage's for the same objects, read through the store as the controller
+// reads them from the API server; a missing template is an error naming it.
+func TestBootImagesMachineDeploymentsMissingTemplate(t *testing.T) {
+	ev := slices.DeleteFunc(append(fixture.Small(), fixture.MachineDeployments()...), func(e model.Event) bool {
+		return e.Kind == model.KindCAPI && e.CAPI.GetKind() == "AWSMachineTemplate" && e.CAPI.GetName() == fixture.MDUnlisted
+	})
+	m := bootimages.New(tuitest.Common(false, ev))
+	m.SetSize(200, 60)
+	m.Update(tuitest.Typed("G")[0])
+	v := tuitest.Plain(m.View())
+	// Wrapped to the pane's width: compared without the spaces.
+	squash := func(s string) string { return strings.Join(strings.Fields(s), "") }
+	if !strings.Contains(squash(v), squash("machinedeployment "+fixture.CAPINamespace+"/"+fixture.MDUnlisted+": get its AWSMachineTemplate "+fixture.MDUnlisted+": AWSMachineTemplate "+fixture.CAPINamespace+"/"+fixture.MDUnlisted+" not found")) {
+		t.Errorf("a MachineDeployment whose template is missing does not say so:\n%s", v)
+	}
+}
+
+// nameOf says whether a name cell (cut by layout.Name, with ellipses) shows name.
+func nameOf(cell, name string) bool {
+	rest := name
+	for _, part := range strings.Split(cell, "…") {
+		i := strings.Index(rest, part)
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+len(part):]
+	}
+	return strings.Contains(cell, "…") || cell == name
+}
