@@ -38,12 +38,18 @@ const (
 // finalizeHookScript runs inside grub-mkconfig, which ostree admin finalize-staged runs
 // at shutdown once it has written the new deployment's boot entries. It prints nothing
 // on its stdout (that would go into grub.cfg).
+//
+// It says on the console how many entries the boot version being written has (the one
+// /boot/loader does not name yet): read at the cut, since after the power-on the agent
+// stages again, and ostree's cleanup removes that unused boot version.
 const finalizeHookScript = `#!/bin/sh
 f=` + holdFile + `finalize
 [ -e "$f" ] || exit 0
 rm -f "$f"
 sync
-echo "MCOTUI-HOLD finalize" >/dev/ttyS0
+cur=$(readlink /boot/loader); n=none
+for d in /boot/loader.0 /boot/loader.1; do [ "$d" = "/boot/$cur" ] || n=$(ls "$d/entries" 2>/dev/null | wc -l); done
+echo "MCOTUI-HOLD finalize entries=$n" >/dev/ttyS0
 while :; do sleep 3600; done
 `
 
@@ -82,14 +88,16 @@ func awaitStaged(t *testing.T, n *node, image string) {
 	})
 }
 
-// awaitHold waits for the console line of the hold or failpoint named what.
-func awaitHold(t *testing.T, m *Machine, re string) {
+// awaitHold waits for the console line of the hold or failpoint re matches, and returns it.
+func awaitHold(t *testing.T, m *Machine, re string) string {
 	t.Helper()
 	ctx, cancel := m.Context()
 	defer cancel()
-	if _, err := m.WaitConsole(ctx, regexp.MustCompile(re+`\r?\n`)); err != nil {
+	line, err := m.WaitConsole(ctx, regexp.MustCompile(re+`\r?\n`))
+	if err != nil {
 		t.Fatalf("%s never announced: %v", re, err)
 	}
+	return line
 }
 
 // bootedDeployment is the booted line of `ostree admin status` ("* debian CSUM.N"),
@@ -265,17 +273,17 @@ func osCutDuringFinalize(t *testing.T) {
 	m.WriteFile(t, finalizeHook, []byte(finalizeHookScript), 0o755)
 	m.Run(t, "touch "+holdFile+"finalize && sync")
 	n.patch(map[string]string{nodeanno.DesiredConfigKey: cfgOSv2})
-	awaitHold(t, m, `MCOTUI-HOLD finalize`)
+	hold := awaitHold(t, m, `MCOTUI-HOLD finalize entries=\S+`)
 	m.PowerCut()
 	cutAt := time.Now()
+	// The cut was inside the finalization: the next boot version's entries were written
+	// (the staged deployment's and the booted one's), and /boot/loader still named the
+	// old version (checkBooted: the old deployment boots).
+	if !strings.HasSuffix(strings.TrimSpace(hold), "entries=2") {
+		t.Errorf("at the cut, %q: want the 2 entries of the boot version ostree-finalize-staged was writing", strings.TrimSpace(hold))
+	}
 	boot2 := m.Boot()
 	checkBooted(t, m, "v1", "")
-	// The cut was inside the finalization: the next boot version's entries are written
-	// (the staged deployment's and the booted one's), and /boot/loader still names the
-	// old version.
-	if got := m.Run(t, `cur=$(readlink /boot/loader); for d in /boot/loader.0 /boot/loader.1; do [ "$d" = "/boot/$cur" ] || ls "$d/entries" 2>/dev/null | wc -l; done`); strings.TrimSpace(got) != "2" {
-		t.Errorf("the boot version ostree-finalize-staged was writing has %q entries, want 2:\n%s", got, m.Run(t, "ls -lR /boot/loader* 2>&1 | head -40"))
-	}
 	ctx, cancel := m.Context()
 	defer cancel()
 	boot3, err := m.WaitBoot(ctx, boot2)
