@@ -18,11 +18,45 @@ func fakeNow() func() time.Time {
 	}
 }
 
+// whole is the share of a machine with a CPU for each runnable process.
+func whole() float64 { return 1 }
+
+// TestWaitForCountsTheMachinesShare: on a machine loaded to four times its CPUs a
+// wall-clock second counts as a quarter, so a 3 s budget lasts 12 s of wall time; on a
+// quiet machine it lasts 3 s; and however loaded, the wait ends (minShare).
+func TestWaitForCountsTheMachinesShare(t *testing.T) {
+	for _, tc := range []struct {
+		share    float64
+		wantWall time.Duration
+	}{
+		{1, 3 * time.Second},
+		{0.25, 12 * time.Second},
+		{0.001, 48 * time.Second},
+	} {
+		polls := 0
+		c := newFairClock(fakeNow(), func() float64 { return tc.share })
+		err := waitFor(t.Context(), c, 3*time.Second, func() (bool, string) {
+			polls++
+			return false, "pool worker: 0 of 2 updated"
+		})
+		if err == nil || !strings.Contains(err.Error(), "not within 3s") || !strings.Contains(err.Error(), "0 of 2 updated") {
+			t.Errorf("share %v: error %v, want it to say the budget and the last state", tc.share, err)
+		}
+		if c.wall() != tc.wantWall {
+			t.Errorf("share %v: gave up after %s of wall time, want %s", tc.share, c.wall(), tc.wantWall)
+		}
+	}
+	ok := 0
+	if err := waitFor(t.Context(), newFairClock(fakeNow(), whole), time.Hour, func() (bool, string) { ok++; return ok == 3, "" }); err != nil {
+		t.Errorf("a condition that holds at the third poll: %v", err)
+	}
+}
+
 // TestWaitProgressGoesOnWhileTheMarkMoves: work that moves at every poll is waited
 // for however long it takes in all, far beyond the stall limit.
 func TestWaitProgressGoesOnWhileTheMarkMoves(t *testing.T) {
 	n := 0
-	err := waitProgress(t.Context(), fakeNow(), 3*time.Second, func() Progress {
+	err := waitProgress(t.Context(), newFairClock(fakeNow(), whole), 3*time.Second, func() Progress {
 		n++
 		return Progress{Done: n == 20, Mark: strconv.Itoa(n), State: strconv.Itoa(n) + " of 20 nodes"}
 	})
@@ -35,7 +69,7 @@ func TestWaitProgressGoesOnWhileTheMarkMoves(t *testing.T) {
 // has stood still for the stall limit, saying where it stopped.
 func TestWaitProgressFailsWhenTheMarkStops(t *testing.T) {
 	n := 0
-	err := waitProgress(t.Context(), fakeNow(), 3*time.Second, func() Progress {
+	err := waitProgress(t.Context(), newFairClock(fakeNow(), whole), 3*time.Second, func() Progress {
 		n++
 		done := min(n, 5)
 		return Progress{Mark: strconv.Itoa(done), State: strconv.Itoa(done) + " of 20 nodes"}
@@ -55,7 +89,7 @@ func TestWaitProgressFailsWhenTheMarkStops(t *testing.T) {
 func TestWaitProgressEndsWithTheContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	err := waitProgress(ctx, time.Now, time.Hour, func() Progress { return Progress{Mark: "0", State: "nothing"} })
+	err := waitProgress(ctx, newFairClock(time.Now, whole), time.Hour, func() Progress { return Progress{Mark: "0", State: "nothing"} })
 	if err == nil || !strings.Contains(err.Error(), "nothing") {
 		t.Fatalf("after the context ended: %v", err)
 	}
