@@ -36,8 +36,10 @@ type member struct {
 	stageImage, stagedImage string
 	// stageCapable says the node's agent publishes that it stages
 	// (nodeanno.CapabilityStageOSImage); stageProgress that it reports a download of
-	// the image it was asked to stage (nodeanno.StageProgressKey).
+	// the image it was asked to stage (nodeanno.StageProgressKey), and
+	// stageProgressText how far it is, for the pool's OSImageStaging message.
 	stageCapable, stageProgress bool
+	stageProgressText           string
 }
 
 // readMember reads what the planner needs of n. The zone's rank, and whether the
@@ -63,7 +65,9 @@ func readMember(n *corev1.Node) member {
 
 		stageCapable: nodeanno.HasCapability(n, nodeanno.CapabilityStageOSImage),
 	}
-	_, m.stageProgress = nodeanno.Progress(n)
+	if p, ok := nodeanno.Progress(n); ok {
+		m.stageProgress, m.stageProgressText = true, p.String()
+	}
 	m.priority, m.priorityErr = policy.Priority(n)
 	m.held, m.holdErr = policy.Held(n)
 	return m

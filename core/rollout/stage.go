@@ -180,7 +180,7 @@ const OSImageStaging mcfgv1.MachineConfigPoolConditionType = "OSImageStaging"
 // stageCounts counts a pool's members by their staging, for OSImageStaging.
 type stageCounts struct {
 	asked, staged int
-	pulling       []string
+	pulling       []string // each with its download's progress when it reports one
 	unstaged      []string // asked, but their agent does not stage (Stage.fallsBack)
 	image         string
 }
@@ -197,7 +197,11 @@ func (s *stageCounts) add(m *member) {
 	case !m.stageCapable && !m.stageProgress:
 		s.unstaged = append(s.unstaged, m.name)
 	default:
-		s.pulling = append(s.pulling, m.name)
+		name := m.name
+		if m.stageProgressText != "" {
+			name += " (" + m.stageProgressText + ")"
+		}
+		s.pulling = append(s.pulling, name)
 	}
 }
 

@@ -145,6 +145,14 @@ func TestPoolStatusSaysWhoStages(t *testing.T) {
 	if c == nil || c.Status != corev1.ConditionTrue || c.Message != "1 of 2 nodes asked have staged the OS image "+newImage+" before their drain; pulling: b" {
 		t.Fatalf("OSImageStaging = %+v", c)
 	}
+	// The pool's status says how far each pulling node's download is, as its agent
+	// reports it.
+	progress := nodeanno.StageProgress{Image: newImage, Bytes: 300e6, TotalBytes: 1100e6, Layers: 3, TotalLayers: 51}
+	nodes[1] = node("b", at(oldCfg), stageAnn(nodeanno.StageImageKey, newImage), canStage, stageAnn(nodeanno.StageProgressKey, progress.Value()))
+	st = rollout.Status(p, nodes, now)
+	if c := rollout.FindCondition(&st, rollout.OSImageStaging); c == nil || !strings.HasSuffix(c.Message, "; pulling: b ("+progress.String()+")") {
+		t.Fatalf("OSImageStaging with b's progress = %+v", c)
+	}
 	p.Status = st
 	st = rollout.Status(p, []*nodeT{node("a", at(newCfg)), node("b", at(newCfg))}, now)
 	if c := rollout.FindCondition(&st, rollout.OSImageStaging); c == nil || c.Status != corev1.ConditionFalse {
@@ -178,7 +186,7 @@ func TestStageFallsBackForAnAgentThatDoesNotStage(t *testing.T) {
 	}
 	st := rollout.Status(p, nodes, metav1.Now())
 	c := rollout.FindCondition(&st, rollout.OSImageStaging)
-	if c == nil || !strings.Contains(c.Message, "pulling: busy, new; targeted without staging, as their agent does not stage OS images (no mcotui.io/agent-capabilities=stage-os-image): old") {
+	if c == nil || !strings.Contains(c.Message, "pulling: busy (1 B), new; targeted without staging, as their agent does not stage OS images (no mcotui.io/agent-capabilities=stage-os-image): old") {
 		t.Fatalf("OSImageStaging = %+v", c)
 	}
 }
