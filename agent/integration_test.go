@@ -256,21 +256,18 @@ func (n *liveNode) boot() {
 	n.h.logind.Boot()
 }
 
-// await polls cond for up to a minute.
+// await polls cond for up to a minute of this process's fair share of the machine
+// (kubetest.Eventually), so a loaded machine does not fail it.
 func (n *liveNode) await(what string, cond func(*corev1.Node) bool) {
 	n.t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
+	kubetest.Eventually(n.t, time.Minute, what, func() (bool, string) {
 		node := n.get()
 		if cond(node) {
-			return
+			return true, ""
 		}
-		if time.Now().After(deadline) {
-			us, _ := n.h.journal.List()
-			n.t.Fatalf("timed out waiting for %s; annotations %v, unschedulable %t, journal %+v", what, node.Annotations, node.Spec.Unschedulable, us)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		us, _ := n.h.journal.List()
+		return false, fmt.Sprintf("annotations %v, unschedulable %t, journal %+v", node.Annotations, node.Spec.Unschedulable, us)
+	})
 }
 
 func doneOn(config string) func(*corev1.Node) bool {
@@ -281,13 +278,12 @@ func doneOn(config string) func(*corev1.Node) bool {
 
 func (n *liveNode) awaitReboot() {
 	n.t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for n.h.logind.Reboots() == 0 {
-		if time.Now().After(deadline) {
-			n.t.Fatalf("no reboot; annotations %v", n.get().Annotations)
+	kubetest.Eventually(n.t, time.Minute, "a reboot", func() (bool, string) {
+		if n.h.logind.Reboots() > 0 {
+			return true, ""
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return false, fmt.Sprintf("no reboot; annotations %v", n.get().Annotations)
+	})
 }
 
 // runPod runs a bare pod on the node.

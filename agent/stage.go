@@ -173,11 +173,15 @@ func (a *Agent) followStage(ctx context.Context, image, current string) (report 
 // the next one, or the staged image, says more.
 func (a *Agent) publishStageProgress(ctx context.Context, image, current string, p ospull.Progress) {
 	sp := nodeanno.StageProgress{Image: image, Bytes: p.Bytes, TotalBytes: p.TotalBytes, Layers: p.Layers, TotalLayers: p.TotalLayers}
-	if err := a.cfg.Cluster.Annotate(ctx, map[string]string{nodeanno.StageProgressKey: sp.Value()}); err != nil {
+	// The condition first, the annotation last, as when the image is staged: whoever
+	// sees a progress on the Node finds the MachineConfigNode saying at least as much.
+	if err := a.cfg.Cluster.SetConditions(ctx, current, phase.ImagePullingProgress(image, sp.String())); err != nil {
 		a.log.Warn("cannot publish the OS image download's progress", "image", image, "err", err)
 		return
 	}
-	_ = a.cfg.Cluster.SetConditions(ctx, current, phase.ImagePullingProgress(image, sp.String()))
+	if err := a.cfg.Cluster.Annotate(ctx, map[string]string{nodeanno.StageProgressKey: sp.Value()}); err != nil {
+		a.log.Warn("cannot publish the OS image download's progress", "image", image, "err", err)
+	}
 }
 
 func orNothingNew(fetched string) string {
