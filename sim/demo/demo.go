@@ -128,6 +128,8 @@ type Demo struct {
 	// rendered are the names of the pools' first rendered configs.
 	rendered []string
 	kubelet  *kubelet
+	// builds plays MCO's build controller; nil where MachineOSConfigs are not served.
+	builds *ImageBuilds
 
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
@@ -172,6 +174,9 @@ func Start(ctx context.Context, opts Options) (*Demo, error) {
 	}
 	d.goRun("controller", func() error { return d.runController(ctx) })
 	d.goRun("kubelet", func() error { return d.kubelet.run(ctx) })
+	if d.builds != nil {
+		d.goRun("image builds", func() error { return d.builds.run(ctx, d) })
+	}
 	if d.opts.Nodes > d.opts.Agents {
 		d.goRun("stand-in", func() error { return (&standIn{d: d}).run(ctx) })
 	}

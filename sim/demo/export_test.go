@@ -1,0 +1,8 @@
+package demo
+
+// The build schedule, for the external tests.
+const (
+	BuildQueued   = buildQueued
+	BuildDuration = buildDuration
+	FailDuration  = failDuration
+)
