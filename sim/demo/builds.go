@@ -38,9 +38,9 @@ const (
 
 // How long a build takes at speed 1: MCO's builds take minutes; the demo's a minute.
 const (
-	buildQueued   = 5 * time.Second  // Prepared until the builder pod starts
-	buildDuration = 55 * time.Second // then Building until it ends
-	failDuration  = 25 * time.Second // a failing build fails sooner
+	BuildQueued   = 5 * time.Second  // Prepared until the builder pod starts
+	BuildDuration = 55 * time.Second // then Building until it succeeds
+	FailDuration  = 25 * time.Second // or until it fails, sooner
 	buildTick     = time.Second      // how often Step runs in the demo
 )
 
@@ -138,10 +138,10 @@ func (b *ImageBuilds) build(ctx context.Context, mosc, rendered string, now time
 	if _, err := mosbs.Create(ctx, mosb, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create MachineOSBuild %s: %w", name, err)
 	}
-	plan := buildPlan{building: now.Add(b.scaled(buildQueued)), fail: fail}
-	plan.done = plan.building.Add(b.scaled(buildDuration))
+	plan := buildPlan{building: now.Add(b.scaled(BuildQueued)), fail: fail}
+	plan.done = plan.building.Add(b.scaled(BuildDuration))
 	if fail {
-		plan.done = plan.building.Add(b.scaled(failDuration))
+		plan.done = plan.building.Add(b.scaled(FailDuration))
 	}
 	b.plans[name] = plan
 	if err := b.patchStatus(ctx, name, buildStatus(name, imagemode.Prepared, now, nil, nil)); err != nil {

@@ -1,8 +1,0 @@
-package demo
-
-// The build schedule, for the external tests.
-const (
-	BuildQueued   = buildQueued
-	BuildDuration = buildDuration
-	FailDuration  = failDuration
-)
