@@ -3,7 +3,8 @@
 // kubelets and workload controllers simulated (sim/hostsim and this package),
 // and a story played on it: a config rolled out to the workers, a node degrading and
 // recovering, a second config that drains and reboots every node, and a boot image mode
-// change. Timings are a real cluster's, compressed by Options.Speed.
+// change; meanwhile the pools' OS images are built on the cluster (image mode, with MCO's
+// build controller played by ImageBuilds). Timings are a real cluster's, compressed by Options.Speed.
 //
 // It lives here rather than in tui because the TUI must not import the agent or the
 // controller; the command hands the TUI the same API server.
