@@ -85,7 +85,8 @@ Keys to try:
   P             preview the next rollout wave by wave
   b             boot images: m changes the mode, e the Partial selector
   c             the pool's configs: x marks one, d diffs another against it
-  i             image builds: r on master's failed build asks for a rebuild
+  i             image builds: r asks for the pool's current build again (master's
+                first build fails; a new rendered config's build supersedes it)
   ?             every key; q quits
 
 Every change asks for confirmation and says what it writes, as on a real cluster.`,
