@@ -123,9 +123,26 @@ func (b *ImageBuilds) Seed(ctx context.Context, now time.Time, rendered map[stri
 }
 
 // build creates mosc's build of rendered, Prepared at now, on its schedule, and names
-// it mosc's current build.
+// it mosc's current build. As MCO's startBuild (deleteOtherBuildsForMachineOSConfig), it
+// first deletes mosc's other builds that have not succeeded: a build superseded by a
+// new config or a rebuild, running or failed, is gone.
 func (b *ImageBuilds) build(ctx context.Context, mosc, rendered string, now time.Time, fail bool) error {
 	name := b.BuildName(mosc, rendered)
+	mosbs := b.clients.MachineConfig.MachineconfigurationV1().MachineOSBuilds()
+	others, err := mosbs.List(ctx, metav1.ListOptions{LabelSelector: buildLabel + "=" + mosc})
+	if err != nil {
+		return fmt.Errorf("list the MachineOSBuilds of MachineOSConfig %s: %w", mosc, err)
+	}
+	for i := range others.Items {
+		o := &others.Items[i]
+		if o.Name == name || imagemode.BuildState(o) == imagemode.Succeeded {
+			continue
+		}
+		if err := mosbs.Delete(ctx, o.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete MachineOSBuild %s, superseded by %s: %w", o.Name, name, err)
+		}
+		delete(b.plans, o.Name)
+	}
 	mosb := &mcfgv1.MachineOSBuild{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{buildLabel: mosc}},
 		Spec: mcfgv1.MachineOSBuildSpec{
@@ -134,7 +151,6 @@ func (b *ImageBuilds) build(ctx context.Context, mosc, rendered string, now time
 			RenderedImagePushSpec: mcfgv1.ImageTagFormat(BuildPushSpec + ":" + name),
 		},
 	}
-	mosbs := b.clients.MachineConfig.MachineconfigurationV1().MachineOSBuilds()
 	if _, err := mosbs.Create(ctx, mosb, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create MachineOSBuild %s: %w", name, err)
 	}

@@ -2,11 +2,13 @@ package demo_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcotui/mcotui/core/imagemode"
@@ -37,7 +39,7 @@ func TestImageBuilds(t *testing.T) {
 		for _, n := range []string{"tb-ok", "tb-fail"} {
 			_ = mc.MachineOSConfigs().Delete(context.Background(), n, metav1.DeleteOptions{})
 		}
-		for _, n := range []string{b.BuildName("tb-ok", "rendered-tb-ok-1"), b.BuildName("tb-fail", "rendered-tb-fail-1")} {
+		for _, n := range []string{b.BuildName("tb-ok", "rendered-tb-ok-1"), b.BuildName("tb-ok", "rendered-tb-ok-3"), b.BuildName("tb-fail", "rendered-tb-fail-1")} {
 			_ = mc.MachineOSBuilds().Delete(context.Background(), n, metav1.DeleteOptions{})
 		}
 	})
@@ -105,5 +107,45 @@ func TestImageBuilds(t *testing.T) {
 	}
 	if m, _ := mc.MachineOSConfigs().Get(ctx, "tb-fail", metav1.GetOptions{}); imagemode.RebuildPending(m) {
 		t.Error("the rebuild annotation stays after the rebuild is done")
+	}
+
+	// The pool renders a new config, then another before its build ends: each is
+	// built; the superseded running build is deleted (MCO's startBuild), the
+	// succeeded one kept.
+	pools := mc.MachineConfigPools()
+	pool, err := pools.Create(ctx, &mcfgv1.MachineConfigPool{ObjectMeta: metav1.ObjectMeta{Name: "tb-ok"},
+		Spec: mcfgv1.MachineConfigPoolSpec{Configuration: mcfgv1.MachineConfigPoolStatusConfiguration{ObjectReference: corev1.ObjectReference{Name: "rendered-tb-ok-2"}}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pools.Delete(context.Background(), "tb-ok", metav1.DeleteOptions{}) })
+	at += demo.BuildQueued + demo.BuildDuration
+	step(at)
+	second := b.BuildName("tb-ok", "rendered-tb-ok-2")
+	if s := state(second); s != imagemode.Prepared {
+		t.Fatalf("the build of the pool's new config %s: %s, want Prepared", second, s)
+	}
+	pool.Spec.Configuration.Name = "rendered-tb-ok-3"
+	if _, err := pools.Update(ctx, pool, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	step(at + time.Second)
+	third := b.BuildName("tb-ok", "rendered-tb-ok-3")
+	list, err := mc.MachineOSBuilds().List(ctx, metav1.ListOptions{LabelSelector: "machineconfiguration.openshift.io/machine-os-config=tb-ok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, m := range list.Items {
+		names = append(names, m.Name)
+	}
+	slices.Sort(names)
+	want := []string{ok, third}
+	slices.Sort(want)
+	if !slices.Equal(names, want) {
+		t.Errorf("tb-ok's builds: %v, want %v (the superseded %s deleted)", names, want, second)
+	}
+	if m, _ := mc.MachineOSConfigs().Get(ctx, "tb-ok", metav1.GetOptions{}); m.Annotations[imagemode.CurrentBuildAnnotation] != third {
+		t.Errorf("tb-ok's current build: %q, want %s", m.Annotations[imagemode.CurrentBuildAnnotation], third)
 	}
 }
