@@ -21,14 +21,17 @@ import (
 
 // installCAPICRDs installs Cluster API's and its AWS and GCP providers' CRDs
 // (testdata/capi-crds, from their Go modules) and waits until they are served.
-func installCAPICRDs(t *testing.T) {
+func installCAPICRDs(t *testing.T) { t.Helper(); installCAPICRDsIn(t, env) }
+
+// installCAPICRDsIn is installCAPICRDs on the control plane e.
+func installCAPICRDsIn(t *testing.T, e *kubetest.Env) {
 	t.Helper()
 	ctx := kubetest.Context(t)
-	apply := env.KubectlCommand(ctx, "apply", "--server-side", "--force-conflicts", "-f", "../testdata/capi-crds")
+	apply := e.KubectlCommand(ctx, "apply", "--server-side", "--force-conflicts", "-f", "../testdata/capi-crds")
 	if out, err := apply.CombinedOutput(); err != nil {
 		t.Fatalf("install the Cluster API CRDs: %v\n%s", err, out)
 	}
-	wait := env.KubectlCommand(ctx, "wait", "--for", "condition=Established", "--timeout", "120s",
+	wait := e.KubectlCommand(ctx, "wait", "--for", "condition=Established", "--timeout", "120s",
 		"crd/machinedeployments.cluster.x-k8s.io", "crd/machinesets.cluster.x-k8s.io", "crd/clusters.cluster.x-k8s.io",
 		"crd/awsclusters.infrastructure.cluster.x-k8s.io", "crd/awsmachinetemplates.infrastructure.cluster.x-k8s.io",
 		"crd/gcpmachinetemplates.infrastructure.cluster.x-k8s.io")
@@ -40,11 +43,17 @@ func installCAPICRDs(t *testing.T) {
 // createObj creates the object in the YAML doc in ns.
 func createObj(t *testing.T, gvr schema.GroupVersionResource, ns, doc string) *unstructured.Unstructured {
 	t.Helper()
+	return createObjIn(t, env, gvr, ns, doc)
+}
+
+// createObjIn is createObj on the control plane e.
+func createObjIn(t *testing.T, e *kubetest.Env, gvr schema.GroupVersionResource, ns, doc string) *unstructured.Unstructured {
+	t.Helper()
 	var u unstructured.Unstructured
 	if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
 		t.Fatalf("%v\n%s", err, doc)
 	}
-	out, err := env.Dynamic.Resource(gvr).Namespace(ns).Create(kubetest.Context(t), &u, metav1.CreateOptions{})
+	out, err := e.Dynamic.Resource(gvr).Namespace(ns).Create(kubetest.Context(t), &u, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("create %s %s/%s: %v", u.GetKind(), ns, u.GetName(), err)
 	}

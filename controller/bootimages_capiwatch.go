@@ -3,11 +3,13 @@ package controller
 import (
 	"context"
 	"fmt"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/mcotui/mcotui/core/bootimage"
 	"github.com/mcotui/mcotui/platform/kube"
@@ -96,36 +98,103 @@ func equalOwners(a, b []metav1.OwnerReference) bool {
 // (installed with --boot-images): every change that matters syncs the loop at once,
 // instead of at the next resync. Where neither holds, it says so once per term, at
 // info level (a single line for the MachineDeployments when they are not watched: the
-// templates are not watched then either), and the loop still syncs MachineDeployments
-// on its other triggers.
+// templates are not watched then either), the loop still syncs MachineDeployments on
+// its other triggers, and rediscoverCAPI looks for them again every Rediscover: Cluster
+// API's CRDs are often installed after the controller started.
 func (t *term) watchCAPI(ctx context.Context, c *kube.Clients, key func(string) []string, add func(string)) error {
-	var f dynamicinformer.DynamicSharedInformerFactory
-	for _, w := range capiWatches {
+	var (
+		f       dynamicinformer.DynamicSharedInformerFactory
+		pending []capiWatch
+	)
+	for i, w := range capiWatches {
 		ok, why, err := capiWatchable(ctx, c, w.gvr)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			t.log.Info("Cluster API "+w.gvr.Resource+" are not watched: "+why+"; the boot image loop syncs them on its other triggers", "loop", "bootimages")
+			t.log.Info("Cluster API "+w.gvr.Resource+" are not watched: "+why+"; the boot image loop syncs them on its other triggers and looks for them again every "+t.cfg.Rediscover.String(), "loop", "bootimages")
 			if w.gvr == bootimage.MachineDeploymentsResource {
-				return nil // one line on a cluster without Cluster API, and no template watch without them
+				pending = capiWatches[i:] // one line on a cluster without Cluster API, and no template watch without them
+				break
 			}
+			pending = append(pending, w)
 			continue
 		}
 		if f == nil {
 			f = dynamicinformer.NewDynamicSharedInformerFactory(c.Dynamic, t.cfg.Resync)
 			t.factories = append(t.factories, f)
 		}
-		inf := f.ForResource(w.gvr).Informer()
-		t.register(inf.AddEventHandler(handler(func(old, cur *unstructured.Unstructured) []string {
-			if old != nil && !w.matters(old, cur) {
-				return nil
-			}
-			return key(w.reason)
-		}, add)))
+		inf, err := capiInformer(f, w, key, add)
+		t.register(nil, err)
 		t.synced = append(t.synced, inf.HasSynced)
 	}
+	if len(pending) > 0 {
+		t.tasks = append(t.tasks, func(ctx context.Context) { t.rediscoverCAPI(ctx, c, pending, key, add) })
+	}
 	return nil
+}
+
+// capiInformer makes f's informer on w's resource, whose changes that matter sync the
+// boot image loop (add) with w's reason.
+func capiInformer(f dynamicinformer.DynamicSharedInformerFactory, w capiWatch, key func(string) []string, add func(string)) (cache.SharedIndexInformer, error) {
+	inf := f.ForResource(w.gvr).Informer()
+	_, err := inf.AddEventHandler(handler(func(old, cur *unstructured.Unstructured) []string {
+		if old != nil && !w.matters(old, cur) {
+			return nil
+		}
+		return key(w.reason)
+	}, add))
+	return inf, err
+}
+
+// rediscoverCAPI looks, every Rediscover until the term ends, for the Cluster API
+// resources watchCAPI could not watch (pending, in capiWatches' order), and watches each
+// once it is served and readable: a MachineDeployment created after its CRD is then
+// synced at once, without a restart. The templates wait for the MachineDeployments. The
+// informers' initial lists sync the loop, so the MachineDeployments already there are
+// synced when the watch starts. Discovery and SelfSubjectAccessReviews are open to every
+// authenticated identity: this needs no rights on CustomResourceDefinitions.
+func (t *term) rediscoverCAPI(ctx context.Context, c *kube.Clients, pending []capiWatch, key func(string) []string, add func(string)) {
+	f := dynamicinformer.NewDynamicSharedInformerFactory(c.Dynamic, t.cfg.Resync)
+	defer f.Shutdown() // after every informer of f has stopped with ctx
+	tick := time.NewTicker(t.cfg.Rediscover)
+	defer tick.Stop()
+	for len(pending) > 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		var still []capiWatch
+		for i, w := range pending {
+			ok, _, err := capiWatchable(ctx, c, w.gvr)
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				t.log.Warn("looking for Cluster API "+w.gvr.Resource+" again failed; next try in "+t.cfg.Rediscover.String(), "loop", "bootimages", "err", err)
+				still = append(still, pending[i:]...)
+				break
+			}
+			if !ok {
+				if w.gvr == bootimage.MachineDeploymentsResource {
+					still = append(still, pending[i:]...)
+					break
+				}
+				still = append(still, w)
+				continue
+			}
+			if _, err := capiInformer(f, w, key, add); err != nil {
+				t.log.Warn("watch Cluster API "+w.gvr.Resource, "loop", "bootimages", "err", err)
+				still = append(still, w)
+				continue
+			}
+			f.Start(ctx.Done())
+			t.log.Info("Cluster API "+w.gvr.Resource+" are served and readable now: watching them", "loop", "bootimages")
+		}
+		pending = still
+	}
+	<-ctx.Done() // f's informers run until the term ends
 }
 
 // capiWatchable says whether the cluster serves gvr and the controller may list and

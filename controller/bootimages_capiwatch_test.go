@@ -72,9 +72,15 @@ func TestBootImagesWatchMachineDeployments(t *testing.T) {
 // loop's informers can move it.
 func waitMoved(t *testing.T, md *unstructured.Unstructured) string {
 	t.Helper()
+	return waitMovedIn(t, env, md)
+}
+
+// waitMovedIn is waitMoved on the control plane e.
+func waitMovedIn(t *testing.T, e *kubetest.Env, md *unstructured.Unstructured) string {
+	t.Helper()
 	ctx := kubetest.Context(t)
 	from := bootimage.InfrastructureRef(md).Name
-	w, err := env.Dynamic.Resource(bootimage.MachineDeploymentsResource).Namespace(md.GetNamespace()).Watch(ctx, metav1.ListOptions{
+	w, err := e.Dynamic.Resource(bootimage.MachineDeploymentsResource).Namespace(md.GetNamespace()).Watch(ctx, metav1.ListOptions{
 		FieldSelector: "metadata.name=" + md.GetName(), ResourceVersion: md.GetResourceVersion(),
 	})
 	if err != nil {

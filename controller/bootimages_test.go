@@ -57,9 +57,11 @@ func loadMachineSet(t *testing.T, file, name string, edit func(*machinev1beta1.M
 	return &ms
 }
 
-func ensureNamespace(t *testing.T, name string) {
+func ensureNamespace(t *testing.T, name string) { t.Helper(); ensureNamespaceIn(t, env, name) }
+
+func ensureNamespaceIn(t *testing.T, e *kubetest.Env, name string) {
 	t.Helper()
-	_, err := env.Kube.CoreV1().Namespaces().Create(kubetest.Context(t), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	_, err := e.Kube.CoreV1().Namespaces().Create(kubetest.Context(t), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
@@ -68,12 +70,15 @@ func ensureNamespace(t *testing.T, name string) {
 // bootImageTargets creates the namespaces of the Machine API and of MCO and, there,
 // the coreos-bootimages ConfigMap of core/bootimage's test stream (release 4.18.1),
 // removed at the end.
-func bootImageTargets(t *testing.T) {
+func bootImageTargets(t *testing.T) { t.Helper(); bootImageTargetsIn(t, env) }
+
+// bootImageTargetsIn is bootImageTargets on the control plane e.
+func bootImageTargetsIn(t *testing.T, e *kubetest.Env) {
 	t.Helper()
 	ctx := kubetest.Context(t)
-	ensureNamespace(t, bootimage.MachineAPINamespace)
-	ensureNamespace(t, bootimage.ConfigMapNamespace)
-	cms := env.Kube.CoreV1().ConfigMaps(bootimage.ConfigMapNamespace)
+	ensureNamespaceIn(t, e, bootimage.MachineAPINamespace)
+	ensureNamespaceIn(t, e, bootimage.ConfigMapNamespace)
+	cms := e.Kube.CoreV1().ConfigMaps(bootimage.ConfigMapNamespace)
 	if _, err := cms.Create(ctx, &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: bootimage.ConfigMapName},
 		Data:       map[string]string{bootimage.StreamKey: string(readBootData(t, "stream.json")), "releaseVersion": "4.18.1"},
@@ -147,10 +152,13 @@ func editValue(t *testing.T, ms *machinev1beta1.MachineSet, edit func(map[string
 
 // setMode creates or updates MachineConfiguration/cluster with one machine manager for
 // Machine API MachineSets.
-func setMode(t *testing.T, sel operatorv1.MachineManagerSelector) {
+func setMode(t *testing.T, sel operatorv1.MachineManagerSelector) { t.Helper(); setModeIn(t, env, sel) }
+
+// setModeIn is setMode on the control plane e.
+func setModeIn(t *testing.T, e *kubetest.Env, sel operatorv1.MachineManagerSelector) {
 	t.Helper()
 	ctx := kubetest.Context(t)
-	mcs := env.Operator.OperatorV1().MachineConfigurations()
+	mcs := e.Operator.OperatorV1().MachineConfigurations()
 	managers := []operatorv1.MachineManager{{Resource: operatorv1.MachineSets, APIGroup: operatorv1.MachineAPI, Selection: sel}}
 	_, err := mcs.Get(ctx, bootimage.MachineConfigurationName, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {

@@ -53,6 +53,11 @@ const (
 	DefaultRenewDeadline = kube.DefaultRenewDeadline
 	DefaultRetryPeriod   = kube.DefaultRetryPeriod
 	DefaultResync        = 10 * time.Minute
+	// DefaultRediscover is how often the boot image loop asks discovery whether Cluster
+	// API's resources it does not watch yet are served (and readable) now: its CRDs are
+	// often installed after the controller (watchCAPI). One discovery request a minute,
+	// and none once everything is watched.
+	DefaultRediscover = time.Minute
 
 	// DefaultStatusInterval is how long the controller may hold back a pool status
 	// write that only moves its machine counts (driverOptions.StatusInterval). MCO's
@@ -99,6 +104,10 @@ type Config struct {
 	// Resync is the informers' resync period: how often every object is synced again
 	// even without a change. Default DefaultResync.
 	Resync time.Duration
+
+	// Rediscover is how often the boot image loop looks again for the Cluster API
+	// resources it could not watch at the start of its term. Default DefaultRediscover.
+	Rediscover time.Duration
 
 	// Platform is the infrastructure platform for boot images: the mode MCO applies
 	// when MachineConfiguration/cluster names none. Default: the platform every
@@ -161,6 +170,9 @@ func (c *Config) defaults() error {
 	// default (DefaultLeaseDuration, DefaultRenewDeadline, DefaultRetryPeriod).
 	if c.Resync <= 0 {
 		c.Resync = DefaultResync
+	}
+	if c.Rediscover <= 0 {
+		c.Rediscover = DefaultRediscover
 	}
 	if c.Clock == nil {
 		c.Clock = clock.RealClock{}
@@ -281,6 +293,12 @@ func lead(ctx context.Context, cfg *Config) error {
 			l.run(ctx, 1)
 		})
 	}
+	for _, task := range t.tasks {
+		wg.Go(func() {
+			defer utilruntime.HandleCrashWithContext(ctx)
+			task(ctx)
+		})
+	}
 	wg.Wait()
 	// The rollout's targets in flight end with ctx: waited for, so that no write of
 	// this term lands once the next leader may have started.
@@ -301,6 +319,7 @@ type term struct {
 	requeue  *requeuer
 
 	loops     []*loop
+	tasks     []func(context.Context) // run beside the loops, for the term
 	synced    []cache.InformerSynced
 	factories []informerFactory // started with kubeF and mcfgF, shut down before them
 	regs      []error

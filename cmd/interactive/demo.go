@@ -67,7 +67,11 @@ What you will see (about a minute and a half at --speed 1):
     All, and every MachineSet is patched to the release's AMI;
   - MachineConfigs 99-master-node-exporter and 99-worker-node-exporter enable a unit:
     every node is cordoned, drained (evictions wait for the budgets) and rebooted
-    (NotReady for a few seconds), masters one at a time, workers two at a time.
+    (NotReady for a few seconds), masters one at a time, workers two at a time;
+  - meanwhile both pools are in image mode: the demo plays MCO's build controller (it
+    writes the MachineOSBuilds MCO would and builds nothing; the rollouts do not wait
+    for them): master's first build fails, worker's succeeds after a minute, and each
+    new rendered config is built again.
 After that the cluster is yours. A line above the keys says what happens as it
 happens, and what to try.
 
@@ -81,6 +85,8 @@ Keys to try:
   P             preview the next rollout wave by wave
   b             boot images: m changes the mode, e the Partial selector
   c             the pool's configs: x marks one, d diffs another against it
+  i             image builds: r asks for the pool's current build again (master's
+                first build fails; a new rendered config's build supersedes it)
   ?             every key; q quits
 
 Every change asks for confirmation and says what it writes, as on a real cluster.`,

@@ -450,6 +450,8 @@ func TestDiscovery(t *testing.T) {
 		{"coordination.k8s.io/v1", "leases"}, {"apps/v1", "daemonsets"},
 		{"machineconfiguration.openshift.io/v1", "machineconfignodes"},
 		{"machineconfiguration.openshift.io/v1", "machineconfigpools/status"},
+		{"machineconfiguration.openshift.io/v1", "machineosconfigs"},
+		{"machineconfiguration.openshift.io/v1", "machineosbuilds/status"},
 		{"operator.openshift.io/v1", "machineconfigurations"},
 		{"machine.openshift.io/v1beta1", "machinesets"},
 		{"config.openshift.io/v1", "infrastructures"},

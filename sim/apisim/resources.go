@@ -70,6 +70,9 @@ func resources() []*resource {
 		custom(mcfgv1.GroupVersion, "machineconfigs", "MachineConfig", false, false, func() any { return &mcfgv1.MachineConfig{} }),
 		custom(mcfgv1.GroupVersion, "machineconfigpools", "MachineConfigPool", false, true, func() any { return &mcfgv1.MachineConfigPool{} }),
 		custom(mcfgv1.GroupVersion, "machineconfignodes", "MachineConfigNode", false, true, func() any { return &mcfgv1.MachineConfigNode{} }),
+		// Image mode: the demo plays MCO's build controller on them (sim/demo/builds.go).
+		custom(mcfgv1.GroupVersion, "machineosconfigs", "MachineOSConfig", false, true, func() any { return &mcfgv1.MachineOSConfig{} }),
+		custom(mcfgv1.GroupVersion, "machineosbuilds", "MachineOSBuild", false, true, func() any { return &mcfgv1.MachineOSBuild{} }),
 		custom(operatorv1.GroupVersion, "machineconfigurations", "MachineConfiguration", false, true, func() any { return &operatorv1.MachineConfiguration{} }),
 		custom(machinev1beta1.GroupVersion, "machinesets", "MachineSet", true, true, func() any { return &machinev1beta1.MachineSet{} }),
 		custom(configv1.GroupVersion, "infrastructures", "Infrastructure", false, true, func() any { return &configv1.Infrastructure{} }),

@@ -3,7 +3,8 @@
 // kubelets and workload controllers simulated (sim/hostsim and this package),
 // and a story played on it: a config rolled out to the workers, a node degrading and
 // recovering, a second config that drains and reboots every node, and a boot image mode
-// change. Timings are a real cluster's, compressed by Options.Speed.
+// change; meanwhile the pools' OS images are built on the cluster (image mode, with MCO's
+// build controller played by ImageBuilds). Timings are a real cluster's, compressed by Options.Speed.
 //
 // It lives here rather than in tui because the TUI must not import the agent or the
 // controller; the command hands the TUI the same API server.
@@ -128,6 +129,8 @@ type Demo struct {
 	// rendered are the names of the pools' first rendered configs.
 	rendered []string
 	kubelet  *kubelet
+	// builds plays MCO's build controller; nil where MachineOSConfigs are not served.
+	builds *ImageBuilds
 
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
@@ -172,6 +175,9 @@ func Start(ctx context.Context, opts Options) (*Demo, error) {
 	}
 	d.goRun("controller", func() error { return d.runController(ctx) })
 	d.goRun("kubelet", func() error { return d.kubelet.run(ctx) })
+	if d.builds != nil {
+		d.goRun("image builds", func() error { return d.builds.run(ctx, d) })
+	}
 	if d.opts.Nodes > d.opts.Agents {
 		d.goRun("stand-in", func() error { return (&standIn{d: d}).run(ctx) })
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	ign3types "github.com/coreos/ignition/v2/config/v3_5/types"
 	configv1 "github.com/openshift/api/config/v1"
@@ -166,6 +167,9 @@ func (d *Demo) seed(ctx context.Context) error {
 		return err
 	}
 	if err := d.seedBootImages(ctx); err != nil {
+		return err
+	}
+	if err := d.seedImageMode(ctx, rendered); err != nil {
 		return err
 	}
 	return d.kubelet.seedWorkloads(ctx)
@@ -345,4 +349,19 @@ func (d *Demo) seedBootImages(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// seedImageMode puts both pools in image mode (builds.go), where the API server serves
+// MachineOSConfigs: their first builds start now.
+func (d *Demo) seedImageMode(ctx context.Context, rendered map[string]*mcfgv1.MachineConfig) error {
+	ok, err := kube.Served(d.clients.Kube.Discovery(), mcfgv1.GroupVersion, "machineosconfigs")
+	if err != nil || !ok {
+		return err
+	}
+	d.builds = NewImageBuilds(d.clients, d.opts.OpenShiftNames, d.opts.Speed)
+	configs := map[string]string{}
+	for pool, mc := range rendered {
+		configs[pool] = mc.Name
+	}
+	return d.builds.Seed(ctx, time.Now(), configs)
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,13 +18,16 @@ import (
 
 // installCAPICRDs installs Cluster API's and its AWS and GCP providers' CRDs
 // (testdata/capi-crds, from their Go modules) and waits until they are served.
-func installCAPICRDs(t *testing.T) {
+func installCAPICRDs(t *testing.T) { t.Helper(); installCAPICRDsIn(t, env) }
+
+// installCAPICRDsIn is installCAPICRDs on the control plane e.
+func installCAPICRDsIn(t *testing.T, e *kubetest.Env) {
 	t.Helper()
 	ctx := kubetest.Context(t)
-	if out, err := env.KubectlCommand(ctx, "apply", "--server-side", "--force-conflicts", "-f", "../../testdata/capi-crds").CombinedOutput(); err != nil {
+	if out, err := e.KubectlCommand(ctx, "apply", "--server-side", "--force-conflicts", "-f", "../../testdata/capi-crds").CombinedOutput(); err != nil {
 		t.Fatalf("install the Cluster API CRDs: %v\n%s", err, out)
 	}
-	if out, err := env.KubectlCommand(ctx, "wait", "--for", "condition=Established", "--timeout", "120s",
+	if out, err := e.KubectlCommand(ctx, "wait", "--for", "condition=Established", "--timeout", "120s",
 		"crd/machinedeployments.cluster.x-k8s.io", "crd/clusters.cluster.x-k8s.io", "crd/awsclusters.infrastructure.cluster.x-k8s.io",
 		"crd/awsmachinetemplates.infrastructure.cluster.x-k8s.io", "crd/gcpmachinetemplates.infrastructure.cluster.x-k8s.io").CombinedOutput(); err != nil {
 		t.Fatalf("the Cluster API CRDs are not established: %v\n%s", err, out)
@@ -154,4 +158,92 @@ func readStream(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestMachineDeploymentsInstalledLater: a source connected to a cluster without
+// Cluster API watches its resources once their CRDs are installed, without a restart:
+// a MachineDeployment created then arrives as an event, with the template and Cluster
+// its decision reads, and a later subscription has them in its snapshot. Its own
+// control plane: the package's shared one may have Cluster API installed already.
+func TestMachineDeploymentsInstalledLater(t *testing.T) {
+	ctx := kubetest.Context(t)
+	e, err := kubetest.Start(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := e.Stop(); err != nil {
+			t.Errorf("stop the control plane: %v", err)
+		}
+	})
+	c := newCluster(t, e.Config, Options{Rediscover: 200 * time.Millisecond})
+	s := c.Subscribe()
+	defer s.Close()
+	for _, ev := range s.Snapshot() {
+		if ev.Kind == model.KindCAPI {
+			t.Fatalf("a cluster without Cluster API: got %s %s", ev.CAPI.GetKind(), ev.CAPI.GetName())
+		}
+	}
+
+	installCAPICRDsIn(t, e)
+	ns, err := e.CreateNamespace(ctx, "tcapi-later-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := e.KubectlCommand(ctx, "create", "-n", ns, "-f", "-")
+	cmd.Stdin = strings.NewReader(`apiVersion: cluster.x-k8s.io/v1beta2
+kind: Cluster
+metadata: {name: boot}
+spec: {infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: AWSCluster, name: boot}}
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta2
+kind: AWSMachineTemplate
+metadata: {name: workers}
+spec: {template: {spec: {instanceType: m6i.large, ami: {id: ami-0fe05b1aa8dacfa90}}}}
+---
+apiVersion: cluster.x-k8s.io/v1beta2
+kind: MachineDeployment
+metadata: {name: later}
+spec:
+  clusterName: boot
+  selector: {matchLabels: {md: x}}
+  template:
+    metadata: {labels: {md: x}}
+    spec: {clusterName: boot, bootstrap: {dataSecretName: x}, infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: AWSMachineTemplate, name: workers}}
+`)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("create: %v\n%s", err, out)
+	}
+	isCAPI := func(kind, name string) func(model.Event) bool {
+		return func(ev model.Event) bool {
+			return ev.Kind == model.KindCAPI && ev.CAPI.GetKind() == kind && ev.CAPI.GetNamespace() == ns && ev.CAPI.GetName() == name
+		}
+	}
+	next(t, s, "the MachineDeployment created after its CRD", isCAPI("MachineDeployment", "later"))
+
+	later := c.Subscribe()
+	defer later.Close()
+	store := model.NewStore()
+	store.Apply(later.Snapshot())
+	if len(store.MachineDeployments()) != 1 {
+		t.Fatalf("a later subscription's MachineDeployments: %d, want 1", len(store.MachineDeployments()))
+	}
+	if md := store.MachineDeployments()[0]; md.GetNamespace() != ns || md.GetName() != "later" {
+		t.Errorf("a later subscription's MachineDeployment: %s/%s, want %s/later", md.GetNamespace(), md.GetName(), ns)
+	}
+	for _, ref := range []struct{ gvr, name string }{{"awsmachinetemplates", "workers"}, {"clusters", "boot"}} {
+		kubetest.Eventually(t, 30*time.Second, ref.gvr+" "+ref.name+" in the source", func() (bool, string) {
+			sub := c.Subscribe()
+			defer sub.Close()
+			for _, ev := range sub.Snapshot() {
+				if ev.Kind == model.KindCAPI && ev.CAPI.GetNamespace() == ns && ev.CAPI.GetName() == ref.name && strings.EqualFold(ev.CAPI.GetKind()+"s", ref.gvr) {
+					return true, ""
+				}
+			}
+			return false, "not in a new subscription's snapshot"
+		})
+	}
+	if h := c.Health(); h.State != model.Connected {
+		t.Errorf("the source after Cluster API's arrival: %v %s, want connected", h.State, h.Err)
+	}
 }

@@ -36,7 +36,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -72,6 +71,9 @@ type Options struct {
 	// Alerts is what pools' alert gates ask before the TUI steps a rollout; nil where
 	// no Prometheus was named, and an alert gate then holds the step.
 	Alerts kube.AlertSource
+	// Rediscover is how often the source looks again for the Cluster API resources it
+	// could not watch when it connected (rediscoverCAPI); 0 is a minute.
+	Rediscover time.Duration
 }
 
 // Cluster is one cluster's informers and the programs subscribed to them.
@@ -84,7 +86,8 @@ type Cluster struct {
 	buffer  int
 
 	// What the informers watch, in the order a snapshot lists them (pools before nodes
-	// so that the first Apply places nodes by their pool at once).
+	// so that the first Apply places nodes by their pool at once). Once New has
+	// returned, rediscoverCAPI may add to both, under mu.
 	watched   []watched
 	factories []factory
 	// synced are done once each informer has listed: waited on, not polled (client-go's
@@ -237,6 +240,13 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Cluster, error) 
 		c.Close()
 	}()
 	go c.watchHealth(runCtx)
+	if pending := unwatchedCAPI(served); len(pending) > 0 {
+		every := opts.Rediscover
+		if every <= 0 {
+			every = time.Minute
+		}
+		go c.rediscoverCAPI(runCtx, pending, every)
+	}
 	return c, nil
 }
 
@@ -473,10 +483,7 @@ func (c *Cluster) informers(served map[schema.GroupVersionResource]bool) error {
 			df = dynamicinformer.NewDynamicSharedInformerFactory(c.clients.Dynamic, 0)
 			c.factories = append(c.factories, df)
 		}
-		add(gvr.Resource, df.ForResource(gvr).Informer(), func(o any) (model.Event, bool) {
-			u, ok := o.(*unstructured.Unstructured)
-			return model.CAPIEvent(u), ok
-		})
+		c.watched = append(c.watched, capiWatched(df, gvr))
 	}
 	add("ConfigMap "+bootimage.ConfigMapNamespace+"/"+bootimage.ConfigMapName, cmf.Core().V1().ConfigMaps().Informer(), func(o any) (model.Event, bool) {
 		m, ok := o.(*corev1.ConfigMap)
@@ -484,16 +491,25 @@ func (c *Cluster) informers(served map[schema.GroupVersionResource]bool) error {
 	})
 
 	for _, w := range c.watched {
-		if err := w.informer.SetTransform(stripForCache); err != nil {
-			return fmt.Errorf("watch %s: %w", w.what, err)
-		}
-		if err := w.informer.SetWatchErrorHandler(c.watchError(w.what)); err != nil {
-			return fmt.Errorf("watch %s: %w", w.what, err)
-		}
-		if _, err := w.informer.AddEventHandler(c.handler(w)); err != nil {
-			return fmt.Errorf("watch %s: %w", w.what, err)
+		if err := c.handle(w); err != nil {
+			return err
 		}
 		c.synced = append(c.synced, w.informer.HasSyncedChecker())
+	}
+	return nil
+}
+
+// handle sets w's informer up to deliver its objects, stripped, to every subscription,
+// and to report its watch's errors.
+func (c *Cluster) handle(w watched) error {
+	if err := w.informer.SetTransform(stripForCache); err != nil {
+		return fmt.Errorf("watch %s: %w", w.what, err)
+	}
+	if err := w.informer.SetWatchErrorHandler(c.watchError(w.what)); err != nil {
+		return fmt.Errorf("watch %s: %w", w.what, err)
+	}
+	if _, err := w.informer.AddEventHandler(c.handler(w)); err != nil {
+		return fmt.Errorf("watch %s: %w", w.what, err)
 	}
 	return nil
 }
@@ -743,7 +759,11 @@ func (c *Cluster) Subscribers() int {
 func (c *Cluster) Close() {
 	c.closeOnce.Do(func() {
 		c.cancel()
-		for _, f := range c.factories {
+		// Under the lock: rediscoverCAPI adds a factory, unless the context is over.
+		c.mu.Lock()
+		factories := slices.Clone(c.factories)
+		c.mu.Unlock()
+		for _, f := range factories {
 			f.Shutdown()
 		}
 		c.mu.Lock()
