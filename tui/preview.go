@@ -138,7 +138,7 @@ func previewText(st *styles.Styles, fc rollout.Forecast, updating []string, curr
 			if n.Retry {
 				acts += st.Dim.Render("  (retry)")
 			}
-			line("  " + fitName(n.Node, nameW) + "  " + fit(orDash(n.Zone), zoneW) + "  " + fit(hash(from), cfgW) + "  " + drain + "  " + acts)
+			line("  " + fitName(n.Node, nameW) + "  " + fit(layout.OrDash(n.Zone), zoneW) + "  " + fit(hash(from), cfgW) + "  " + drain + "  " + acts)
 		}
 	}
 	if len(fc.Blocked) > 0 {

@@ -297,6 +297,15 @@ func AppendAge(b []byte, d time.Duration) []byte {
 // Age is AppendAge as a string.
 func Age(d time.Duration) string { return string(AppendAge(nil, d)) }
 
+// OrDash is s, or "-" for an empty cell: what kubectl prints for a value that is not
+// set, so that a column never reads as shifted.
+func OrDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
 func appendUnit(b []byte, n int64, unit byte) []byte {
 	var tmp [20]byte
 	i := len(tmp)
