@@ -21,9 +21,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
-	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/core/bootimage"
 	"github.com/mcotui/mcotui/core/ignconfig"
+	"github.com/mcotui/mcotui/core/install"
 	"github.com/mcotui/mcotui/core/render"
 	"github.com/mcotui/mcotui/platform/kube"
 )
@@ -91,7 +91,7 @@ func (d *Demo) nodeName(pool string, i int) string {
 // where the controller, once started, would see a node to update.
 func (d *Demo) seed(ctx context.Context) error {
 	c := d.clients
-	for _, ns := range []string{controller.DefaultNamespace, bootimage.MachineAPINamespace, bootimage.ConfigMapNamespace, appsNamespace} {
+	for _, ns := range []string{install.Namespace, bootimage.MachineAPINamespace, bootimage.ConfigMapNamespace, appsNamespace} {
 		_, err := c.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 		if err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("create namespace %s: %w", ns, err)
