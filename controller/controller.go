@@ -116,7 +116,7 @@ type Config struct {
 	Clock clock.PassiveClock
 	// Logger receives the controller's log. Default: discard.
 	Logger *slog.Logger
-	// Version is written to rendered MachineConfigs (GeneratedByAnnotation).
+	// Version is written to rendered MachineConfigs (render.GeneratedByAnnotation).
 	Version string
 
 	// Metrics, when set, receives the controller's metrics and readiness (NewMetrics).

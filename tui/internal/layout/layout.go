@@ -9,6 +9,7 @@ import (
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/mcotui/mcotui/core/render"
 	"github.com/mcotui/mcotui/core/textsafe"
 )
 
@@ -329,7 +330,7 @@ func Config(name, pool string, w int) string {
 	if len(name) <= w {
 		return name
 	}
-	if h, ok := strings.CutPrefix(name, "rendered-"+pool+"-"); ok {
+	if h, ok := strings.CutPrefix(name, render.PoolPrefix(pool)); ok {
 		return h
 	}
 	return name
