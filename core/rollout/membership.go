@@ -79,6 +79,20 @@ func pick(pools []*mcfgv1.MachineConfigPool, selects func(*mcfgv1.MachineConfigP
 // pools select on (master and worker; a custom pool by the same convention).
 const NodeRolePrefix = "node-role.kubernetes.io/"
 
+// RoleOf is the pool a node-role.kubernetes.io/<role> label puts a node in by MCO's
+// convention: the role, master for the control-plane role. ok is false for any other
+// label.
+func RoleOf(label string) (pool string, ok bool) {
+	role, ok := strings.CutPrefix(label, NodeRolePrefix)
+	switch {
+	case !ok:
+		return "", false
+	case role == "control-plane":
+		return MasterPool, true
+	}
+	return role, true
+}
+
 // RolePool is the pool a node belongs to by its role labels alone, for a caller that has
 // no pools to match it against (the agent names its MachineConfigNode's pool before it
 // reads any): PoolFor over one pool per role that selects on that role's label, as MCO's
@@ -87,12 +101,9 @@ const NodeRolePrefix = "node-role.kubernetes.io/"
 func RolePool(node *corev1.Node) (string, error) {
 	var pools []*mcfgv1.MachineConfigPool
 	for k := range node.Labels {
-		role, ok := strings.CutPrefix(k, NodeRolePrefix)
+		role, ok := RoleOf(k)
 		if !ok {
 			continue
-		}
-		if role == "control-plane" {
-			role = MasterPool
 		}
 		if !slices.ContainsFunc(pools, func(p *mcfgv1.MachineConfigPool) bool { return p.Name == role }) {
 			pools = append(pools, &mcfgv1.MachineConfigPool{ObjectMeta: metav1.ObjectMeta{Name: role}})

@@ -173,3 +173,15 @@ func TestRolePoolIsPoolFor(t *testing.T) {
 		}
 	}
 }
+
+func TestRoleOf(t *testing.T) {
+	for label, want := range map[string]string{
+		rollout.NodeRolePrefix + "worker": "worker", rollout.NodeRolePrefix + "infra": "infra",
+		rollout.NodeRolePrefix + "master": "master", rollout.NodeRolePrefix + "control-plane": "master",
+		"kubernetes.io/hostname": "",
+	} {
+		if got, ok := rollout.RoleOf(label); got != want || ok != (want != "") {
+			t.Errorf("RoleOf(%q) = %q, %v; want %q", label, got, ok, want)
+		}
+	}
+}
