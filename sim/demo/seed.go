@@ -25,6 +25,7 @@ import (
 	"github.com/mcotui/mcotui/core/ignconfig"
 	"github.com/mcotui/mcotui/core/install"
 	"github.com/mcotui/mcotui/core/render"
+	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/platform/kube"
 )
 
@@ -53,7 +54,7 @@ var zones = []string{"us-east-1a", "us-east-1b", "us-east-1c"}
 // preinstalled are the unit files every host ships in /usr/lib/systemd/system.
 var preinstalled = []string{"kubelet.service", "crio.service", chronyUnit, exporterUnit}
 
-func roleLabel(pool string) string { return "node-role.kubernetes.io/" + pool }
+func roleLabel(pool string) string { return rollout.NodeRolePrefix + pool }
 
 // openShiftPrefix is what an OpenShift installer puts before every node's name: the
 // cluster's infrastructure name (a CI cluster's here).
