@@ -385,7 +385,7 @@ func (d *poolDriver) once(ctx context.Context) (DriveEnd, string, error) {
 		}
 	}
 	// A hooked rollout is over once its after-rollout hook has succeeded (hooks.go).
-	if done == len(st.Nodes) && err == nil && st.Pool != nil && st.Pool.Annotations[rollout.HookedRolloutKey] == "" {
+	if done == len(st.Nodes) && err == nil && st.Pool != nil && !rollout.HookedRolloutOpen(st.Pool) {
 		// With no error, the taints and the status written are the final ones.
 		return DriveUpdated, fmt.Sprintf("pool %s is updated: all %d nodes run %s", p.Name, done, target), nil
 	}

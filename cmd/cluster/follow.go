@@ -162,7 +162,7 @@ func (f *follower) poll(ctx context.Context) (end followEnd, err error) {
 		}
 		return followDegraded, nil
 	}
-	if rollout.PoolUpdated(st.Pool) && st.Pool.Annotations[rollout.HookedRolloutKey] == "" {
+	if rollout.PoolUpdated(st.Pool) && !rollout.HookedRolloutOpen(st.Pool) {
 		// (A hooked rollout is over once its after-rollout hook has run.)
 		fmt.Fprintf(f.w, "machineconfigpool %s is updated: all %d nodes run %s\n", f.name, f.total, target)
 		return followUpdated, nil
