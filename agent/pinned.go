@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/mcotui/mcotui/core/pinned"
+	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/internal/durable"
 	"github.com/mcotui/mcotui/platform/host"
 	"github.com/mcotui/mcotui/platform/host/cri"
@@ -509,8 +510,8 @@ func (p *Pinner) workers(ctx context.Context) int {
 		return p.cfg.Workers
 	}
 	if node, err := p.cfg.Cluster.Node(ctx); err == nil {
-		for _, role := range []string{"master", "control-plane"} {
-			if _, ok := node.Labels["node-role.kubernetes.io/"+role]; ok {
+		for k := range node.Labels {
+			if pool, ok := rollout.RoleOf(k); ok && pool == rollout.MasterPool {
 				return controlPlanePinWorkers
 			}
 		}

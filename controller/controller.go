@@ -36,17 +36,13 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/mcotui/mcotui/core/bootimage"
+	"github.com/mcotui/mcotui/core/install"
 	"github.com/mcotui/mcotui/core/render"
 	"github.com/mcotui/mcotui/platform/kube"
 )
 
 // Defaults of Config.
 const (
-	DefaultNamespace = "mcotui"
-	// LeaseName is the Lease that the controller holds while it drives the cluster. The
-	// TUI drives a pool itself only while no one holds it (see kube.LeaseHolder).
-	LeaseName = "mcotui-controller"
-
 	// The controller's leader election timing: kube.Election's default, OpenShift's
 	// recommended one.
 	DefaultLeaseDuration = kube.DefaultLeaseDuration
@@ -91,9 +87,9 @@ var ErrMCOPresent = errors.New("mcotui's controller runs only on clusters withou
 type Config struct {
 	Clients *kube.Clients
 
-	// Namespace holds the Lease. Default DefaultNamespace.
+	// Namespace holds the Lease. Default install.Namespace.
 	Namespace string
-	// LeaseName names the Lease. Default LeaseName.
+	// LeaseName names the Lease. Default install.LeaseName.
 	LeaseName string
 	// Identity names this controller in the Lease and, as field manager, in the
 	// managedFields of what it writes. Default: the host name and the process id.
@@ -129,7 +125,7 @@ type Config struct {
 	Clock clock.PassiveClock
 	// Logger receives the controller's log. Default: discard.
 	Logger *slog.Logger
-	// Version is written to rendered MachineConfigs (GeneratedByAnnotation).
+	// Version is written to rendered MachineConfigs (render.GeneratedByAnnotation).
 	Version string
 
 	// Metrics, when set, receives the controller's metrics and readiness (NewMetrics).
@@ -154,10 +150,10 @@ func (c *Config) defaults() error {
 		return errors.New("controller: no clients")
 	}
 	if c.Namespace == "" {
-		c.Namespace = DefaultNamespace
+		c.Namespace = install.Namespace
 	}
 	if c.LeaseName == "" {
-		c.LeaseName = LeaseName
+		c.LeaseName = install.LeaseName
 	}
 	if c.Identity == "" {
 		host, err := os.Hostname()

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 
+	"github.com/mcotui/mcotui/core/install"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/platform/kube"
@@ -38,8 +39,8 @@ type DriveOptions struct {
 	// of what it writes: "mcotui-tui@bastion:4242", "mcotui-rollout@ci-runner-7:77". It
 	// must differ between processes (hence the process id), or two could lead at once.
 	Identity string
-	// Namespace and LeaseName locate the controller's Lease. Defaults DefaultNamespace
-	// and LeaseName.
+	// Namespace and LeaseName locate the controller's Lease. Defaults install.Namespace
+	// and install.LeaseName.
 	Namespace, LeaseName string
 	// Leader election timing, client-go's meaning. Defaults 15 s, 10 s and 2 s
 	// (client-go's examples), shorter than the controller's: a terminal's drive is
@@ -114,10 +115,10 @@ type DriveSession struct {
 // required (Drive refuses without one); the rest default as DriveOptions says.
 func NewDriveSession(ctx context.Context, clients *kube.Clients, opts DriveOptions) *DriveSession {
 	if opts.Namespace == "" {
-		opts.Namespace = DefaultNamespace
+		opts.Namespace = install.Namespace
 	}
 	if opts.LeaseName == "" {
-		opts.LeaseName = LeaseName
+		opts.LeaseName = install.LeaseName
 	}
 	if opts.Interval <= 0 {
 		opts.Interval = DefaultDriveInterval
@@ -384,7 +385,7 @@ func (d *poolDriver) once(ctx context.Context) (DriveEnd, string, error) {
 		}
 	}
 	// A hooked rollout is over once its after-rollout hook has succeeded (hooks.go).
-	if done == len(st.Nodes) && err == nil && st.Pool != nil && st.Pool.Annotations[rollout.HookedRolloutKey] == "" {
+	if done == len(st.Nodes) && err == nil && st.Pool != nil && !rollout.HookedRolloutOpen(st.Pool) {
 		// With no error, the taints and the status written are the final ones.
 		return DriveUpdated, fmt.Sprintf("pool %s is updated: all %d nodes run %s", p.Name, done, target), nil
 	}

@@ -25,6 +25,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/mcotui/mcotui/core/generated"
+	"github.com/mcotui/mcotui/core/render"
 	"github.com/mcotui/mcotui/platform/kube"
 )
 
@@ -186,7 +187,7 @@ func (l *generateLoop) owned(uid types.UID) ([]*mcfgv1.MachineConfig, error) {
 func (l *generateLoop) apply(ctx context.Context, uid types.UID, owner string, want []*mcfgv1.MachineConfig) error {
 	client := l.clients.MachineConfig.MachineconfigurationV1().MachineConfigs()
 	for _, mc := range want {
-		mc.Annotations = map[string]string{GeneratedByAnnotation: l.version}
+		mc.Annotations = map[string]string{render.GeneratedByAnnotation: l.version}
 		cur, err := l.mcs.Get(mc.Name)
 		if apierrors.IsNotFound(err) {
 			if _, err := client.Create(ctx, mc, metav1.CreateOptions{FieldManager: l.fieldManager}); err != nil && !apierrors.IsAlreadyExists(err) {

@@ -307,7 +307,7 @@ func TestFailedNodeHookStopsOnlyThatNode(t *testing.T) {
 		return true, ""
 	})
 	waitHeld(t, "hkn", corev1.ConditionTrue, "NodeHookFailed", "2 nodes stopped by failed hooks ("+blocked+", "+smoked+")")
-	msg := poolCondition(getPool(t, "hkn"), controller.RolloutHeld).Message
+	msg := poolCondition(getPool(t, "hkn"), policy.HeldCondition).Message
 	if !strings.Contains(msg, "hook before-drain for node "+blocked+" failed: Job "+ns+"/"+prepJob) ||
 		!strings.Contains(msg, "last lines: container hook exited 1: rsync: connection refused") ||
 		!strings.Contains(msg, "node "+blocked+" stops here") {

@@ -21,6 +21,7 @@ import (
 	"github.com/mcotui/mcotui/core/estimate"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
+	"github.com/mcotui/mcotui/core/policy"
 	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/platform/alertmanager"
 	"github.com/mcotui/mcotui/platform/kube"
@@ -383,7 +384,7 @@ func (pw *phaseWatch) syncPool(name string) {
 // halted is why the pool's rollout stands still, or "": a node degraded, or its
 // policy holding it.
 func halted(p *mcfgv1.MachineConfigPool) string {
-	for _, t := range []mcfgv1.MachineConfigPoolConditionType{mcfgv1.MachineConfigPoolNodeDegraded, mcfgv1.MachineConfigPoolRenderDegraded, RolloutHeld} {
+	for _, t := range []mcfgv1.MachineConfigPoolConditionType{mcfgv1.MachineConfigPoolNodeDegraded, mcfgv1.MachineConfigPoolRenderDegraded, policy.HeldCondition} {
 		if c := rollout.FindCondition(&p.Status, t); c != nil && c.Status == corev1.ConditionTrue {
 			return string(t) + ": " + c.Message
 		}

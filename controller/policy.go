@@ -18,10 +18,6 @@ import (
 	"github.com/mcotui/mcotui/platform/kube"
 )
 
-// RolloutHeld is the pool condition that says the pool's rollout policy lets no node
-// start now, and why (policy.HeldCondition).
-const RolloutHeld = policy.HeldCondition
-
 // Reasons of RolloutHeld: rollout.PolicyOptions's, and the one that says nothing holds.
 const (
 	reasonOutsideWindow = rollout.HeldOutsideWindow
@@ -69,14 +65,14 @@ func (d *driver) policyOptions(ctx context.Context, st PoolState, now time.Time)
 func setHoldCondition(status *mcfgv1.MachineConfigPoolStatus, prev []mcfgv1.MachineConfigPoolCondition, hold policyHold, hasPolicy bool, now metav1.Time) {
 	var old *mcfgv1.MachineConfigPoolCondition
 	for i := range prev {
-		if prev[i].Type == RolloutHeld {
+		if prev[i].Type == policy.HeldCondition {
 			old = &prev[i]
 		}
 	}
 	if old == nil && hold.Reason == "" && !hasPolicy && len(hold.Held) == 0 {
 		return
 	}
-	c := mcfgv1.MachineConfigPoolCondition{Type: RolloutHeld, Status: corev1.ConditionFalse, Reason: reasonAsExpected, Message: "the rollout policy lets nodes start", LastTransitionTime: now}
+	c := mcfgv1.MachineConfigPoolCondition{Type: policy.HeldCondition, Status: corev1.ConditionFalse, Reason: reasonAsExpected, Message: "the rollout policy lets nodes start", LastTransitionTime: now}
 	if hold.Reason != "" {
 		c.Status, c.Reason, c.Message = corev1.ConditionTrue, hold.Reason, hold.Message
 	}
@@ -92,7 +88,7 @@ func setHoldCondition(status *mcfgv1.MachineConfigPoolStatus, prev []mcfgv1.Mach
 		c.LastTransitionTime = old.LastTransitionTime
 	}
 	for i := range status.Conditions {
-		if status.Conditions[i].Type == RolloutHeld {
+		if status.Conditions[i].Type == policy.HeldCondition {
 			status.Conditions[i] = c
 			return
 		}
@@ -113,7 +109,7 @@ func hasPolicy(p *mcfgv1.MachineConfigPool) bool {
 // sameHold says whether the conditions already say the pool is held for hold's reason.
 func sameHold(conds []mcfgv1.MachineConfigPoolCondition, hold policyHold) bool {
 	for _, c := range conds {
-		if c.Type == RolloutHeld {
+		if c.Type == policy.HeldCondition {
 			return c.Status == corev1.ConditionTrue && c.Reason == hold.Reason
 		}
 	}

@@ -42,7 +42,7 @@ func annotatePool(t *testing.T, pool string, anns map[string]any) {
 func waitHeld(t *testing.T, pool string, status corev1.ConditionStatus, reason, msg string) {
 	t.Helper()
 	kubetest.Eventually(t, time.Minute, fmt.Sprintf("pool %s RolloutHeld %s %s %q", pool, status, reason, msg), func() (bool, string) {
-		c := poolCondition(getPool(t, pool), controller.RolloutHeld)
+		c := poolCondition(getPool(t, pool), policy.HeldCondition)
 		if c == nil {
 			return false, "no RolloutHeld condition"
 		}
@@ -179,7 +179,7 @@ func TestInvalidRolloutPolicyHoldsThePool(t *testing.T) {
 	// The pool's status follows the nodes at the controller's next sync.
 	kubetest.Eventually(t, time.Minute, "pool pi Updated, RolloutHeld False", func() (bool, string) {
 		p := getPool(t, "pi")
-		held, updated := poolCondition(p, controller.RolloutHeld), poolCondition(p, mcfgv1.MachineConfigPoolUpdated)
+		held, updated := poolCondition(p, policy.HeldCondition), poolCondition(p, mcfgv1.MachineConfigPoolUpdated)
 		return held != nil && held.Status == corev1.ConditionFalse && updated != nil && updated.Status == corev1.ConditionTrue, condString(p)
 	})
 }

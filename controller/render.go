@@ -24,11 +24,6 @@ import (
 	"github.com/mcotui/mcotui/platform/kube"
 )
 
-// GeneratedByAnnotation on a rendered MachineConfig names the version of the
-// controller that made it, as MCO's does (`oc get mc` shows it as
-// GENERATEDBYCONTROLLER).
-const GeneratedByAnnotation = "machineconfiguration.openshift.io/generated-by-controller-version"
-
 // Event reasons of the render loop.
 const (
 	reasonRenderFailed  = "RenderFailed"
@@ -237,7 +232,7 @@ func (l *renderLoop) ensureRendered(ctx context.Context, pool *mcfgv1.MachineCon
 		return err
 	}
 	mc = mc.DeepCopy()
-	mc.Annotations = map[string]string{GeneratedByAnnotation: l.version}
+	mc.Annotations = map[string]string{render.GeneratedByAnnotation: l.version}
 	mc.OwnerReferences = []metav1.OwnerReference{{
 		APIVersion: mcfgv1.GroupVersion.String(),
 		Kind:       "MachineConfigPool",

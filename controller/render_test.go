@@ -15,7 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/mcotui/mcotui/controller"
+	"github.com/mcotui/mcotui/core/render"
 	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/platform/kube/kubetest"
 )
@@ -54,7 +54,7 @@ func TestRenderCreatesRenderedConfig(t *testing.T) {
 	if ref := metav1.GetControllerOf(first); ref == nil || ref.Kind != "MachineConfigPool" || ref.Name != "render" || ref.UID != pool.UID {
 		t.Errorf("owner = %+v, want the pool", first.OwnerReferences)
 	}
-	if first.Annotations[controller.GeneratedByAnnotation] != "test" {
+	if first.Annotations[render.GeneratedByAnnotation] != "test" {
 		t.Errorf("annotations = %v", first.Annotations)
 	}
 	// The render loop points the pool at its config, then writes RenderDegraded in a

@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
-	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/policy"
 	"github.com/mcotui/mcotui/core/rollout"
@@ -93,7 +92,7 @@ func (r *sequenceRecorder) observeNode(n *corev1.Node, exclusive []string) {
 }
 
 func (r *sequenceRecorder) observePool(p *mcfgv1.MachineConfigPool) {
-	c := poolCondition(p, controller.RolloutHeld)
+	c := poolCondition(p, policy.HeldCondition)
 	if c == nil || c.Status != corev1.ConditionTrue {
 		return
 	}

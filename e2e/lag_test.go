@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"github.com/mcotui/mcotui/controller"
+	"github.com/mcotui/mcotui/core/install"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/platform/kube/kubetest"
 )
@@ -48,7 +48,7 @@ func TestRolloutOnLaggingInformers(t *testing.T) {
 	logf := stepLog(t)
 	ctx := t.Context()
 	mcfg := env.MachineConfig.MachineconfigurationV1()
-	install(t)
+	installMcotui(t)
 
 	pool := &mcfgv1.MachineConfigPool{
 		ObjectMeta: metav1.ObjectMeta{Name: lagPool},
@@ -74,7 +74,7 @@ func TestRolloutOnLaggingInformers(t *testing.T) {
 
 	hist := newHistory([]*mcfgv1.MachineConfigPool{pool}, poolOf)
 	watchCtx, stopWatch := context.WithCancel(context.Background())
-	watchDone := hist.start(t, watchCtx, leaseNamespace, controller.LeaseName)
+	watchDone := hist.start(t, watchCtx, leaseNamespace, install.LeaseName)
 	t.Cleanup(func() { stopWatch(); <-watchDone })
 
 	// The proxy outlives the controllers: cleanups run last registered first.

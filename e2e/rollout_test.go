@@ -24,7 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/mcotui/mcotui/agent"
-	"github.com/mcotui/mcotui/controller"
+	"github.com/mcotui/mcotui/core/install"
 	"github.com/mcotui/mcotui/core/mctest"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
@@ -41,7 +41,7 @@ const (
 	infraPool   = "infra"
 	// leaseNamespace is where the controllers elect their leader, the namespace
 	// `mcotui install` creates.
-	leaseNamespace = controller.DefaultNamespace
+	leaseNamespace = install.Namespace
 	// degradedNode's host refuses the new config until the test repairs it.
 	degradedNode = "infra-04"
 	// pauseAfter is how many worker nodes get the new config before the pool is paused.
@@ -83,7 +83,7 @@ func TestRollout(t *testing.T) {
 	// --- The cluster as `mcotui install` leaves it: the namespace of the Lease, two
 	// pools (the custom one takes worker and infra configs, as MCO's custom pools do),
 	// their base MachineConfigs.
-	install(t)
+	installMcotui(t)
 	pools := []*mcfgv1.MachineConfigPool{
 		{
 			ObjectMeta: metav1.ObjectMeta{Name: workerPool},
@@ -133,7 +133,7 @@ func TestRollout(t *testing.T) {
 	// --- The watcher, from before anything moves.
 	hist := newHistory(pools, poolOf)
 	watchCtx, stopWatch := context.WithCancel(context.Background())
-	watchDone := hist.start(t, watchCtx, leaseNamespace, controller.LeaseName)
+	watchDone := hist.start(t, watchCtx, leaseNamespace, install.LeaseName)
 	t.Cleanup(func() { stopWatch(); <-watchDone })
 
 	// --- Two controllers, the whole time.
@@ -232,7 +232,7 @@ func TestRollout(t *testing.T) {
 			got := targeted(listNodes(t), poolOf, workerPool, target[workerPool])
 			return kubetest.Progress{Done: len(got) >= afterTargets, Mark: strconv.Itoa(len(got)), State: fmt.Sprintf("targeted: %d", len(got))}
 		})
-		lease, err := env.Kube.CoordinationV1().Leases(leaseNamespace).Get(ctx, controller.LeaseName, metav1.GetOptions{})
+		lease, err := env.Kube.CoordinationV1().Leases(leaseNamespace).Get(ctx, install.LeaseName, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -406,10 +406,10 @@ func TestRollout(t *testing.T) {
 	}
 }
 
-// install sets the cluster up as `mcotui install` does, once for all the tests: the
+// installMcotui sets the cluster up as `mcotui install` does, once for all the tests: the
 // namespace of the Lease, the RBAC and the admission policies. The agents run under
 // them, each on a token bound to a pod on its node (machine.connect).
-func install(t *testing.T) {
+func installMcotui(t *testing.T) {
 	t.Helper()
 	ctx := t.Context()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: leaseNamespace}}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
+	"github.com/mcotui/mcotui/core/event"
 	"github.com/mcotui/mcotui/core/textsafe"
 	"github.com/mcotui/mcotui/tui/common"
 	"github.com/mcotui/mcotui/tui/dialog"
@@ -177,26 +178,13 @@ func eventsText(c *common.Common, evs []corev1.Event, err error) string {
 		return b.String()
 	}
 	evs = slices.Clone(evs)
-	last := func(e corev1.Event) time.Time {
-		switch {
-		case !e.LastTimestamp.IsZero():
-			return e.LastTimestamp.Time
-		case !e.EventTime.IsZero():
-			return e.EventTime.Time
-		}
-		return e.CreationTimestamp.Time
-	}
-	slices.SortStableFunc(evs, func(a, b corev1.Event) int { return last(a).Compare(last(b)) })
+	event.SortOldestFirst(evs)
 	typeW, reasonW, ageW, fromW := len("Type"), len("Reason"), len("----"), len("From")
 	rows := make([][4]string, len(evs))
 	for i, e := range evs {
-		age := layout.Age(now.Sub(last(e)))
+		age := layout.Age(now.Sub(event.LastSeen(e)))
 		if e.Count > 1 {
-			first := e.FirstTimestamp.Time
-			if first.IsZero() {
-				first = e.CreationTimestamp.Time
-			}
-			age = fmt.Sprintf("%s (x%d over %s)", age, e.Count, layout.Age(now.Sub(first)))
+			age = fmt.Sprintf("%s (x%d over %s)", age, e.Count, layout.Age(now.Sub(event.FirstSeen(e))))
 		}
 		from := e.Source.Component
 		if from == "" {

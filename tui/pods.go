@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 
+	"github.com/mcotui/mcotui/core/event"
 	"github.com/mcotui/mcotui/core/phase"
 	"github.com/mcotui/mcotui/core/textsafe"
 	"github.com/mcotui/mcotui/tui/action"
@@ -307,27 +308,16 @@ func eventsTable(evs []corev1.Event, now time.Time) string {
 		return "No Events."
 	}
 	evs = slices.Clone(evs)
-	slices.SortStableFunc(evs, func(a, b corev1.Event) int { return lastSeen(a).Compare(lastSeen(b)) })
+	event.SortOldestFirst(evs)
 	rows := [][]string{{"LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"}}
 	for _, e := range evs {
 		obj := strings.ToLower(e.InvolvedObject.Kind) + "/" + e.InvolvedObject.Name
 		if e.Namespace != "" && e.Namespace != "default" {
 			obj = e.Namespace + " " + obj
 		}
-		rows = append(rows, []string{layout.Age(now.Sub(lastSeen(e))), e.Type, e.Reason, obj, strings.TrimSpace(e.Message)})
+		rows = append(rows, []string{layout.Age(now.Sub(event.LastSeen(e))), e.Type, e.Reason, obj, strings.TrimSpace(e.Message)})
 	}
 	return columns(rows)
-}
-
-// lastSeen is when an Event last happened, from whichever field its writer set.
-func lastSeen(e corev1.Event) time.Time {
-	switch {
-	case !e.LastTimestamp.IsZero():
-		return e.LastTimestamp.Time
-	case !e.EventTime.IsZero():
-		return e.EventTime.Time
-	}
-	return e.CreationTimestamp.Time
 }
 
 // columns lays rows out in columns two spaces apart, the last one as it is.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/mcotui/mcotui/core/render"
 	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/tui/internal/layout"
 	"github.com/mcotui/mcotui/tui/panes/configs"
@@ -100,7 +101,7 @@ func previewText(st *styles.Styles, fc rollout.Forecast, updating []string, curr
 		if c == "" {
 			return "(none)"
 		}
-		if i := strings.LastIndexByte(c, '-'); i >= 0 && strings.HasPrefix(c, "rendered-") {
+		if i := strings.LastIndexByte(c, '-'); i >= 0 && strings.HasPrefix(c, render.RenderedPrefix) {
 			c = c[i+1:]
 		}
 		return c[:min(len(c), 10)]
@@ -138,7 +139,7 @@ func previewText(st *styles.Styles, fc rollout.Forecast, updating []string, curr
 			if n.Retry {
 				acts += st.Dim.Render("  (retry)")
 			}
-			line("  " + fitName(n.Node, nameW) + "  " + fit(orDash(n.Zone), zoneW) + "  " + fit(hash(from), cfgW) + "  " + drain + "  " + acts)
+			line("  " + fitName(n.Node, nameW) + "  " + fit(layout.OrDash(n.Zone), zoneW) + "  " + fit(hash(from), cfgW) + "  " + drain + "  " + acts)
 		}
 	}
 	if len(fc.Blocked) > 0 {

@@ -20,7 +20,7 @@ func (u *UI) View() tea.View {
 	v := tea.NewView(u.render())
 	v.AltScreen = true
 	v.MouseMode = tea.MouseModeCellMotion
-	v.WindowTitle = "mcotui: " + u.where() + " @ " + orDash(u.info.Context)
+	v.WindowTitle = "mcotui: " + u.where() + " @ " + layout.OrDash(u.info.Context)
 	return v
 }
 
@@ -278,8 +278,8 @@ func (u *UI) statusView() string {
 			behind = append(behind, p.Name)
 		}
 	}
-	left := st.StatusKey.Render(" "+orDash(u.info.Context)+" ") +
-		st.StatusValue.Render(" "+orDash(u.info.Cluster)+" │ ")
+	left := st.StatusKey.Render(" "+layout.OrDash(u.info.Context)+" ") +
+		st.StatusValue.Render(" "+layout.OrDash(u.info.Cluster)+" │ ")
 	if u.c.ReadOnly {
 		// k9s's read-only indicator: a session that cannot act says so everywhere.
 		left += st.StatusKey.Render(" read-only ") + st.StatusValue.Render(" ")
@@ -329,13 +329,6 @@ func (u *UI) statusView() string {
 		line += st.StatusBar.Render(strings.Repeat(" ", u.width-w))
 	}
 	return line
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // openHelp builds the overlay from the keymap and opens it.

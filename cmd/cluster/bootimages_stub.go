@@ -10,8 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcotui/mcotui/cmd/cmdutil"
-	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/core/firstboot"
+	"github.com/mcotui/mcotui/core/install"
 	"github.com/mcotui/mcotui/deploy"
 )
 
@@ -60,7 +60,7 @@ treat it as a secret.`,
 		RunE: cmdutil.RunE(o, runF),
 	}
 	o.Kube.Add(cmd.Flags(), f)
-	cmd.Flags().StringVar(&o.Namespace, "namespace", controller.DefaultNamespace, "the namespace mcotui is installed in, which holds the config server's Secrets")
+	cmd.Flags().StringVar(&o.Namespace, "namespace", install.Namespace, "the namespace mcotui is installed in, which holds the config server's Secrets")
 	cmd.Flags().StringVar(&o.Server, "server", "", "the config server's URL as new machines reach it, https://HOST[:PORT] (default: the URL install recorded)")
 	cmd.Flags().StringVar(&o.VersionFlag, "ignition-version", firstboot.StubVersion.String(), "the stub's Ignition spec version, 3.1.0 or later")
 	return cmd

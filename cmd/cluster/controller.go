@@ -18,6 +18,7 @@ import (
 	"github.com/mcotui/mcotui/cmd/cmdutil"
 	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/core/generated"
+	"github.com/mcotui/mcotui/core/install"
 	"github.com/mcotui/mcotui/core/rollout"
 )
 
@@ -105,7 +106,7 @@ It refuses to start where the Machine Config Operator runs, and says what it fou
 	}
 	fl := cmd.Flags()
 	o.Kube.Add(fl, f)
-	fl.StringVar(&o.Namespace, "namespace", controller.DefaultNamespace, "the namespace of the leader election Lease")
+	fl.StringVar(&o.Namespace, "namespace", install.Namespace, "the namespace of the leader election Lease")
 	fl.StringVar(&o.Identity, "identity", "", "this replica's name in the Lease and in managedFields (default: host name and process id)")
 	fl.StringVar(&o.PlatformFlag, "platform", "", "the infrastructure platform whose default boot image mode applies when MachineConfiguration/cluster sets none: AWS, GCP or None (default: the platform the MachineSets name)")
 	fl.DurationVar(&o.LeaseDuration, "lease-duration", controller.DefaultLeaseDuration, "how long a leader's lease lasts without renewal")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/core/nodeanno"
+	"github.com/mcotui/mcotui/core/policy"
 	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/platform/kube"
 )
@@ -136,7 +137,7 @@ func (f *follower) poll(ctx context.Context) (end followEnd, err error) {
 	// What holds the rollout, as the controller (or this process's drive) says: a pool
 	// it waits for, a gate, a hook. A failed hook stops the rollout until someone
 	// acts: the wait ends there, as for a failed node.
-	if c := rollout.FindCondition(&st.Pool.Status, controller.RolloutHeld); c != nil {
+	if c := rollout.FindCondition(&st.Pool.Status, policy.HeldCondition); c != nil {
 		held := ""
 		if c.Status == corev1.ConditionTrue {
 			held = c.Reason + ": " + c.Message
@@ -162,7 +163,7 @@ func (f *follower) poll(ctx context.Context) (end followEnd, err error) {
 		}
 		return followDegraded, nil
 	}
-	if rollout.PoolUpdated(st.Pool) && st.Pool.Annotations[rollout.HookedRolloutKey] == "" {
+	if rollout.PoolUpdated(st.Pool) && !rollout.HookedRolloutOpen(st.Pool) {
 		// (A hooked rollout is over once its after-rollout hook has run.)
 		fmt.Fprintf(f.w, "machineconfigpool %s is updated: all %d nodes run %s\n", f.name, f.total, target)
 		return followUpdated, nil

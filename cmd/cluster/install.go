@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/mcotui/mcotui/cmd/cmdutil"
-	"github.com/mcotui/mcotui/controller"
+	"github.com/mcotui/mcotui/core/install"
 	"github.com/mcotui/mcotui/deploy"
 )
 
@@ -85,7 +85,7 @@ OpenShift: MCO runs there, and mcotui's agent and controller refuse to start bes
 		Args: cmdutil.UsageArgs(cobra.NoArgs),
 		RunE: cmdutil.RunE(o, runF),
 	}
-	cmd.Flags().StringVar(&o.Manifests.Namespace, "namespace", controller.DefaultNamespace, "the namespace of mcotui's agent, controller and Lease")
+	cmd.Flags().StringVar(&o.Manifests.Namespace, "namespace", install.Namespace, "the namespace of mcotui's agent, controller and Lease")
 	cmd.Flags().StringVar(&o.Manifests.Image, "image", "", "the mcotui container image (default "+deploy.DefaultImage+":<this binary's version>, latest for a dev build)")
 	cmd.Flags().BoolVar(&o.Manifests.BootImages, "boot-images", false, "also let the controller upgrade Ignition stubs in openshift-machine-api (for boot image management)")
 	cmd.Flags().BoolVar(&o.Manifests.ConfigServer, "config-server", false, "also print the first-boot config server (mcotui config-server): its Deployment, Service, RBAC, and Secrets with a new CA, certificate and bootstrap token")

@@ -13,6 +13,7 @@ import (
 	"github.com/mcotui/mcotui/cmd/cmdutil"
 	"github.com/mcotui/mcotui/cmd/internal/cmdtest"
 	"github.com/mcotui/mcotui/controller"
+	"github.com/mcotui/mcotui/core/install"
 	"github.com/mcotui/mcotui/deploy"
 )
 
@@ -35,7 +36,7 @@ func TestClusterOptions(t *testing.T) {
 
 	code, r := cmdtest.ParseOptions(t, NewCmdRollout, "rollout", "worker", "--max-unavailable", "25%", "--wait", "--timeout", "1h")
 	if want := intstr.FromString("25%"); code != 0 || r.Pool != "worker" || r.MaxUnavailable == nil || *r.MaxUnavailable != want ||
-		!r.Wait || r.Timeout != time.Hour || r.Interval != time.Second || r.Namespace != controller.DefaultNamespace {
+		!r.Wait || r.Timeout != time.Hour || r.Interval != time.Second || r.Namespace != install.Namespace {
 		t.Errorf("rollout: exit %d, options %+v", code, r)
 	}
 	if code, r = cmdtest.ParseOptions(t, NewCmdRollout, "rollout", "worker"); code != 0 || r.MaxUnavailable != nil || r.Wait {

@@ -16,6 +16,7 @@ import (
 	"github.com/mcotui/mcotui/cmd/cmdutil"
 	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/core/disruption"
+	"github.com/mcotui/mcotui/core/install"
 	"github.com/mcotui/mcotui/core/policy"
 	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/platform/kube"
@@ -110,7 +111,7 @@ error 2.`,
 	fl.StringVar(&o.MaxUnavailableFlag, "max-unavailable", "", "set the pool's spec.maxUnavailable first: a number of nodes (2) or a percentage of the pool (25%)")
 	fl.BoolVar(&o.Wait, "wait", false, "follow the rollout until the pool is updated, a node degrades or --timeout passes")
 	fl.DurationVar(&o.Timeout, "timeout", 30*time.Minute, "with --wait, give up after this long (exit 2)")
-	fl.StringVar(&o.Namespace, "namespace", controller.DefaultNamespace, "the namespace of mcotui's controller Lease, to tell whether a controller drives the rollout")
+	fl.StringVar(&o.Namespace, "namespace", install.Namespace, "the namespace of mcotui's controller Lease, to tell whether a controller drives the rollout")
 	fl.DurationVar(&o.Interval, "poll-interval", time.Second, "with --wait, how often to look at the pool and its nodes")
 	_ = fl.MarkHidden("poll-interval")
 	o.Prometheus.Add(fl)
@@ -223,21 +224,21 @@ func whoDrives(ctx context.Context, c *kube.Clients, namespace string, willDrive
 	if found, evidence, err := kube.DetectMCO(ctx, c.Kube); err == nil && found {
 		return "Driven by the Machine Config Operator (" + evidence + ").", false
 	}
-	holder, held, err := kube.LeaseHolder(ctx, c.Kube, namespace, controller.LeaseName, time.Now())
+	holder, held, err := kube.LeaseHolder(ctx, c.Kube, namespace, install.LeaseName, time.Now())
 	switch {
 	case apierrors.IsForbidden(err):
 		// Allowed to follow but not to read the Lease: then not to take it either.
-		fmt.Fprintf(errOut, "Warning: cannot read the lease %s/%s (%v): following the rollout without driving it; a controller, or someone allowed to take the lease, must drive it.\n", namespace, controller.LeaseName, err)
+		fmt.Fprintf(errOut, "Warning: cannot read the lease %s/%s (%v): following the rollout without driving it; a controller, or someone allowed to take the lease, must drive it.\n", namespace, install.LeaseName, err)
 		return "", false
 	case err != nil:
 		fmt.Fprintf(errOut, "Warning: cannot tell whether a controller drives this rollout: %v\n", err)
 		return "", false
 	case held:
-		return fmt.Sprintf("Driven by mcotui controller %s (lease %s/%s).", holder, namespace, controller.LeaseName), false
+		return fmt.Sprintf("Driven by mcotui controller %s (lease %s/%s).", holder, namespace, install.LeaseName), false
 	case willDrive:
-		return fmt.Sprintf("No mcotui controller holds the lease %s/%s: this command drives the rollout while it waits, as %s.", namespace, controller.LeaseName, rolloutIdentity()), true
+		return fmt.Sprintf("No mcotui controller holds the lease %s/%s: this command drives the rollout while it waits, as %s.", namespace, install.LeaseName, rolloutIdentity()), true
 	}
-	fmt.Fprintf(errOut, "Warning: no mcotui controller holds the lease %s/%s and the Machine Config Operator does not run: nothing drives this rollout. Start the controller (mcotui install | kubectl apply -f -), pass --wait to drive it from here while it runs, or pass --namespace if the controller runs elsewhere.\n", namespace, controller.LeaseName)
+	fmt.Fprintf(errOut, "Warning: no mcotui controller holds the lease %s/%s and the Machine Config Operator does not run: nothing drives this rollout. Start the controller (mcotui install | kubectl apply -f -), pass --wait to drive it from here while it runs, or pass --namespace if the controller runs elsewhere.\n", namespace, install.LeaseName)
 	return "", true
 }
 

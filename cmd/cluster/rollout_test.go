@@ -20,7 +20,7 @@ import (
 
 	"github.com/mcotui/mcotui/cmd/cmdutil"
 	"github.com/mcotui/mcotui/cmd/internal/cmdtest"
-	"github.com/mcotui/mcotui/controller"
+	"github.com/mcotui/mcotui/core/install"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/platform/kube"
 	"github.com/mcotui/mcotui/platform/kube/kubetest"
@@ -115,7 +115,7 @@ func TestRolloutWaitDrives(t *testing.T) {
 	if w := c.DesiredConfigWriters(t); len(w) != 1 || !w[rolloutIdentity()] {
 		t.Errorf("desiredConfig written by %v, want %s alone", w, rolloutIdentity())
 	}
-	if holder, held, err := kube.LeaseHolder(kubetest.Context(t), c.Env.Kube, ns, controller.LeaseName, time.Now()); err != nil || held {
+	if holder, held, err := kube.LeaseHolder(kubetest.Context(t), c.Env.Kube, ns, install.LeaseName, time.Now()); err != nil || held {
 		t.Errorf("after the command: lease holder %q held %t err %v; want it released", holder, held, err)
 	}
 }

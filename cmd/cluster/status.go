@@ -18,7 +18,6 @@ import (
 	"k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/mcotui/mcotui/cmd/cmdutil"
-	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/core/generated"
 	"github.com/mcotui/mcotui/core/policy"
 	"github.com/mcotui/mcotui/core/statustable"
@@ -395,7 +394,7 @@ func writePolicies(w io.Writer, pools []*mcfgv1.MachineConfigPool, now time.Time
 	for _, p := range pools {
 		var held *mcfgv1.MachineConfigPoolCondition
 		for i := range p.Status.Conditions {
-			if p.Status.Conditions[i].Type == controller.RolloutHeld {
+			if p.Status.Conditions[i].Type == policy.HeldCondition {
 				held = &p.Status.Conditions[i]
 			}
 		}

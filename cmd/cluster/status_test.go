@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcotui/mcotui/cmd/cmdutil"
-	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/core/phase"
 	"github.com/mcotui/mcotui/core/pinned"
 	"github.com/mcotui/mcotui/core/policy"
@@ -320,7 +319,7 @@ func TestStatusPolicyLines(t *testing.T) {
 		policy.WindowsKey: "Sat 22:00-Sun 04:00 Europe/Berlin",
 	}}}
 	worker.Status.Conditions = []mcfgv1.MachineConfigPoolCondition{{
-		Type: controller.RolloutHeld, Status: corev1.ConditionTrue, Reason: "OutsideWindow",
+		Type: policy.HeldCondition, Status: corev1.ConditionTrue, Reason: "OutsideWindow",
 		Message: "outside the maintenance windows: next window opens Sat 22:00 CET; 1 held by " + policy.HoldKey + ": worker-3",
 	}}
 	bad := &mcfgv1.MachineConfigPool{ObjectMeta: metav1.ObjectMeta{Name: "gpu", Annotations: map[string]string{policy.OrderKey: "Random"}}}

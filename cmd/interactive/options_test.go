@@ -8,7 +8,7 @@ import (
 
 	"github.com/mcotui/mcotui/cmd/cmdutil"
 	"github.com/mcotui/mcotui/cmd/internal/cmdtest"
-	"github.com/mcotui/mcotui/controller"
+	"github.com/mcotui/mcotui/core/install"
 	"github.com/mcotui/mcotui/tui/serve"
 )
 
@@ -22,7 +22,7 @@ func TestInteractiveOptions(t *testing.T) {
 		AddTUI(c, f, runF)
 		return c
 	}, "tui", "--read-only", "--log", "/tmp/x.log", "--context", "kind")
-	if code != 0 || !o.ReadOnly || o.LogFile != "/tmp/x.log" || o.Kube.Context != "kind" || o.Namespace != controller.DefaultNamespace || o.Narration != nil {
+	if code != 0 || !o.ReadOnly || o.LogFile != "/tmp/x.log" || o.Kube.Context != "kind" || o.Namespace != install.Namespace || o.Narration != nil {
 		t.Errorf("mcotui: exit %d, options %+v", code, o)
 	}
 

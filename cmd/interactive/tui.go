@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcotui/mcotui/cmd/cmdutil"
 	"github.com/mcotui/mcotui/controller"
+	"github.com/mcotui/mcotui/core/install"
 	"github.com/mcotui/mcotui/platform/kube"
 	"github.com/mcotui/mcotui/tui"
 	"github.com/mcotui/mcotui/tui/action"
@@ -76,7 +77,7 @@ without colour.
 	o.Kube.Add(fl, f)
 	fl.BoolVar(&o.ReadOnly, "read-only", false, "offer no action that changes the cluster")
 	fl.StringVar(&o.LogFile, "log", "", "append the TUI's log (watch errors, actions taken) to this file")
-	fl.StringVar(&o.Namespace, "namespace", controller.DefaultNamespace, "the namespace of mcotui's controller Lease, which the TUI holds while it drives a rollout")
+	fl.StringVar(&o.Namespace, "namespace", install.Namespace, "the namespace of mcotui's controller Lease, which the TUI holds while it drives a rollout")
 	o.Prometheus.Add(fl)
 }
 

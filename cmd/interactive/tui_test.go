@@ -20,7 +20,7 @@ import (
 
 	"github.com/mcotui/mcotui/cmd/cmdutil"
 	"github.com/mcotui/mcotui/cmd/internal/cmdtest"
-	"github.com/mcotui/mcotui/controller"
+	"github.com/mcotui/mcotui/core/install"
 	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/platform/host/hosttest"
 	"github.com/mcotui/mcotui/platform/kube"
@@ -181,7 +181,7 @@ func TestTUIDrivesAPool(t *testing.T) {
 	if !rollout.PoolUpdated(c.GetPool(t)) {
 		t.Errorf("pool td is not Updated: %+v", c.GetPool(t).Status)
 	}
-	if holder, held, err := kube.LeaseHolder(ctx, c.Env.Kube, ns, controller.LeaseName, time.Now()); err != nil || held {
+	if holder, held, err := kube.LeaseHolder(ctx, c.Env.Kube, ns, install.LeaseName, time.Now()); err != nil || held {
 		t.Errorf("after the TUI quit: lease holder %q held %t err %v; want it released", holder, held, err)
 	}
 }
@@ -202,7 +202,7 @@ func TestTUIQuitStopsTheDrive(t *testing.T) {
 	cluster, clients := tuiSource(t.Context(), t, c)
 	released := func(ctx context.Context, t *testing.T, when string) {
 		t.Helper()
-		if holder, held, err := kube.LeaseHolder(ctx, c.Env.Kube, ns, controller.LeaseName, time.Now()); err != nil || held {
+		if holder, held, err := kube.LeaseHolder(ctx, c.Env.Kube, ns, install.LeaseName, time.Now()); err != nil || held {
 			t.Errorf("%s: lease holder %q held %t err %v; want it released", when, holder, held, err)
 		}
 	}
@@ -228,7 +228,7 @@ func TestTUIQuitStopsTheDrive(t *testing.T) {
 			tm.Send(tea.KeyPressMsg{Code: 'y', Text: "y"})
 			if tc.driving {
 				screen.WaitFor(t, " driving tq ")
-				if holder, held, err := kube.LeaseHolder(ctx, c.Env.Kube, ns, controller.LeaseName, time.Now()); err != nil || !held || holder != driver.Identity() {
+				if holder, held, err := kube.LeaseHolder(ctx, c.Env.Kube, ns, install.LeaseName, time.Now()); err != nil || !held || holder != driver.Identity() {
 					t.Fatalf("while driving: lease holder %q held %t err %v; want %s", holder, held, err, driver.Identity())
 				}
 			}
@@ -263,7 +263,7 @@ func TestTUIQuitStopsTheDrive(t *testing.T) {
 // mcotui's controller's Lease in its default namespace, which the confirmation names.
 func TestTUIDriverDefaultNamespace(t *testing.T) {
 	d := newTUIDriver(t.Context(), nil, "", nil, slog.New(slog.DiscardHandler))
-	if got, want := d.Lease(), controller.DefaultNamespace+"/"+controller.LeaseName; got != want {
+	if got, want := d.Lease(), install.Namespace+"/"+install.LeaseName; got != want {
 		t.Errorf("Lease() = %q, want %q", got, want)
 	}
 }
@@ -301,7 +301,7 @@ func TestTUIDriveSaysWhoHoldsTheLease(t *testing.T) {
 	const holder = "mcotui-controller-7f9c4d-x2x5q"
 	now := metav1.NewMicroTime(time.Now())
 	if _, err := c.Env.Kube.CoordinationV1().Leases(ns).Create(ctx, &coordinationv1.Lease{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: controller.LeaseName},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: install.LeaseName},
 		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(holder), LeaseDurationSeconds: ptr.To[int32](3600),
 			AcquireTime: &now, RenewTime: &now},
 	}, metav1.CreateOptions{}); err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/mcotui/mcotui/core/configdiff"
 	"github.com/mcotui/mcotui/core/disruption"
 	"github.com/mcotui/mcotui/core/manifest"
+	"github.com/mcotui/mcotui/core/render"
 	"github.com/mcotui/mcotui/core/textsafe"
 	"github.com/mcotui/mcotui/platform/manifestfile"
 )
@@ -274,12 +275,9 @@ func decodeRenderedConfig(name string, data []byte, warn io.Writer) (configdiff.
 // isRendered reports whether mc is a rendered MachineConfig: named as MCO and mcotui
 // name them, or annotated by the controller that rendered it.
 func isRendered(mc *mcfgv1.MachineConfig) bool {
-	_, generated := mc.Annotations[generatedByAnnotation]
-	return strings.HasPrefix(mc.Name, "rendered-") || generated
+	_, generated := mc.Annotations[render.GeneratedByAnnotation]
+	return strings.HasPrefix(mc.Name, render.RenderedPrefix) || generated
 }
-
-// generatedByAnnotation is what MCO's render controller puts on every rendered config.
-const generatedByAnnotation = "machineconfiguration.openshift.io/generated-by-controller-version"
 
 func decodeMachineConfiguration(name string, data []byte) (*operatorv1.MachineConfiguration, error) {
 	docs, err := manifest.Decode(name, data)

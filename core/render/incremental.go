@@ -182,7 +182,7 @@ func (r *renderer) name(poolName string, spec mcfgv1.MachineConfigSpec) (string,
 	h := md5.New() //nolint:gosec // see the import
 	h.Write(salt)
 	h.Write(out.Bytes())
-	return fmt.Sprintf("rendered-%s-%x", poolName, h.Sum(nil)), true
+	return fmt.Sprintf("%s%x", PoolPrefix(poolName), h.Sum(nil)), true
 }
 
 // itemYAML is the YAML of the item whose JSON is item in its list of a spec: the

@@ -545,6 +545,18 @@ var salt = []byte{
 	33, 26, 235, 202, 32, 173, 31, 234, 41, 144, 148, 79, 6, 206, 23, 22,
 }
 
+// GeneratedByAnnotation on a rendered (or generated) MachineConfig names the version of
+// the controller that made it, as MCO's render controller does (`oc get mc` shows it as
+// GENERATEDBYCONTROLLER); `mcotui diff` takes a config carrying it for a rendered one.
+const GeneratedByAnnotation = "machineconfiguration.openshift.io/generated-by-controller-version"
+
+// RenderedPrefix begins the name of every rendered config (see Name).
+const RenderedPrefix = "rendered-"
+
+// PoolPrefix is what the names of poolName's rendered configs begin with:
+// rendered-<poolName>-, the hash following.
+func PoolPrefix(poolName string) string { return RenderedPrefix + poolName + "-" }
+
 // Name returns the name of the rendered config of the pool poolName with spec:
 // rendered-<poolName>-<hex md5 of salt and the YAML encoding of spec>, exactly as MCO's
 // getMachineConfigHashedName computes it.
@@ -568,7 +580,7 @@ func Name(poolName string, spec mcfgv1.MachineConfigSpec) (string, error) {
 	h := md5.New() //nolint:gosec // see the import
 	h.Write(salt)
 	h.Write(data)
-	return fmt.Sprintf("rendered-%s-%x", poolName, h.Sum(nil)), nil
+	return fmt.Sprintf("%s%x", PoolPrefix(poolName), h.Sum(nil)), nil
 }
 
 // New returns the rendered MachineConfig of the pool poolName with spec: its name

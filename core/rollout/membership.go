@@ -32,6 +32,17 @@ func PoolFor(node *corev1.Node, pools []*mcfgv1.MachineConfigPool) (*mcfgv1.Mach
 
 // poolFor is PoolFor with selects telling which pools select the node.
 func poolFor(node *corev1.Node, pools []*mcfgv1.MachineConfigPool, selects func(*mcfgv1.MachineConfigPool) bool) (*mcfgv1.MachineConfigPool, error) {
+	p, custom := pick(pools, selects)
+	if len(custom) > 1 {
+		return nil, fmt.Errorf("node %s is selected by the custom pools %s: a node belongs to at most one custom pool; change the pools' nodeSelectors or the node's labels", node.Name, strings.Join(custom, ", "))
+	}
+	return p, nil
+}
+
+// pick is MCO's precedence among the pools that select a node: master, then the one
+// custom pool, then worker (nil when none selects it). With two custom pools or more it
+// picks none and returns their names, sorted.
+func pick(pools []*mcfgv1.MachineConfigPool, selects func(*mcfgv1.MachineConfigPool) bool) (*mcfgv1.MachineConfigPool, []string) {
 	var master, worker *mcfgv1.MachineConfigPool
 	var custom []*mcfgv1.MachineConfigPool
 	for _, p := range pools {
@@ -53,7 +64,7 @@ func poolFor(node *corev1.Node, pools []*mcfgv1.MachineConfigPool, selects func(
 			names[i] = p.Name
 		}
 		slices.Sort(names)
-		return nil, fmt.Errorf("node %s is selected by the custom pools %s: a node belongs to at most one custom pool; change the pools' nodeSelectors or the node's labels", node.Name, strings.Join(names, ", "))
+		return nil, names
 	}
 	switch {
 	case master != nil:
@@ -62,6 +73,50 @@ func poolFor(node *corev1.Node, pools []*mcfgv1.MachineConfigPool, selects func(
 		return custom[0], nil
 	}
 	return worker, nil
+}
+
+// NodeRolePrefix begins the node-role.kubernetes.io/<role> labels that MCO's default
+// pools select on (master and worker; a custom pool by the same convention).
+const NodeRolePrefix = "node-role.kubernetes.io/"
+
+// RoleOf is the pool a node-role.kubernetes.io/<role> label puts a node in by MCO's
+// convention: the role, master for the control-plane role. ok is false for any other
+// label.
+func RoleOf(label string) (pool string, ok bool) {
+	role, ok := strings.CutPrefix(label, NodeRolePrefix)
+	switch {
+	case !ok:
+		return "", false
+	case role == "control-plane":
+		return MasterPool, true
+	}
+	return role, true
+}
+
+// RolePool is the pool a node belongs to by its role labels alone, for a caller that has
+// no pools to match it against (the agent names its MachineConfigNode's pool before it
+// reads any): PoolFor over one pool per role that selects on that role's label, as MCO's
+// master and worker pools do, with the control-plane role counting as master. A node
+// with no role but worker, or no role at all, is a worker.
+func RolePool(node *corev1.Node) (string, error) {
+	var pools []*mcfgv1.MachineConfigPool
+	for k := range node.Labels {
+		role, ok := RoleOf(k)
+		if !ok {
+			continue
+		}
+		if !slices.ContainsFunc(pools, func(p *mcfgv1.MachineConfigPool) bool { return p.Name == role }) {
+			pools = append(pools, &mcfgv1.MachineConfigPool{ObjectMeta: metav1.ObjectMeta{Name: role}})
+		}
+	}
+	p, custom := pick(pools, func(*mcfgv1.MachineConfigPool) bool { return true })
+	switch {
+	case len(custom) > 1:
+		return "", fmt.Errorf("node %s has the roles %s: a node belongs to at most one custom pool", node.Name, strings.Join(custom, ", "))
+	case p == nil:
+		return WorkerPool, nil
+	}
+	return p.Name, nil
 }
 
 // Membership places nodes among a fixed set of pools, as PoolFor does, with the pools'

@@ -123,3 +123,65 @@ func TestPlanningView(t *testing.T) {
 		t.Errorf("step over the view targets %v, want one node (maxUnavailable 1), the unenrolled node a candidate like any", step.Targets)
 	}
 }
+
+// TestRolePoolIsPoolFor: a node's pool by its role labels alone is the one PoolFor
+// finds among pools that select on those labels (MCO's master and worker pools, and
+// custom pools by the same convention), with control-plane counting as master.
+func TestRolePoolIsPoolFor(t *testing.T) {
+	pools := []*mcfgv1.MachineConfigPool{
+		selecting("master", rollout.NodeRolePrefix+"master"), selecting("worker", rollout.NodeRolePrefix+"worker"),
+		selecting("infra", rollout.NodeRolePrefix+"infra"), selecting("gpu", rollout.NodeRolePrefix+"gpu"),
+	}
+	for _, c := range []struct {
+		roles   []string
+		want    string
+		wantErr string
+	}{
+		{nil, "worker", ""},
+		{[]string{"worker"}, "worker", ""},
+		{[]string{"worker", "infra"}, "infra", ""},
+		{[]string{"master", "worker"}, "master", ""},
+		{[]string{"master", "infra"}, "master", ""},
+		{[]string{"control-plane", "infra"}, "master", ""},
+		{[]string{"master", "control-plane"}, "master", ""},
+		{[]string{"infra", "gpu", "worker"}, "", "node n has the roles gpu, infra: a node belongs to at most one custom pool"},
+		// MCO refuses a node of two custom pools even when it is a master.
+		{[]string{"master", "infra", "gpu"}, "", "node n has the roles gpu, infra: a node belongs to at most one custom pool"},
+	} {
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: map[string]string{"kubernetes.io/hostname": "n"}}}
+		for _, r := range c.roles {
+			node.Labels[rollout.NodeRolePrefix+r] = ""
+		}
+		got, err := rollout.RolePool(node)
+		if c.wantErr != "" {
+			if err == nil || err.Error() != c.wantErr {
+				t.Errorf("roles %v: pool %q, error %v; want the error %q", c.roles, got, err, c.wantErr)
+			}
+			if _, perr := rollout.PoolFor(node, pools); perr == nil {
+				t.Errorf("roles %v: RolePool refuses the node, PoolFor places it", c.roles)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("roles %v: pool %q, %v; want %q", c.roles, got, err, c.want)
+		}
+		if slices.Contains(c.roles, "control-plane") || len(c.roles) == 0 {
+			continue // no pool in pools selects on control-plane, nor a node without roles
+		}
+		if p, err := rollout.PoolFor(node, pools); err != nil || p.Name != got {
+			t.Errorf("roles %v: RolePool %q, PoolFor %v, %v", c.roles, got, p, err)
+		}
+	}
+}
+
+func TestRoleOf(t *testing.T) {
+	for label, want := range map[string]string{
+		rollout.NodeRolePrefix + "worker": "worker", rollout.NodeRolePrefix + "infra": "infra",
+		rollout.NodeRolePrefix + "master": "master", rollout.NodeRolePrefix + "control-plane": "master",
+		"kubernetes.io/hostname": "",
+	} {
+		if got, ok := rollout.RoleOf(label); got != want || ok != (want != "") {
+			t.Errorf("RoleOf(%q) = %q, %v; want %q", label, got, ok, want)
+		}
+	}
+}

@@ -35,6 +35,13 @@ const (
 // the after-rollout hook has succeeded. Until then the rollout is not over.
 const HookedRolloutKey = "mcotui.io/hooked-rollout"
 
+// HookedRolloutOpen reports whether pool's hooked rollout has not ended: its
+// after-rollout hook has not succeeded yet. Until then neither the drive nor a follower
+// (rollout --wait) says the pool is updated, though every node may be.
+func HookedRolloutOpen(pool *mcfgv1.MachineConfigPool) bool {
+	return pool.Annotations[HookedRolloutKey] != ""
+}
+
 // GatePoll is how soon a gate that holds for something no informer event announces
 // (an alert, a pod not Ready) is looked at again.
 const GatePoll = 30 * time.Second

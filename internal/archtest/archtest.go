@@ -1,7 +1,10 @@
 // Package archtest holds mcotui's dependency rule (docs/ARCHITECTURE.md) as data, and
 // checks an import graph against it; its test loads the whole tree's graph with
 // `go list` and fails on any import against the rule. Every clause the page states is
-// one Rule here, and TestRules shows each catching its violation.
+// one Rule here, and TestRules shows each catching its violation. TestOneHome holds a
+// few domain rules to the one package that decides each (an Event's time in core/event,
+// rendered config names in core/render, role labels in core/rollout): no other
+// non-test code reads their fields or writes their literals.
 package archtest
 
 import (

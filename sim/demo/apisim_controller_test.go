@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/mcotui/mcotui/controller"
+	"github.com/mcotui/mcotui/core/install"
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/platform/kube"
 	"github.com/mcotui/mcotui/platform/kube/kubetest"
@@ -27,7 +28,7 @@ import (
 // depend on the controller.
 func TestControllerRendersAndTargets(t *testing.T) {
 	ctx := kubetest.Context(t)
-	srv, err := apisim.Start(ctx, apisim.Options{Namespaces: []string{controller.DefaultNamespace}})
+	srv, err := apisim.Start(ctx, apisim.Options{Namespaces: []string{install.Namespace}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +102,7 @@ func TestControllerRendersAndTargets(t *testing.T) {
 		}
 		return n.Annotations[nodeanno.DesiredConfigKey] == rendered, fmt.Sprintf("annotations %v", n.Annotations)
 	})
-	holder, held, err := kube.LeaseHolder(ctx, c.Kube, controller.DefaultNamespace, controller.LeaseName, time.Now())
+	holder, held, err := kube.LeaseHolder(ctx, c.Kube, install.Namespace, install.LeaseName, time.Now())
 	if err != nil || !held || holder != "demo" {
 		t.Fatalf("the controller's Lease: holder %q held %v (%v)", holder, held, err)
 	}

@@ -22,10 +22,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
-	"github.com/mcotui/mcotui/controller"
 	"github.com/mcotui/mcotui/core/bootimage"
 	"github.com/mcotui/mcotui/core/ignconfig"
+	"github.com/mcotui/mcotui/core/install"
 	"github.com/mcotui/mcotui/core/render"
+	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/platform/kube"
 )
 
@@ -54,7 +55,7 @@ var zones = []string{"us-east-1a", "us-east-1b", "us-east-1c"}
 // preinstalled are the unit files every host ships in /usr/lib/systemd/system.
 var preinstalled = []string{"kubelet.service", "crio.service", chronyUnit, exporterUnit}
 
-func roleLabel(pool string) string { return "node-role.kubernetes.io/" + pool }
+func roleLabel(pool string) string { return rollout.NodeRolePrefix + pool }
 
 // openShiftPrefix is what an OpenShift installer puts before every node's name: the
 // cluster's infrastructure name (a CI cluster's here).
@@ -92,7 +93,7 @@ func (d *Demo) nodeName(pool string, i int) string {
 // where the controller, once started, would see a node to update.
 func (d *Demo) seed(ctx context.Context) error {
 	c := d.clients
-	for _, ns := range []string{controller.DefaultNamespace, bootimage.MachineAPINamespace, bootimage.ConfigMapNamespace, appsNamespace} {
+	for _, ns := range []string{install.Namespace, bootimage.MachineAPINamespace, bootimage.ConfigMapNamespace, appsNamespace} {
 		_, err := c.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 		if err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("create namespace %s: %w", ns, err)

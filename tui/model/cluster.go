@@ -16,6 +16,7 @@ import (
 	"github.com/mcotui/mcotui/core/bootimage"
 	"github.com/mcotui/mcotui/core/disruption"
 	"github.com/mcotui/mcotui/core/generated"
+	"github.com/mcotui/mcotui/core/render"
 )
 
 // clusterObjects are the objects beside pools and nodes: MachineConfigs,
@@ -176,7 +177,7 @@ func (s *Store) MachineConfig(name string) *mcfgv1.MachineConfig { return s.clus
 // RenderedConfigs returns the pool's rendered MachineConfigs (rendered-<pool>-<hash>),
 // sorted by name.
 func (s *Store) RenderedConfigs(pool string) []*mcfgv1.MachineConfig {
-	prefix := "rendered-" + pool + "-"
+	prefix := render.PoolPrefix(pool)
 	var out []*mcfgv1.MachineConfig
 	for _, mc := range s.cluster.mcList {
 		if strings.HasPrefix(mc.Name, prefix) {

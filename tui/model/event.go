@@ -161,8 +161,10 @@ func HealthEvent(h Health) Event { return Event{Kind: KindHealth, Health: h} }
 // Deleted is the removal of an object; only its name is read.
 func Deleted(e Event) Event { e.Deleted = true; return e }
 
-// name is the name of the object the event carries.
-func (e Event) name() string {
+// Name is the name of the object the event carries ("" for none), as the Store keys it:
+// a subscriber that coalesces events per object (tui/source's Subscription) keys them
+// by Kind and Name too.
+func (e Event) Name() string {
 	switch e.Kind {
 	case KindPool:
 		if e.Pool != nil {

@@ -124,7 +124,7 @@ func (s *Store) Apply(events []Event) Changes {
 		}
 	}
 	for _, e := range events {
-		name := e.name()
+		name := e.Name()
 		switch e.Kind {
 		case KindHealth:
 			s.health = e.Health

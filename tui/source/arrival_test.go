@@ -114,12 +114,12 @@ func receiveWhileHeld(ctx context.Context, t *testing.T, c *Cluster, s *Subscrip
 	t.Helper()
 	for _, e := range s.Snapshot() {
 		if e.Kind == kind {
-			delete(want, eventName(e))
+			delete(want, e.Name())
 		}
 	}
 	for len(want) > 0 {
-		e := next(t, s, what+" of a list not yet ended", func(e model.Event) bool { return e.Kind == kind && want[eventName(e)] })
-		delete(want, eventName(e))
+		e := next(t, s, what+" of a list not yet ended", func(e model.Event) bool { return e.Kind == kind && want[e.Name()] })
+		delete(want, e.Name())
 	}
 	// The marker may come in a later read than the last object: wait for it.
 	select {

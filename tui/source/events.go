@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 
+	"github.com/mcotui/mcotui/core/event"
 	"github.com/mcotui/mcotui/tui/action"
 )
 
@@ -62,22 +62,11 @@ func (c *Cluster) recentEvents(ctx context.Context) ([]corev1.Event, error) {
 
 // latestEvents keeps the n latest of evs, oldest first.
 func latestEvents(evs []corev1.Event, n int) []corev1.Event {
-	slices.SortStableFunc(evs, func(a, b corev1.Event) int { return eventTime(a).Compare(eventTime(b)) })
+	event.SortOldestFirst(evs)
 	if len(evs) > n {
 		evs = slices.Clone(evs[len(evs)-n:])
 	}
 	return evs
-}
-
-// eventTime is when an Event last happened, from whichever field its writer set.
-func eventTime(e corev1.Event) time.Time {
-	switch {
-	case !e.LastTimestamp.IsZero():
-		return e.LastTimestamp.Time
-	case !e.EventTime.IsZero():
-		return e.EventTime.Time
-	}
-	return e.CreationTimestamp.Time
 }
 
 var _ action.Events = (*Cluster)(nil)

@@ -77,7 +77,7 @@ func (s *Subscription) Close() {
 // enqueue records e as pending, replacing any older pending event of the same object.
 // It never blocks.
 func (s *Subscription) enqueue(e model.Event) {
-	k := eventKey{kind: e.Kind, name: eventName(e)}
+	k := eventKey{kind: e.Kind, name: e.Name()}
 	s.mu.Lock()
 	if _, ok := s.pending[k]; !ok {
 		s.order = append(s.order, k)
@@ -120,26 +120,6 @@ func (s *Subscription) pump() {
 			}
 		}
 	}
-}
-
-func eventName(e model.Event) string {
-	switch e.Kind {
-	case model.KindPool:
-		return e.Pool.Name
-	case model.KindNode:
-		return e.Node.Name
-	case model.KindMCN:
-		return e.MCN.Name
-	case model.KindMachineConfig:
-		return e.MachineConfig.Name
-	case model.KindMachineConfiguration:
-		return e.MachineConfiguration.Name
-	case model.KindMachineSet:
-		return e.MachineSet.Name
-	case model.KindBootImages:
-		return e.ConfigMap.Name
-	}
-	return ""
 }
 
 var _ model.Source = (*Subscription)(nil)

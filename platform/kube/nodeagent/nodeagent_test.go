@@ -520,25 +520,22 @@ func TestNewNodeAgentWithoutCRDs(t *testing.T) {
 	}
 }
 
+// TestPoolOf: the agent places its node by rollout.RolePool (the precedence is core's
+// test) and tells its operator what to do about a node of two custom roles.
 func TestPoolOf(t *testing.T) {
-	for _, c := range []struct {
-		roles []string
-		want  string
-	}{
-		{nil, "worker"},
-		{[]string{"worker"}, "worker"},
-		{[]string{"worker", "infra"}, "infra"},
-		{[]string{"master", "worker"}, "master"},
-		{[]string{"control-plane", "infra"}, "master"},
-	} {
+	node := func(roles ...string) *corev1.Node {
 		labels := map[string]string{"kubernetes.io/hostname": "n"}
-		for _, r := range c.roles {
+		for _, r := range roles {
 			labels["node-role.kubernetes.io/"+r] = ""
 		}
-		got, err := poolOf(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: labels}})
-		if err != nil || got != c.want {
-			t.Errorf("roles %v: pool %q, %v; want %q", c.roles, got, err, c.want)
-		}
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: labels}}
+	}
+	if got, err := poolOf(node("control-plane", "infra")); err != nil || got != "master" {
+		t.Errorf("roles control-plane, infra: pool %q, %v; want master", got, err)
+	}
+	_, err := poolOf(node("worker", "infra", "gpu"))
+	if want := "node n has the roles gpu, infra: a node belongs to at most one custom pool; name its pool explicitly"; err == nil || err.Error() != want {
+		t.Errorf("roles worker, infra, gpu: error %v; want %q", err, want)
 	}
 }
 

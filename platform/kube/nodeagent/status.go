@@ -17,19 +17,13 @@ import (
 
 	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/phase"
+	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/platform/kube"
 )
 
-// Pool names for nodes whose pool is derived from their role labels.
-const (
-	nodeRolePrefix = "node-role.kubernetes.io/"
-	masterPool     = "master"
-	workerPool     = "worker"
-
-	// maxConditionMessage is the schema's maxLength of a condition message, which the
-	// API server counts in bytes.
-	maxConditionMessage = 32768
-)
+// maxConditionMessage is the schema's maxLength of a condition message, which the API
+// server counts in bytes.
+const maxConditionMessage = 32768
 
 // SetConditions writes conds (a phase's parent condition and optionally one child) into
 // the status of the node's MachineConfigNode, following MCO's rules (phase.Apply), for
@@ -38,10 +32,10 @@ const (
 // A missing MachineConfigNode is created, named like the node and owned by it, with
 // spec.node, spec.pool and spec.configVersion.desired, and every condition MCO creates
 // (phase.Initial). The pool is the one given to NewNodeAgent; when that was empty, it is
-// derived from the node's role labels: "master" for a node-role.kubernetes.io/master or
-// control-plane label, else the one role other than worker, else "worker" (two custom
-// roles are an error, as in MCO). An existing MachineConfigNode whose
-// spec.configVersion.desired (or, when one was given, spec.pool) differs is updated.
+// derived from the node's role labels by MCO's precedence (rollout.RolePool: master or
+// control-plane, else the one custom role, else worker; two custom roles are an error).
+// An existing MachineConfigNode whose spec.configVersion.desired (or, when one was
+// given, spec.pool) differs is updated.
 //
 // The status also gets configVersion (desired, and current from the node's
 // currentConfig annotation) and observedGeneration. Nothing is written when nothing
@@ -121,29 +115,14 @@ func statusVersion(node *corev1.Node, desired string) *mcfgv1.MachineConfigNodeS
 	return &mcfgv1.MachineConfigNodeStatusMachineConfigVersion{Current: current, Desired: desired}
 }
 
-// poolOf derives a node's pool from its node-role.kubernetes.io/<role> labels the way
-// MCO ranks pools: master (a master or control-plane role) beats a custom pool, which
-// beats worker; worker is the default.
+// poolOf is the node's pool by its role labels (rollout.RolePool), for an agent started
+// without one; the error says what its operator can do about a node of two custom roles.
 func poolOf(node *corev1.Node) (string, error) {
-	var custom []string
-	for k := range node.Labels {
-		role, ok := strings.CutPrefix(k, nodeRolePrefix)
-		switch {
-		case !ok || role == workerPool:
-		case role == masterPool || role == "control-plane":
-			return masterPool, nil
-		default:
-			custom = append(custom, role)
-		}
+	pool, err := rollout.RolePool(node)
+	if err != nil {
+		return "", fmt.Errorf("%w; name its pool explicitly", err)
 	}
-	switch len(custom) {
-	case 0:
-		return workerPool, nil
-	case 1:
-		return custom[0], nil
-	}
-	slices.Sort(custom)
-	return "", fmt.Errorf("node %s has the roles %s: a node belongs to at most one custom pool; name its pool explicitly", node.Name, strings.Join(custom, ", "))
+	return pool, nil
 }
 
 // clampMessages cuts messages the schema would refuse (a drain blocked by very many

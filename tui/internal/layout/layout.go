@@ -9,6 +9,7 @@ import (
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/mcotui/mcotui/core/render"
 	"github.com/mcotui/mcotui/core/textsafe"
 )
 
@@ -297,6 +298,15 @@ func AppendAge(b []byte, d time.Duration) []byte {
 // Age is AppendAge as a string.
 func Age(d time.Duration) string { return string(AppendAge(nil, d)) }
 
+// OrDash is s, or "-" for an empty cell: what kubectl prints for a value that is not
+// set, so that a column never reads as shifted.
+func OrDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
 func appendUnit(b []byte, n int64, unit byte) []byte {
 	var tmp [20]byte
 	i := len(tmp)
@@ -320,7 +330,7 @@ func Config(name, pool string, w int) string {
 	if len(name) <= w {
 		return name
 	}
-	if h, ok := strings.CutPrefix(name, "rendered-"+pool+"-"); ok {
+	if h, ok := strings.CutPrefix(name, render.PoolPrefix(pool)); ok {
 		return h
 	}
 	return name

@@ -352,7 +352,7 @@ func (m *Model) machineSets(b *strings.Builder, managers []operatorv1.MachineMan
 			mark = st.Warn.Render("skipped")
 		}
 		state := m.state(ms, res, rerr, selected[ms.Name], skipped[ms.Name])
-		table(w, ms.Name, mark, orDash(res.Arch), orDash(res.Current), orDash(res.Target), state)
+		table(w, ms.Name, mark, layout.OrDash(res.Arch), layout.OrDash(res.Current), layout.OrDash(res.Target), state)
 	}
 }
 
@@ -403,13 +403,6 @@ func selectorOf(s operatorv1.MachineManagerSelector) string {
 		return "-"
 	}
 	return metav1.FormatLabelSelector(s.Partial.MachineResourceSelector)
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // ShortHelp implements help.KeyMap.

@@ -119,13 +119,13 @@ func (m *Model) machineDeployments(b *strings.Builder, managers []operatorv1.Mac
 		}
 		name := short[i]
 		if one {
-			table(wide, name, kindOf(r.template), m.mdMark(r), orDash(r.res.Arch), orDash(r.res.Current), orDash(r.res.Target), m.mdState(r))
+			table(wide, name, kindOf(r.template), m.mdMark(r), layout.OrDash(r.res.Arch), layout.OrDash(r.res.Current), layout.OrDash(r.res.Target), m.mdState(r))
 			continue
 		}
 		// Narrow: the name, selection and state, then the template kind and images.
 		table(narrow, layout.Name(name, narrow[0], pre, suf), m.mdMark(r), m.mdState(r))
 		var cb strings.Builder
-		layout.Fit(&cb, kindOf(r.template)+"  "+orDash(r.res.Arch)+"  "+orDash(r.res.Current)+" -> "+orDash(r.res.Target), max(0, m.width-4))
+		layout.Fit(&cb, kindOf(r.template)+"  "+layout.OrDash(r.res.Arch)+"  "+layout.OrDash(r.res.Current)+" -> "+layout.OrDash(r.res.Target), max(0, m.width-4))
 		table([]int{2}, "", st.Dim.Render(strings.TrimRight(cb.String(), " ")))
 	}
 	// Errors in full under the table, wrapped: they name the object to fix.

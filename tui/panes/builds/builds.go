@@ -420,7 +420,7 @@ func (m *Model) table(b *strings.Builder, builds []*mcfgv1.MachineOSBuild, now t
 		}
 		mosc := m.c.Store.MachineOSConfig(bl.Spec.MachineOSConfig.Name)
 		b.WriteString(row(mark, m.stateStyle(state), bl.Name, string(state), layout.Age(now.Sub(bl.CreationTimestamp.Time)),
-			orDash(imagemode.Duration(bl, now)), imagemode.PoolOf(bl, mosc)))
+			layout.OrDash(imagemode.Duration(bl, now)), imagemode.PoolOf(bl, mosc)))
 	}
 }
 
@@ -575,7 +575,7 @@ func (m *Model) streams(b *strings.Builder, section func(string, string)) {
 		if a.Name == s.Status.DefaultStream {
 			def = "default"
 		}
-		b.WriteString(row(a.Name, def, orDash(strings.Join(uses[a.Name], ", ")), string(a.OSImage)))
+		b.WriteString(row(a.Name, def, layout.OrDash(strings.Join(uses[a.Name], ", ")), string(a.OSImage)))
 		b.WriteByte('\n')
 	}
 	for name, ps := range uses {
@@ -615,13 +615,6 @@ func wrapWords(text string, w int) []string {
 		lines = append(lines, cur.String())
 	}
 	return lines
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // ShortHelp implements help.KeyMap.

@@ -260,8 +260,8 @@ func (m *Model) lines() ([]string, int) {
 		add(st.Dim.Render(fmt.Sprintf("No pool %q.", m.pool)))
 		return out, -1
 	}
-	add(st.Label.Render("target  ") + orDash(p.Target) + st.Dim.Render("  spec.configuration"))
-	add(st.Label.Render("current ") + orDash(p.Config) + st.Dim.Render("  status.configuration: every node reached it"))
+	add(st.Label.Render("target  ") + layout.OrDash(p.Target) + st.Dim.Render("  spec.configuration"))
+	add(st.Label.Render("current ") + layout.OrDash(p.Config) + st.Dim.Render("  status.configuration: every node reached it"))
 	add("")
 
 	// The pool's sources, in the order MCO merges them.
@@ -320,7 +320,7 @@ func (m *Model) lines() ([]string, int) {
 			running[n.Current]++
 		}
 	})
-	add(st.Section.Render("Rendered configs") + st.Dim.Render(fmt.Sprintf("  %d; diff base %s", len(m.rendered), orDash(m.baseName()))))
+	add(st.Section.Render("Rendered configs") + st.Dim.Render(fmt.Sprintf("  %d; diff base %s", len(m.rendered), layout.OrDash(m.baseName()))))
 	if len(m.rendered) == 0 {
 		add("  " + st.Dim.Render("None yet."))
 		return out, cursorLine
@@ -352,13 +352,6 @@ func (m *Model) lines() ([]string, int) {
 		add("  " + line)
 	}
 	return out, cursorLine
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // ShortHelp implements help.KeyMap.
