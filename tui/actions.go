@@ -407,7 +407,7 @@ func (u *UI) preview(p *model.Pool) tea.Cmd {
 	st := u.c.Styles
 	var drain *drainView
 	if err == nil {
-		drain = newDrainView(u.opts.DrainForecast, drainforecast.Draining(fc))
+		drain = newDrainView(u.opts.DrainForecast, u.opts.NoPods, drainforecast.Draining(fc))
 	}
 	doc := dialog.NewDocument(u.c, "Rollout preview of pool "+p.Name, func(width int) string {
 		if err != nil {
