@@ -15,7 +15,6 @@ import (
 
 	"github.com/mcotui/mcotui/core/disruption"
 	"github.com/mcotui/mcotui/core/drainforecast"
-	"github.com/mcotui/mcotui/core/nodeanno"
 	"github.com/mcotui/mcotui/core/rollout"
 	"github.com/mcotui/mcotui/tui/action"
 	"github.com/mcotui/mcotui/tui/common"
@@ -405,25 +404,16 @@ func (u *UI) preview(p *model.Pool) tea.Cmd {
 	if err == nil && hold.Invalid {
 		err = errors.New(hold.Message)
 	}
-	// The forecast assumes the updates in flight finish; it lists them nowhere, so the
-	// preview names them.
-	var updating []string
-	for _, n := range nodes {
-		if nodeanno.Desired(n) == fc.Target && !rollout.Done(n) && !rollout.Failing(n) {
-			updating = append(updating, n.Name)
-		}
-	}
-	slices.Sort(updating)
 	st := u.c.Styles
 	var drain *drainView
 	if err == nil {
-		drain = newDrainView(u.opts.DrainForecast, drainforecast.Draining(fc))
+		drain = newDrainView(u.opts.DrainForecast, u.opts.NoPods, drainforecast.Draining(fc))
 	}
 	doc := dialog.NewDocument(u.c, "Rollout preview of pool "+p.Name, func(width int) string {
 		if err != nil {
 			return st.Error.Render(err.Error())
 		}
-		return previewText(st, fc, updating, u.currentOf, drain, width)
+		return previewText(st, fc, u.currentOf, drain, width)
 	})
 	read := u.readDrainForecast(doc, drain, nodes, fc.MaxUnavailable)
 	propose := func() tea.Cmd {

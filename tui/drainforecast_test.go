@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/mcotui/mcotui/core/drainforecast"
 	"github.com/mcotui/mcotui/core/nodeanno"
@@ -72,8 +73,19 @@ func (f *fakeForecast) DrainForecast(ctx context.Context, members []*corev1.Node
 // newForecastUI is the fixture as on OpenShift, whose worker pool's new config also
 // sets a kernel argument: its nodes reboot, so they drain.
 func newForecastUI(df *fakeForecast) (*UI, *model.ChanSource) {
+	return newForecastUIWith(df, nil)
+}
+
+// newForecastUIWith is newForecastUI with the worker pool's maxUnavailable set, when
+// maxUnavailable is not nil.
+func newForecastUIWith(df *fakeForecast, maxUnavailable *intstr.IntOrString) (*UI, *model.ChanSource) {
 	ev := fixture.SmallOpenShift()
 	for i, e := range ev {
+		if p := e.Pool; p != nil && p.Name == "worker" && maxUnavailable != nil {
+			p = p.DeepCopy()
+			p.Spec.MaxUnavailable = maxUnavailable
+			ev[i].Pool = p
+		}
 		if mc := e.MachineConfig; mc != nil && mc.Name == fixture.WorkerNew {
 			mc = mc.DeepCopy()
 			mc.Spec.KernelArguments = append(mc.Spec.KernelArguments, "nosmt")
@@ -149,6 +161,35 @@ func TestPreviewDrainForecast(t *testing.T) {
 		}
 		tuitest.Golden(t, ui.View().Content)
 	})
+}
+
+// TestPreviewDrainForecastMidRollout: mid-rollout, with the updates in flight holding
+// all of the pool's maxUnavailable (3 of the worker pool's nodes updating, 3 at once),
+// the preview still shows the waves that follow them, says Wave 1 starts once the
+// nodes updating now finish and names those, and the drain forecast covers the waves:
+// not "no node drains".
+func TestPreviewDrainForecastMidRollout(t *testing.T) {
+	for _, size := range []struct{ w, h int }{{80, 24}, {200, 60}} {
+		t.Run(fmt.Sprintf("%dx%d", size.w, size.h), func(t *testing.T) {
+			three := intstr.FromInt32(3)
+			ui, src := newForecastUIWith(&fakeForecast{}, &three)
+			t.Cleanup(src.Close)
+			drive(ui, append([]tea.Msg{tea.WindowSizeMsg{Width: size.w, Height: size.h}}, tuitest.Seq(poolAt(2), tuitest.Typed("P"))...)...)
+			settle(ui, func() bool { return strings.Contains(tuitest.Plain(ui.View().Content), "will block") })
+			view := tuitest.Plain(ui.View().Content)
+			checkShape(t, ui.View().Content, size.w, size.h)
+			for _, want := range []string{"maxUnavailable 3 node(s) at once", "drain forecast 2 nodes drain: 1 will block, 1 lose data",
+				"updating now   3: ", "Wave 1: once the updates now in flight finish  2 node(s)"} {
+				if !strings.Contains(view, want) {
+					t.Errorf("%q not in the mid-rollout preview:\n%s", want, view)
+				}
+			}
+			if strings.Contains(view, "Wave 1: the next step") {
+				t.Errorf("the preview calls a wave that waits for the nodes in flight the next step:\n%s", view)
+			}
+			tuitest.Golden(t, ui.View().Content)
+		})
+	}
 }
 
 // TestPreviewDrainForecastProgram: the same preview in the real program (teatest), the

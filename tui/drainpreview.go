@@ -24,8 +24,11 @@ import (
 type drainView struct {
 	draining []string
 	done     bool
-	rep      drainforecast.Report
-	err      error
+	// unread says the session reads no pods (Options.NoPods): the forecast is not
+	// read, and the preview says so rather than let silence pass for "none blocks".
+	unread bool
+	rep    drainforecast.Report
+	err    error
 }
 
 // drainForecastMsg carries the answer to the preview doc it was read for.
@@ -54,10 +57,14 @@ func (u *UI) readDrainForecast(doc *dialog.Document, v *drainView, members []*co
 }
 
 // newDrainView is the forecast's state for a preview whose draining nodes are
-// draining; nil when the session has no action.DrainForecast.
-func newDrainView(df action.DrainForecast, draining []string) *drainView {
+// draining; nil when the session has no action.DrainForecast and no reason for it
+// (noPods, Options.NoPods: a serve session not let read pods), unread with one.
+func newDrainView(df action.DrainForecast, noPods string, draining []string) *drainView {
 	if df == nil {
-		return nil
+		if noPods == "" {
+			return nil
+		}
+		return &drainView{draining: draining, done: true, unread: true}
 	}
 	return &drainView{draining: draining, done: len(draining) == 0}
 }
@@ -91,6 +98,8 @@ func drainSummaryText(st *styles.Styles, v *drainView) string {
 	switch {
 	case n == 0:
 		return "no node drains"
+	case v.unread:
+		return st.Dim.Render(fmt.Sprintf("not read (%s): this session reads no pods (mcotui serve --pod-reads)", drain(n)))
 	case !v.done:
 		return st.Dim.Render(fmt.Sprintf("reading pods… (%s)", drain(n)))
 	case v.err != nil:
@@ -146,7 +155,7 @@ func nodes(n int) string {
 // `mcotui rollout POOL`; then the capacity left while maxUnavailable nodes are
 // cordoned.
 func drainSection(st *styles.Styles, v *drainView, width int, line func(string)) {
-	if len(v.draining) == 0 || !v.done || v.err != nil {
+	if len(v.draining) == 0 || !v.done || v.err != nil || v.unread {
 		return
 	}
 	// wrap writes s from column indent, its further lines two columns in.

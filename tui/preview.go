@@ -17,7 +17,7 @@ import (
 // with the config it leaves, and what the node disruption policy predicts it does
 // (its actions, whether it drains); then the nodes the rollout would not reach, and why;
 // then, when drain is not nil, the drain forecast as far as it has arrived.
-func previewText(st *styles.Styles, fc rollout.Forecast, updating []string, current func(string) string, drain *drainView, width int) string {
+func previewText(st *styles.Styles, fc rollout.Forecast, current func(string) string, drain *drainView, width int) string {
 	var b strings.Builder
 	line := func(s string) {
 		b.WriteString(ansi.Truncate(s, width, "…"))
@@ -62,8 +62,9 @@ func previewText(st *styles.Styles, fc rollout.Forecast, updating []string, curr
 	if len(fc.AtTarget) > 0 {
 		list("at the target  ", fc.AtTarget)
 	}
-	if len(updating) > 0 {
-		list("updating now   ", updating)
+	if len(fc.InFlight) > 0 {
+		// Said so that "Wave 1" is read right: the forecast assumes these finish.
+		list("updating now   ", fc.InFlight)
 	}
 	if len(fc.Waves) == 0 && len(fc.Blocked) == 0 {
 		line("")
@@ -82,7 +83,7 @@ func previewText(st *styles.Styles, fc rollout.Forecast, updating []string, curr
 	// Names take what the other columns and a short ACTIONS leave.
 	nameW = min(nameW, max(width/3, width-zoneW-46))
 	// Cut names keep what tells them apart from the pool's other nodes.
-	names := append(append([]string(nil), fc.AtTarget...), updating...)
+	names := append(append([]string(nil), fc.AtTarget...), fc.InFlight...)
 	for _, w := range fc.Waves {
 		for _, n := range w.Nodes {
 			names = append(names, n.Node)
@@ -115,7 +116,10 @@ func previewText(st *styles.Styles, fc rollout.Forecast, updating []string, curr
 	for i, w := range fc.Waves {
 		line("")
 		title := fmt.Sprintf("Wave %d", i+1)
-		if i == 0 {
+		switch {
+		case i == 0 && w.AfterInFlight:
+			title += ": once the updates now in flight finish"
+		case i == 0:
 			title += ": the next step"
 		}
 		if w.Canary {

@@ -71,9 +71,13 @@ func estimateLine(p *mcfgv1.MachineConfigPool, nodes []estimate.Node, now time.T
 	if est.Updating+est.Waiting == 0 {
 		return "", false
 	}
-	line := fmt.Sprintf("%s: %s; %d updating, %d waiting", p.Name, est, est.Updating, est.Waiting)
-	if est.Failed > 0 {
-		line += fmt.Sprintf(", %d failed (not counted)", est.Failed)
+	// Each node counted once: a node retrying is neither updating nor failed here.
+	line := fmt.Sprintf("%s: %s; %d updating, %d waiting", p.Name, est, est.Updating-est.RetryingUpdating, est.Waiting)
+	if n := est.Retrying; n > 0 {
+		line += fmt.Sprintf(", %d retrying (not counted)", n)
+	}
+	if n := est.Failed - (est.Retrying - est.RetryingUpdating); n > 0 {
+		line += fmt.Sprintf(", %d failed (not counted)", n)
 	}
 	if err != nil {
 		line += " (" + err.Error() + ")"

@@ -318,6 +318,17 @@ func writePlan(w io.Writer, f rollout.Forecast, st controller.PoolState) error {
 	for _, p := range st.Problems {
 		fmt.Fprintf(w, "Warning: %v\n", p)
 	}
+	if len(f.InFlight) > 0 {
+		// Wave 1 is the next step only when nothing waits for these: say which.
+		when := "the forecast assumes they finish with wave 1"
+		switch {
+		case len(f.Waves) > 0 && f.Waves[0].AfterInFlight:
+			when = "they hold all of maxUnavailable: wave 1 starts once they finish"
+		case len(f.Waves) == 0:
+			when = "the forecast assumes they finish"
+		}
+		fmt.Fprintf(w, "In flight now: %s (%s).\n", strings.Join(f.InFlight, ", "), when)
+	}
 	if len(f.Waves) > 0 {
 		fmt.Fprintln(w)
 		tw := printers.GetNewTabWriter(w)

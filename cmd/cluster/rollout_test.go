@@ -131,19 +131,19 @@ func TestRolloutWaitNoNamespace(t *testing.T) {
 	}
 }
 
-// TestRolloutPlan prints the plan of a pool that waits for its rollout (paused), with
-// the predicted disruption of each node, and warns that nothing drives it.
-func TestRolloutPlan(t *testing.T) {
-	c := cmdtest.NewRolloutCluster(t, cluster.Env(t), "plan", 3, func() *intstr.IntOrString { v := intstr.FromString("50%"); return &v }())
-	// What a controller would have done, without one running: the pool rendered (and
-	// paused), two nodes at an older config, one never configured.
+// planCluster is a pool of n nodes as a controller would have left it, without one
+// running: rendered at rendered-NAME-new (from 00-NAME) and paused, with a config
+// rendered-NAME-old to put nodes at.
+func planCluster(t *testing.T, name string, n int, maxUnavailable *intstr.IntOrString) *cmdtest.RolloutCluster {
+	t.Helper()
+	c := cmdtest.NewRolloutCluster(t, cluster.Env(t), name, n, maxUnavailable)
 	ctx := kubetest.Context(t)
 	p := c.GetPool(t)
-	mc, err := c.Env.MachineConfig.MachineconfigurationV1().MachineConfigs().Get(ctx, "00-plan", metav1.GetOptions{})
+	mc, err := c.Env.MachineConfig.MachineconfigurationV1().MachineConfigs().Get(ctx, "00-"+name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := &mcfgv1.MachineConfig{ObjectMeta: metav1.ObjectMeta{Name: "rendered-plan-old"}, Spec: mcfgv1.MachineConfigSpec{
+	old := &mcfgv1.MachineConfig{ObjectMeta: metav1.ObjectMeta{Name: "rendered-" + name + "-old"}, Spec: mcfgv1.MachineConfigSpec{
 		Config: runtime.RawExtension{Raw: []byte(`{"ignition":{"version":"3.5.0"}}`)},
 	}}
 	if _, err := c.Env.MachineConfig.MachineconfigurationV1().MachineConfigs().Create(ctx, old, metav1.CreateOptions{}); err != nil {
@@ -153,18 +153,26 @@ func TestRolloutPlan(t *testing.T) {
 		_ = c.Env.MachineConfig.MachineconfigurationV1().MachineConfigs().Delete(context.Background(), old.Name, metav1.DeleteOptions{})
 	})
 	newMC := mc.DeepCopy()
-	newMC.ObjectMeta = metav1.ObjectMeta{Name: "rendered-plan-new"}
+	newMC.ObjectMeta = metav1.ObjectMeta{Name: "rendered-" + name + "-new"}
 	if _, err := c.Env.MachineConfig.MachineconfigurationV1().MachineConfigs().Create(ctx, newMC, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		_ = c.Env.MachineConfig.MachineconfigurationV1().MachineConfigs().Delete(context.Background(), newMC.Name, metav1.DeleteOptions{})
 	})
-	p.Spec.Configuration.Name = "rendered-plan-new"
+	p.Spec.Configuration.Name = newMC.Name
 	p.Spec.Paused = true
 	if _, err := c.Env.MachineConfig.MachineconfigurationV1().MachineConfigPools().Update(ctx, p, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	return c
+}
+
+// TestRolloutPlan prints the plan of a pool that waits for its rollout (paused), with
+// the predicted disruption of each node, and warns that nothing drives it.
+func TestRolloutPlan(t *testing.T) {
+	c := planCluster(t, "plan", 3, func() *intstr.IntOrString { v := intstr.FromString("50%"); return &v }())
+	// Two nodes at an older config, one never configured.
 	for _, n := range c.Nodes[:2] {
 		annotateNode(t, c.Env, n, map[string]any{nodeanno.CurrentConfigKey: "rendered-plan-old", nodeanno.DesiredConfigKey: "rendered-plan-old", nodeanno.StateKey: nodeanno.StateDone})
 	}
@@ -189,6 +197,34 @@ Drain forecast: 3 node(s) drain; none blocks or loses data; with plan-0 cordoned
 	}
 	if !strings.Contains(errOut, "Warning: no mcotui controller holds the lease nowhere/mcotui-controller") {
 		t.Errorf("stderr lacks the warning: %s", errOut)
+	}
+}
+
+// TestRolloutPlanMidRollout: mid-rollout, the node updating holds the pool's one unit
+// of maxUnavailable, so nothing can be targeted now; the plan still shows the waves
+// that follow it, says wave 1 starts once it finishes, and forecasts their drains.
+func TestRolloutPlanMidRollout(t *testing.T) {
+	c := planCluster(t, "mid", 3, nil)
+	annotateNode(t, c.Env, c.Nodes[0], map[string]any{nodeanno.CurrentConfigKey: "rendered-mid-old", nodeanno.DesiredConfigKey: "rendered-mid-new", nodeanno.StateKey: nodeanno.StateWorking})
+	for _, n := range c.Nodes[1:] {
+		annotateNode(t, c.Env, n, map[string]any{nodeanno.CurrentConfigKey: "rendered-mid-old", nodeanno.DesiredConfigKey: "rendered-mid-old", nodeanno.StateKey: nodeanno.StateDone})
+	}
+	code, out, errOut := runMcotui(t, c.Env, "rollout", "mid", "--namespace", "nowhere")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	wantOut := `Pool mid: rendered-mid-new on 0 of 3 nodes, 1 updating; 2 to update in 2 waves, maxUnavailable 1. The pool is paused: nothing happens until it is resumed (mcotui resume mid).
+In flight now: mid-0 (they hold all of maxUnavailable: wave 1 starts once they finish).
+
+WAVE   NODE    ZONE     FROM               ACTIONS   DRAIN
+1      mid-1   <none>   rendered-mid-old   Reboot    yes
+2      mid-2   <none>   rendered-mid-old   Reboot    yes
+
+Drain forecast: 2 node(s) drain; none blocks or loses data; with mid-1 cordoned, their pods request 0 CPU, 0 memory; the pool's other nodes have 2000 CPU, 2Ti memory free: fits.
+
+`
+	if out != wantOut {
+		t.Errorf("plan:\n%s\nwant:\n%s", out, wantOut)
 	}
 }
 

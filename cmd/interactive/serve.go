@@ -99,7 +99,7 @@ client (ssh -o SetEnv=NO_COLOR=1) draws without colour.`,
 	fl.DurationVar(&o.Limits.WatchTimeout, "watch-timeout", d.WatchTimeout, "close a connection without input after this long even while its screen changes (someone watching a rollout); never sooner than --idle-timeout")
 	fl.DurationVar(&o.Limits.MaxSessionTime, "max-session-time", d.MaxSessionTime, "close a connection this long after it opened")
 	fl.StringVar(&o.AuthorizedKeys, "authorized-keys", "", "authorized keys file, each key marked role=admin or role=read-only (required)")
-	fl.StringVar(&o.PodReads, "pod-reads", string(serve.PodReadsNone), "which sessions read pods, their logs and budgets with serve's credentials: none, admin (role=admin keys) or all")
+	fl.StringVar(&o.PodReads, "pod-reads", string(serve.PodReadsNone), "which sessions read pods, their logs, budgets and the rollout preview's drain forecast with serve's credentials: none, admin (role=admin keys) or all")
 	return cmd
 }
 
@@ -210,12 +210,13 @@ func (o *ServeOptions) Run(ctx context.Context) error {
 			sub := cluster.Subscribe()
 			return sub, sub.Close
 		},
-		Actions:  func(user string) action.Actions { return source.NewActions(cluster, user) },
-		Logger:   log,
-		TUI:      tui.Options{Coalesce: coalesce, CoalesceListing: coalesceListing, Events: cluster},
-		Pods:     cluster,
-		PodReads: podReads,
-		Limits:   o.Limits,
+		Actions:       func(user string) action.Actions { return source.NewActions(cluster, user) },
+		Logger:        log,
+		TUI:           tui.Options{Coalesce: coalesce, CoalesceListing: coalesceListing, Events: cluster},
+		Pods:          cluster,
+		PodReads:      podReads,
+		DrainForecast: cluster,
+		Limits:        o.Limits,
 	})
 	if err != nil {
 		return cmdutil.UsageErr(err)

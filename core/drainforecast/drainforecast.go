@@ -53,11 +53,19 @@ type Risk struct {
 	Kind Kind
 	// Detail names the budget, the volume or the owner.
 	Detail string
+	// Healthy and Expected are a budget's healthy and expected pods (its status), for
+	// BudgetExhausted: fewer healthy than expected says the budget is at 0 because
+	// some are down now (mid-rollout, evicted by the drains in flight), not because
+	// it never allows one. Expected is 0 when the status does not say.
+	Healthy, Expected int32
 }
 
 func (r Risk) String() string {
 	switch r.Kind {
 	case BudgetExhausted:
+		if r.Expected > 0 && r.Healthy < r.Expected {
+			return fmt.Sprintf("pod %s: PodDisruptionBudget %s allows 0 disruptions now, %d of its %d pods healthy: the drain blocks until more are back", r.Pod, r.Detail, r.Healthy, r.Expected)
+		}
 		return fmt.Sprintf("pod %s: PodDisruptionBudget %s allows 0 disruptions now: the drain blocks", r.Pod, r.Detail)
 	case Unmanaged:
 		return fmt.Sprintf("pod %s: not managed by a controller: deleted, not recreated", r.Pod)
@@ -215,6 +223,7 @@ func podRisks(p *corev1.Pod, budgets []*policyv1.PodDisruptionBudget, claims map
 			continue
 		}
 		add(BudgetExhausted, b.Namespace+"/"+b.Name)
+		out[len(out)-1].Healthy, out[len(out)-1].Expected = b.Status.CurrentHealthy, b.Status.ExpectedPods
 	}
 	if metav1.GetControllerOf(p) == nil {
 		add(Unmanaged, "")

@@ -106,3 +106,33 @@ func TestCapacityShort(t *testing.T) {
 		t.Fatalf("risks %v", r)
 	}
 }
+
+// TestBudgetAtZeroWithPodsDown: a budget at 0 because some of its pods are down now
+// (mid-rollout, evicted by the drains in flight) is said so, with its counts; one at 0
+// with every pod healthy (it never allows a disruption) is said as before.
+func TestBudgetAtZeroWithPodsDown(t *testing.T) {
+	budget := func(healthy, expected int32) *policyv1.PodDisruptionBudget {
+		return &policyv1.PodDisruptionBudget{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "guard"},
+			Spec:       policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "guarded"}}},
+			Status:     policyv1.PodDisruptionBudgetStatus{CurrentHealthy: healthy, DesiredHealthy: 3, ExpectedPods: expected},
+		}
+	}
+	for _, tc := range []struct {
+		healthy, expected int32
+		want              string
+	}{
+		{2, 3, "pod app/guarded: PodDisruptionBudget app/guard allows 0 disruptions now, 2 of its 3 pods healthy: the drain blocks until more are back"},
+		{3, 3, "pod app/guarded: PodDisruptionBudget app/guard allows 0 disruptions now: the drain blocks"},
+		{0, 0, "pod app/guarded: PodDisruptionBudget app/guard allows 0 disruptions now: the drain blocks"},
+	} {
+		rep := Check(Input{
+			Draining: []string{"a"}, Members: []*corev1.Node{node("a", "4"), node("b", "4")}, MaxUnavailable: 1,
+			Pods:    []*corev1.Pod{pod("guarded", "a", "1", "ReplicaSet")},
+			Budgets: []*policyv1.PodDisruptionBudget{budget(tc.healthy, tc.expected)},
+		})
+		if len(rep.Risks) != 1 || rep.Risks[0].String() != tc.want || !rep.Risks[0].Kind.Blocks() {
+			t.Errorf("%d of %d healthy: %+v, want %q", tc.healthy, tc.expected, rep.Risks, tc.want)
+		}
+	}
+}

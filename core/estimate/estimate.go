@@ -178,6 +178,10 @@ type Node struct {
 	// Since is when the node entered Phase (its condition's transition time); for a
 	// Finished node, when its update finished (Updated), zero when unknown.
 	Since time.Time
+	// Retrying says the node's agent has scheduled another try of what failed
+	// (nodeanno.RetryKey): a Failed node's update, or a drain a budget refused. Only
+	// for a node Failed or updating.
+	Retrying bool
 }
 
 // Milestones are the times a node's update passed each phase, as its
@@ -201,10 +205,12 @@ func NodeOf(n *corev1.Node, mcn *mcfgv1.MachineConfigNode, target string) (Node,
 		return out, m
 	case rollout.Degraded(n):
 		out.Phase = Failed
+		_, out.Retrying = nodeanno.RetryOf(n)
 		return out, m
 	case nodeanno.Desired(n) != target:
 		return out, m
 	}
+	_, out.Retrying = nodeanno.RetryOf(n)
 	if mcn != nil {
 		conds := mcn.Status.Conditions
 		m.Start = started(conds)
@@ -345,12 +351,51 @@ type Estimate struct {
 	// Updating, Waiting and Failed count the nodes not Finished; Failed ones are left
 	// out of Remaining (their update stopped).
 	Updating, Waiting, Failed int
+	// Retrying counts, of Updating and Failed, the nodes whose agent has scheduled
+	// another try (Node.Retrying); RetryingUpdating those of Updating. A retrying node
+	// has no time of its own (PerNode): when the try succeeds is not known.
+	Retrying, RetryingUpdating int
 	// Pace is the nodes finished lately.
 	Pace Pace
 }
 
 // Left is the nodes not yet Done, failed ones included.
 func (e Estimate) Left() int { return e.Updating + e.Waiting + e.Failed }
+
+// Going is the nodes the estimate expects to finish: updating or waiting, and not
+// retrying what failed.
+func (e Estimate) Going() int { return e.Updating + e.Waiting - e.RetryingUpdating }
+
+// Timed reports whether there is a time to give: an estimate (OK) and nodes going. A
+// pool whose only nodes left failed or are retrying has none, rather than "~0s": a
+// failed node does not finish in no time.
+func (e Estimate) Timed() bool { return e.OK && e.Going() > 0 }
+
+// Progress is what is left of the rollout in a few words, the one wording of the
+// TUI's pace line (and every place that says it short): the nodes going with the
+// time they take when Timed, then those retrying, then those failed and not retried:
+// "4 left ~7m", "3 left ~7m, 1 failed", "2 left, 1 retrying" (no time known),
+// "1 retrying", "1 failed".
+func (e Estimate) Progress() string {
+	var parts []string
+	if n := e.Going(); n > 0 {
+		s := fmt.Sprintf("%d left", n)
+		if e.OK {
+			s += " ~" + Round(e.Remaining)
+		}
+		parts = append(parts, s)
+	}
+	if e.Retrying > 0 {
+		parts = append(parts, fmt.Sprintf("%d retrying", e.Retrying))
+	}
+	if n := e.Failed - (e.Retrying - e.RetryingUpdating); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d failed", n))
+	}
+	if len(parts) == 0 {
+		return "none left"
+	}
+	return strings.Join(parts, ", ")
+}
 
 // Rolling reports whether the rollout is under way: nodes left, and some updating or
 // finished lately.
@@ -359,8 +404,12 @@ func (e Estimate) Rolling() bool { return e.Left() > 0 && (e.Updating > 0 || e.P
 // String is the estimate as status and rollout --wait print it: "~12m (from 12 nodes
 // updated)", or why there is none.
 func (e Estimate) String() string {
-	if !e.OK {
+	switch {
+	case !e.OK:
 		return "unknown (" + e.Basis + ")"
+	case !e.Timed():
+		// Only failed or retrying nodes are left: when they finish is not known.
+		return "unknown: " + e.Progress() + " (" + e.Basis + ")"
 	}
 	return "~" + Round(e.Remaining) + " (" + e.Basis + ")"
 }
@@ -399,17 +448,24 @@ func Compute(r Record, nodes []Node, slots int, now time.Time) Estimate {
 		case Finished:
 		case Failed:
 			e.Failed++
+			if n.Retrying {
+				e.Retrying++
+			}
 		case Waiting:
 			e.Waiting++
 		default:
 			e.Updating++
+			if n.Retrying {
+				e.Retrying++
+				e.RetryingUpdating++
+			}
 		}
 	}
 	mean, ok := r.Mean()
 	if !ok {
 		if p := e.Pace; p.Done >= 2 {
 			e.OK = true
-			e.Remaining = time.Duration(float64(e.Updating+e.Waiting) / float64(p.Done) * float64(p.Span))
+			e.Remaining = time.Duration(float64(e.Going()) / float64(p.Done) * float64(p.Span))
 			e.Basis = fmt.Sprintf("at the pace of %d done in %s", p.Done, Round(p.Span))
 		}
 		return e
@@ -429,7 +485,11 @@ func Compute(r Record, nodes []Node, slots int, now time.Time) Estimate {
 			continue
 		}
 		left := remaining(mean, n, now)
-		e.PerNode[n.Name] = left
+		if !n.Retrying {
+			// A retrying node holds its slot for about its phases' rest, a guess
+			// good enough for the others' turns but not said as its own time.
+			e.PerNode[n.Name] = left
+		}
 		free = append(free, left)
 	}
 	for len(free) < slots {

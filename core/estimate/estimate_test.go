@@ -283,3 +283,78 @@ func simulateRollout(rng *rand.Rand, n, slots int, drift float64, points []float
 }
 
 func name(i int) string { return "node-" + string(rune('a'+i%26)) + string(rune('a'+i/26)) }
+
+// TestFailedAndRetryingNodesHaveNoTime: a failed node is left out of the time, and a
+// pool whose only nodes left failed or are retrying gets no time at all, never "~0s";
+// a node retrying a drain a budget refused has no EST of its own. Progress, the words
+// the TUI's pace line says, names each kind once.
+func TestFailedAndRetryingNodesHaveNoTime(t *testing.T) {
+	r := Record{}.Add(Sample{Drain: time.Minute, Apply: time.Minute, Reboot: 2 * time.Minute, Ready: time.Minute})
+	finished := []Node{
+		{Name: "a", Phase: Finished, Since: t0.Add(-4 * time.Minute)},
+		{Name: "b", Phase: Finished, Since: t0.Add(-2 * time.Minute)},
+	}
+	tests := []struct {
+		name     string
+		left     []Node
+		progress string
+		str      string
+		timed    bool
+	}{
+		{"one failed, not retried", []Node{{Name: "f", Phase: Failed}}, "1 failed", "unknown: 1 failed (from 1 node updated)", false},
+		{"one failed, its agent retrying", []Node{{Name: "f", Phase: Failed, Retrying: true}}, "1 retrying", "unknown: 1 retrying (from 1 node updated)", false},
+		// Past its drain's mean: the phase times alone would say it ends now.
+		{"one retrying its drain", []Node{{Name: "d", Phase: Draining, Since: t0.Add(-time.Hour), Retrying: true}}, "1 retrying", "unknown: 1 retrying (from 1 node updated)", false},
+		{"others going", []Node{{Name: "f", Phase: Failed}, {Name: "g", Phase: Failed, Retrying: true}, {Name: "w", Phase: Waiting}},
+			"1 left ~5m, 1 retrying, 1 failed", "~5m (from 1 node updated)", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := Compute(r, append(slices.Clone(finished), tt.left...), 1, t0)
+			if got := e.Progress(); got != tt.progress {
+				t.Errorf("Progress = %q, want %q", got, tt.progress)
+			}
+			if got := e.String(); got != tt.str {
+				t.Errorf("String = %q, want %q", got, tt.str)
+			}
+			if e.Timed() != tt.timed {
+				t.Errorf("Timed = %t, want %t", e.Timed(), tt.timed)
+			}
+			if !e.Rolling() {
+				t.Error("not Rolling with nodes left and 2 done lately")
+			}
+			for _, n := range tt.left {
+				if d, ok := e.PerNode[n.Name]; ok && (n.Phase == Failed || n.Retrying) {
+					t.Errorf("node %s (%s, retrying %t) has an EST %s", n.Name, n.Phase, n.Retrying, d)
+				}
+			}
+		})
+	}
+	// By the pace alone (no phase times), likewise.
+	e := Compute(Record{}, append(slices.Clone(finished), Node{Name: "f", Phase: Failed, Retrying: true}), 1, t0)
+	if e.Timed() || e.Progress() != "1 retrying" || e.String() != "unknown: 1 retrying (at the pace of 2 done in 6m)" {
+		t.Errorf("by the pace: %q %q", e.Progress(), e.String())
+	}
+}
+
+// TestNodeOfRetrying: a node's scheduled retry (nodeanno.RetryKey) makes it Retrying
+// when it failed or updates, not when it waits or is done.
+func TestNodeOfRetrying(t *testing.T) {
+	retry := nodeanno.Retry{Attempt: 2, Next: t0}.String()
+	for _, tc := range []struct {
+		current, desired, state string
+		want                    bool
+	}{
+		{"rendered-old", "rendered-new", nodeanno.StateDegraded, true},
+		{"rendered-old", "rendered-new", nodeanno.StateWorking, true},
+		{"rendered-old", "rendered-old", nodeanno.StateDone, false},
+		{"rendered-new", "rendered-new", nodeanno.StateDone, false},
+	} {
+		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Annotations: map[string]string{
+			nodeanno.CurrentConfigKey: tc.current, nodeanno.DesiredConfigKey: tc.desired, nodeanno.StateKey: tc.state, nodeanno.RetryKey: retry,
+		}}}
+		if got, _ := NodeOf(n, nil, "rendered-new"); got.Retrying != tc.want {
+			t.Errorf("%s -> %s %s: Retrying = %t, want %t", tc.current, tc.desired, tc.state, got.Retrying, tc.want)
+		}
+	}
+}

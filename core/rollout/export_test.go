@@ -1,13 +1,16 @@
 package rollout
 
 import (
+	"slices"
+
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
 )
 
 // NaiveForecast forecasts like Preview but decides every wave from scratch over every
 // node, the reference Preview's shortcut is checked against. It returns the waves as
-// node names and the blocked nodes.
+// node names and the blocked nodes. As Preview, when nothing can be targeted at first
+// it lets the updates in flight finish and decides again.
 func NaiveForecast(pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, opts Options) ([][]string, []Skip, error) {
 	target, err := targetOf(pool, opts)
 	if err != nil {
@@ -24,9 +27,13 @@ func NaiveForecast(pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, opts Op
 	}
 	var waves [][]string
 	var d decision
-	for range len(ms) + 1 {
+	for i := range len(ms) + 2 {
 		d = decide(ms, target, budget, false, opts.Canary, retry, nil, nil)
 		if len(d.targets) == 0 && len(d.retry) == 0 {
+			if i == 0 && slices.ContainsFunc(ms, inFlight) {
+				complete(ms, d, target)
+				continue
+			}
 			break
 		}
 		waves = append(waves, append(names(d.retry), names(d.targets)...))

@@ -25,6 +25,11 @@ type Forecast struct {
 	Paused bool
 	// AtTarget are the nodes already Done at the target, in rollout order.
 	AtTarget []string
+	// InFlight are the nodes whose update is under way now (targeted, not Done, not
+	// failed), in rollout order. The forecast assumes they finish: with the first wave,
+	// or before it when they hold all of maxUnavailable (Wave.AfterInFlight). A node in
+	// flight to a config other than the target is also in a later wave.
+	InFlight []string
 	// Waves are the steps in order, each assumed to complete before the next.
 	Waves []Wave
 	// Blocked are the nodes the rollout would not bring to the target, and why: not
@@ -37,6 +42,10 @@ type Forecast struct {
 type Wave struct {
 	// Canary says the wave is the canary (Options.Canary).
 	Canary bool
+	// AfterInFlight says the wave is not the next step: nothing can be targeted until
+	// the updates in flight (Forecast.InFlight) finish, and this wave starts then. Only
+	// the first wave can have it; without it the first wave is what Plan targets now.
+	AfterInFlight bool
 	// Nodes are retried nodes first, then new targets in rollout order.
 	Nodes []NodeChange
 }
@@ -60,7 +69,9 @@ type NodeChange struct {
 // assumed to complete before the next starts: its nodes reach the target, nodes already
 // updating finish (and come back Ready, unless an administrator cordoned them), failed
 // nodes stay failed unless retried, and nodes that are not Ready for other reasons stay
-// so. A paused pool is forecast as if it were resumed, with Paused set.
+// so. Mid-rollout, when the updates in flight leave no node to target now, they are
+// assumed to finish first and the waves after them are forecast, the first marked
+// AfterInFlight. A paused pool is forecast as if it were resumed, with Paused set.
 //
 // The policy's update order and holds apply (held nodes are Blocked); its windows and
 // gates do not: the forecast is what happens while they let the rollout go.
@@ -87,8 +98,11 @@ func Preview(pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, opts Options,
 
 	f := Forecast{Pool: pool.Name, Target: target, MaxUnavailable: budget, Paused: pool.Spec.Paused}
 	for _, m := range ms {
-		if m.desired == target && m.done() {
+		switch {
+		case m.desired == target && m.done():
 			f.AtTarget = append(f.AtTarget, m.name)
+		case inFlight(m):
+			f.InFlight = append(f.InFlight, m.name)
 		}
 	}
 	predict := memo(diff)
@@ -108,8 +122,17 @@ func Preview(pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, opts Options,
 	// follows without going over every node again (NaiveForecast in the tests is the
 	// reference).
 	d := decide(ms, target, budget, false, opts.Canary, retry, nil, opts.Stopped)
+	after := false
+	if len(d.targets) == 0 && len(d.retry) == 0 && len(f.InFlight) > 0 {
+		// Mid-rollout the updates in flight may hold all of maxUnavailable: what comes
+		// next is what follows once they finish, not "nothing".
+		complete(ms, d, target)
+		d = decide(ms, target, budget, false, opts.Canary, retry, nil, opts.Stopped)
+		after = true
+	}
 	if len(d.targets) > 0 || len(d.retry) > 0 {
 		record(&d)
+		f.Waves[0].AfterInFlight = after
 		complete(ms, d, target)
 		d = decide(ms, target, budget, false, opts.Canary, nil, nil, opts.Stopped)
 		for len(d.targets) > 0 {
@@ -124,6 +147,12 @@ func Preview(pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, opts Options,
 		f.Blocked = append(f.Blocked, d.skip(m))
 	}
 	return f, nil
+}
+
+// inFlight says m's update is under way: targeted at a config, its agent not Done
+// with it and not failed. complete finishes exactly these.
+func inFlight(m *member) bool {
+	return m.desired != "" && !m.done() && !m.failing()
 }
 
 func change(m *member, target string, retried bool, predict DiffFunc) NodeChange {
@@ -143,7 +172,7 @@ func complete(ms []*member, d decision, target string) {
 		m.state = nodeanno.StateWorking
 	}
 	for _, m := range ms {
-		if m.desired == "" || m.done() || m.failing() {
+		if !inFlight(m) {
 			continue
 		}
 		m.current, m.state, m.reason = m.desired, nodeanno.StateDone, ""

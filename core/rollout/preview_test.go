@@ -57,6 +57,9 @@ func TestPreviewWaves(t *testing.T) {
 		canary  []bool
 		blocked map[string]rollout.SkipReason
 		paused  bool
+		// inFlight is Forecast.InFlight; after, the first wave's AfterInFlight.
+		inFlight []string
+		after    bool
 	}{
 		{
 			name:  "waves of maxUnavailable in rollout order",
@@ -65,10 +68,69 @@ func TestPreviewWaves(t *testing.T) {
 			waves: [][]string{{"b", "d"}, {"a", "e"}, {"c"}},
 		},
 		{
-			name:  "an updating node finishes with the first wave",
-			pool:  pool(two),
-			nodes: nodes(node("a", updating(oldCfg, newCfg), cordonedByAgent()), node("b", at(oldCfg)), node("c", at(oldCfg)), node("d", at(oldCfg))),
-			waves: [][]string{{"b"}, {"c", "d"}},
+			name:     "an updating node finishes with the first wave",
+			pool:     pool(two),
+			nodes:    nodes(node("a", updating(oldCfg, newCfg), cordonedByAgent()), node("b", at(oldCfg)), node("c", at(oldCfg)), node("d", at(oldCfg))),
+			waves:    [][]string{{"b"}, {"c", "d"}},
+			inFlight: []string{"a"},
+		},
+		{
+			// Mid-rollout: a and b hold all of maxUnavailable, so Plan targets nothing
+			// now; the forecast lets them finish and goes on.
+			name:     "updates in flight holding all of maxUnavailable finish before the first wave",
+			pool:     pool(two),
+			nodes:    nodes(node("a", updating(oldCfg, newCfg), cordonedByAgent()), node("b", annotate(oldCfg, newCfg, "", "")), node("c", at(oldCfg)), node("d", at(oldCfg)), node("e", at(oldCfg))),
+			waves:    [][]string{{"c", "d"}, {"e"}},
+			inFlight: []string{"a", "b"},
+			after:    true,
+		},
+		{
+			name:     "maxUnavailable 1 mid-rollout",
+			pool:     pool(),
+			nodes:    nodes(node("a", at(newCfg)), node("b", updating(oldCfg, newCfg), cordonedByAgent()), node("c", at(oldCfg)), node("d", at(oldCfg))),
+			waves:    [][]string{{"c"}, {"d"}},
+			inFlight: []string{"b"},
+			after:    true,
+		},
+		{
+			// The canary is in flight: once it is Done the canary phase is over.
+			name:     "the canary in flight finishes, then the rest",
+			pool:     pool(two),
+			nodes:    nodes(node("a", updating(oldCfg, newCfg)), node("b", at(oldCfg)), node("c", at(oldCfg)), node("d", at(oldCfg))),
+			opts:     rollout.Options{Canary: 1},
+			waves:    [][]string{{"b", "c"}, {"d"}},
+			canary:   []bool{false, false},
+			inFlight: []string{"a"},
+			after:    true,
+		},
+		{
+			// An update in flight to an older config finishes there, then the node is
+			// targeted like the others.
+			name:     "an update in flight to an older config",
+			pool:     pool(),
+			nodes:    nodes(node("a", updating("rendered-worker-older", oldCfg)), node("b", at(oldCfg))),
+			waves:    [][]string{{"a"}, {"b"}},
+			inFlight: []string{"a"},
+			after:    true,
+		},
+		{
+			// a finishes but stays cordoned by an administrator: it keeps the pool's
+			// one unit of capacity, so there is still nothing to target.
+			name:     "in flight on an administrator-cordoned node: no wave after it",
+			pool:     pool(),
+			nodes:    nodes(node("a", updating(oldCfg, newCfg), cordoned()), node("b", at(oldCfg))),
+			inFlight: []string{"a"},
+			blocked:  map[string]rollout.SkipReason{"b": rollout.SkipNoCapacity},
+		},
+		{
+			// A failed node is not in flight: it does not finish, and it starves the pool.
+			name:     "a failed node is not in flight",
+			pool:     pool(two),
+			nodes:    nodes(node("a", degraded(oldCfg, newCfg, "boom")), node("b", updating(oldCfg, newCfg)), node("c", at(oldCfg)), node("d", at(oldCfg))),
+			waves:    [][]string{{"c"}, {"d"}},
+			inFlight: []string{"b"},
+			after:    true,
+			blocked:  map[string]rollout.SkipReason{"a": rollout.SkipAtTarget},
 		},
 		{
 			name:   "canary first",
@@ -87,18 +149,20 @@ func TestPreviewWaves(t *testing.T) {
 		},
 		{
 			// a reaches the target but stays cordoned, so it keeps a unit of capacity.
-			name:  "an administrator's cordon stays after the wave",
-			pool:  pool(two),
-			nodes: nodes(node("a", updating(oldCfg, newCfg), cordoned()), node("b", at(oldCfg)), node("c", at(oldCfg)), node("d", at(oldCfg))),
-			waves: [][]string{{"b"}, {"c"}, {"d"}},
+			name:     "an administrator's cordon stays after the wave",
+			pool:     pool(two),
+			nodes:    nodes(node("a", updating(oldCfg, newCfg), cordoned()), node("b", at(oldCfg)), node("c", at(oldCfg)), node("d", at(oldCfg))),
+			waves:    [][]string{{"b"}, {"c"}, {"d"}},
+			inFlight: []string{"a"},
 		},
 		{
 			// OpenShift: MCO cordoned a for its update and uncordons it after, so a is
 			// not an administrator's and frees its unit of capacity.
-			name:  "MCO's cordon ends with the wave",
-			pool:  pool(two),
-			nodes: nodes(node("a", updating(oldCfg, newCfg), cordonedByMCO(newCfg)), node("b", at(oldCfg)), node("c", at(oldCfg)), node("d", at(oldCfg))),
-			waves: [][]string{{"b"}, {"c", "d"}},
+			name:     "MCO's cordon ends with the wave",
+			pool:     pool(two),
+			nodes:    nodes(node("a", updating(oldCfg, newCfg), cordonedByMCO(newCfg)), node("b", at(oldCfg)), node("c", at(oldCfg)), node("d", at(oldCfg))),
+			waves:    [][]string{{"b"}, {"c", "d"}},
+			inFlight: []string{"a"},
 		},
 		{
 			name:    "a node failing at the target starves a pool of one",
@@ -149,6 +213,14 @@ func TestPreviewWaves(t *testing.T) {
 			for n, r := range tt.blocked {
 				if got[n] != r {
 					t.Errorf("blocked %s = %q, want %q (%+v)", n, got[n], r, f.Blocked)
+				}
+			}
+			if !slices.Equal(f.InFlight, tt.inFlight) {
+				t.Errorf("InFlight = %v, want %v", f.InFlight, tt.inFlight)
+			}
+			for i, w := range f.Waves {
+				if want := i == 0 && tt.after; w.AfterInFlight != want {
+					t.Errorf("wave %d AfterInFlight = %t, want %t", i+1, w.AfterInFlight, want)
 				}
 			}
 			if f.Paused != tt.paused {

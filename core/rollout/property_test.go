@@ -306,7 +306,8 @@ func TestPreviewProperties(t *testing.T) {
 		for _, b := range f.Blocked {
 			mark(b.Node, "Blocked")
 		}
-		// The rest were already updating to the target and finish with the first wave.
+		// The rest were already updating to the target and finish with or before the
+		// first wave: the forecast names them in flight.
 		for _, n := range sc.nodes {
 			if _, ok := where[n.Name]; ok {
 				continue
@@ -314,6 +315,12 @@ func TestPreviewProperties(t *testing.T) {
 			if nodeanno.Desired(n) != target || rollout.Done(n) || rollout.Failing(n) {
 				t.Fatalf("node %s (desired %q, state %q) is neither updated, blocked nor updating", n.Name, nodeanno.Desired(n), nodeanno.State(n))
 			}
+			if !slices.Contains(f.InFlight, n.Name) {
+				t.Fatalf("node %s is updating to the target but not InFlight %v", n.Name, f.InFlight)
+			}
+		}
+		if len(f.Waves) > 0 && f.Waves[0].AfterInFlight && len(f.InFlight) == 0 {
+			t.Fatalf("the first wave waits for updates in flight, but none is: %+v", f)
 		}
 	})
 }

@@ -18,13 +18,11 @@ type Pace struct {
 
 // String is the pace as the grid's title says it, what is left first (the question a
 // watching operator asks, and what a narrow title keeps): "worker 8 left ~30m, 16/h",
-// "worker 4 left ~7m, none done in 15m"; no time when the estimate has none.
+// "worker 4 left ~7m, none done in 15m", "worker 1 retrying, 3 done in 15m"; what is
+// left in core's words (estimate.Progress: a failed node is never "~0s").
 func (p Pace) String() string {
 	e := p.Est
-	s := fmt.Sprintf("%s %d left", p.Pool, e.Left())
-	if e.OK {
-		s += " ~" + estimate.Round(e.Remaining)
-	}
+	s := p.Pool + " " + e.Progress()
 	switch e.Pace.Done {
 	case 0:
 		return s + ", none done in " + estimate.Round(e.Pace.Window)

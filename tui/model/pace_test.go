@@ -1,6 +1,7 @@
 package model_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -44,7 +45,7 @@ func TestPace(t *testing.T) {
 	}
 	later := last.Add(20 * time.Minute)
 	est, _, _ := s.Estimate("worker", later)
-	if p := paceOf(later); p.Est.Pace.Done != 0 || p.String() != "worker 4 left ~"+estimate.Round(est.Remaining)+", none done in 15m" {
+	if p := paceOf(later); p.Est.Pace.Done != 0 || p.String() != "worker 3 left ~"+estimate.Round(est.Remaining)+", 1 retrying, none done in 15m" {
 		t.Errorf("20 minutes later: %+v %q", p, p.String())
 	}
 	for _, p := range s.Paces(last) {
@@ -57,6 +58,22 @@ func TestPace(t *testing.T) {
 		Pace: estimate.Pace{Done: 4, Window: 15 * time.Minute, Span: 15 * time.Minute}}}
 	if four.Est.Pace.PerHour() != 16 || four.String() != "worker 8 left ~30m, 16/h" {
 		t.Errorf("4 in 15m with 8 left: %v/h, %q", four.Est.Pace.PerHour(), four.String())
+	}
+
+	// The last node left failed (its agent retrying, or not): it does not finish in
+	// ~0s, and the line says which (core's estimate.Progress).
+	lastOne := func(n estimate.Node) string {
+		nodes := []estimate.Node{{Name: "a", Phase: estimate.Finished, Since: later.Add(-2 * time.Minute)}, {Name: "b", Phase: estimate.Finished, Since: later.Add(-time.Minute)}, n}
+		r := estimate.Record{}.Add(estimate.Sample{Drain: time.Minute, Apply: time.Minute, Reboot: time.Minute, Ready: time.Minute})
+		return model.Pace{Pool: "worker", Est: estimate.Compute(r, nodes, 1, later)}.String()
+	}
+	for n, want := range map[estimate.Node]string{
+		{Name: "f", Phase: estimate.Failed, Retrying: true}: "worker 1 retrying, ",
+		{Name: "f", Phase: estimate.Failed}:                 "worker 1 failed, ",
+	} {
+		if got := lastOne(n); !strings.HasPrefix(got, want) || strings.Contains(got, "~") {
+			t.Errorf("the last node failed (retrying %t): %q, want %q… and no time", n.Retrying, got, want)
+		}
 	}
 }
 

@@ -15,7 +15,8 @@ import (
 )
 
 // PodReads says which sessions read pods, their logs and PodDisruptionBudgets (l, o, B,
-// :pods, :pdb). Every session reads with the server's own Kubernetes credentials,
+// :pods, :pdb), and the rollout preview's drain forecast (P), which reads every pod,
+// budget, claim and volume. Every session reads with the server's own Kubernetes credentials,
 // whoever the SSH user is, and a pod's log or environment may hold what a read-only
 // viewer should not see: none is the default, and the operator widens it knowingly.
 type PodReads string
@@ -55,6 +56,15 @@ func (p PodReads) whyNot() string {
 		"Meanwhile: kubectl logs and kubectl get pod, with your own credentials."
 }
 
+// sessionDrainForecast is what a session of role reads the drain forecast with: nil
+// unless it reads pods, since the forecast reads every pod.
+func (p PodReads) sessionDrainForecast(df action.DrainForecast, role Role) action.DrainForecast {
+	if p.allows(role) {
+		return df
+	}
+	return nil
+}
+
 // sessionPods is what a session of role reads pods with, or why it reads none.
 func (p PodReads) sessionPods(pods action.Pods, role Role) (action.Pods, string) {
 	if pods != nil && p.allows(role) {
@@ -65,14 +75,17 @@ func (p PodReads) sessionPods(pods action.Pods, role Role) (action.Pods, string)
 
 // PodReadRules are what serve's identity needs, beyond the TUI's own reads, for
 // sessions to read pods (--pod-reads admin or all): a pod and the pods on a node
-// (get, list), a pod's log (pods/log), a PodDisruptionBudget (get). Nothing that
-// changes a pod (evict, delete: those act as the admin keys' actions do, with their
-// own rules) and no Secrets.
+// (get, list), a pod's log (pods/log), a PodDisruptionBudget (get), and for the drain
+// forecast every budget, PersistentVolumeClaim and PersistentVolume (list:
+// kube.DrainInput's reads). Nothing that changes a pod, a claim or a volume (evict,
+// delete: those act as the admin keys' actions do, with their own rules) and no
+// Secrets.
 func PodReadRules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list"}},
 		{APIGroups: []string{""}, Resources: []string{"pods/log"}, Verbs: []string{"get"}},
-		{APIGroups: []string{"policy"}, Resources: []string{"poddisruptionbudgets"}, Verbs: []string{"get"}},
+		{APIGroups: []string{"policy"}, Resources: []string{"poddisruptionbudgets"}, Verbs: []string{"get", "list"}},
+		{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims", "persistentvolumes"}, Verbs: []string{"list"}},
 	}
 }
 

@@ -57,12 +57,16 @@ type Options struct {
 	// Logger receives connections, refusals and errors; nil discards.
 	Logger *slog.Logger
 	// TUI is the base of each session's program options (a test's clock, say); the
-	// server sets the source, the actions, read-only mode and the pod reads.
+	// server sets the source, the actions, read-only mode, the pod reads and the
+	// drain forecast.
 	TUI tui.Options
 	// Pods reads pods, their logs and budgets for the sessions PodReads lets read
 	// them; PodReads "" is none.
 	Pods     action.Pods
 	PodReads PodReads
+	// DrainForecast reads the rollout preview's drain forecast for the same sessions
+	// as Pods (it lists every pod, budget, claim and volume); nil forecasts none.
+	DrainForecast action.DrainForecast
 	// Limits bound what clients hold; zero fields take DefaultLimits'.
 	Limits Limits
 	// KeysPollInterval is how often the authorized keys file is looked at for
@@ -184,6 +188,7 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 		opts.Actions = s.opts.Actions(sess.User() + " (" + k.Name() + ")")
 	}
 	opts.Pods, opts.NoPods = s.opts.PodReads.sessionPods(s.opts.Pods, k.Role)
+	opts.DrainForecast = s.opts.PodReads.sessionDrainForecast(s.opts.DrainForecast, k.Role)
 	// NO_COLOR from the client (ssh -o SetEnv=NO_COLOR=1) counts like a local one.
 	if slices.ContainsFunc(sess.Environ(), func(e string) bool { return strings.HasPrefix(e, "NO_COLOR=") && e != "NO_COLOR=" }) {
 		opts.NoColor = true

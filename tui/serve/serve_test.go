@@ -77,7 +77,8 @@ func startServer(t *testing.T, with ...func(*Options)) *server {
 		Actions: func(user string) action.Actions { return source.NewActions(cluster, user) },
 		Logger:  slog.New(slog.NewTextHandler(s.log, nil)),
 		// Given, and read by no session unless a test sets PodReads.
-		Pods: cluster,
+		Pods:          cluster,
+		DrainForecast: cluster,
 	}
 	for _, w := range with {
 		w(&opts)

@@ -509,5 +509,9 @@ func (m *Model) est(n *model.Node, now time.Time) string {
 	if d, ok := est.PerNode[n.Name]; ok && est.OK {
 		return "; EST ~" + estimate.Round(d)
 	}
+	if en.Retrying {
+		// When the agent's next try succeeds is not known (core/estimate).
+		return m.c.Styles.Dim.Render("; EST unknown (retrying)")
+	}
 	return m.c.Styles.Dim.Render("; EST unknown")
 }

@@ -35,7 +35,7 @@ func TestOneRemainingTime(t *testing.T) {
 	}
 	note := regexp.MustCompile(`worker remaining ~(\S+) \(from 2 nodes updated\)`)
 	row := regexp.MustCompile(`(?m)^\S*\s*worker\s.*\s~(\S+)\s*$`)
-	pace := regexp.MustCompile(`pace: worker 4 left ~([^,\s]+)`)
+	pace := regexp.MustCompile(`pace: worker 3 left ~([^,\s]+), 1 retrying`)
 	for _, at := range []time.Time{last.Add(time.Second), last.Add(20 * time.Minute), fixture.Now} {
 		c := tuitest.Common(false, fixture.Small())
 		c.Clock = fixture.Clock(at)

@@ -197,7 +197,7 @@ func (m *Model) updatingNote(p *model.Pool) []note {
 	for _, c := range p.Obj.Status.Conditions {
 		if c.Type == mcfgv1.MachineConfigPoolUpdating && c.Message != "" {
 			text := string(c.Type) + ": " + c.Message
-			if est, _, rolling := m.c.Store.Estimate(p.Name, m.c.Clock.Now()); rolling && est.OK {
+			if est, _, rolling := m.c.Store.Estimate(p.Name, m.c.Clock.Now()); rolling && est.Timed() {
 				text = "remaining " + est.String() + "; " + text
 			}
 			return []note{{m.c.Styles.Dim, text}}
@@ -455,7 +455,8 @@ func (m *Model) row(p *model.Pool, now time.Time, plain bool) string {
 			switch {
 			case !rolling:
 				layout.Fit(&b, "", w)
-			case !est.OK:
+			case !est.Timed():
+				// Unknown, or only failed and retrying nodes going: no "~0s".
 				b.WriteString(paint(st.Dim, "?", w))
 			default:
 				layout.Fit(&b, "~"+estimate.Round(est.Remaining), w)
