@@ -57,39 +57,38 @@ func (s *Store) Estimate(pool string, now time.Time) (est estimate.Estimate, nod
 		return e.est, e.nodes, e.rolling
 	}
 	if e == nil || now.Sub(e.at) >= estimateTTL || now.Before(e.at) {
-		// The objects the informers gave: never modified, only replaced, so another
-		// goroutine may read them while the store moves on.
-		var members []*corev1.Node
-		var mcns []*mcfgv1.MachineConfigNode
+		// Nodes are immutable once published, and so are the objects they were derived
+		// from: another goroutine may read them while the store moves on.
+		var members []*Node
 		for _, n := range s.nodes {
 			if n.Pool == pool && n.Obj != nil {
-				members = append(members, n.Obj)
-				mcns = append(mcns, s.mcns[n.Obj.Name])
+				members = append(members, n)
 			}
 		}
 		switch {
 		case e != nil && len(members) >= asyncEstimateFrom && !now.Before(e.at):
 			e.next = make(chan *poolEstimate, 1)
 			go func(next chan<- *poolEstimate, obj *mcfgv1.MachineConfigPool) {
-				next <- computeEstimate(obj, members, mcns, now)
+				next <- computeEstimate(obj, members, now)
 			}(e.next, p.Obj)
 		default:
-			e = computeEstimate(p.Obj, members, mcns, now)
+			e = computeEstimate(p.Obj, members, now)
 			s.estimates[pool] = e
 		}
 	}
 	return e.est, e.nodes, e.rolling
 }
 
-// computeEstimate is the pool's estimate at now from its members and their
-// MachineConfigNodes (mcns[i] is members[i]'s, or nil).
-func computeEstimate(pool *mcfgv1.MachineConfigPool, members []*corev1.Node, mcns []*mcfgv1.MachineConfigNode, now time.Time) *poolEstimate {
-	byName := make(map[string]*mcfgv1.MachineConfigNode, len(members))
+// computeEstimate is the pool's estimate at now from its members.
+func computeEstimate(pool *mcfgv1.MachineConfigPool, members []*Node, now time.Time) *poolEstimate {
+	objs := make([]*corev1.Node, len(members))
+	mcns := make(map[string]*mcfgv1.MachineConfigNode, len(members))
 	for i, n := range members {
-		if mcns[i] != nil {
-			byName[n.Name] = mcns[i]
+		objs[i] = n.Obj
+		if n.MCN != nil {
+			mcns[n.Obj.Name] = n.MCN
 		}
 	}
-	est, nodes := estimate.ForPool(pool, members, func(name string) *mcfgv1.MachineConfigNode { return byName[name] }, now)
+	est, nodes := estimate.ForPool(pool, objs, func(name string) *mcfgv1.MachineConfigNode { return mcns[name] }, now)
 	return &poolEstimate{at: now, est: est, nodes: nodes, rolling: est.Updating+est.Waiting > 0}
 }
