@@ -21,6 +21,12 @@ const estimateTTL = 5 * time.Second
 // the aged one, for the moment the recomputation takes.
 const asyncEstimateFrom = 1000
 
+// largeEstimateTTL is how long the estimate of a pool of asyncEstimateFrom members or
+// more is kept: its recomputation, even off the program's goroutine, competes with the
+// frames for the CPU and the garbage collector, and a rollout of thousands of nodes
+// moves in minutes, not seconds.
+const largeEstimateTTL = 30 * time.Second
+
 type poolEstimate struct {
 	at      time.Time
 	est     estimate.Estimate
@@ -56,7 +62,7 @@ func (s *Store) Estimate(pool string, now time.Time) (est estimate.Estimate, nod
 		// Under way: the aged one until it lands.
 		return e.est, e.nodes, e.rolling
 	}
-	if e == nil || now.Sub(e.at) >= estimateTTL || now.Before(e.at) {
+	if e == nil || now.Sub(e.at) >= e.ttl() || now.Before(e.at) {
 		// Nodes are immutable once published, and so are the objects they were derived
 		// from: another goroutine may read them while the store moves on.
 		var members []*Node
@@ -91,4 +97,12 @@ func computeEstimate(pool *mcfgv1.MachineConfigPool, members []*Node, now time.T
 	}
 	est, nodes := estimate.ForPool(pool, objs, func(name string) *mcfgv1.MachineConfigNode { return mcns[name] }, now)
 	return &poolEstimate{at: now, est: est, nodes: nodes, rolling: est.Updating+est.Waiting > 0}
+}
+
+// ttl is how long e is kept (estimateTTL, or largeEstimateTTL for a large pool's).
+func (e *poolEstimate) ttl() time.Duration {
+	if len(e.nodes) >= asyncEstimateFrom {
+		return largeEstimateTTL
+	}
+	return estimateTTL
 }

@@ -31,6 +31,11 @@ func TestLargePoolEstimateOffTheLoop(t *testing.T) {
 		t.Errorf("recomputed before it aged: %+v, was %+v", got.Est, first.Est)
 	}
 
+	// A large pool's estimate is kept longer than a small one's.
+	if s.Estimate("worker", now.Add(10*time.Second)); s.EstimateUnderWay("worker") {
+		t.Error("a pool of 1,500 members recomputed its estimate after 10 s")
+	}
+
 	later := now.Add(time.Minute)
 	if aged := estimateOf(s, "worker", later); !reflect.DeepEqual(aged, first) {
 		t.Errorf("the aged estimate was not shown while the new one is computed: %+v, was %+v", aged.Est, first.Est)
