@@ -86,6 +86,11 @@ func TestStatusAgreesWithPools(t *testing.T) {
 				// At 80 columns UPDATED#, MACHINES and DEGRADED# are gone: the lagging
 				// pool's row must still be marked where its counts are shown.
 				drive(ui, tea.WindowSizeMsg{Width: 80, Height: 24})
+				// Nor may the status line's mark push the connection's state off it
+				// ("conne…" it was).
+				if s := tuitest.Plain(ui.statusView()); !strings.Contains(s, " connected ") || !strings.Contains(s, "behind") {
+					t.Errorf("at 80x24 the status line does not say both connected and behind: %q", s)
+				}
 				for _, l := range strings.Split(tuitest.Plain(ui.pools.View()), "\n") {
 					if f := strings.Fields(l); len(f) > 0 && f[0] == "worker" && !strings.Contains(l, "*") {
 						t.Errorf("at 80x24 the worker pool's row has no mark of its status lagging: %q", l)

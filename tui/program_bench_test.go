@@ -3,6 +3,7 @@ package tui
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -26,8 +27,14 @@ import (
 // written to the terminal and key-ms is the time until the terminal has received the
 // help overlay's frame. It includes the wait for the renderer's next tick (up to a
 // frame at FPS).
-func BenchmarkKeyInBurstProgram5000(b *testing.B) {
-	const n, burst, chunk = 5000, 1000, 32
+func BenchmarkKeyInBurstProgram5000(b *testing.B) { benchKeyInBurstProgram(b, 5000) }
+
+// BenchmarkKeyInBurstProgram15000 is BenchmarkKeyInBurstProgram5000 at 15,000 nodes,
+// the size BenchmarkTUIScale runs at in make bench.
+func BenchmarkKeyInBurstProgram15000(b *testing.B) { benchKeyInBurstProgram(b, 15000) }
+
+func benchKeyInBurstProgram(b *testing.B, n int) {
+	const burst, chunk = 1000, 32
 	const gap = 20 * time.Millisecond // between chunks: 1,000 updates in about 0.6 s
 	ptmx, tty, err := pty.Open()
 	if err != nil {
@@ -55,7 +62,7 @@ func BenchmarkKeyInBurstProgram5000(b *testing.B) {
 		p.Quit()
 		<-done
 	}()
-	if err := out.waitFor(ctx, "5000/5000"); err != nil {
+	if err := out.waitFor(ctx, fmt.Sprintf("%d/%d", n, n)); err != nil {
 		b.Fatalf("the first frame never came: %v", err)
 	}
 

@@ -50,7 +50,14 @@ type scenario struct {
 	stale bool
 	// pods gives the session fixturePods to read.
 	pods bool
+	// behind: the worker pool's status counts 2 updated nodes fewer than are done
+	// (with openshift, the OpenShift fixture), and the kubeconfig's context is named as
+	// `oc login` names it.
+	behind bool
 }
+
+// ocContext is a kubeconfig context as `oc login` names it: namespace, API server, user.
+const ocContext = "default/api-ci-ln-ds73n5t-72292-9xsm9-origin-ci-int-aws-dev-rhcloud-com:6443/kube:admin"
 
 func ctrl(r rune) tea.Msg { return tea.KeyPressMsg{Code: r, Mod: tea.ModCtrl} }
 
@@ -133,6 +140,10 @@ var scenarios = []scenario{
 	{name: "evict-blocking-pod-confirm", input: tuitest.Seq(tuitest.Typed("/degraded"), tuitest.Special(tea.KeyEnter, tea.KeyEnter), tuitest.Typed("v")), title: "Evict pod default/web-0"},
 	// A degraded node beside a pool status that still says 0 degraded (issue 36).
 	{name: "stale-pool-status", stale: true, input: poolAt(2)},
+	// The status line with every piece it may carry, narrowed by priority: at 80 columns
+	// the connection's state stays whole, the pool behind is named (issue 36).
+	{name: "openshift-status-behind", openshift: true, behind: true},
+	{name: "openshift-status-behind-read-only", openshift: true, behind: true, readOnly: true},
 	{name: "openshift-detail-mco-cordoned", openshift: true, input: tuitest.Seq(tuitest.Typed("/gw5sd"), tuitest.Special(tea.KeyEnter, tea.KeyEnter)), title: "node " + fixture.OpenShiftName(fixture.DrainingNode)},
 
 	// The embedder's narration (the demo's story): only the latest message shows, cut to
@@ -170,6 +181,14 @@ func newScenarioUI(sc scenario) (*UI, *model.ChanSource) {
 	if sc.stale {
 		small := fixture.Small()
 		src = model.NewChanSource(fixture.Info, append(small, nodesOnly(degradeWaiting(small))...), 16)
+	}
+	if sc.behind {
+		info, ev := fixture.Info, fixture.Small()
+		if sc.openshift {
+			ev = fixture.SmallOpenShift()
+		}
+		info.Context = ocContext
+		src = model.NewChanSource(info, append(ev, poolUpdatedLags(ev, "worker", 2)...), 16)
 	}
 	opts := Options{Clock: fixture.Clock(fixture.Now), NoColor: sc.noColor, Refresh: -1, NoticeTimeout: -1, ReadOnly: sc.readOnly}
 	opts.Actions = &tuitest.Actions{}

@@ -1,12 +1,10 @@
 package tui
 
 import (
-	"fmt"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/mcotui/mcotui/tui/internal/layout"
@@ -248,87 +246,54 @@ func (u *UI) statusView() string {
 	if u.closed {
 		state = model.Disconnected
 	}
-	health := state.String()
+	l := statusLine{
+		context:     u.info.Context,
+		cluster:     u.info.Cluster,
+		readOnly:    u.c.ReadOnly,
+		state:       state.String(),
+		connected:   state == model.Connected,
+		healthStyle: st.StatusValue,
+		nodes:       u.c.Store.Len(),
+		clock:       u.c.Clock.Now().UTC().Format("15:04:05Z"),
+	}
 	if !h.Since.IsZero() && state != model.Connecting {
-		health += " " + layout.Age(u.c.Clock.Now().Sub(h.Since))
+		l.age = layout.Age(u.c.Clock.Now().Sub(h.Since))
 	}
 	if h.Err != "" && state != model.Connected {
-		health += ": " + h.Err
+		l.err = h.Err
 	}
-	healthStyle := st.StatusValue
 	switch state {
 	case model.Connected:
-		healthStyle = healthStyle.Inherit(st.OK)
+		l.healthStyle = l.healthStyle.Inherit(st.OK)
 	case model.Degraded, model.Connecting:
-		healthStyle = healthStyle.Inherit(st.Warn)
+		l.healthStyle = l.healthStyle.Inherit(st.Warn)
 	case model.Disconnected:
-		healthStyle = healthStyle.Inherit(st.Error)
+		l.healthStyle = l.healthStyle.Inherit(st.Error)
 	}
 	// The counts are live, from the nodes as the grid shows them (a ✗ in the grid is
 	// one degraded here), never a pool's status, which lags its nodes; a drain waiting on
 	// a budget is updating, not degraded. A pool whose status disagrees is named, as its
 	// own row is marked.
-	var updating, degraded int
-	var behind []string
 	for _, p := range u.c.Store.Pools() {
 		c := u.c.Store.Counts(p.Name)
-		updating += c.UpdatingNow
-		degraded += c.DegradedNow
+		l.updating += c.UpdatingNow
+		l.degraded += c.DegradedNow
 		if len(p.StatusBehind(c)) > 0 {
-			behind = append(behind, p.Name)
+			l.behind = append(l.behind, p.Name)
 		}
-	}
-	left := st.StatusKey.Render(" "+layout.OrDash(u.info.Context)+" ") +
-		st.StatusValue.Render(" "+layout.OrDash(u.info.Cluster)+" │ ")
-	if u.c.ReadOnly {
-		// k9s's read-only indicator: a session that cannot act says so everywhere.
-		left += st.StatusKey.Render(" read-only ") + st.StatusValue.Render(" ")
 	}
 	if d := u.drive; d != nil {
 		// What this terminal does to the cluster on its own, for as long as it runs.
-		what := " driving " + d.pool + " "
 		switch {
 		case d.stopping:
-			what = " stopping driving " + d.pool + " "
+			l.drive, l.shortDrv = " stopping driving "+d.pool+" ", " stopping driving "+d.pool+" "
 		case !d.leading:
-			what = " waiting for the Lease to drive " + d.pool + " "
-		}
-		left += st.StatusKey.Render(what) + st.StatusValue.Render(" ")
-	}
-	left += healthStyle.Render(health + " ")
-	// What gives way on a narrow terminal: the clock first, then the node total, then
-	// the updating count; the degraded count and a pool status behind last, after the
-	// left side (which is cut before them).
-	stale := ""
-	if len(behind) > 0 {
-		stale = st.Warn.Render(" status behind: "+strings.Join(behind, ",")+" ") + st.StatusBar.Render(" ")
-	}
-	n, clock := u.c.Store.Len(), u.c.Clock.Now().UTC().Format("15:04:05Z")
-	right, plain := "", ""
-	for _, r := range []string{
-		fmt.Sprintf(" %d nodes  %d updating  %d degraded  %s ", n, updating, degraded, clock),
-		fmt.Sprintf(" %d nodes  %d updating  %d degraded ", n, updating, degraded),
-		fmt.Sprintf(" %d updating  %d degraded ", updating, degraded),
-		fmt.Sprintf(" %d degraded ", degraded),
-	} {
-		right, plain = stale+st.StatusBar.Render(r), r
-		if lipgloss.Width(left)+1+lipgloss.Width(right) <= u.width {
-			break
+			l.drive, l.shortDrv = " waiting for the Lease to drive "+d.pool+" ", " waiting to drive "+d.pool+" "
+		default:
+			l.drive, l.shortDrv = " driving "+d.pool+" ", " driving "+d.pool+" "
 		}
 	}
-	if room := u.width - lipgloss.Width(right) - 1; lipgloss.Width(left) > room {
-		left = ansi.Truncate(left, max(0, room), "…")
-	}
-	gap := max(1, u.width-lipgloss.Width(left)-lipgloss.Width(right))
-	line := left + st.StatusBar.Render(strings.Repeat(" ", gap)) + right
-	if stale == "" {
-		line = left + st.StatusBar.Render(strings.Repeat(" ", gap)+plain)
-	}
-	line = ansi.Truncate(line, u.width, "")
-	if w := lipgloss.Width(line); w < u.width {
-		line += st.StatusBar.Render(strings.Repeat(" ", u.width-w))
-	}
-	return line
+	return l.render(st, u.width)
 }
 
 // openHelp builds the overlay from the keymap and opens it.

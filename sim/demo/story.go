@@ -27,7 +27,7 @@ const (
 	StepDegraded   = "%s failed to restart chronyd and is degraded; its agent retries. Filter /degraded, enter on it shows why"
 	StepRepaired   = "%s is repaired: its agent's next retry succeeds. Press c for a pool's configs, d to diff two of them"
 	StepBootImages = "Boot images switched from Partial to All: every MachineSet gets the release's AMI. Press b to see them patched"
-	StepExporter   = "New MachineConfigs 99-*-node-exporter: every node drains and reboots. Enter on a draining node shows its blockers"
+	StepExporter   = "New MachineConfigs 99-*-node-exporter: nodes drain and reboot. /waiting: drains a budget holds; enter names the pod"
 	StepEnd        = "The story is over; the cluster is yours: p pauses a pool, m sets maxUnavailable, b then m changes boot image modes"
 )
 

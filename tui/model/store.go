@@ -90,7 +90,7 @@ type Store struct {
 	touched map[string]struct{}
 	order   []string
 
-	// estimates are Estimate's, per pool, until they age (estimateTTL).
+	// estimates are Estimate's, per pool, until they age (poolEstimate.ttl).
 	estimates map[string]*poolEstimate
 }
 
