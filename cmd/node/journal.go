@@ -63,10 +63,7 @@ func (o *JournalOptions) Complete(*cobra.Command, []string) error { return nil }
 
 // Validate refuses an output format other than text and json.
 func (o *JournalOptions) Validate() error {
-	if o.Output != "text" && o.Output != "json" {
-		return cmdutil.UsageErr(fmt.Errorf("-o %q: use text or json", o.Output))
-	}
-	return nil
+	return cmdutil.CheckOutput(o.Output, []string{"text", "json"})
 }
 
 // Run reads the journal, without changing it, and prints it.

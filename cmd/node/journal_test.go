@@ -93,7 +93,7 @@ func TestJournalMissingOrBadOutput(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	code, _, errOut = mcotui.Cmd(t, "journal", "-o", "yaml")
-	if code != cmdutil.ExitUsage || !strings.Contains(errOut, `-o "yaml": use text or json`) {
+	if code != cmdutil.ExitUsage || !strings.Contains(errOut, `--output "yaml" is not a format; use one of text, json`) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 }

@@ -118,10 +118,7 @@ func (o *DiffOptions) Complete(_ *cobra.Command, args []string) error {
 
 // Validate checks the report format.
 func (o *DiffOptions) Validate() error {
-	if o.Output != "text" && o.Output != "json" {
-		return cmdutil.UsageErr(fmt.Errorf("-o %q: use text or json", o.Output))
-	}
-	return nil
+	return cmdutil.CheckOutput(o.Output, []string{"text", "json"})
 }
 
 // Run reads the files, compares the configs and reports; exit 3 when a running node

@@ -242,7 +242,7 @@ func TestDiffErrors(t *testing.T) {
 		{"missing policy", []string{"--policy", diffDir + "nope.yaml", diffDir + "old.yaml", diffDir + "old.yaml"}, cmdutil.ExitUsage, []string{"--policy: testdata/diff/nope.yaml: no such file"}},
 		{"directory", []string{diffDir, diffDir + "old.yaml"}, cmdutil.ExitUsage, []string{"is a directory"}},
 		{"one argument", []string{diffDir + "old.yaml"}, cmdutil.ExitUsage, []string{"accepts 2 arg(s)", "mcotui diff --help"}},
-		{"bad output format", []string{"-o", "yaml", diffDir + "old.yaml", diffDir + "old.yaml"}, cmdutil.ExitUsage, []string{`-o "yaml": use text or json`}},
+		{"bad output format", []string{"-o", "yaml", diffDir + "old.yaml", diffDir + "old.yaml"}, cmdutil.ExitUsage, []string{`--output "yaml" is not a format; use one of text, json`}},
 		{"unknown flag", []string{"--frobnicate", diffDir + "old.yaml", diffDir + "old.yaml"}, cmdutil.ExitUsage, []string{"unknown flag: --frobnicate"}},
 		{"two MachineConfigs in a file", []string{diffDir + "two-mcs.yaml", diffDir + "old.yaml"}, cmdutil.ExitError,
 			[]string{"testdata/diff/two-mcs.yaml: holds 2 MachineConfigs (rendered-worker-1, rendered-worker-2), want exactly one"}},

@@ -102,10 +102,7 @@ func (o *ValidateOptions) Complete(_ *cobra.Command, args []string) error {
 
 // Validate checks the report format.
 func (o *ValidateOptions) Validate() error {
-	if o.Output != "text" && o.Output != "json" {
-		return cmdutil.UsageErr(fmt.Errorf("-o %q: use text or json", o.Output))
-	}
-	return nil
+	return cmdutil.CheckOutput(o.Output, []string{"text", "json"})
 }
 
 // Run reads every file, then checks them and reports. A file that cannot be read is a

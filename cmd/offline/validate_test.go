@@ -168,7 +168,7 @@ func TestValidateUsageErrors(t *testing.T) {
 		{"no file", nil, "Error: requires at least 1 arg(s), only received 0\nSee 'mcotui validate --help'.\n"},
 		{"missing file", []string{td + "good-mc.yaml", td + "nope.yaml"}, "Error: " + td + "nope.yaml: no such file\n"},
 		{"directory", []string{"testdata/validate"}, "Error: testdata/validate is a directory: name its files, for example testdata/validate/*.yaml\n"},
-		{"bad output format", []string{"-o", "xml", td + "good-mc.yaml"}, "Error: -o \"xml\": use text or json\n"},
+		{"bad output format", []string{"-o", "xml", td + "good-mc.yaml"}, "Error: --output \"xml\" is not a format; use one of text, json\nSee 'mcotui validate --help'.\n"},
 		{"unknown flag", []string{"--strict", td + "good-mc.yaml"}, "Error: unknown flag: --strict\nSee 'mcotui validate --help'.\n"},
 	}
 	for _, tt := range tests {
