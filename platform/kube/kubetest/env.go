@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	machineclient "github.com/openshift/client-go/machine/clientset/versioned"
 	mcfgclient "github.com/openshift/client-go/machineconfiguration/clientset/versioned"
 	operatorclient "github.com/openshift/client-go/operator/clientset/versioned"
@@ -23,6 +24,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 const (
@@ -189,6 +191,10 @@ func StartWithCRDs(ctx context.Context, crds []string) (_ *Env, err error) {
 		ControlPlaneStartTimeout: startTimeout,
 		ControlPlaneStopTimeout:  stopTimeout,
 	}
+	// envtest logs through controller-runtime's process-wide logger, which otherwise
+	// prints a goroutine dump into every test's output ("log.SetLogger(...) was never
+	// called"), read by people as a crash. What envtest says is in the logs kept here.
+	ctrllog.SetLogger(logr.Discard())
 	var cfg *rest.Config
 	e.thread.run(func() { cfg, err = e.te.Start() })
 	if err != nil {
