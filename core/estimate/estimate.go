@@ -159,6 +159,31 @@ func (r Record) Mean() (Sample, bool) {
 	return Sample{Drain: sum.Drain / n, Apply: sum.Apply / n, Reboot: sum.Reboot / n, Ready: sum.Ready / n}, true
 }
 
+// rebooted is r's updates that rebooted their node. A rebootless update (a file
+// that only restarts a unit) takes seconds where a reboot takes minutes: a rollout
+// whose nodes reboot is timed by those alone.
+func (r Record) rebooted() Record {
+	var out Record
+	for _, s := range r.Samples {
+		if s.Reboot > 0 {
+			out.Samples = append(out.Samples, s)
+		}
+	}
+	return out
+}
+
+// rebootedBasis is Basis for a Record of rebooted updates only.
+func (r Record) rebootedBasis() string {
+	switch n := len(r.Samples); n {
+	case 0:
+		return "no update of this pool that rebooted measured yet"
+	case 1:
+		return "from 1 node updated with a reboot"
+	default:
+		return fmt.Sprintf("from %d nodes updated with a reboot", n)
+	}
+}
+
 // Basis says what an estimate from r stands on, "from 12 nodes updated".
 func (r Record) Basis() string {
 	switch n := len(r.Samples); n {
@@ -182,6 +207,9 @@ type Node struct {
 	// (nodeanno.RetryKey): a Failed node's update, or a drain a budget refused. Only
 	// for a node Failed or updating.
 	Retrying bool
+	// Reboots says the node's update reboots it: its agent said so (RebootedNode
+	// Unknown, "Upgrade requires a reboot.", or True). Only for a node updating.
+	Reboots bool
 }
 
 // Milestones are the times a node's update passed each phase, as its
@@ -221,6 +249,8 @@ func NodeOf(n *corev1.Node, mcn *mcfgv1.MachineConfigNode, target string) (Node,
 			m.Applied = trueAt(conds, phase.UpdatePostActionComplete)
 		}
 		m.Rebooted = trueAt(conds, phase.RebootedNode)
+		c, ok := phase.Find(conds, phase.RebootedNode)
+		out.Reboots = ok && c.Status != metav1.ConditionFalse
 	}
 	var updated time.Time
 	if mcn != nil {
@@ -434,7 +464,8 @@ func Round(d time.Duration) string {
 // Compute estimates the rest of the rollout at now: nodes in rollout order (the
 // plan's), slots the pool's maxUnavailable. It is the one rule for the time remaining:
 //   - with phase times measured on the pool (r), the rest is played forward: a node
-//     past its phase's mean counts the phase as ending now;
+//     past its phase's mean counts the phase as ending now; when a node of this rollout
+//     reboots (Node.Reboots), only the measured updates that rebooted count;
 //   - without, at the pace of the nodes finished lately, when two or more did (one is
 //     no pace: when the rollout began is unknown);
 //   - else unknown, and Basis says why.
@@ -443,6 +474,13 @@ func Round(d time.Duration) string {
 // makes the pace say seconds (or nothing) where the measured updates say minutes.
 func Compute(r Record, nodes []Node, slots int, now time.Time) Estimate {
 	e := Estimate{Basis: r.Basis(), PerNode: map[string]time.Duration{}, Pace: paceOf(nodes, now)}
+	if slices.ContainsFunc(nodes, func(n Node) bool { return n.Reboots }) {
+		// This rollout reboots its nodes: rebootless updates measured before would
+		// say seconds for what takes minutes.
+		if rr := r.rebooted(); len(rr.Samples) < len(r.Samples) {
+			r, e.Basis = rr, rr.rebootedBasis()
+		}
+	}
 	for _, n := range nodes {
 		switch n.Phase {
 		case Finished:

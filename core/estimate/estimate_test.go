@@ -358,3 +358,64 @@ func TestNodeOfRetrying(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeOfReboots: a node's update reboots it once its agent says so (RebootedNode
+// Unknown, then True), not before and not for an update that only applied files.
+func TestNodeOfReboots(t *testing.T) {
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Annotations: map[string]string{
+		nodeanno.CurrentConfigKey: "rendered-old", nodeanno.DesiredConfigKey: "rendered-new", nodeanno.StateKey: "Working",
+	}}}
+	conds := phase.Initial(metav1.NewTime(t0.Add(-time.Hour)))
+	conds, _ = phase.Apply(conds, "rendered-new", metav1.NewTime(t0), phase.Condition{Type: phase.UpdatePrepared, Status: metav1.ConditionTrue})
+	conds, _ = phase.Apply(conds, "rendered-new", metav1.NewTime(t0.Add(time.Minute)), phase.Condition{Type: phase.AppliedFilesAndOS, Status: metav1.ConditionTrue})
+	mcn := &mcfgv1.MachineConfigNode{Status: mcfgv1.MachineConfigNodeStatus{Conditions: conds}}
+	if n, _ := NodeOf(node, mcn, "rendered-new"); n.Reboots {
+		t.Fatal("Reboots before its agent said the update reboots")
+	}
+	conds, _ = phase.Apply(conds, "rendered-new", metav1.NewTime(t0.Add(2*time.Minute)), phase.RebootRequired())
+	mcn.Status.Conditions = conds
+	if n, _ := NodeOf(node, mcn, "rendered-new"); !n.Reboots || n.Phase != Rebooting {
+		t.Fatalf("after RebootRequired: Reboots %t, phase %s", n.Reboots, n.Phase)
+	}
+	conds, _ = phase.Apply(conds, "rendered-new", metav1.NewTime(t0.Add(5*time.Minute)), phase.RebootDone())
+	mcn.Status.Conditions = conds
+	if n, _ := NodeOf(node, mcn, "rendered-new"); !n.Reboots || n.Phase != Readying {
+		t.Fatalf("after RebootDone: Reboots %t, phase %s", n.Reboots, n.Phase)
+	}
+}
+
+// TestRebootingRolloutIgnoresRebootlessUpdates: a pool whose last rollout only
+// restarted a unit (seconds a node) then rolls out a config that reboots. Its nodes'
+// time comes from the updates that rebooted, or is unknown with the reason, never
+// "~1s" for nine reboots (as the demo said after its chrony step).
+func TestRebootingRolloutIgnoresRebootlessUpdates(t *testing.T) {
+	var rebootless Record
+	for range 9 {
+		rebootless = rebootless.Add(Sample{Apply: time.Second})
+	}
+	rollout := []Node{
+		{Name: "a", Phase: Rebooting, Since: t0.Add(-10 * time.Second), Reboots: true},
+		{Name: "b", Phase: Draining, Since: t0},
+		{Name: "c", Phase: Waiting}, {Name: "d", Phase: Waiting},
+	}
+	e := Compute(rebootless, rollout, 2, t0)
+	if e.OK || e.Basis != "no update of this pool that rebooted measured yet" || e.String() != "unknown (no update of this pool that rebooted measured yet)" {
+		t.Errorf("only rebootless updates measured: OK %t, %q", e.OK, e.String())
+	}
+	// Before any node says it reboots, the record is all there is.
+	notYet := slices.Clone(rollout)
+	notYet[0].Reboots = false
+	if e := Compute(rebootless, notYet, 2, t0); !e.OK || e.Basis != "from 9 nodes updated" {
+		t.Errorf("no node known to reboot: OK %t, %q", e.OK, e.String())
+	}
+	// With updates that rebooted measured, those alone time it: 4 minutes a node.
+	mixed := rebootless.Add(Sample{Drain: time.Minute, Apply: time.Minute, Reboot: time.Minute, Ready: time.Minute})
+	e = Compute(mixed, rollout, 2, t0)
+	if !e.OK || e.Basis != "from 1 node updated with a reboot" {
+		t.Fatalf("mixed record: OK %t, %q", e.OK, e.String())
+	}
+	// a: its reboot's rest (50 s) and ready (1m); b: the whole 4m; c after a, d after b.
+	if want := 4*time.Minute + 4*time.Minute; e.Remaining != want {
+		t.Errorf("Remaining %s, want %s", e.Remaining, want)
+	}
+}
