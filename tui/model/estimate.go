@@ -85,6 +85,29 @@ func (s *Store) Estimate(pool string, now time.Time) (est estimate.Estimate, nod
 	return e.est, e.nodes, e.rolling
 }
 
+// countedState is what of a node the pool's counts (PoolCounts.add) read.
+type countedState struct {
+	pool                                               string
+	present, updating, degraded, done, behind, waiting bool
+}
+
+func counted(n *Node) countedState {
+	if n == nil {
+		return countedState{}
+	}
+	return countedState{n.Pool, true, n.Updating, n.Degraded, n.Done(), n.Behind, n.Waiting}
+}
+
+// estimateMoved drops the pool's kept estimate when a member's counted state moved, so
+// that the next frame's "N left" agrees with the pool's counts and the grid. A pool of
+// asyncEstimateFrom members or more keeps its estimate until it ages: its members move
+// all through a rollout, and each recomputation costs tens of milliseconds.
+func (s *Store) estimateMoved(pool string) {
+	if e := s.estimates[pool]; e != nil && e.next == nil && len(e.nodes) < asyncEstimateFrom {
+		delete(s.estimates, pool)
+	}
+}
+
 // computeEstimate is the pool's estimate at now from its members.
 func computeEstimate(pool *mcfgv1.MachineConfigPool, members []*Node, now time.Time) *poolEstimate {
 	objs := make([]*corev1.Node, len(members))

@@ -78,3 +78,28 @@ func estimateOf(s *model.Store, pool string, now time.Time) estimated {
 	est, nodes, _ := s.Estimate(pool, now)
 	return estimated{est, nodes}
 }
+
+// TestSmallPoolEstimateFollowsItsCounts: a small pool's estimate is kept for a few
+// seconds against bursts of frames, but not past a member's move in the pool's counts
+// (seen in the demo: "pace: master 2 left" beside the master row's 2/3 done): the next
+// frame's estimate is the one a fresh store computes.
+func TestSmallPoolEstimateFollowsItsCounts(t *testing.T) {
+	const n = 60
+	s := model.NewStore()
+	s.Apply(fixture.Large(n))
+	now := fixture.Now
+	first := estimateOf(s, "worker", now)
+	s.Apply(fixture.Burst(n, 1))
+	got := estimateOf(s, "worker", now.Add(time.Second))
+
+	again := model.NewStore()
+	again.Apply(fixture.Large(n))
+	again.Apply(fixture.Burst(n, 1))
+	want := estimateOf(again, "worker", now.Add(time.Second))
+	if reflect.DeepEqual(want, first) {
+		t.Fatalf("the burst changed nothing the estimate counts (%+v): the test shows nothing", first.Est)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("within its age, after members moved: %+v, want %+v", got.Est, want.Est)
+	}
+}

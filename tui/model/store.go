@@ -223,6 +223,16 @@ func (s *Store) Apply(events []Event) Changes {
 		if nw != nil {
 			s.poolCounts(nw.Pool).add(nw, 1)
 		}
+		if counted(old) != counted(nw) {
+			// The pool's counts moved: its estimate's "N left" would disagree with
+			// them (and with the grid) until it aged.
+			if old != nil {
+				s.estimateMoved(old.Pool)
+			}
+			if nw != nil {
+				s.estimateMoved(nw.Pool)
+			}
+		}
 		if old == nil && nw == nil {
 			continue
 		}
